@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install
+# what they need. torch is installed first from the pinned CPU build so nothing pulls CUDA.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench clean system-deps
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(MAKE) system-deps
+	$(BIN)/pip install "torch==2.13.0"
+	$(BIN)/pip install -e ".[dev]"
+	touch $(STAMP)
+
+# bubblewrap isolates code rewards (issue 4); installed when we are root and apt exists.
+system-deps:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	  else echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)"; fi; \
+	fi
+
+demo: $(STAMP)
+	$(BIN)/rewardlab demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,41 @@
+"""The reward contract: samples in, typed results out. Imports nothing else of rewardlab."""
+
+from rewardlab.core.registry import Registry, register, registry
+from rewardlab.core.result import ErrorKind, RewardError, RewardResult, Stamp, Status
+from rewardlab.core.reward import (
+    UNBOUNDED,
+    BaseReward,
+    FunctionReward,
+    Range,
+    Reward,
+    coerce_output,
+    crash_result,
+    describe_hash,
+    reward,
+)
+from rewardlab.core.sample import JSON, Sample, canonical_json, content_hash, text_of
+
+__all__ = [
+    "JSON",
+    "UNBOUNDED",
+    "BaseReward",
+    "ErrorKind",
+    "FunctionReward",
+    "Range",
+    "Registry",
+    "Reward",
+    "RewardError",
+    "RewardResult",
+    "Sample",
+    "Stamp",
+    "Status",
+    "canonical_json",
+    "coerce_output",
+    "content_hash",
+    "crash_result",
+    "describe_hash",
+    "register",
+    "registry",
+    "reward",
+    "text_of",
+]

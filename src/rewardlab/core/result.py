@@ -1,0 +1,182 @@
+"""`RewardResult`: a score, or the typed reason there is none.
+
+A wrong answer is `ok` with a low score. A reward that could not be computed is `error` with a
+`RewardError`. `skipped` means the reward deliberately did not apply (a failed gate, a `None`
+returned by a function reward). None of them is ever turned into a 0 silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from rewardlab._version import __version__
+from rewardlab.core.sample import JSON
+
+
+class Status(StrEnum):
+    """Whether a result carries a score."""
+
+    OK = "ok"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class ErrorKind(StrEnum):
+    """Why a reward could not be computed. Reports count errors by these kinds."""
+
+    TIMEOUT = "timeout"  # the per-sample time budget ran out (worker killed)
+    PARSE = "parse"  # the reference or the response could not be parsed
+    CRASH = "crash"  # the reward raised, or its worker process died
+    INVALID_INPUT = "invalid_input"  # malformed row, wrong types, missing fields
+    INVALID_OUTPUT = "invalid_output"  # the reward returned NaN, a non-number, out of range
+    SANDBOX = "sandbox"  # the sandbox could not start (not a failing program)
+    UNSUPPORTED = "unsupported"  # the reward cannot decide this case
+    DEPENDENCY = "dependency"  # an optional dependency is missing
+    REMOTE = "remote"  # a remote service (judge, reward server) failed
+    FORMULA = "formula"  # a combining formula failed (division by zero, log of 0)
+    COMPONENT = "component"  # a component failed under `on_error = "fail"`
+
+
+@dataclass(frozen=True, slots=True)
+class RewardError:
+    """A typed reason why no score could be computed."""
+
+    kind: ErrorKind
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind.value, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """Where a number came from: the library version and the hash of the reward spec."""
+
+    rewardlab_version: str
+    spec_hash: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rewardlab_version": self.rewardlab_version, "spec_hash": self.spec_hash}
+
+
+@dataclass(frozen=True, slots=True)
+class RewardResult:
+    """The outcome of scoring one sample with one reward.
+
+    Attributes:
+        score: the reward; `None` unless `status` is `ok`.
+        status: `ok`, `error` or `skipped`.
+        components: results of the parts of a composite reward, by component name.
+        steps: per-step rewards (process rewards), if the reward produces them.
+        info: what was extracted, normalised, decided and why (JSON values).
+        error: the typed reason, when `status` is `error`.
+        stamp: version and spec hash, set when the result leaves the library.
+    """
+
+    score: float | None
+    status: Status = Status.OK
+    components: Mapping[str, RewardResult] = field(default_factory=dict)
+    steps: tuple[float, ...] | None = None
+    info: Mapping[str, JSON] = field(default_factory=dict)
+    error: RewardError | None = None
+    stamp: Stamp | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is Status.OK:
+            if self.score is None or not math.isfinite(self.score):
+                raise ValueError(f"an ok result needs a finite score, got {self.score!r}")
+            if self.error is not None:
+                raise ValueError("an ok result cannot carry an error")
+        elif self.status is Status.ERROR:
+            if self.error is None:
+                raise ValueError("an error result needs a RewardError saying why")
+            if self.score is not None:
+                raise ValueError("an error result has no score")
+        elif self.score is not None:
+            raise ValueError("a skipped result has no score")
+
+    # -- constructors --------------------------------------------------------------------
+    @classmethod
+    def ok(
+        cls,
+        score: float,
+        *,
+        info: Mapping[str, JSON] | None = None,
+        components: Mapping[str, RewardResult] | None = None,
+        steps: tuple[float, ...] | None = None,
+    ) -> RewardResult:
+        """A computed score (a wrong answer is `ok` with a low score)."""
+        return cls(float(score), Status.OK, components or {}, steps, info or {})
+
+    @classmethod
+    def failure(
+        cls,
+        kind: ErrorKind | str,
+        message: str,
+        *,
+        info: Mapping[str, JSON] | None = None,
+        components: Mapping[str, RewardResult] | None = None,
+    ) -> RewardResult:
+        """A reward that could not be computed, with its typed reason."""
+        error = RewardError(ErrorKind(kind), message)
+        return cls(None, Status.ERROR, components or {}, None, info or {}, error)
+
+    @classmethod
+    def skip(
+        cls,
+        reason: str,
+        *,
+        info: Mapping[str, JSON] | None = None,
+        components: Mapping[str, RewardResult] | None = None,
+    ) -> RewardResult:
+        """The reward deliberately does not apply to this sample."""
+        return cls(None, Status.SKIPPED, components or {}, None, {**(info or {}), "skip_reason": reason})
+
+    # -- helpers -------------------------------------------------------------------------
+    @property
+    def is_ok(self) -> bool:
+        return self.status is Status.OK
+
+    def stamped(self, spec_hash: str) -> RewardResult:
+        """This result with a `Stamp` of the current version and `spec_hash`."""
+        return replace(self, stamp=Stamp(__version__, spec_hash))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (nested components included)."""
+        out: dict[str, Any] = {"score": self.score, "status": self.status.value}
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        if self.components:
+            out["components"] = {k: v.to_dict() for k, v in self.components.items()}
+        if self.steps is not None:
+            out["steps"] = list(self.steps)
+        if self.info:
+            out["info"] = dict(self.info)
+        if self.stamp is not None:
+            out.update(self.stamp.to_dict())
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RewardResult:
+        """Inverse of `to_dict`."""
+        error = data.get("error")
+        stamp = None
+        if "spec_hash" in data:
+            stamp = Stamp(str(data.get("rewardlab_version", "")), str(data["spec_hash"]))
+        steps = data.get("steps")
+        return cls(
+            score=data.get("score"),
+            status=Status(data.get("status", "ok")),
+            components={k: cls.from_dict(v) for k, v in (data.get("components") or {}).items()},
+            steps=tuple(float(s) for s in steps) if steps is not None else None,
+            info=dict(data.get("info") or {}),
+            error=RewardError(ErrorKind(error["kind"]), str(error["message"])) if error else None,
+            stamp=stamp,
+        )

@@ -1,0 +1,227 @@
+"""The `Reward` protocol, a base class that gives it for free, and `@reward` for functions.
+
+A Reward has a `name`, a declared `range`, and scores samples one at a time or in batches.
+Anything that raises inside `score` becomes an `error` result (never a 0): `ScoringError`
+keeps its kind, anything else is a `crash` with the exception's type and message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from rewardlab.core.result import ErrorKind, RewardResult
+from rewardlab.core.sample import JSON, Sample, content_hash
+from rewardlab.errors import ScoringError
+
+Range = tuple[float, float]
+UNBOUNDED: Range = (-math.inf, math.inf)
+
+
+@runtime_checkable
+class Reward(Protocol):
+    """What every reward, built-in, learned, remote or composite, looks like."""
+
+    name: str
+    range: Range
+
+    def score(self, sample: Sample) -> RewardResult:
+        """Score one sample. Never raises for a bad sample: returns an `error` result."""
+        ...
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        """Score many samples; exactly one result per sample, in order."""
+        ...
+
+    async def ascore_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        """Async variant of `score_batch`."""
+        ...
+
+    def describe(self) -> dict[str, JSON]:
+        """JSON description of this reward and its parameters (hashed into `spec_hash`)."""
+        ...
+
+
+class BaseReward:
+    """Implements the protocol around one method, `compute(sample) -> RewardResult | float`.
+
+    Subclasses set `name` and `range` (class or instance attributes) and override `compute`;
+    batch-friendly rewards may override `compute_batch`. Exceptions and invalid outputs are
+    turned into typed `error` results here, once, for every reward.
+    """
+
+    name: str = "reward"
+    range: Range = UNBOUNDED
+    #: parameters shown by `describe()` and hashed into the spec hash
+    params: Mapping[str, JSON] = {}
+
+    def compute(self, sample: Sample) -> RewardResult | float | bool | None:
+        raise NotImplementedError
+
+    def compute_batch(self, samples: Sequence[Sample]) -> Sequence[RewardResult | float | bool | None]:
+        return [self._safe_compute(s) for s in samples]
+
+    # -- the protocol ----------------------------------------------------------------------
+    def score(self, sample: Sample) -> RewardResult:
+        return self._check(self._safe_compute(sample))
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        try:
+            outputs = list(self.compute_batch(samples))
+        except Exception as exc:  # a vectorised compute failed as a whole: say so per row
+            return [crash_result(exc)] * len(samples)
+        if len(outputs) != len(samples):
+            msg = f"{self.name}: compute_batch returned {len(outputs)} results for {len(samples)} samples"
+            return [RewardResult.failure(ErrorKind.INVALID_OUTPUT, msg)] * len(samples)
+        return [self._check(o) for o in outputs]
+
+    async def ascore_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return await asyncio.to_thread(self.score_batch, samples)
+
+    def describe(self) -> dict[str, JSON]:
+        return {"use": self.name, "params": dict(self.params)}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})" if args else f"{type(self).__name__}()"
+
+    # -- internals -----------------------------------------------------------------------
+    def _safe_compute(self, sample: Sample) -> RewardResult | float | bool | None:
+        try:
+            return self.compute(sample)
+        except Exception as exc:
+            return crash_result(exc)
+
+    def _check(self, output: RewardResult | float | bool | None) -> RewardResult:
+        return coerce_output(output, self.name, self.range)
+
+
+def crash_result(exc: BaseException) -> RewardResult:
+    """The `error` result for an exception raised inside a reward."""
+    if isinstance(exc, ScoringError):
+        try:
+            kind = ErrorKind(exc.kind)
+        except ValueError:
+            kind = ErrorKind.CRASH
+        return RewardResult.failure(kind, exc.message)
+    if isinstance(exc, TimeoutError):
+        return RewardResult.failure(ErrorKind.TIMEOUT, str(exc) or "timed out")
+    if isinstance(exc, ImportError):
+        return RewardResult.failure(ErrorKind.DEPENDENCY, f"{exc}; install the extra that provides it")
+    return RewardResult.failure(ErrorKind.CRASH, f"{type(exc).__name__}: {exc}")
+
+
+def coerce_output(output: object, name: str, range_: Range = UNBOUNDED) -> RewardResult:
+    """Turn what a reward returned into a `RewardResult`, rejecting NaN and out-of-range scores."""
+    if isinstance(output, RewardResult):
+        result = output
+    elif output is None:
+        return RewardResult.skip(f"{name} returned None")
+    elif isinstance(output, bool | int | float):
+        value = float(output)
+        if not math.isfinite(value):
+            return RewardResult.failure(ErrorKind.INVALID_OUTPUT, f"{name} returned {value}")
+        result = RewardResult.ok(value)
+    else:
+        return RewardResult.failure(
+            ErrorKind.INVALID_OUTPUT,
+            f"{name} returned {type(output).__name__}; expected a number, None or RewardResult",
+        )
+    lo, hi = range_
+    if result.score is not None and not (lo - 1e-9 <= result.score <= hi + 1e-9):
+        return RewardResult.failure(
+            ErrorKind.INVALID_OUTPUT,
+            f"{name} returned {result.score}, outside its declared range [{lo}, {hi}]",
+            info=dict(result.info),
+        )
+    return result
+
+
+class FunctionReward(BaseReward):
+    """A plain function `fn(sample, **params)` as a Reward (what `@reward` builds)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        range: Range = UNBOUNDED,
+        params: Mapping[str, JSON] | None = None,
+    ):
+        self.fn = fn
+        self.name = name
+        self.range = range
+        self.params = dict(params or {})
+        _check_params(fn, self.params, name)
+
+    def compute(self, sample: Sample) -> RewardResult | float | bool | None:
+        return self.fn(sample, **self.params)  # type: ignore[no-any-return]
+
+    def __call__(self, **params: JSON) -> FunctionReward:
+        """The same function with other parameters: `exact_len(max_tokens=100)`."""
+        return FunctionReward(self.fn, name=self.name, range=self.range, params={**self.params, **params})
+
+    def describe(self) -> dict[str, JSON]:
+        # The code hash makes the spec hash change when the function's body changes.
+        code = getattr(self.fn, "__code__", None)
+        digest = hashlib.blake2b(code.co_code, digest_size=8).hexdigest() if code else ""
+        return {"use": self.name, "params": dict(self.params), "code": digest}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"reward:{self.name}({args})"
+
+
+def _check_params(fn: Callable[..., Any], params: Mapping[str, JSON], name: str) -> None:
+    signature = inspect.signature(fn)
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    known = [p for p in list(signature.parameters)[1:]]
+    unknown = [k for k in params if k not in known]
+    if unknown and not accepts_any:
+        raise TypeError(f"{name}: unknown parameter(s) {unknown}; known: {known}")
+
+
+def reward(
+    name: str | None = None,
+    *,
+    range: Range = UNBOUNDED,
+    register: bool = False,
+) -> Callable[[Callable[..., Any]], FunctionReward]:
+    """Turn `fn(sample, **params) -> float | bool | None | RewardResult` into a Reward.
+
+    Returning `None` gives a `skipped` result; raising gives an `error` result (use
+    `rewardlab.errors.ScoringError(kind, message)` to choose the kind).
+
+    Example:
+        >>> from rewardlab import reward, Sample
+        >>> @reward("demo.short", range=(0, 1))
+        ... def short(sample, *, max_chars=20):
+        ...     return len(sample.response_text) <= max_chars
+        >>> short.score(Sample(response="hi")).score
+        1.0
+
+    Args:
+        name: dotted registry name; defaults to the function's `__name__`.
+        range: declared `(low, high)`; a score outside it becomes an `invalid_output` error.
+        register: also add it to the global registry under `name`.
+    """
+
+    def wrap(fn: Callable[..., Any]) -> FunctionReward:
+        built = FunctionReward(fn, name=name or fn.__name__, range=range)
+        if register:
+            from rewardlab.core.registry import registry
+
+            registry.register(built.name, built, overwrite=True)
+        return built
+
+    return wrap
+
+
+def describe_hash(reward_: Reward) -> str:
+    """`spec_hash` of a built reward: a stable hash of its description."""
+    return content_hash(reward_.describe())
+

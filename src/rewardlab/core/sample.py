@@ -1,0 +1,190 @@
+"""`Sample`: one thing to be rewarded — a prompt, a response, and what to check it against."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from rewardlab.errors import InputError
+
+# A JSON value, as it appears in datasets and in `info`.
+JSON: TypeAlias = Any
+# Chat format: [{"role": "user", "content": "..."}, ...]
+Messages: TypeAlias = Sequence[Mapping[str, Any]]
+Text: TypeAlias = str | Messages
+
+_FIELDS = ("prompt", "response", "reference", "steps", "meta", "id", "group")
+
+
+def canonical_json(value: JSON) -> str:
+    """JSON with sorted keys and no spaces: equal values give equal strings (for hashing)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def content_hash(value: JSON, *, size: int = 16) -> str:
+    """Short stable hash of a JSON value (blake2b, `size` bytes, hex)."""
+    return hashlib.blake2b(canonical_json(value).encode(), digest_size=size).hexdigest()
+
+
+def text_of(value: Text | None) -> str:
+    """Plain text of a string or of a chat message list (the last message's content)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if not value:
+        return ""
+    content = value[-1].get("content", "")
+    if isinstance(content, list):  # multi-part content: keep the text parts
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return str(content)
+
+
+@dataclass(frozen=True, eq=True)
+class Sample:
+    """One response to be rewarded.
+
+    Attributes:
+        prompt: the prompt, as a string or as chat messages.
+        response: the model's response, as a string or as chat messages.
+        reference: what the response is checked against (gold answer, tests, rubric...);
+            any JSON value, its meaning is the reward's.
+        steps: optional segmentation of the response into reasoning steps (process rewards).
+        meta: any other columns of the row (constraints, data source...).
+        id: stable content hash of the fields above unless given.
+        group: prompt-group id, for group transforms (GRPO groups); not part of `id`.
+    """
+
+    prompt: Text = ""
+    response: Text = ""
+    reference: JSON = None
+    steps: tuple[str, ...] | None = None
+    meta: Mapping[str, JSON] = field(default_factory=dict)
+    id: str = ""
+    group: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.steps is not None and not isinstance(self.steps, tuple):
+            object.__setattr__(self, "steps", tuple(self.steps))
+        if not self.id:
+            payload = [self.prompt, self.response, self.reference, self.steps, self.meta]
+            object.__setattr__(self, "id", content_hash(payload))
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def response_text(self) -> str:
+        """The response as plain text (last message content for chat responses)."""
+        return text_of(self.response)
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt as plain text (last message content for chat prompts)."""
+        return text_of(self.prompt)
+
+    def to_dict(self) -> dict[str, JSON]:
+        """Plain dict with the same field names (what `from_dict` reads)."""
+        out: dict[str, JSON] = {
+            "prompt": self.prompt,
+            "response": self.response,
+            "reference": self.reference,
+            "meta": dict(self.meta),
+            "id": self.id,
+        }
+        if self.steps is not None:
+            out["steps"] = list(self.steps)
+        if self.group is not None:
+            out["group"] = self.group
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        row: Mapping[str, JSON],
+        *,
+        fields: Mapping[str, str] | None = None,
+        source: str | None = None,
+        line: int | None = None,
+    ) -> Sample:
+        """Build a Sample from a dataset row.
+
+        Args:
+            row: the row; keys other than the mapped fields go to `meta`.
+            fields: maps Sample field names to the row's column names, e.g.
+                `{"response": "completion", "reference": "answer"}`.
+            source, line: where the row came from, for error messages.
+
+        Raises:
+            InputError: the row is not an object, or a field has the wrong type.
+        """
+        if not isinstance(row, Mapping):
+            raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
+        mapping = {name: name for name in _FIELDS}
+        if fields:
+            mapping.update(fields)
+        columns = {mapping[name]: name for name in _FIELDS}
+        values: dict[str, JSON] = {}
+        meta: dict[str, JSON] = {}
+        for key, value in row.items():
+            target = columns.get(key)
+            if target is None:
+                meta[key] = value
+            elif target == "meta":
+                if not isinstance(value, Mapping):
+                    raise InputError(f"field {key!r} must be an object", source=source, line=line)
+                meta.update(value)
+            else:
+                values[target] = value
+        _check_text(values, "prompt", mapping, source, line)
+        _check_text(values, "response", mapping, source, line, required=True)
+        steps = values.get("steps")
+        if steps is not None and not (
+            isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)
+        ):
+            raise InputError(f"field {mapping['steps']!r} must be a list of strings", source=source, line=line)
+        for name in ("id", "group"):
+            value = values.get(name)
+            if value is not None and not isinstance(value, str | int):
+                raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
+            if value is not None:
+                values[name] = str(value)
+        return cls(
+            prompt=values.get("prompt", ""),
+            response=values["response"],
+            reference=values.get("reference"),
+            steps=tuple(steps) if steps is not None else None,
+            meta=meta,
+            id=values.get("id") or "",
+            group=values.get("group"),
+        )
+
+
+def _check_text(
+    values: dict[str, JSON],
+    name: str,
+    mapping: Mapping[str, str],
+    source: str | None,
+    line: int | None,
+    *,
+    required: bool = False,
+) -> None:
+    column = mapping[name]
+    if name not in values:
+        if required:
+            raise InputError(f"missing field {column!r}", source=source, line=line)
+        return
+    value = values[name]
+    if isinstance(value, str):
+        return
+    if isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value):
+        return
+    raise InputError(
+        f"field {column!r} must be a string or a list of chat messages "
+        f"({{'role': ..., 'content': ...}}), got {type(value).__name__}",
+        source=source,
+        line=line,
+    )
