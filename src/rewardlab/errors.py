@@ -5,6 +5,8 @@
     ├── SpecError                  a reward spec that cannot be built (carries every problem)
     │   └── UnknownRewardError     a `use = "..."` name that is not registered
     ├── InputError                 a data row or file that cannot be read (names file and line)
+    ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
+    │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
     ├── ScoringError               raised *inside* a reward to return a typed error result
     └── RunnerError                the worker pool itself failed (not a single sample)
@@ -22,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "ArrayError",
     "InputError",
+    "NonFiniteError",
     "RegistryError",
     "RewardLabError",
     "RunnerError",
@@ -92,6 +96,25 @@ class InputError(RewardLabError):
             where += f":{line}"
         super().__init__(f"{where}: {message}")
         self.reason = message
+
+
+class ArrayError(RewardLabError):
+    """An array argument (rewards, masks, token weights...) that cannot be used as given.
+
+    `argument` names the offending parameter so the caller knows which input to fix.
+    """
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+        self.reason = message
+
+
+class NonFiniteError(ArrayError):
+    """NaN or inf in an array where a finite number is needed; never propagated silently.
+
+    Mark entries that could not be scored with `mask=False` instead of writing NaN into them.
+    """
 
 
 class RegistryError(RewardLabError):
