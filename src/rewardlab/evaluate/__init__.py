@@ -1,0 +1,51 @@
+"""Evaluate and audit rewards: benchmark metrics, hacking probes, cross-checks, diagnostics, reports.
+
+Metric modules are small pure functions over numbers (`pairwise`, `calibration`, `stats`,
+`overoptimization`, `passk`, `prm_metrics`); `audit` runs rewards on transformed samples and
+datasets; `report` renders the results. See docs/evaluate.md for every definition.
+"""
+
+from rewardlab.evaluate.calibration import brier_score, ece, mce, reliability, sigmoid
+from rewardlab.evaluate.overoptimization import bon_curve, bon_kl, fit_bon, fit_rl
+from rewardlab.evaluate.pairwise import (
+    best_of_k_accuracy,
+    judge_consistency,
+    length_baseline,
+    pairwise_accuracy,
+    rewardbench_sections,
+    rmbench_grid,
+    subset_accuracies,
+)
+from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, vote_accuracy
+from rewardlab.evaluate.prm_metrics import first_error_step, processbench_f1, step_f1
+from rewardlab.evaluate.stats import Interval, bootstrap_ci, compare_paired, kendall, spearman
+
+__all__ = [
+    "Interval",
+    "best_of_k_accuracy",
+    "best_of_n_accuracy",
+    "bon_curve",
+    "bon_kl",
+    "bootstrap_ci",
+    "brier_score",
+    "compare_paired",
+    "ece",
+    "first_error_step",
+    "fit_bon",
+    "fit_rl",
+    "judge_consistency",
+    "kendall",
+    "length_baseline",
+    "mce",
+    "pairwise_accuracy",
+    "pass_at_k",
+    "processbench_f1",
+    "reliability",
+    "rewardbench_sections",
+    "rmbench_grid",
+    "sigmoid",
+    "spearman",
+    "step_f1",
+    "subset_accuracies",
+    "vote_accuracy",
+]

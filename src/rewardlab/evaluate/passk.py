@@ -1,0 +1,97 @@
+"""Test-time selection metrics from scored candidates: pass@k, best-of-N and (weighted) votes.
+
+- pass@k (Chen et al. 2021, "Evaluating Large Language Models Trained on Code", eq. 1): with n
+  samples of which c are correct, the unbiased estimate of P(at least one of k is correct) is
+  1 − C(n−c, k) / C(n, k), computed as a product to stay numerically stable.
+- best-of-N accuracy: per problem, take the candidate with the highest reward and check whether
+  it is correct. A tie at the top is credited with the mean correctness of the tied candidates
+  (the expected accuracy of random tie-breaking), so results do not depend on row order.
+- majority vote (self-consistency, Wang et al. 2023) and reward-weighted vote (Li et al. 2023
+  "Making Large Language Models Better Reasoners with Step-Aware Verifier"): group candidates by
+  their final answer, add 1 (or the reward) per candidate, pick the answer with the largest total;
+  ties at the top are again credited with the mean correctness of the tied answers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from rewardlab.errors import InputError
+from rewardlab.evaluate._checks import as_1d, as_binary, same_length
+
+__all__ = ["best_of_n", "best_of_n_accuracy", "pass_at_k", "vote", "vote_accuracy"]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples with c correct.
+
+    Example:
+        >>> pass_at_k(n=4, c=1, k=2)
+        0.5
+    """
+    if not (0 <= c <= n) or not (1 <= k <= n):
+        raise InputError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}", source="pass_at_k")
+    if n - c < k:
+        return 1.0
+    # 1 - prod_{i=n-c+1}^{n} (1 - k/i)  ==  1 - C(n-c, k)/C(n, k)
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def best_of_n(scores: Sequence[float], correct: Sequence[float]) -> float:
+    """Credit of best-of-N selection for one problem (1, 0, or a tie's mean correctness)."""
+    s = as_1d(scores, "scores", where="best_of_n")
+    y = as_binary(correct, "correct", where="best_of_n")
+    if same_length("best_of_n", scores=s, correct=y) == 0:
+        raise InputError("a problem with no candidates", source="best_of_n")
+    top = s == s.max()
+    return float(y[top].mean())
+
+
+def best_of_n_accuracy(
+    scores: Sequence[Sequence[float]], correct: Sequence[Sequence[float]], *, n: int | None = None
+) -> float:
+    """Mean best-of-N credit over problems, using each problem's first `n` candidates (all if None)."""
+    if len(scores) != len(correct) or not scores:
+        raise InputError(f"{len(scores)} score lists for {len(correct)} correctness lists", source="best_of_n_accuracy")
+    return float(np.mean([best_of_n(s[:n], y[:n]) for s, y in zip(scores, correct, strict=True)]))
+
+
+def vote(answers: Sequence[Hashable], weights: Sequence[float] | None = None) -> dict[Hashable, float]:
+    """Total weight per distinct answer (weight 1 each when `weights` is None)."""
+    w = np.ones(len(answers)) if weights is None else as_1d(weights, "weights", where="vote")
+    if len(w) != len(answers):
+        raise InputError(f"{len(w)} weights for {len(answers)} answers", source="vote")
+    if np.any(w < 0):
+        # A negative weight would count against an answer; map logits first (sigmoid/softmax).
+        raise InputError("weights must be >= 0; map reward-model logits with sigmoid() first", source="vote")
+    totals: dict[Hashable, float] = defaultdict(float)
+    for answer, weight in zip(answers, w, strict=True):
+        totals[answer] += float(weight)
+    return dict(totals)
+
+
+def vote_accuracy(
+    answers: Sequence[Hashable],
+    correct: Sequence[float],
+    weights: Sequence[float] | None = None,
+) -> float:
+    """Credit of a (weighted) vote for one problem.
+
+    Args:
+        answers: each candidate's final answer, already normalised so that equal answers are
+            equal keys (e.g. the extracted `pred` strings).
+        correct: whether each candidate is correct (candidates with the same answer should agree;
+            the winning answer's credit is the mean correctness of its candidates).
+        weights: reward per candidate for a reward-weighted vote; None for a majority vote.
+    """
+    y = as_binary(correct, "correct", where="vote_accuracy")
+    if len(y) != len(answers) or not answers:
+        raise InputError(f"{len(answers)} answers for {len(y)} correctness labels", source="vote_accuracy")
+    totals = vote(answers, weights)
+    best = max(totals.values())
+    winners = [a for a, t in totals.items() if np.isclose(t, best)]
+    credit = [y[[a == w for a in answers]].mean() for w in winners]
+    return float(np.mean(credit))

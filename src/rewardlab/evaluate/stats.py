@@ -1,0 +1,218 @@
+"""Uncertainty for every headline number: bootstrap intervals, paired tests, rank correlations.
+
+All resampling is seeded (`seed=0` by default) so that the same inputs always give the same
+interval; the seed is written into every report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rewardlab.errors import InputError
+from rewardlab.evaluate._checks import as_1d, as_binary, non_empty, same_length
+
+__all__ = [
+    "Interval",
+    "PairedComparison",
+    "bootstrap_ci",
+    "compare_paired",
+    "kendall",
+    "mcnemar_exact",
+    "paired_permutation_test",
+    "spearman",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a bootstrap confidence interval.
+
+    Attributes:
+        estimate: the statistic on the full data.
+        low, high: interval bounds (NaN when fewer than two items make resampling meaningless).
+        confidence: e.g. 0.95.
+        n: number of items the statistic was computed on.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n: int
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        if np.isnan(self.low):
+            return f"{self.estimate:.4f} (n={self.n}, no CI)"
+        return f"{self.estimate:.4f} [{self.low:.4f}, {self.high:.4f}]"
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Percentile bootstrap interval of `statistic` over items (scipy.stats.bootstrap).
+
+    The percentile method is used because it is defined for degenerate data (all items equal,
+    e.g. 100 % accuracy), where BCa returns NaN.
+
+    Args:
+        values: one number per item (e.g. 1/0 correctness, or a per-item score).
+        statistic: maps a 1-D array to a number; default the mean.
+        confidence: interval coverage.
+        n_resamples: bootstrap resamples.
+        seed: random seed; the same seed gives the same interval.
+
+    Raises:
+        InputError: empty or non-finite input.
+    """
+    from scipy import stats
+
+    data = as_1d(values, "values", where="bootstrap_ci")
+    non_empty(len(data), "bootstrap_ci")
+    estimate = float(statistic(data))
+    if len(data) < 2 or np.all(data == data[0]):
+        # Nothing to resample: the interval is the point (or undefined for one item).
+        bound = estimate if len(data) >= 2 else float("nan")
+        return Interval(estimate, bound, bound, confidence, len(data))
+    result = stats.bootstrap(
+        (data,),
+        lambda x, axis: np.apply_along_axis(statistic, axis, x),
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+        vectorized=True,
+    )
+    ci = result.confidence_interval
+    return Interval(estimate, float(ci.low), float(ci.high), confidence, len(data))
+
+
+def paired_permutation_test(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> float:
+    """Two-sided p-value that mean(a − b) = 0, by randomly swapping each pair (sign flips).
+
+    This is the paired permutation test of scipy.stats.permutation_test with
+    `permutation_type="samples"`; it makes no normality assumption.
+    """
+    from scipy import stats
+
+    x = as_1d(a, "a", where="paired_permutation_test")
+    y = as_1d(b, "b", where="paired_permutation_test")
+    non_empty(same_length("paired_permutation_test", a=x, b=y), "paired_permutation_test")
+    if np.allclose(x, y):
+        return 1.0
+    result = stats.permutation_test(
+        (x, y),
+        lambda u, v, axis: np.mean(u - v, axis=axis),
+        permutation_type="samples",
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
+        vectorized=True,
+    )
+    return float(result.pvalue)
+
+
+def mcnemar_exact(correct_a: Sequence[float], correct_b: Sequence[float]) -> float:
+    """Exact McNemar p-value for two classifiers judged on the same items.
+
+    Only discordant items count: b01 = a right and b wrong, b10 = the reverse; under the null
+    each discordant item is a fair coin, so p = two-sided binomial test of b01 out of b01 + b10
+    (McNemar 1947; exact form as in statsmodels `mcnemar(exact=True)`).
+    """
+    from scipy import stats
+
+    x = as_binary(correct_a, "correct_a", where="mcnemar_exact")
+    y = as_binary(correct_b, "correct_b", where="mcnemar_exact")
+    non_empty(same_length("mcnemar_exact", correct_a=x, correct_b=y), "mcnemar_exact")
+    b01 = int(np.sum(x & ~y))
+    b10 = int(np.sum(~x & y))
+    if b01 + b10 == 0:
+        return 1.0
+    return float(stats.binomtest(b01, b01 + b10, 0.5).pvalue)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Reward A versus reward B on the same items."""
+
+    mean_a: float
+    mean_b: float
+    difference: Interval  # mean(a - b) with its paired bootstrap interval
+    p_value: float
+    test: str  # "mcnemar-exact" for 0/1 outcomes, "paired-permutation" otherwise
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "difference": self.difference.to_dict(),
+            "p_value": self.p_value,
+            "test": self.test,
+        }
+
+
+def compare_paired(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare two rewards item by item: difference of means, its CI and a significance test.
+
+    For 0/1 per-item outcomes (accuracy) the test is exact McNemar; otherwise a paired
+    permutation test. The interval is the bootstrap of the per-item differences (pairs are
+    resampled together, which keeps the correlation between the two rewards).
+    """
+    x = as_1d(a, "a", where="compare_paired")
+    y = as_1d(b, "b", where="compare_paired")
+    non_empty(same_length("compare_paired", a=x, b=y), "compare_paired")
+    binary = bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
+    if binary:
+        p, test = mcnemar_exact(x, y), "mcnemar-exact"
+    else:
+        p, test = paired_permutation_test(x, y, seed=seed), "paired-permutation"
+    diff = bootstrap_ci(x - y, confidence=confidence, seed=seed)
+    return PairedComparison(float(x.mean()), float(y.mean()), diff, p, test)
+
+
+def _correlation(name: str, a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    from scipy import stats
+
+    x = as_1d(a, "a", where=name)
+    y = as_1d(b, "b", where=name)
+    n = same_length(name, a=x, b=y)
+    if n < 2:
+        raise InputError(f"a correlation needs at least 2 items, got {n}", source=name)
+    if np.all(x == x[0]) or np.all(y == y[0]):
+        # Undefined for a constant input; say so with NaN rather than a made-up 0.
+        return float("nan"), float("nan")
+    func = stats.spearmanr if name == "spearman" else stats.kendalltau
+    result = func(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Spearman rank correlation and its p-value (NaN, NaN if either input is constant)."""
+    return _correlation("spearman", a, b)
+
+
+def kendall(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Kendall's tau-b and its p-value (NaN, NaN if either input is constant)."""
+    return _correlation("kendall", a, b)
