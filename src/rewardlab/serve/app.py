@@ -1,0 +1,274 @@
+"""The FastAPI app: `create_app(rewards, cache, settings)`.
+
+Routes (the OpenAPI schema at ``/openapi.json`` is generated from `rewardlab.serve.schemas`):
+
+=========================================  =====================================================
+``POST /v1/rewards/{name}:score``           a batch of samples -> results in order
+``POST /get_reward``                        OpenRLHF's remote reward protocol
+``GET  /v1/rewards``                        hosted rewards with spec hash, tree and schemas
+``GET  /healthz``                           the process is up
+``GET  /readyz``                            the server accepts work (503 while shutting down)
+``GET  /metrics``                           Prometheus text format
+=========================================  =====================================================
+
+With ``settings.token`` set, ``/v1/*`` and ``/get_reward`` need ``Authorization: Bearer <token>``.
+Every error is JSON ``{"error": {"code", "message", "details"}}`` with a 4xx/5xx status; a bad
+request never takes the server down.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from rewardlab._version import __version__
+from rewardlab.core import Reward, Status
+from rewardlab.serve.cache import ResultStore
+from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
+from rewardlab.serve.schemas import (
+    ErrorResponse,
+    OpenRLHFRequest,
+    OpenRLHFResponse,
+    RewardsOut,
+    ScoreRequest,
+    ScoreResponse,
+)
+from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
+from rewardlab.serve.settings import ServeSettings
+
+__all__ = ["create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 404, 413, 422, 429, 500, 503, 504)
+}
+
+
+def _json_error(exc: ApiError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+
+class _Limits:
+    """ASGI middleware: refuse oversize bodies (413) and count requests by route and status."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, service: RewardService):
+        self.app = app
+        self.max_bytes = max_bytes
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = {"code": 500}
+
+        async def send_counted(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            length = int(dict(scope["headers"]).get(b"content-length", b"0"))
+        except ValueError:
+            length = 0
+        if length > self.max_bytes:
+            response = _json_error(self._too_large(length))
+            await response(scope, receive, send_counted)
+        else:
+            await self.app(scope, self._bounded(receive), send_counted)
+        route = scope.get("route")
+        path = getattr(route, "path", None) or "unmatched"
+        self.service.metrics.requests.labels(path, str(status["code"])).inc()
+
+    def _too_large(self, size: int) -> ApiError:
+        return ApiError(
+            413, "body_too_large",
+            f"request body of {size} bytes exceeds the limit of {self.max_bytes}; split the batch",
+        )
+
+    def _bounded(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def wrapped() -> Message:
+            # Chunked bodies carry no Content-Length: count as they arrive.
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                # An HTTPException, because FastAPI turns any other error raised while it
+                # reads the body into a generic 400.
+                raise StarletteHTTPException(413, self._too_large(seen).message)
+            return message
+
+        return wrapped
+
+
+def create_app(
+    rewards: Mapping[str, Reward],
+    cache: ResultStore | None = None,
+    settings: ServeSettings | None = None,
+    *,
+    executor_factory: ExecutorFactory | None = None,
+) -> FastAPI:
+    """The reward server as an ASGI app, with every dependency passed in.
+
+    Args:
+        rewards: served name -> built reward (`rewardlab.compose.build(spec)`).
+        cache: result store shared by all rewards; ``None`` disables caching.
+        settings: limits, batching, backend and auth (`ServeSettings()` by default).
+        executor_factory: ``(name, reward) -> Executor`` to override the backend (tests, Ray).
+
+    Returns:
+        A FastAPI app; ``app.state.service`` is its `RewardService` (close it with
+        ``await app.state.service.aclose()`` when not run under a lifespan-aware server).
+
+    Example:
+        >>> from rewardlab.verify.text import ExactMatch
+        >>> app = create_app({"exact": ExactMatch()}, settings=ServeSettings(workers=0))
+        >>> sorted(r.path for r in app.routes if "rewards" in r.path)
+        ['/v1/rewards', '/v1/rewards/{name}:score']
+    """
+    settings = settings or ServeSettings()
+    service = RewardService(rewards, cache, settings, executor_factory=executor_factory)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await service.aclose()
+
+    app = FastAPI(
+        title="rewardlab reward server",
+        version=__version__,
+        description="Batched, cached reward scoring; see docs/serve.md.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    _install_error_handlers(app)
+    _install_routes(app, service)
+    app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # type: ignore[arg-type]
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return _json_error(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [
+            {"loc": list(e.get("loc", ())), "type": e.get("type"), "msg": e.get("msg")} for e in exc.errors()
+        ]
+        if any(d["type"] == "json_invalid" for d in details):
+            return _json_error(ApiError(400, "malformed_json", "the request body is not valid JSON", details=details))
+        where = "; ".join(f"{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in details[:5])
+        return _json_error(ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+        code = codes.get(exc.status_code, "http_error")
+        return _json_error(ApiError(exc.status_code, code, str(exc.detail), headers=exc.headers))
+
+
+def _auth(service: RewardService) -> Callable[..., None]:
+    bearer = HTTPBearer(auto_error=False, description="set when the server was started with --token")
+
+    def check(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+        token = service.settings.token
+        if token is None:
+            return
+        given = credentials.credentials if credentials is not None else ""
+        # compare_digest: the time taken does not reveal how much of the token matched.
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            reason = "missing bearer token" if credentials is None else "invalid bearer token"
+            raise ApiError(
+                401, "unauthorized", f"{reason}; send 'Authorization: Bearer <token>'",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    return check
+
+
+def _install_routes(app: FastAPI, service: RewardService) -> None:
+    auth = [Depends(_auth(service))]
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", tags=["ops"], responses={503: {"model": ErrorResponse}})
+    async def readyz() -> Any:
+        """The server accepts work: 200 with queue depths, 503 while shutting down."""
+        if service.closing:
+            return _json_error(ApiError(503, "shutting_down", "the server is shutting down"))
+        return {"ready": True, "queued": {n: h.batcher.queued for n, h in service.hosted.items()}}
+
+    @app.get("/metrics", tags=["ops"], response_class=Response)
+    async def metrics() -> Response:
+        """Prometheus metrics of this server."""
+        return Response(service.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/v1/rewards", tags=["rewards"], response_model=RewardsOut, dependencies=auth, responses=_ERRORS)
+    async def list_rewards() -> Any:
+        """Hosted rewards with their spec hash, tree and the sample/result schemas."""
+        return JSONResponse({"rewards": service.describe()})
+
+    @app.post(
+        "/v1/rewards/{name}:score", tags=["rewards"], response_model=ScoreResponse,
+        dependencies=auth, responses=_ERRORS,
+    )
+    async def score(name: str, body: ScoreRequest) -> Any:
+        """Score a batch of samples with reward `name`; one result per sample, in order."""
+        hosted = service.get(name)
+        samples = [s.to_sample() for s in body.samples]
+        start = time.perf_counter()
+        outcome = await service.score(name, samples, use_cache=body.use_cache)
+        service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+        return JSONResponse(
+            {
+                "reward": name,
+                "spec_hash": hosted.spec_hash,
+                "results": [r.to_dict() for r in outcome.results],
+                "cached": outcome.cached,
+            }
+        )
+
+    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)
+    async def get_reward(body: OpenRLHFRequest) -> Any:
+        """OpenRLHF's remote reward model protocol (``--remote_rm_url http://host:port/get_reward``)."""
+        name = service.openrlhf_name
+        try:
+            samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas)
+        except MappingError as exc:
+            raise ApiError(422, "invalid_request", str(exc)) from exc
+        start = time.perf_counter()
+        outcome = await service.score(name, samples)
+        service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+        error_reward = service.settings.openrlhf_error_reward
+        failed = [i for i, r in enumerate(outcome.results) if r.status is not Status.OK]
+        if failed and error_reward is None:
+            details = [{"row": i, **outcome.results[i].to_dict()} for i in failed[:20]]
+            raise ApiError(
+                500, "reward_error",
+                f"{len(failed)} of {len(samples)} rows have no score (error or skipped); fix the reward or start "
+                "the server with --openrlhf-error-reward VALUE to send VALUE for them (counted in extra_logs)",
+                details=details,
+            )
+        return JSONResponse(openrlhf_reply(outcome.results, error_reward=error_reward))

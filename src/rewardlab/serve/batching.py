@@ -1,0 +1,235 @@
+"""Batching across clients: many small requests become few large backend batches.
+
+Each hosted reward has one `Batcher`. A request first takes what it can from the result cache,
+then puts its remaining samples on the reward's queue and waits for their futures. A
+dispatcher task cuts the queue into batches of at most `max_batch` samples (waiting up to
+`max_wait` seconds for a batch to fill) and runs at most `concurrency` of them at a time on the
+executor, in a thread so the event loop keeps accepting requests. Identical samples that are
+in flight at the same time are computed once and shared.
+
+Backpressure: the queue is bounded (`max_queue` samples). A request that would overflow it is
+refused with `Overloaded` (HTTP 429 + Retry-After) *before* anything is queued, so the server's
+memory stays bounded and the client knows to slow down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rewardlab.core import Reward, RewardResult, Sample
+from rewardlab.serve.cache import ResultStore, sample_key
+from rewardlab.serve.executors import Executor
+from rewardlab.serve.metrics import ServerMetrics
+
+__all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
+
+
+class Overloaded(Exception):
+    """The reward's queue is full; retry after `retry_after` seconds."""
+
+    def __init__(self, reward: str, queued: int, limit: int, retry_after: float):
+        super().__init__(
+            f"reward {reward!r} has {queued} samples queued (limit {limit}); retry after {retry_after:.0f}s "
+            "or send smaller batches"
+        )
+        self.retry_after = retry_after
+
+
+class BackendError(Exception):
+    """The executor failed as a whole (not one sample): the batch has no results."""
+
+
+@dataclass
+class ScoreOutcome:
+    """Results of one request, in request order, and how many came from the cache."""
+
+    results: list[RewardResult]
+    cached: int
+
+
+@dataclass
+class _Item:
+    sample: Sample
+    key: str
+    future: asyncio.Future[RewardResult] = field(repr=False)
+
+
+class Batcher:
+    """Queue, batch and compute the samples of one reward (see the module doc).
+
+    Args:
+        name: the reward's served name (metric label).
+        reward: the reward (only its spec hash is used here; the executor computes).
+        executor: where batches run.
+        spec_hash: cache key part; results are stamped with it.
+        cache: the result store, or ``None`` for no caching.
+        metrics: the server's metrics.
+        max_batch: samples per backend batch.
+        max_wait: seconds to wait for a batch to fill before sending it part-full.
+        max_queue: bound on queued samples (backpressure).
+        concurrency: backend batches computed at the same time.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reward: Reward,
+        executor: Executor,
+        *,
+        spec_hash: str,
+        cache: ResultStore | None,
+        metrics: ServerMetrics,
+        max_batch: int = 256,
+        max_wait: float = 0.002,
+        max_queue: int = 16384,
+        concurrency: int = 2,
+    ):
+        self.name = name
+        self.reward = reward
+        self.executor = executor
+        self.spec_hash = spec_hash
+        self.cache = cache
+        self.metrics = metrics
+        self.max_batch = max_batch
+        self.max_wait = max_wait
+        self.max_queue = max_queue
+        self.concurrency = concurrency
+        self._queue: collections.deque[_Item] = collections.deque()
+        self._inflight: dict[str, asyncio.Future[RewardResult]] = {}
+        self._wakeup: asyncio.Event | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._batch_tasks: set[asyncio.Task[None]] = set()
+        self._batch_seconds = 0.1  # running estimate, for Retry-After
+
+    # -- the request side ------------------------------------------------------------------
+    async def score(self, samples: Sequence[Sample], *, use_cache: bool = True) -> ScoreOutcome:
+        """Results for `samples` in order, from the cache or computed in shared batches.
+
+        Raises:
+            Overloaded: the queue cannot take the missing samples now.
+            BackendError: the executor failed for a batch this request needed.
+        """
+        self._ensure_started()
+        keys, hits = await asyncio.to_thread(self._lookup, samples, use_cache)
+        futures: dict[str, asyncio.Future[RewardResult]] = {}
+        fresh: list[_Item] = []
+        loop = asyncio.get_running_loop()
+        for sample, key in zip(samples, keys, strict=True):
+            if key in hits or key in futures:
+                continue
+            shared = self._inflight.get(key)
+            if shared is not None and not shared.cancelled():
+                futures[key] = shared
+                continue
+            item = _Item(sample, key, loop.create_future())
+            futures[key] = item.future
+            fresh.append(item)
+        if fresh and len(self._queue) + len(fresh) > self.max_queue:
+            self.metrics.rejected.labels(self.name, "queue_full").inc()
+            retry = max(1.0, self._batch_seconds * len(self._queue) / max(1, self.max_batch))
+            raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
+        for item in fresh:
+            self._inflight[item.key] = item.future
+            self._queue.append(item)
+        self.metrics.queue_depth.labels(self.name).set(len(self._queue))
+        if fresh:
+            assert self._wakeup is not None
+            self._wakeup.set()
+        self.metrics.cache_hits.labels(self.name).inc(sum(1 for k in keys if k in hits))
+        if futures:
+            await asyncio.wait(list(futures.values()))  # wait() never cancels the shared futures
+        computed = {k: f.result() for k, f in futures.items()}  # re-raises a BackendError
+        results = [hits[k] if k in hits else computed[k] for k in keys]
+        return ScoreOutcome(results, sum(1 for k in keys if k in hits))
+
+    def _lookup(self, samples: Sequence[Sample], use_cache: bool) -> tuple[list[str], dict[str, RewardResult]]:
+        keys = [sample_key(s) for s in samples]
+        if self.cache is None or not use_cache:
+            return keys, {}
+        return keys, self.cache.get_keys(self.spec_hash, keys)
+
+    # -- the dispatcher --------------------------------------------------------------------
+    def _ensure_started(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._task is not None and self._loop is loop and not self._task.done():
+            return
+        # First request, or a new event loop (each in-process test runs its own loop).
+        self._loop = loop
+        self._wakeup = asyncio.Event()
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._task = loop.create_task(self._dispatch(), name=f"batcher:{self.name}")
+
+    async def _dispatch(self) -> None:
+        assert self._wakeup is not None and self._slots is not None
+        while True:
+            await self._wakeup.wait()
+            if len(self._queue) < self.max_batch and self.max_wait > 0:
+                await asyncio.sleep(self.max_wait)  # let concurrent requests join this batch
+            await self._slots.acquire()
+            batch = [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
+            if not self._queue:
+                self._wakeup.clear()
+            self.metrics.queue_depth.labels(self.name).set(len(self._queue))
+            if not batch:
+                self._slots.release()
+                continue
+            task = asyncio.get_running_loop().create_task(self._run_batch(batch))
+            self._batch_tasks.add(task)
+            task.add_done_callback(self._batch_tasks.discard)
+
+    async def _run_batch(self, batch: list[_Item]) -> None:
+        assert self._slots is not None
+        self.metrics.in_flight.labels(self.name).inc()
+        try:
+            results = await asyncio.to_thread(self._compute, batch)
+        except Exception as exc:  # the executor itself failed: every waiting request learns why
+            error = BackendError(f"backend failed for reward {self.name!r}: {type(exc).__name__}: {exc}")
+            for item in batch:
+                if not item.future.done():
+                    item.future.set_exception(error)
+        else:
+            for item, result in zip(batch, results, strict=True):
+                if not item.future.done():
+                    item.future.set_result(result)
+        finally:
+            for item in batch:
+                if self._inflight.get(item.key) is item.future:
+                    del self._inflight[item.key]
+            self.metrics.in_flight.labels(self.name).dec()
+            self._slots.release()
+
+    def _compute(self, batch: list[_Item]) -> list[RewardResult]:
+        start = time.perf_counter()
+        raw = self.executor.map([item.sample for item in batch])
+        if len(raw) != len(batch):
+            raise BackendError(f"executor returned {len(raw)} results for {len(batch)} samples")
+        results = [r if r.stamp is not None else r.stamped(self.spec_hash) for r in raw]
+        seconds = time.perf_counter() - start
+        self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * seconds
+        self.metrics.batch_latency.labels(self.name).observe(seconds)
+        self.metrics.batch_size.labels(self.name).observe(len(batch))
+        self.metrics.cache_misses.labels(self.name).inc(len(batch))
+        self.metrics.observe_results(self.name, results)
+        if self.cache is not None:
+            self.cache.put_many(self.spec_hash, ((item.key, r) for item, r in zip(batch, results, strict=True)))
+        return results
+
+    @property
+    def queued(self) -> int:
+        """Samples waiting for a batch."""
+        return len(self._queue)
+
+    async def aclose(self) -> None:
+        """Stop the dispatcher, wait for running batches, close the executor."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._batch_tasks:
+            await asyncio.gather(*self._batch_tasks, return_exceptions=True)
+        await asyncio.to_thread(self.executor.close)

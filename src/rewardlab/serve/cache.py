@@ -1,0 +1,346 @@
+"""Result cache and run store: one SQLite file in WAL mode.
+
+Two tables live in the same file:
+
+* ``results`` — finished `RewardResult`s keyed by ``(spec_hash, sample_key)``, so a retry or a
+  re-score of the same sample under the same reward is a lookup, not a computation. The
+  ``sample_key`` is a hash of the sample's *content* (`sample_key`), never a caller-given id, so
+  two different samples that share an id cannot collide. Only `ok` and `skipped` results are
+  stored: an `error` (a timeout, a crash) may well succeed on a retry and must not be frozen.
+  The table is bounded (`max_rows`); when it grows past the bound the least recently *used*
+  rows are evicted in one statement.
+* ``runs`` / ``run_rows`` — the rows of a batch run of ``rewardlab score``, written as they
+  finish, so a run killed half-way resumes where it stopped (``--resume``) and the output is
+  assembled from the store: every input row exactly once, in input order.
+
+Why SQLite in WAL mode: readers never block the writer, a committed transaction survives a
+SIGKILL of the process (the WAL is replayed on the next open), and it is in the standard
+library. ``synchronous=NORMAL`` is durable against process crashes (not against power loss,
+which a cache can afford). One connection is shared behind a lock, so a `ResultStore` can be
+used from the server's worker threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab.core import RewardResult, Sample, Status, content_hash
+from rewardlab.errors import InputError
+
+__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "sample_key"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    spec_hash  TEXT NOT NULL,
+    sample_key TEXT NOT NULL,
+    result     TEXT NOT NULL,
+    created    REAL NOT NULL,
+    used       REAL NOT NULL,
+    PRIMARY KEY (spec_hash, sample_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS results_used ON results (used);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id    TEXT PRIMARY KEY,
+    spec_hash TEXT NOT NULL,
+    source    TEXT NOT NULL,
+    total     INTEGER,
+    created   REAL NOT NULL,
+    finished  REAL
+);
+CREATE TABLE IF NOT EXISTS run_rows (
+    run_id     TEXT NOT NULL,
+    row_index  INTEGER NOT NULL,
+    sample_key TEXT NOT NULL,
+    result     TEXT NOT NULL,
+    PRIMARY KEY (run_id, row_index)
+) WITHOUT ROWID;
+"""
+
+
+def default_cache_path() -> Path:
+    """``$REWARDLAB_CACHE``, else ``$XDG_CACHE_HOME/rewardlab/results.sqlite`` (``~/.cache``)."""
+    explicit = os.environ.get("REWARDLAB_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "rewardlab" / "results.sqlite"
+
+
+def sample_key(sample: Sample) -> str:
+    """Hash of what a reward can see of `sample` (not its id or group).
+
+    `Sample.id` is caller-chosen when given, so it cannot key a cache: two different responses
+    with id ``"7"`` must not share a result.
+    """
+    return content_hash([sample.prompt, sample.response, sample.reference, sample.steps, sample.meta])
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """What ``rewardlab cache stats`` prints."""
+
+    path: str
+    rows: int
+    max_rows: int
+    specs: int
+    runs: int
+    run_rows: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One recorded batch run."""
+
+    run_id: str
+    spec_hash: str
+    source: str
+    total: int | None
+    done: int
+    finished: bool
+
+
+class ResultStore:
+    """The SQLite result cache and run store (thread-safe; one file, WAL mode).
+
+    Args:
+        path: the database file (created with its parent directories), or ``":memory:"``.
+        max_rows: bound on cached results; beyond it the least recently used are evicted.
+        evict_fraction: share of `max_rows` removed per eviction, so eviction runs rarely.
+
+    Example:
+        >>> store = ResultStore(":memory:")
+        >>> s = Sample(response="4")
+        >>> store.put_many("spec", [(s, RewardResult.ok(1.0))])
+        1
+        >>> store.get_many("spec", [s])[0].score
+        1.0
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, max_rows: int = 1_000_000, evict_fraction: float = 0.1):
+        if max_rows < 1:
+            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.max_rows = max_rows
+        self._evict_batch = max(1, int(max_rows * evict_fraction))
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot open the result store: {exc}; delete the file or pass another --cache path", source=self.path) from exc
+        self._rows = self._count()
+
+    # -- the result cache ------------------------------------------------------------------
+    def get_many(self, spec_hash: str, samples: Sequence[Sample]) -> list[RewardResult | None]:
+        """Cached results for `samples` under `spec_hash` (``None`` where there is none)."""
+        keys = [sample_key(s) for s in samples]
+        found = self.get_keys(spec_hash, keys)
+        return [found.get(k) for k in keys]
+
+    def get_keys(self, spec_hash: str, keys: Sequence[str]) -> dict[str, RewardResult]:
+        """Cached results by sample key; marks the hits as used (for LRU eviction)."""
+        out: dict[str, RewardResult] = {}
+        unique = list(dict.fromkeys(keys))
+        now = time.time()
+        with self._lock:
+            # 500 keys per statement stays under SQLite's bound-variable limit.
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT sample_key, result FROM results WHERE spec_hash = ? AND sample_key IN ({marks})",
+                    [spec_hash, *chunk],
+                ).fetchall()
+                for key, text in rows:
+                    out[key] = RewardResult.from_dict(json.loads(text))
+                if rows:
+                    self._db.execute(
+                        f"UPDATE results SET used = ? WHERE spec_hash = ? AND sample_key IN ({marks})",
+                        [now, spec_hash, *chunk],
+                    )
+        return out
+
+    def put_many(self, spec_hash: str, items: Iterable[tuple[Sample | str, RewardResult]]) -> int:
+        """Store results (errors are skipped, see the module doc). Returns how many were stored."""
+        now = time.time()
+        rows = [
+            (spec_hash, item if isinstance(item, str) else sample_key(item), json.dumps(result.to_dict()), now, now)
+            for item, result in items
+            if result.status is not Status.ERROR
+        ]
+        if not rows:
+            return 0
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                before = self._db.total_changes
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._rows += self._db.total_changes - before
+            if self._rows > self.max_rows:
+                self._evict()
+        return len(rows)
+
+    def _evict(self) -> None:
+        # Called with the lock held. REPLACE counts as a change, so re-count before deciding.
+        self._rows = self._count_locked()
+        excess = self._rows - self.max_rows
+        if excess <= 0:
+            return
+        n = excess + self._evict_batch if self.max_rows > self._evict_batch else excess
+        self._db.execute(
+            "DELETE FROM results WHERE (spec_hash, sample_key) IN "
+            "(SELECT spec_hash, sample_key FROM results ORDER BY used LIMIT ?)",
+            (n,),
+        )
+        self._rows = self._count_locked()
+
+    def clear(self, spec_hash: str | None = None, *, runs: bool = True) -> int:
+        """Delete cached results (of one spec, or all) and, with `runs`, the run store too."""
+        with self._lock:
+            if spec_hash is None:
+                deleted = self._db.execute("DELETE FROM results").rowcount
+                if runs:
+                    self._db.execute("DELETE FROM run_rows")
+                    self._db.execute("DELETE FROM runs")
+            else:
+                deleted = self._db.execute("DELETE FROM results WHERE spec_hash = ?", (spec_hash,)).rowcount
+            self._rows = self._count_locked()
+        if spec_hash is None and self.path != ":memory:":
+            with self._lock:
+                self._db.execute("VACUUM")
+        return int(deleted)
+
+    def stats(self) -> CacheStats:
+        """Row counts and file size."""
+        with self._lock:
+            rows = self._count_locked()
+            specs = self._db.execute("SELECT COUNT(DISTINCT spec_hash) FROM results").fetchone()[0]
+            runs = self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            run_rows = self._db.execute("SELECT COUNT(*) FROM run_rows").fetchone()[0]
+        size = 0
+        if self.path != ":memory:":
+            size = sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+        return CacheStats(self.path, rows, self.max_rows, specs, runs, run_rows, size)
+
+    def integrity_check(self) -> str:
+        """SQLite's own consistency check: ``"ok"`` for a healthy file."""
+        with self._lock:
+            return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    # -- the run store ---------------------------------------------------------------------
+    def start_run(self, run_id: str, *, spec_hash: str, source: str, total: int | None = None) -> RunInfo:
+        """Create run `run_id`, or return it if it exists with the same spec and source.
+
+        Raises:
+            InputError: the id exists but for another spec or input; resuming it would mix
+                results of two rewards.
+        """
+        with self._lock:
+            row = self._db.execute("SELECT spec_hash, source FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                self._db.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, NULL)", (run_id, spec_hash, source, total, time.time())
+                )
+            elif tuple(row) != (spec_hash, source):
+                raise InputError(
+                    f"run {run_id!r} was started with spec {row[0]} on {row[1]!r}, not spec {spec_hash} "
+                    f"on {source!r}; start a new run (drop --resume) or pass the original spec and input",
+                    source=source,
+                )
+            elif total is not None:
+                self._db.execute("UPDATE runs SET total = ? WHERE run_id = ?", (total, run_id))
+        return self.run_info(run_id)
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """State of a recorded run. Raises `KeyError` if there is none."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT spec_hash, source, total, finished FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            done = self._db.execute("SELECT COUNT(*) FROM run_rows WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return RunInfo(run_id, row[0], row[1], row[2], int(done), row[3] is not None)
+
+    def done_rows(self, run_id: str) -> set[int]:
+        """Row indices of `run_id` that already have a result."""
+        with self._lock:
+            rows = self._db.execute("SELECT row_index FROM run_rows WHERE run_id = ?", (run_id,)).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def record_rows(self, run_id: str, rows: Iterable[tuple[int, Sample | str, RewardResult]]) -> int:
+        """Record finished rows of a run in one transaction (idempotent per row index)."""
+        values = [
+            (run_id, int(i), s if isinstance(s, str) else sample_key(s), json.dumps(r.to_dict()))
+            for i, s, r in rows
+        ]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                # OR IGNORE: a row recorded before a crash keeps its first result; a resumed run
+                # never writes it twice, so it cannot be double-counted.
+                self._db.executemany("INSERT OR IGNORE INTO run_rows VALUES (?, ?, ?, ?)", values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return len(values)
+
+    def iter_run(self, run_id: str) -> Iterator[tuple[int, RewardResult]]:
+        """Recorded rows of `run_id` in row order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT row_index, result FROM run_rows WHERE run_id = ? ORDER BY row_index", (run_id,)
+            ).fetchall()
+        for index, text in rows:
+            yield int(index), RewardResult.from_dict(json.loads(text))
+
+    def finish_run(self, run_id: str) -> None:
+        """Mark `run_id` finished."""
+        with self._lock:
+            self._db.execute("UPDATE runs SET finished = ? WHERE run_id = ?", (time.time(), run_id))
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _count(self) -> int:
+        with self._lock:
+            return self._count_locked()
+
+    def _count_locked(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (the WAL is checkpointed by SQLite)."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({self.path!r}, max_rows={self.max_rows})"
+

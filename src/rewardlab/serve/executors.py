@@ -1,0 +1,96 @@
+"""Where the server's batches are computed: in the server process, on the runner's worker pool,
+or on Ray. All three have the same two methods, so the batcher does not care which it has.
+
+* ``inline`` — `reward.score_batch` in a server thread. Fast for cheap rewards, but a reward
+  that hangs or crashes the interpreter takes the server with it. Use it for trusted, cheap
+  rewards only.
+* ``pool`` — `rewardlab.runner.WorkerPool`: long-lived worker processes; a sample whose worker
+  hangs past the timeout or dies becomes an `error/timeout` or `error/crash` result and the
+  worker is replaced, while the server keeps serving.
+* ``ray`` — `rewardlab.serve.ray_backend.RayExecutor`: chunks of the batch as Ray tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+from rewardlab.core import Reward, RewardResult, Sample
+from rewardlab.errors import UsageError
+
+__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "make_executor"]
+
+Backend = Literal["inline", "pool", "ray"]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Computes one batch: exactly one result per sample, in order."""
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]: ...
+
+    def close(self) -> None: ...
+
+
+class InlineExecutor:
+    """`reward.score_batch` in the calling thread (no isolation; see the module doc)."""
+
+    def __init__(self, reward: Reward):
+        self.reward = reward
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return self.reward.score_batch(list(samples))
+
+    def close(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"InlineExecutor({self.reward!r})"
+
+
+class PoolExecutor:
+    """Batches on the foundation runner's `WorkerPool` (process isolation, timeouts).
+
+    Args:
+        reward: the reward each worker process scores with (pickled to the workers).
+        workers: worker processes.
+        timeout: per-sample seconds before a worker is killed (``None``: no limit).
+    """
+
+    def __init__(self, reward: Reward, *, workers: int, timeout: float | None):
+        from rewardlab.runner import WorkerPool
+
+        self.reward = reward
+        self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return list(self.pool.map(list(samples)))
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __repr__(self) -> str:
+        return f"PoolExecutor({self.reward!r})"
+
+
+def make_executor(
+    reward: Reward,
+    *,
+    backend: Backend = "pool",
+    workers: int = 2,
+    timeout: float | None = None,
+) -> Executor:
+    """Build the executor for `backend` (``pool`` with ``workers=0`` is ``inline``).
+
+    Raises:
+        UsageError: unknown backend name.
+    """
+    if backend == "inline" or (backend == "pool" and workers <= 0):
+        return InlineExecutor(reward)
+    if backend == "pool":
+        return PoolExecutor(reward, workers=workers, timeout=timeout)
+    if backend == "ray":
+        from rewardlab.serve.ray_backend import RayExecutor
+
+        return RayExecutor(reward, timeout=timeout)
+    raise UsageError(f"unknown backend {backend!r}; use 'inline', 'pool' or 'ray'")

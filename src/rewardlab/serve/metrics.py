@@ -1,0 +1,85 @@
+"""Prometheus metrics of one server, in a registry of its own.
+
+A per-app `CollectorRegistry` (not prometheus-client's global one) lets several apps live in one
+process — tests, a notebook — without "duplicated timeseries" errors, and ``/metrics`` shows
+only this server's numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from rewardlab.core import RewardResult, Status
+
+__all__ = ["ServerMetrics"]
+
+# Buckets from 1 ms to 2 min: cheap text rewards sit at the low end, code execution at the top.
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+
+class ServerMetrics:
+    """The server's counters, gauges and histograms (names start with ``rewardlab_``)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "rewardlab_requests", "HTTP requests by route and status code", ["route", "code"], registry=r
+        )
+        self.request_latency = Histogram(
+            "rewardlab_request_seconds", "request latency by reward", ["reward"], buckets=_BUCKETS, registry=r
+        )
+        self.samples = Counter(
+            "rewardlab_samples", "scored samples by reward and status", ["reward", "status"], registry=r
+        )
+        self.batch_latency = Histogram(
+            "rewardlab_batch_seconds", "time to compute one batch on the backend", ["reward"], buckets=_BUCKETS, registry=r
+        )
+        self.batch_size = Histogram(
+            "rewardlab_batch_size", "samples per backend batch (batched across clients)", ["reward"],
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), registry=r,
+        )
+        self.component_results = Counter(
+            "rewardlab_component_results", "component results by reward, component and status",
+            ["reward", "component", "status"], registry=r,
+        )
+        self.component_seconds = Histogram(
+            "rewardlab_component_seconds",
+            "per-sample time of a component, when the component reports `info.seconds`",
+            ["reward", "component"], buckets=_BUCKETS, registry=r,
+        )
+        self.errors = Counter(
+            "rewardlab_errors", "error results by reward, component ('' for the total) and kind",
+            ["reward", "component", "kind"], registry=r,
+        )
+        self.queue_depth = Gauge(
+            "rewardlab_queue_depth", "samples waiting for a backend batch", ["reward"], registry=r
+        )
+        self.in_flight = Gauge(
+            "rewardlab_batches_in_flight", "backend batches being computed", ["reward"], registry=r
+        )
+        self.cache_hits = Counter("rewardlab_cache_hits", "results served from the cache", ["reward"], registry=r)
+        self.cache_misses = Counter("rewardlab_cache_misses", "results computed (not in the cache)", ["reward"], registry=r)
+        self.rejected = Counter(
+            "rewardlab_rejected", "requests refused for backpressure or limits", ["reward", "reason"], registry=r
+        )
+
+    def observe_results(self, reward: str, results: Sequence[RewardResult]) -> None:
+        """Count statuses and error kinds of the totals and of every component."""
+        for result in results:
+            self.samples.labels(reward, result.status.value).inc()
+            if result.status is Status.ERROR and result.error is not None:
+                self.errors.labels(reward, "", result.error.kind.value).inc()
+            for component, sub in result.components.items():
+                self.component_results.labels(reward, component, sub.status.value).inc()
+                if sub.status is Status.ERROR and sub.error is not None:
+                    self.errors.labels(reward, component, sub.error.kind.value).inc()
+                seconds = sub.info.get("seconds") if sub.info else None
+                if isinstance(seconds, int | float):
+                    self.component_seconds.labels(reward, component).observe(float(seconds))
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of this registry."""
+        return generate_latest(self.registry)

@@ -1,0 +1,156 @@
+"""The wire format of the reward server, as pydantic models (the OpenAPI schema comes from here).
+
+Request bodies are validated by these models; responses are built as plain dicts from
+`RewardResult.to_dict()` (same field names as `ResultOut`) so a 10,000-row reply is not
+validated twice. Every error response has the shape of `ErrorResponse`:
+``{"error": {"code": "unknown_reward", "message": "...", "details": [...]}}`` where ``code`` is
+stable and machine-readable and ``message`` says what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rewardlab.core import Sample
+
+__all__ = [
+    "ErrorBody",
+    "ErrorResponse",
+    "OpenRLHFRequest",
+    "OpenRLHFResponse",
+    "RewardInfoOut",
+    "RewardsOut",
+    "ResultOut",
+    "SampleIn",
+    "ScoreRequest",
+    "ScoreResponse",
+]
+
+Message = dict[str, Any]  # {"role": "...", "content": "..."}
+
+
+class SampleIn(BaseModel):
+    """One sample, with the field names of `rewardlab.Sample`; unknown keys go to `meta`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt: str | list[Message] = ""
+    response: str | list[Message]
+    reference: Any = None
+    steps: list[str] | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+    group: str | None = None
+
+    def to_sample(self) -> Sample:
+        """The `Sample` this row describes (extra keys are folded into `meta`)."""
+        meta = dict(self.meta)
+        if self.model_extra:
+            meta.update(self.model_extra)
+        return Sample(
+            prompt=self.prompt,
+            response=self.response,
+            reference=self.reference,
+            steps=tuple(self.steps) if self.steps is not None else None,
+            meta=meta,
+            id=self.id or "",
+            group=self.group,
+        )
+
+
+class ScoreRequest(BaseModel):
+    """Body of ``POST /v1/rewards/{name}:score``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples: list[SampleIn] = Field(description="samples to score; results come back in this order")
+    use_cache: bool = Field(True, description="read and write the result cache for this request")
+
+
+class ErrorOut(BaseModel):
+    """Why a reward could not be computed for one sample."""
+
+    kind: str = Field(description="timeout, parse, crash, invalid_input, sandbox, ...")
+    message: str
+
+
+class ResultOut(BaseModel):
+    """One `RewardResult` (the shape of `RewardResult.to_dict()`)."""
+
+    score: float | None
+    status: Literal["ok", "error", "skipped"]
+    error: ErrorOut | None = None
+    components: dict[str, ResultOut] | None = None
+    steps: list[float] | None = None
+    info: dict[str, Any] | None = None
+    rewardlab_version: str | None = None
+    spec_hash: str | None = None
+
+
+class ScoreResponse(BaseModel):
+    """Reply to a score request: one result per sample, in request order."""
+
+    reward: str
+    spec_hash: str
+    results: list[ResultOut]
+    cached: int = Field(description="how many results came from the result cache")
+
+
+class RewardInfoOut(BaseModel):
+    """A hosted reward: its name, spec hash, declared range, tree and description."""
+
+    name: str
+    spec_hash: str
+    range: tuple[float | None, float | None]
+    tree: str = Field(description="repr() of the built reward, showing the combinator tree")
+    spec: dict[str, Any] = Field(description="the reward's describe() output (what spec_hash hashes)")
+    sample_schema: dict[str, Any] = Field(description="JSON schema of one sample")
+    result_schema: dict[str, Any] = Field(description="JSON schema of one result")
+
+
+class RewardsOut(BaseModel):
+    """Reply to ``GET /v1/rewards``."""
+
+    rewards: list[RewardInfoOut]
+
+
+class OpenRLHFRequest(BaseModel):
+    """Body OpenRLHF's remote reward model sends (``--remote_rm_url http://host:port/get_reward``).
+
+    OpenRLHF (``openrlhf/utils/remote_rm_utils.py``) posts ``{"query": [...], "prompts": [...],
+    "labels": [...]}``: ``query`` is prompt + response rendered with the chat template,
+    ``prompts`` the prompts alone, ``labels`` the ``--label_key`` column. Older versions send
+    only ``query``; newer ones may add ``metas``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    query: list[str]
+    prompts: list[str] | None = None
+    labels: list[Any] | None = None
+    metas: list[dict[str, Any] | None] | None = None
+
+
+class OpenRLHFResponse(BaseModel):
+    """What OpenRLHF reads back: ``rewards`` (advantages), ``scores`` (filtering), ``extra_logs``."""
+
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, list[float]]
+    statuses: list[str]
+
+
+class ErrorBody(BaseModel):
+    """A machine-readable error."""
+
+    code: str = Field(description="stable error code, e.g. unknown_reward, invalid_request, overloaded")
+    message: str = Field(description="what went wrong and what to do")
+    details: list[Any] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx/5xx reply of the server."""
+
+    error: ErrorBody

@@ -1,0 +1,195 @@
+"""The server's logic without HTTP: hosted rewards, their batchers, limits and error mapping.
+
+`create_app` wraps a `RewardService` in FastAPI routes; keeping the logic here means it can be
+tested and reused (the CLI, a notebook) without an ASGI stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rewardlab.core import Reward, Sample, describe_hash
+from rewardlab.errors import UsageError
+from rewardlab.serve.batching import BackendError, Batcher, Overloaded, ScoreOutcome
+from rewardlab.serve.cache import ResultStore
+from rewardlab.serve.executors import Executor, make_executor
+from rewardlab.serve.metrics import ServerMetrics
+from rewardlab.serve.schemas import ResultOut, SampleIn
+from rewardlab.serve.settings import ServeSettings
+
+__all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+ExecutorFactory = Callable[[str, Reward], Executor]
+
+
+class ApiError(Exception):
+    """An HTTP error with a stable machine-readable `code` (see `schemas.ErrorResponse`)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        details: Sequence[Any] = (),
+        headers: Mapping[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = list(details)
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+def spec_hash_of(reward: Reward) -> str:
+    """The reward's `spec_hash` (set by `compose.build`), else the hash of its description."""
+    value = getattr(reward, "spec_hash", None)
+    return value if isinstance(value, str) and value else describe_hash(reward)
+
+
+@dataclass
+class Hosted:
+    """One reward the server hosts."""
+
+    name: str
+    reward: Reward
+    spec_hash: str
+    batcher: Batcher
+
+
+class RewardService:
+    """Hosted rewards, each with its batcher and executor, sharing one cache and metrics.
+
+    Args:
+        rewards: served name -> built reward (names: letters, digits, ``_.-``).
+        cache: result store shared by all rewards, or ``None``.
+        settings: limits, batching and backend.
+        executor_factory: ``(name, reward) -> Executor``; default from `settings`.
+
+    Raises:
+        UsageError: no rewards, or a name that cannot be part of a URL.
+    """
+
+    def __init__(
+        self,
+        rewards: Mapping[str, Reward],
+        cache: ResultStore | None,
+        settings: ServeSettings,
+        *,
+        executor_factory: ExecutorFactory | None = None,
+    ):
+        if not rewards:
+            raise UsageError("no rewards to serve; pass at least one spec")
+        bad = [n for n in rewards if not _NAME.match(n)]
+        if bad:
+            raise UsageError(f"reward names {bad} cannot be used in a URL; use letters, digits and '_.-'")
+        if settings.openrlhf_reward is not None and settings.openrlhf_reward not in rewards:
+            raise UsageError(f"openrlhf_reward {settings.openrlhf_reward!r} is not served; served: {sorted(rewards)}")
+        self.settings = settings
+        self.cache = cache
+        self.metrics = ServerMetrics()
+        factory = executor_factory or self._default_executor
+        self.hosted: dict[str, Hosted] = {}
+        for name, reward in rewards.items():
+            spec_hash = spec_hash_of(reward)
+            batcher = Batcher(
+                name,
+                reward,
+                factory(name, reward),
+                spec_hash=spec_hash,
+                cache=cache,
+                metrics=self.metrics,
+                max_batch=settings.max_batch,
+                max_wait=settings.max_wait_ms / 1000.0,
+                max_queue=settings.max_queue,
+                concurrency=settings.concurrency,
+            )
+            self.hosted[name] = Hosted(name, reward, spec_hash, batcher)
+        self.closing = False
+
+    def _default_executor(self, name: str, reward: Reward) -> Executor:
+        s = self.settings
+        return make_executor(reward, backend=s.backend, workers=s.workers, timeout=s.sample_timeout)
+
+    # -- lookups -----------------------------------------------------------------------------
+    def get(self, name: str) -> Hosted:
+        """The hosted reward `name`; `ApiError` 404 with suggestions when there is none."""
+        hosted = self.hosted.get(name)
+        if hosted is None:
+            close = difflib.get_close_matches(name, list(self.hosted), n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise ApiError(
+                404, "unknown_reward", f"no reward named {name!r}{hint}; GET /v1/rewards lists them",
+                details=sorted(self.hosted),
+            )
+        return hosted
+
+    @property
+    def openrlhf_name(self) -> str:
+        """The reward behind ``POST /get_reward``."""
+        return self.settings.openrlhf_reward or next(iter(self.hosted))
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every hosted reward with its spec and schemas (``GET /v1/rewards``)."""
+        sample_schema = SampleIn.model_json_schema()
+        result_schema = ResultOut.model_json_schema()
+        out = []
+        for h in self.hosted.values():
+            lo, hi = h.reward.range
+            out.append(
+                {
+                    "name": h.name,
+                    "spec_hash": h.spec_hash,
+                    "range": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
+                    "tree": repr(h.reward),
+                    "spec": h.reward.describe(),
+                    "sample_schema": sample_schema,
+                    "result_schema": result_schema,
+                }
+            )
+        return out
+
+    # -- scoring -----------------------------------------------------------------------------
+    async def score(self, name: str, samples: Sequence[Sample], *, use_cache: bool = True) -> ScoreOutcome:
+        """Score `samples` with reward `name`, mapping every failure to an `ApiError`."""
+        hosted = self.get(name)
+        if self.closing:
+            raise ApiError(503, "shutting_down", "the server is shutting down; retry on another replica")
+        if len(samples) > self.settings.max_samples:
+            raise ApiError(
+                413, "too_many_samples",
+                f"{len(samples)} samples in one request; the limit is {self.settings.max_samples}, split the batch",
+            )
+        try:
+            return await asyncio.wait_for(
+                hosted.batcher.score(samples, use_cache=use_cache), timeout=self.settings.request_timeout
+            )
+        except Overloaded as exc:
+            raise ApiError(
+                429, "overloaded", str(exc), headers={"Retry-After": str(math.ceil(exc.retry_after))}
+            ) from exc
+        except BackendError as exc:
+            raise ApiError(503, "backend_unavailable", f"{exc}; retry, and check the server log") from exc
+        except TimeoutError as exc:
+            raise ApiError(
+                504, "timeout",
+                f"the request waited more than {self.settings.request_timeout}s; send smaller batches or raise "
+                "--request-timeout (results computed meanwhile are cached)",
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Stop accepting work, finish running batches and close every executor."""
+        self.closing = True
+        await asyncio.gather(*(h.batcher.aclose() for h in self.hosted.values()), return_exceptions=True)
