@@ -1,0 +1,58 @@
+"""Group-level reward transforms: normalisation, process-reward shaping, zero-variance rescues.
+
+Framework-agnostic: numpy in, numpy out (torch tensors in, torch tensors out), float64 inside.
+Shapes are explicit: `(groups, samples)` for group transforms, `(batch, steps)` for process
+rewards, with boolean masks marking entries that hold a score. See docs/credit.md.
+"""
+
+from rewardlab.shape._arrays import EPS
+from rewardlab.shape.normalize import center, hero, minmax, normalize_then_sum, rank, zscore
+from rewardlab.shape.potential import potential_shaping, shaped_reward_table
+from rewardlab.shape.process import (
+    aggregate_steps,
+    clip_steps,
+    clipped_linear,
+    couple,
+    delta_steps,
+    gate_process,
+    min_form,
+    par,
+)
+from rewardlab.shape.zero_variance import (
+    Drop,
+    Mark,
+    Rerank,
+    Rescue,
+    RescueResult,
+    bradley_terry_vs_anchors,
+    rescue,
+    zero_variance,
+)
+
+__all__ = [
+    "EPS",
+    "Drop",
+    "Mark",
+    "Rerank",
+    "Rescue",
+    "RescueResult",
+    "aggregate_steps",
+    "bradley_terry_vs_anchors",
+    "center",
+    "clip_steps",
+    "clipped_linear",
+    "couple",
+    "delta_steps",
+    "gate_process",
+    "hero",
+    "min_form",
+    "minmax",
+    "normalize_then_sum",
+    "par",
+    "potential_shaping",
+    "rank",
+    "rescue",
+    "shaped_reward_table",
+    "zero_variance",
+    "zscore",
+]
