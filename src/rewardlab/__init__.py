@@ -9,6 +9,7 @@ sub-packages named in DESIGN.md (`core`, `compose`, `verify`, `sandbox`, `shape`
 """
 
 from rewardlab._version import __version__
+from rewardlab.compose import build
 from rewardlab.core import (
     BaseReward,
     ErrorKind,
@@ -21,6 +22,7 @@ from rewardlab.core import (
     registry,
     reward,
 )
+from rewardlab.runner import WorkerPool, score
 
 __all__ = [
     "BaseReward",
@@ -30,8 +32,11 @@ __all__ = [
     "RewardResult",
     "Sample",
     "Status",
+    "WorkerPool",
     "__version__",
+    "build",
     "register",
     "registry",
     "reward",
+    "score",
 ]

@@ -1,0 +1,89 @@
+"""Rich rendering shared by commands: summary tables and progress bars."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from rewardlab.runner.summary import ColumnStats, RunSummary
+
+console = Console()
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def _errors(stats: ColumnStats) -> str:
+    if not stats.errors:
+        return "0"
+    return ", ".join(f"{kind} {n}" for kind, n in stats.errors.most_common())
+
+
+def summary_table(summary: RunSummary, title: str = "rewardlab score") -> Table:
+    """Mean/min/max per column, ok/errors (by kind)/skipped counts."""
+    table = Table(title=f"{title}: {summary.rows} rows in {summary.seconds:.2f}s ({summary.rate:,.0f} rows/s)")
+    for column in ("", "mean", "min", "max", "ok", "errors", "skipped"):
+        table.add_column(column, justify="left" if column in ("", "errors") else "right")
+    rows = [("total", summary.total)] + [(f"  {name}", s) for name, s in summary.components.items()]
+    for name, s in rows:
+        low = s.low if s.ok else None
+        high = s.high if s.ok else None
+        table.add_row(name, _fmt(s.mean), _fmt(low), _fmt(high), str(s.ok), _errors(s), str(s.skipped))
+    return table
+
+
+def print_summary(summary: RunSummary, title: str = "rewardlab score") -> None:
+    console.print(summary_table(summary, title))
+    if summary.errors_as_zero:
+        counts = ", ".join(f"{k} {v}" for k, v in summary.errors_as_zero.items())
+        console.print(f"errors counted as 0 by on_error=\"zero\": {counts}")
+    if summary.errors_skipped:
+        counts = ", ".join(f"{k} {v}" for k, v in summary.errors_skipped.items())
+        console.print(f"errors left out by on_error=\"skip\": {counts}")
+    if summary.error_examples:
+        console.print(f"first errors (of {sum(summary.total.errors.values())}):")
+        for line, kind, message in summary.error_examples:
+            console.print(f"  row {line}: {kind}: {message}", highlight=False, markup=False)
+
+
+class RateColumn(ProgressColumn):
+    """Rows per second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("— rows/s" if speed is None else f"{speed:,.0f} rows/s", style="progress.data.speed")
+
+
+@contextmanager
+def progress_bar(enabled: bool, description: str) -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
+    """(advance, set_total) callbacks driving a rich bar with rate and ETA (no-ops if disabled)."""
+    if not enabled:
+        yield (lambda n: None), (lambda total: None)
+        return
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        task = progress.add_task(description, total=None)
+        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total))

@@ -1,0 +1,36 @@
+"""`rewardlab check SPEC...`: validate specs and report every problem before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def check_command(
+    specs: list[Path] = typer.Argument(..., help="Reward spec files (TOML)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only report problems."),
+) -> int:
+    """Validate SPEC files: TOML syntax, keys, types, reward names, parameters, gates, formulas."""
+    from rewardlab.cli._render import console
+    from rewardlab.compose import build
+    from rewardlab.errors import SpecError
+
+    failed = 0
+    for path in specs:
+        try:
+            reward = build(path)
+        except SpecError as exc:
+            failed += 1
+            console.print(f"[red]✗[/] {path}: {len(exc.problems)} problem(s)")
+            for problem in exc.problems:
+                console.print(f"  {problem}", highlight=False, markup=False)
+            continue
+        console.print(f"[green]✓[/] {path}  spec_hash={getattr(reward, 'spec_hash', '?')}")
+        if not quiet:
+            console.print(repr(reward), highlight=False, markup=False)
+    return 1 if failed else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check_command)

@@ -1,0 +1,76 @@
+"""Entry point of the `rewardlab` command: `main(argv) -> int`, testable in-process.
+
+Exit codes: 0 success, 1 an error (bad spec, bad input, failed run), 2 a usage error.
+Command groups live in their own modules and register themselves on `app`; keep heavy imports
+(torch, fastapi, sympy) inside the command functions so `rewardlab --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+import typer
+from rich.console import Console
+
+from rewardlab._version import __version__
+from rewardlab.errors import RewardLabError
+
+app = typer.Typer(
+    name="rewardlab",
+    help="The reward layer of RL: specify, verify, combine, serve and audit rewards.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# One module per command group; each defines `register(app)`.
+GROUPS = [
+    "rewardlab.cli.score",
+    "rewardlab.cli.check",
+    "rewardlab.cli.list_rewards",
+    "rewardlab.cli.demo",
+]
+
+err_console = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rewardlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """rewardlab command line."""
+
+
+for _module in GROUPS:
+    importlib.import_module(_module).register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code."""
+    try:
+        result = app(args=argv if argv is not None else sys.argv[1:], prog_name="rewardlab", standalone_mode=False)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return 130
+    except RewardLabError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        return exc.exit_code
+    return int(result) if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Declarative specs and combinators: build one Reward from named components.
+
+    reward = rewardlab.compose.build("spec.toml")     # or TOML text, or a dict
+    print(reward)                                     # the tree the spec built
+"""
+
+from rewardlab.compose.combinators import (
+    Clip,
+    Component,
+    Composite,
+    FormulaCombine,
+    Gate,
+    MaxOf,
+    MinOf,
+    Weighted,
+)
+from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.spec import (
+    ComponentSpec,
+    RewardSpec,
+    SpecFile,
+    build,
+    check,
+    parse_spec,
+    spec_hash_of,
+)
+
+__all__ = [
+    "Clip",
+    "Component",
+    "ComponentSpec",
+    "Composite",
+    "Formula",
+    "FormulaCombine",
+    "FormulaError",
+    "Gate",
+    "MaxOf",
+    "MinOf",
+    "RewardSpec",
+    "SpecFile",
+    "Weighted",
+    "build",
+    "check",
+    "parse_spec",
+    "spec_hash_of",
+]

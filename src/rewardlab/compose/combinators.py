@@ -1,0 +1,421 @@
+"""Combinators: Rewards built from Rewards, which keep every part's result.
+
+    Weighted / Formula / MinOf / MaxOf   combine named `Component`s into one total
+    Gate                                 one reward counts only when another passes
+    Clip                                 bound any reward's score
+
+Semantics, per sample:
+- Components run in dependency order. A component whose `requires` did not all *pass* is not
+  computed at all; its result is `skipped` with reason `gate: ...` and it does not count.
+  A prerequisite passes when it is `ok` and its score reaches its `threshold` (default: the top
+  of its declared range if finite, else > 0).
+- A component `error` follows that component's `on_error` policy, explicitly and visibly:
+  `fail` (default): the total is an error naming the component; `zero`: counts as 0.0 and the
+  total's `info["errors_as_zero"]` lists it; `skip`: does not count, listed in
+  `info["errors_skipped"]`.
+- Components that do not count are left out of a weighted sum, min or max (as TRL does with
+  a reward function that returns None). In a formula a gated-off component is 0.0; a skipped
+  one makes the total `skipped` (a formula cannot be evaluated without it).
+- When nothing counts, the total is `skipped`, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.core import (
+    JSON,
+    UNBOUNDED,
+    BaseReward,
+    ErrorKind,
+    Range,
+    Reward,
+    RewardResult,
+    Sample,
+    Status,
+    content_hash,
+)
+from rewardlab.errors import SpecError, SpecProblem
+
+ErrorPolicy = Literal["zero", "skip", "fail"]
+
+
+class _Role(StrEnum):
+    COUNTED = "counted"
+    GATED = "gated"  # a prerequisite did not pass
+    SKIPPED = "skipped"  # the reward skipped, or errored under on_error="skip"
+
+
+@dataclass(frozen=True)
+class Component:
+    """A named part of a composite reward."""
+
+    name: str
+    reward: Reward
+    weight: float = 1.0
+    requires: tuple[str, ...] = ()
+    on_error: ErrorPolicy = "fail"
+    threshold: float | None = None
+
+    def pass_threshold(self) -> float:
+        if self.threshold is not None:
+            return self.threshold
+        high = self.reward.range[1]
+        return high - 1e-9 if math.isfinite(high) else 1e-12
+
+    def passes(self, result: RewardResult) -> bool:
+        return result.status is Status.OK and result.score is not None and result.score >= self.pass_threshold()
+
+    def describe(self) -> dict[str, JSON]:
+        return {
+            "name": self.name,
+            "weight": self.weight,
+            "requires": list(self.requires),
+            "on_error": self.on_error,
+            "threshold": self.threshold,
+            "reward": self.reward.describe(),
+        }
+
+
+@dataclass
+class _Row:
+    """The per-sample state while combining."""
+
+    results: dict[str, RewardResult] = field(default_factory=dict)
+    roles: dict[str, _Role] = field(default_factory=dict)
+
+
+def requirement_cycles(requires: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """Every cycle in a `name -> requires` graph (unknown names ignored), each as a path."""
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for r in requires.get(name, ()):
+            if r not in requires:
+                continue
+            if state.get(r) == 1:
+                cycles.append([*path[path.index(r) :], r])
+            elif state.get(r) is None:
+                visit(r, [*path, r])
+        state[name] = 2
+
+    for name in requires:
+        if state.get(name) is None:
+            visit(name, [name])
+    return cycles
+
+
+def dependency_order(components: Sequence[Component]) -> list[Component]:
+    """Components sorted so every prerequisite comes first; raises SpecError on bad graphs."""
+    by_name = {c.name: c for c in components}
+    problems = [
+        SpecProblem(f"components.{c.name}.requires", f"unknown component {r!r}")
+        for c in components
+        for r in c.requires
+        if r not in by_name
+    ]
+    problems += [
+        SpecProblem("components", f"requirement cycle: {' -> '.join(cycle)}")
+        for cycle in requirement_cycles({c.name: c.requires for c in components})
+    ]
+    if problems:
+        raise SpecError(problems)
+    order: list[Component] = []
+    done: set[str] = set()
+
+    def visit(c: Component) -> None:
+        if c.name in done:
+            return
+        done.add(c.name)
+        for r in c.requires:
+            visit(by_name[r])
+        order.append(c)
+
+    for c in components:
+        visit(c)
+    return order
+
+
+class Composite(BaseReward):
+    """Runs named components with gates and error policies; subclasses say how to combine."""
+
+    combine: str = "composite"
+
+    def __init__(self, components: Sequence[Component], *, name: str = "composite", clip: tuple[float, float] | None = None):
+        if not components:
+            raise SpecError("a composite reward needs at least one component")
+        names = [c.name for c in components]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise SpecError([SpecProblem("components", f"duplicate component names: {duplicates}")])
+        if clip is not None and clip[0] > clip[1]:
+            raise SpecError([SpecProblem("clip", f"clip low {clip[0]} is above high {clip[1]}")])
+        self.components = tuple(components)
+        self.name = name
+        self.clip = clip
+        self._order = dependency_order(self.components)
+        self.range = clip if clip is not None else self._natural_range()
+        self.spec_hash = content_hash(self.describe())
+
+    # -- what subclasses define --------------------------------------------------------------
+    def _natural_range(self) -> Range:
+        return UNBOUNDED
+
+    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+        raise NotImplementedError
+
+    # -- the protocol ------------------------------------------------------------------------
+    def score(self, sample: Sample) -> RewardResult:
+        return self.score_batch([sample])[0]
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        rows = [_Row() for _ in samples]
+        by_name = {c.name: c for c in self.components}
+        for comp in self._order:
+            active: list[int] = []
+            for i, row in enumerate(rows):
+                blocked = [r for r in comp.requires if not by_name[r].passes(row.results[r])]
+                if blocked:
+                    row.results[comp.name] = RewardResult.skip(f"gate: requires {', '.join(blocked)} to pass")
+                    row.roles[comp.name] = _Role.GATED
+                else:
+                    active.append(i)
+            if active:
+                scored = comp.reward.score_batch([samples[i] for i in active])
+                for i, result in zip(active, scored, strict=True):
+                    rows[i].results[comp.name] = result
+                    rows[i].roles[comp.name] = _Role.COUNTED if result.status is Status.OK else _Role.SKIPPED
+        return [self._finish(row) for row in rows]
+
+    def _finish(self, row: _Row) -> RewardResult:
+        ordered = {c.name: row.results[c.name] for c in self.components}
+        as_zero: list[str] = []
+        skipped_errors: list[str] = []
+        for comp in self.components:
+            result = row.results[comp.name]
+            if result.status is not Status.ERROR:
+                continue
+            if comp.on_error == "fail":
+                message = f"component {comp.name!r} failed: {result.error}"
+                return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info={"failed_component": comp.name})
+            if comp.on_error == "zero":
+                as_zero.append(comp.name)
+                row.roles[comp.name] = _Role.COUNTED
+            else:
+                skipped_errors.append(comp.name)
+        total = self._total(row, as_zero=frozenset(as_zero))
+        info: dict[str, JSON] = dict(total.info)
+        if as_zero:
+            info["errors_as_zero"] = as_zero
+        if skipped_errors:
+            info["errors_skipped"] = skipped_errors
+        if total.status is not Status.OK:
+            return RewardResult(None, total.status, ordered, None, info, total.error)
+        score = total.score if total.score is not None else 0.0
+        if self.clip is not None:
+            score = min(max(score, self.clip[0]), self.clip[1])
+        return RewardResult.ok(score, components=ordered, info=info)
+
+    @staticmethod
+    def _value(row: _Row, name: str, as_zero: frozenset[str]) -> float | None:
+        """A component's value if it counts, else None."""
+        if name in as_zero:
+            return 0.0
+        if row.roles.get(name) is not _Role.COUNTED:
+            return None
+        return row.results[name].score
+
+    # -- description -------------------------------------------------------------------------
+    def describe(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "combine": self.combine,
+            "clip": list(self.clip) if self.clip else None,
+            "components": [c.describe() for c in self.components],
+        }
+        extra = self._describe_extra()
+        out.update(extra)
+        return out
+
+    def _describe_extra(self) -> dict[str, JSON]:
+        return {}
+
+    def __repr__(self) -> str:
+        return "\n".join(self._tree_lines())
+
+    def _tree_lines(self) -> list[str]:
+        head = f"{type(self).__name__}({self.name!r}"
+        head += f", formula={self.formula_text!r}" if isinstance(self, FormulaCombine) else ""
+        head += f", clip={list(self.clip)}" if self.clip else ""
+        lines = [head + ")"]
+        for i, c in enumerate(self.components):
+            last = i == len(self.components) - 1
+            branch, indent = ("└─ ", "   ") if last else ("├─ ", "│  ")
+            label = f"{c.name} ×{c.weight:g}" if isinstance(self, Weighted) else c.name
+            if c.requires:
+                label += f" requires[{', '.join(c.requires)}]"
+            if c.on_error != "fail":
+                label += f" on_error={c.on_error}"
+            child = repr(c.reward).split("\n")
+            lines.append(f"{branch}{label}: {child[0]}")
+            lines.extend(indent + line for line in child[1:])
+        return lines
+
+
+class Weighted(Composite):
+    """Weighted sum of the components that count."""
+
+    combine = "weighted"
+
+    def _natural_range(self) -> Range:
+        lo = hi = 0.0
+        for c in self.components:
+            a, b = c.reward.range[0] * c.weight, c.reward.range[1] * c.weight
+            lo += min(a, b, 0.0) if math.isfinite(min(a, b)) else -math.inf
+            hi += max(a, b, 0.0) if math.isfinite(max(a, b)) else math.inf
+        return (lo, hi)
+
+    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+        total, counted = 0.0, 0
+        for c in self.components:
+            value = self._value(row, c.name, as_zero)
+            if value is not None:
+                total += c.weight * value
+                counted += 1
+        if counted == 0:
+            return RewardResult.skip("no component counted")
+        return RewardResult.ok(total)
+
+
+class _Extremum(Composite):
+    _pick = staticmethod(min)
+
+    def _natural_range(self) -> Range:
+        return (min(c.reward.range[0] for c in self.components), max(c.reward.range[1] for c in self.components))
+
+    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+        values = [v for c in self.components if (v := self._value(row, c.name, as_zero)) is not None]
+        if not values:
+            return RewardResult.skip("no component counted")
+        return RewardResult.ok(self._pick(values))
+
+
+class MinOf(_Extremum):
+    """The lowest score among the components that count (worst case)."""
+
+    combine = "min"
+    _pick = staticmethod(min)
+
+
+class MaxOf(_Extremum):
+    """The highest score among the components that count."""
+
+    combine = "max"
+    _pick = staticmethod(max)
+
+
+class FormulaCombine(Composite):
+    """A formula over component names (see `rewardlab.compose.formula`)."""
+
+    combine = "formula"
+
+    def __init__(
+        self,
+        components: Sequence[Component],
+        formula: str,
+        *,
+        name: str = "composite",
+        clip: tuple[float, float] | None = None,
+        gated_value: float = 0.0,
+    ):
+        self.formula_text = formula
+        self.gated_value = gated_value
+        try:
+            self._formula = Formula(formula, names={c.name for c in components})
+        except FormulaError as exc:
+            raise SpecError([SpecProblem("formula", str(exc))]) from exc
+        super().__init__(components, name=name, clip=clip)
+
+    def _describe_extra(self) -> dict[str, JSON]:
+        return {"formula": self.formula_text, "gated_value": self.gated_value}
+
+    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+        env: dict[str, float] = {}
+        for c in self.components:
+            value = self._value(row, c.name, as_zero)
+            if value is None and row.roles.get(c.name) is _Role.GATED:
+                value = self.gated_value
+            if value is None:
+                if c.name in self._formula.used:
+                    return RewardResult.skip(f"formula needs {c.name!r}, which was skipped")
+                continue
+            env[c.name] = value
+        try:
+            return RewardResult.ok(self._formula(env))
+        except FormulaError as exc:
+            return RewardResult.failure(ErrorKind.FORMULA, str(exc))
+
+
+class Clip(BaseReward):
+    """Bounds another reward's score to `[low, high]` (errors and skips pass through)."""
+
+    def __init__(self, reward: Reward, low: float, high: float):
+        if low > high:
+            raise SpecError([SpecProblem("clip", f"low {low} is above high {high}")])
+        self.inner, self.low, self.high = reward, low, high
+        self.name = reward.name
+        self.range = (low, high)
+        self.params = {"low": low, "high": high}
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return [self._clip(r) for r in self.inner.score_batch(samples)]
+
+    def score(self, sample: Sample) -> RewardResult:
+        return self._clip(self.inner.score(sample))
+
+    def _clip(self, result: RewardResult) -> RewardResult:
+        if result.status is not Status.OK or result.score is None:
+            return result
+        clipped = min(max(result.score, self.low), self.high)
+        return RewardResult.ok(clipped, info={**result.info, "unclipped": result.score}, components=result.components, steps=result.steps)
+
+    def describe(self) -> dict[str, JSON]:
+        return {"clip": [self.low, self.high], "reward": self.inner.describe()}
+
+    def __repr__(self) -> str:
+        return f"Clip[{self.low:g}, {self.high:g}]({self.inner!r})"
+
+
+class Gate(Composite):
+    """`reward` counts only when `requires` passes; otherwise the result is `skipped`.
+
+    `Gate(correct, requires=format_check)` is the Python form of `requires = ["format"]`.
+    """
+
+    combine = "gate"
+
+    def __init__(self, reward: Reward, *, requires: Reward, threshold: float | None = None, on_error: ErrorPolicy = "fail"):
+        components = [
+            Component("condition", requires, weight=0.0, threshold=threshold, on_error=on_error),
+            Component("value", reward, requires=("condition",), on_error=on_error),
+        ]
+        super().__init__(components, name=reward.name)
+        self.range = reward.range
+
+    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+        value = self._value(row, "value", as_zero)
+        if value is None:
+            return RewardResult.skip(row.results["value"].info.get("skip_reason", "gated"))  # type: ignore[arg-type]
+        return RewardResult.ok(value)
+
+
+def combinator_for(combine: str) -> type[Composite]:
+    """The combinator class for a spec's `combine` key."""
+    table: Mapping[str, type[Composite]] = {"weighted": Weighted, "min": MinOf, "max": MaxOf, "formula": FormulaCombine}
+    return table[combine]

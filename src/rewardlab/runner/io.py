@@ -1,0 +1,266 @@
+"""Reading datasets in and writing scored rows out: JSONL, Parquet, `datasets` saved to disk.
+
+Input rows travel to the workers raw (a JSONL line stays a string), so parsing happens in
+parallel and a malformed line becomes an `error/invalid_input` row naming file and line,
+instead of stopping the run. Blank JSONL lines are not rows and are skipped.
+
+Output: one row per input row, in order: the input's own fields, then
+
+    reward              total score (null unless ok)
+    reward_status       ok | error | skipped
+    reward_error_kind   timeout | parse | crash | invalid_input | ...  (null unless error)
+    reward_error        the error message
+    reward/<component>  each component's score (null when it has none)
+    reward_info         what the reward extracted and decided (JSON)
+    source_line         1-based line (JSONL) or row (Parquet) of the input
+    rewardlab_version, spec_hash   the stamps
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.errors import InputError
+
+Format = Literal["jsonl", "parquet", "hf"]
+#: (1-based line or row number, raw JSONL text or an already decoded row)
+RawRow = tuple[int, str | dict[str, Any]]
+
+RESERVED = ("reward", "reward_status", "reward_error_kind", "reward_error", "reward_info", "source_line")
+_MAX_RAW = 1000  # characters of a malformed line kept in the output
+
+
+def detect_format(path: Path) -> Format:
+    """The format of a data path, from its suffix (a directory is a saved `datasets` dataset)."""
+    if path.is_dir():
+        return "hf"
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise InputError(f"cannot tell the format from {suffix!r}; use .jsonl or .parquet", source=str(path))
+
+
+def count_rows(path: Path, fmt: Format | None = None) -> int | None:
+    """Number of rows, cheaply (for progress bars); None when unknown."""
+    fmt = fmt or detect_format(path)
+    if fmt == "jsonl":
+        with path.open("rb") as f:
+            return sum(1 for line in f if line.strip())
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    return None
+
+
+def iter_raw_rows(path: str | Path, fmt: Format | None = None) -> Iterator[RawRow]:
+    """Rows of a data file as `(line, raw)`; JSONL lines are not parsed here."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    fmt = fmt or detect_format(path)
+    if fmt == "jsonl":
+        yield from _iter_jsonl(path)
+    elif fmt == "parquet":
+        yield from _iter_parquet(path)
+    else:
+        yield from _iter_hf(path)
+
+
+def _iter_jsonl(path: Path) -> Iterator[RawRow]:
+    with path.open("r", encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                yield number, line
+
+
+def _iter_parquet(path: Path) -> Iterator[RawRow]:
+    import pyarrow.parquet as pq
+
+    number = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        for row in batch.to_pylist():
+            number += 1
+            yield number, row
+
+
+def _iter_hf(path: Path) -> Iterator[RawRow]:
+    try:
+        from datasets import load_from_disk
+    except ImportError as exc:
+        raise InputError("reading a saved dataset needs `pip install rewardlab[hf]`", source=str(path)) from exc
+    dataset = load_from_disk(str(path))
+    if hasattr(dataset, "keys"):  # a DatasetDict: take the only split, or refuse
+        splits = list(dataset.keys())
+        if len(splits) != 1:
+            raise InputError(f"the dataset has splits {splits}; point at one split's folder", source=str(path))
+        dataset = dataset[splits[0]]
+    for number, row in enumerate(dataset, start=1):
+        yield number, dict(row)
+
+
+def read_samples(path: str | Path, *, fields: Mapping[str, str] | None = None) -> list[Sample]:
+    """Every row of a data file as a `Sample`. Raises InputError on the first bad row."""
+    source = str(path)
+    samples = []
+    for number, raw in iter_raw_rows(path):
+        samples.append(Sample.from_dict(decode_row(raw, source, number), fields=fields, source=source, line=number))
+    return samples
+
+
+def decode_row(raw: str | dict[str, Any], source: str, line: int) -> dict[str, Any]:
+    """A raw row as a dict; raises InputError naming file and line."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        row = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
+    if not isinstance(row, dict):
+        raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
+    return row
+
+
+@dataclass(frozen=True)
+class RowScorer:
+    """The job the workers run: raw row -> output row dict (decode, build Sample, score, flatten)."""
+
+    reward: Reward
+    source: str
+    spec_hash: str
+    version: str
+    fields: Mapping[str, str] | None = None
+    keep_input: bool = True
+
+    def __call__(self, raw_row: RawRow) -> dict[str, Any]:
+        number, raw = raw_row
+        try:
+            row = decode_row(raw, self.source, number)
+            sample = Sample.from_dict(row, fields=self.fields, source=self.source, line=number)
+        except InputError as exc:
+            base: dict[str, Any] = {"raw_line": raw[:_MAX_RAW]} if isinstance(raw, str) else {}
+            return self.flatten(base, number, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc)))
+        return self.flatten(row if self.keep_input else {}, number, self.reward.score(sample))
+
+    def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> dict[str, Any]:
+        """Output row for an item whose worker timed out or died."""
+        number, raw = raw_row
+        try:
+            row = decode_row(raw, self.source, number) if self.keep_input else {}
+        except InputError:
+            row = {}
+        return self.flatten(row, number, RewardResult.failure(kind, f"{self.source}:{number}: {message}"))
+
+    def flatten(self, row: Mapping[str, Any], number: int, result: RewardResult) -> dict[str, Any]:
+        out = dict(row)
+        out["reward"] = result.score
+        out["reward_status"] = result.status.value
+        out["reward_error_kind"] = result.error.kind.value if result.error else None
+        out["reward_error"] = result.error.message if result.error else None
+        for name, part in result.components.items():
+            out[f"reward/{name}"] = part.score
+        out["reward_info"] = component_info(result)
+        out["source_line"] = number
+        out["rewardlab_version"] = self.version
+        out["spec_hash"] = self.spec_hash
+        return out
+
+
+def component_info(result: RewardResult) -> dict[str, JSON]:
+    """`info` of a result with each component's status, error and info nested under its name."""
+    info: dict[str, JSON] = dict(result.info)
+    for name, part in result.components.items():
+        entry: dict[str, JSON] = {"status": part.status.value}
+        if part.error is not None:
+            entry["error"] = part.error.to_dict()
+        if part.info:
+            entry.update(part.info)
+        info[name] = entry
+    return info
+
+
+class RowWriter:
+    """Writes output rows as JSONL or Parquet (chosen by the output's suffix)."""
+
+    def __init__(self, path: str | Path, *, batch_rows: int = 8192):
+        self.path = Path(path)
+        suffix = self.path.suffix.lower()
+        if suffix not in (".jsonl", ".json", ".ndjson", ".parquet", ".pq"):
+            raise InputError("output must end in .jsonl or .parquet", source=str(path))
+        self.parquet = suffix in (".parquet", ".pq")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = None if self.parquet else self.path.open("w", encoding="utf-8")
+        self._buffer: list[dict[str, Any]] = []
+        self._batch_rows = batch_rows
+        self._writer: Any = None
+        self._schema: Any = None
+        self.rows = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.rows += 1
+        if self._file is not None:
+            self._file.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            return
+        self._buffer.append(row)
+        if len(self._buffer) >= self._batch_rows:
+            self._flush_parquet()
+
+    def _flush_parquet(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._buffer:
+            return
+        rows = [{**r, "reward_info": json.dumps(r.get("reward_info"), default=str)} for r in self._buffer]
+        if self._schema is None:
+            columns: dict[str, None] = {}
+            for r in rows:
+                columns.update(dict.fromkeys(r))
+            table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows])
+            self._schema = _settle_null_types(table.schema)
+            table = table.cast(self._schema)
+            self._writer = pq.ParquetWriter(self.path, self._schema)
+        else:
+            names = self._schema.names
+            table = pa.Table.from_pylist([{c: r.get(c) for c in names} for r in rows], schema=self._schema)
+        self._writer.write_table(table)
+        self._buffer.clear()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        else:
+            self._flush_parquet()
+            if self._writer is not None:
+                self._writer.close()
+            elif self.rows == 0:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                pq.write_table(pa.table({"reward": pa.array([], pa.float64())}), self.path)
+
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _settle_null_types(schema: Any) -> Any:
+    """Give columns that were all-null in the first batch a real type (scores are floats)."""
+    import pyarrow as pa
+
+    fields = []
+    for f in schema:
+        if pa.types.is_null(f.type):
+            numeric = f.name == "reward" or f.name.startswith("reward/")
+            f = pa.field(f.name, pa.float64() if numeric else pa.string())
+        fields.append(f)
+    return pa.schema(fields)

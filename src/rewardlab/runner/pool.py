@@ -1,0 +1,380 @@
+"""A pool of worker processes with per-item timeouts that kill, replace and carry on.
+
+Why not `concurrent.futures.ProcessPoolExecutor`: it cannot kill one worker stuck in C code
+(a sympy simplification, a regex, a tokenizer) and breaks the whole pool when one dies. Here
+every worker reports which item it is on and since when (a shared array, no messages), so the
+parent can kill exactly the stuck worker, give that item an `error/timeout`, start a new worker
+and re-queue the rest of its chunk. A worker that dies (segfault, `os._exit`, OOM kill) gives
+its current item `error/crash` the same way. Timeouts never use `signal.alarm` (DESIGN.md).
+
+Items travel in chunks so cheap rewards are not dominated by inter-process messages; the chunk
+size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
+
+Workers are forked (Linux), so any reward object works without pickling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing as mp
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Generic, TypeVar
+
+from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
+from rewardlab.errors import RunnerError
+
+Item = TypeVar("Item")
+Out = TypeVar("Out")
+
+_TARGET_CHUNK_SECONDS = 0.05
+_MAX_CHUNK = 1024
+_POLL_SECONDS = 0.02
+_IDLE = 0.0
+
+
+def default_workers() -> int:
+    """All cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _worker_main(conn: Connection, job: Callable[[Any], Any], on_error: Callable[[Any, ErrorKind, str], Any], progress: Any) -> None:
+    """Runs in the child: score chunks until told to stop. `progress` = [index, started]."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if message is None:
+            return
+        task_id, items = message
+        outs = []
+        for k, item in enumerate(items):
+            progress[0] = k
+            progress[1] = time.monotonic()
+            try:
+                outs.append(job(item))
+            except Exception as exc:  # the job should not raise; never lose the row if it does
+                outs.append(on_error(item, ErrorKind.CRASH, f"{type(exc).__name__}: {exc}"))
+        progress[1] = _IDLE
+        conn.send((task_id, outs))
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Connection
+    progress: Any
+    task: _Task | None = None
+    sent_at: float = 0.0
+    tasks_done: int = 0
+
+
+@dataclass
+class _Task(Generic[Item]):
+    id: int
+    entries: list[tuple[int, Item]]  # (position in the stream, item)
+
+
+@dataclass
+class PoolStats:
+    """What happened to the pool: how many workers were killed or died and why."""
+
+    timeouts: int = 0
+    crashes: int = 0
+    restarts: int = 0
+    chunks: int = 0
+    items: int = 0
+    per_kind: dict[str, int] = field(default_factory=dict)
+
+
+class ProcessPool(Generic[Item, Out]):
+    """Runs `job(item) -> out` over items in worker processes, in order, with timeouts.
+
+    Args:
+        job: the function run in the workers, once per item.
+        on_error: builds the output for an item whose worker timed out or died:
+            `on_error(item, ErrorKind.TIMEOUT | ErrorKind.CRASH, message) -> out`.
+        workers: number of processes (default: all cores). 0 runs in this process, without
+            timeouts (useful for debugging and for tiny batches).
+        timeout: seconds one item may take (wall clock) before its worker is killed.
+        chunk_size: items per message; default adapts to ~50 ms of work per chunk.
+        max_tasks_per_worker: recycle a worker after this many chunks (bounds slow leaks).
+    """
+
+    def __init__(
+        self,
+        job: Callable[[Item], Out],
+        on_error: Callable[[Item, ErrorKind, str], Out],
+        *,
+        workers: int | None = None,
+        timeout: float | None = None,
+        chunk_size: int | None = None,
+        max_tasks_per_worker: int | None = None,
+    ):
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        if workers is not None and workers < 0:
+            raise ValueError(f"workers must be >= 0, got {workers}")
+        self.job, self.on_error = job, on_error
+        self.n_workers = default_workers() if workers is None else workers
+        self.timeout = timeout
+        self.fixed_chunk = chunk_size
+        self.max_tasks_per_worker = max_tasks_per_worker
+        self.stats = PoolStats()
+        self._workers: list[_Worker] = []
+        self._ctx = mp.get_context("fork")
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._seconds_per_item: float | None = None
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def __enter__(self) -> ProcessPool[Item, Out]:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the workers now (otherwise the first `imap` does)."""
+        if self._closed:
+            raise RunnerError("this pool is closed")
+        while len(self._workers) < self.n_workers:
+            self._workers.append(self._spawn())
+
+    def close(self) -> None:
+        """Stop every worker; safe to call twice."""
+        self._closed = True
+        for w in self._workers:
+            with contextlib.suppress(OSError, BrokenPipeError):
+                w.conn.send(None)
+        deadline = time.monotonic() + 1.0
+        for w in self._workers:
+            w.process.join(max(0.0, deadline - time.monotonic()))
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join()
+            w.conn.close()
+        self._workers.clear()
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe()
+        progress = self._ctx.Array("d", [0.0, _IDLE], lock=False)
+        process = self._ctx.Process(target=_worker_main, args=(child, self.job, self.on_error, progress), daemon=True)
+        process.start()
+        child.close()
+        return _Worker(process, parent, progress)
+
+    # -- running -----------------------------------------------------------------------------
+    def map(self, items: Iterable[Item]) -> list[Out]:
+        """All outputs, in input order."""
+        return list(self.imap(items))
+
+    def imap(self, items: Iterable[Item]) -> Iterator[Out]:
+        """Outputs in input order as they become available; reads `items` lazily."""
+        if self.n_workers == 0:
+            yield from self._run_inline(items)
+            return
+        with self._lock:
+            self.start()
+            yield from _Dispatch(self, iter(items)).run()
+
+    def _run_inline(self, items: Iterable[Item]) -> Iterator[Out]:
+        for item in items:
+            try:
+                yield self.job(item)
+            except Exception as exc:
+                yield self.on_error(item, ErrorKind.CRASH, f"{type(exc).__name__}: {exc}")
+
+    def chunk_size(self, remaining_hint: int | None) -> int:
+        if self.fixed_chunk:
+            return self.fixed_chunk
+        if self._seconds_per_item is None:
+            return 4  # first chunks are small: learn the speed before committing
+        size = int(_TARGET_CHUNK_SECONDS / max(self._seconds_per_item, 1e-7))
+        if remaining_hint is not None:  # keep every worker busy at the end of a batch
+            size = min(size, max(1, remaining_hint // self.n_workers))
+        return max(1, min(_MAX_CHUNK, size))
+
+    def observe(self, seconds: float, n: int) -> None:
+        per_item = seconds / max(n, 1)
+        old = self._seconds_per_item
+        self._seconds_per_item = per_item if old is None else 0.7 * old + 0.3 * per_item
+
+    def replace(self, worker: _Worker) -> _Worker:
+        """Kill `worker` and start a new one in its place."""
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join()
+        worker.conn.close()
+        fresh = self._spawn()
+        self._workers[self._workers.index(worker)] = fresh
+        self.stats.restarts += 1
+        return fresh
+
+
+class _Dispatch(Generic[Item, Out]):
+    """One pass over an item stream: feeds workers, watches them, yields in order."""
+
+    def __init__(self, pool: ProcessPool[Item, Out], items: Iterator[Item]):
+        self.pool = pool
+        self.items = items
+        self.exhausted = False
+        self.position = 0  # next stream position to read
+        self.emitted = 0  # next stream position to yield
+        self.queue: deque[list[tuple[int, Item]]] = deque()  # re-queued work first
+        self.done: dict[int, Out] = {}
+        self.limit = pool.n_workers * _MAX_CHUNK * 2  # read-ahead bound (memory)
+        length = getattr(items, "__length_hint__", None)
+        self.total_hint = length() if length else None
+
+    def run(self) -> Iterator[Out]:
+        while True:
+            self._feed()
+            while self.emitted in self.done:
+                yield self.done.pop(self.emitted)
+                self.emitted += 1
+            busy = [w for w in self.pool._workers if w.task is not None]
+            if not busy and self.exhausted and not self.queue:
+                return
+            self._collect(busy)
+
+    def _next_chunk(self) -> list[tuple[int, Item]] | None:
+        if self.queue:
+            return self.queue.popleft()
+        if self.exhausted or self.position - self.emitted > self.limit:
+            return None
+        remaining = self.total_hint - self.position if self.total_hint is not None else None
+        size = self.pool.chunk_size(remaining)
+        chunk = list(zip(range(self.position, self.position + size), itertools.islice(self.items, size), strict=False))
+        self.position += len(chunk)
+        if len(chunk) < size:
+            self.exhausted = True
+        return chunk or None
+
+    def _feed(self) -> None:
+        for w in self.pool._workers:
+            if w.task is not None:
+                continue
+            chunk = self._next_chunk()
+            if chunk is None:
+                return
+            task: _Task[Item] = _Task(next(self.pool._ids), chunk)
+            w.task, w.sent_at = task, time.monotonic()
+            w.progress[0] = 0  # so a death before the first item blames the right one
+            w.conn.send((task.id, [item for _, item in chunk]))
+
+    def _collect(self, busy: list[_Worker]) -> None:
+        by_conn = {w.conn: w for w in busy}
+        by_sentinel = {w.process.sentinel: w for w in busy}
+        ready = wait([*by_conn, *by_sentinel], timeout=_POLL_SECONDS)
+        for obj in ready:
+            w = by_conn.get(obj)  # type: ignore[call-overload]
+            if w is not None and w.task is not None and w.conn.poll():
+                self._receive(w)
+        for obj in ready:
+            w = by_sentinel.get(obj)  # type: ignore[call-overload]
+            if w is not None and w.task is not None and not w.process.is_alive():
+                self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
+        if self.pool.timeout is not None:
+            now = time.monotonic()
+            for w in busy:
+                started = w.progress[1]
+                if w.task is not None and started != _IDLE and now - started > self.pool.timeout:
+                    self._fail(w, ErrorKind.TIMEOUT, f"exceeded the per-sample timeout of {self.pool.timeout:g}s; worker killed")
+
+    def _receive(self, w: _Worker) -> None:
+        try:
+            task_id, outs = w.conn.recv()
+        except (EOFError, OSError):
+            self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
+            return
+        task = w.task
+        if task is None or task_id != task.id:
+            raise RunnerError("worker answered a task it was not given (internal error)")
+        for (pos, _), out in zip(task.entries, outs, strict=True):
+            self.done[pos] = out
+        self.pool.observe(time.monotonic() - w.sent_at, len(task.entries))
+        self.pool.stats.chunks += 1
+        self.pool.stats.items += len(task.entries)
+        w.task = None
+        w.tasks_done += 1
+        limit = self.pool.max_tasks_per_worker
+        if limit is not None and w.tasks_done >= limit:
+            self.pool.replace(w)
+
+    def _fail(self, w: _Worker, kind: ErrorKind, message: str) -> None:
+        """The worker's current item gets `kind`; the rest of its chunk is re-queued."""
+        task = w.task
+        if task is None:
+            return
+        index = min(int(w.progress[0]), len(task.entries) - 1)
+        if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] == 0:
+            index = 0  # died before starting: blame the first item, re-run the others
+        pos, item = task.entries[index]
+        self.done[pos] = self.pool.on_error(item, kind, message)
+        rest = task.entries[:index] + task.entries[index + 1 :]
+        if rest:
+            self.queue.appendleft(rest)
+        if kind is ErrorKind.TIMEOUT:
+            self.pool.stats.timeouts += 1
+        else:
+            self.pool.stats.crashes += 1
+        self.pool.stats.per_kind[kind.value] = self.pool.stats.per_kind.get(kind.value, 0) + 1
+        w.task = None
+        self.pool.replace(w)
+
+
+def _failure_result(item: object, kind: ErrorKind, message: str) -> RewardResult:
+    return RewardResult.failure(kind, message)
+
+
+class WorkerPool:
+    """A long-lived pool that scores `Sample`s with one Reward in worker processes.
+
+        with WorkerPool(reward, workers=4, timeout=10) as pool:
+            results = pool.map(samples)   # one RewardResult per sample, in order
+
+    A sample whose worker hangs past `timeout` gets `error/timeout`; one whose worker dies
+    gets `error/crash`; the worker is replaced and the rest of the batch is scored.
+    `map` may be called from several threads; calls are served one at a time.
+    """
+
+    def __init__(self, reward: Reward, *, workers: int | None = None, timeout: float | None = None, chunk_size: int | None = None):
+        self.reward = reward
+        self._pool: ProcessPool[Sample, RewardResult] = ProcessPool(
+            reward.score, _failure_result, workers=workers, timeout=timeout, chunk_size=chunk_size
+        )
+
+    @property
+    def stats(self) -> PoolStats:
+        return self._pool.stats
+
+    def __enter__(self) -> WorkerPool:
+        self._pool.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def map(self, samples: Iterable[Sample]) -> list[RewardResult]:
+        """One result per sample, in order."""
+        return self._pool.map(samples)
+
+    def imap(self, samples: Iterable[Sample]) -> Iterator[RewardResult]:
+        """Results in order, as they are ready."""
+        return self._pool.imap(samples)
+
+    def close(self) -> None:
+        self._pool.close()

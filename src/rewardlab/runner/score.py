@@ -1,0 +1,148 @@
+"""Scoring samples and files: the functions behind `rewardlab.score` and `rewardlab score`."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab._version import __version__
+from rewardlab.compose import build, spec_hash_of
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.errors import InputError
+from rewardlab.runner.io import RowScorer, RowWriter, count_rows, detect_format, iter_raw_rows
+from rewardlab.runner.pool import ProcessPool, WorkerPool
+from rewardlab.runner.summary import RunSummary
+
+SpecLike = str | Path | dict[str, JSON] | Reward
+
+
+def as_sample(value: Sample | Mapping[str, JSON], index: int) -> Sample | RewardResult:
+    """A Sample from a Sample or dict; an `invalid_input` result naming the index otherwise."""
+    if isinstance(value, Sample):
+        return value
+    try:
+        return Sample.from_dict(value, source="samples", line=index)
+    except InputError as exc:
+        return RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))
+
+
+def score(
+    spec: SpecLike,
+    samples: Iterable[Sample | Mapping[str, JSON]],
+    *,
+    workers: int = 0,
+    timeout: float | None = None,
+) -> list[RewardResult]:
+    """Score samples with a reward spec; one stamped result per sample, in order.
+
+    Args:
+        spec: a path to a TOML spec, TOML text, a dict, or a built Reward.
+        samples: `Sample`s or dicts with the same field names. A malformed dict gets an
+            `error/invalid_input` result; the others are still scored.
+        workers: worker processes; 0 (default) scores in this process. With `timeout` set,
+            at least one worker is used so a hung sample can be killed.
+        timeout: seconds a sample may take before it gets `error/timeout`.
+
+    Example:
+        >>> import rewardlab
+        >>> spec = '''
+        ... [reward]
+        ... name = "exact"
+        ... [[reward.components]]
+        ... name = "exact"
+        ... use = "text.exact"
+        ... '''
+        >>> [r.score for r in rewardlab.score(spec, [{"response": "Paris", "reference": "paris"}])]
+        [1.0]
+    """
+    reward = build(spec)
+    spec_hash = spec_hash_of(reward)
+    prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
+    valid = [s for s in prepared if isinstance(s, Sample)]
+    if timeout is not None and workers == 0:
+        workers = 1
+    if workers == 0:
+        scored = reward.score_batch(valid)
+    else:
+        with WorkerPool(reward, workers=workers, timeout=timeout) as pool:
+            scored = pool.map(valid)
+    results = iter(scored)
+    out = [next(results) if isinstance(s, Sample) else s for s in prepared]
+    return [r.stamped(spec_hash) for r in out]
+
+
+@dataclass
+class ScoreFileOptions:
+    """Options of `score_file` (the CLI flags of `rewardlab score`)."""
+
+    workers: int | None = None  # None: all cores
+    timeout: float | None = 60.0
+    fields: Mapping[str, str] | None = None
+    keep_input: bool = True
+    strict: bool = False
+    chunk_size: int | None = None
+    limit: int | None = None
+
+
+def score_file(
+    spec: SpecLike,
+    input_path: str | Path,
+    output_path: str | Path,
+    options: ScoreFileOptions | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int | None], None] | None = None,
+) -> RunSummary:
+    """Score every row of a data file and write one output row per input row.
+
+    Args:
+        spec: the reward spec (path, TOML text, dict or built Reward).
+        input_path: JSONL, Parquet, or a `datasets` dataset saved to disk.
+        output_path: `.jsonl` or `.parquet`.
+        options: workers, timeout, field mapping, strictness.
+        progress: called with the number of rows just written (for progress bars).
+        on_total: called once with the number of input rows, when it is known.
+
+    Raises:
+        InputError: with `strict`, at the first row that cannot be read.
+    """
+    opts = options or ScoreFileOptions()
+    reward = build(spec)
+    input_path = Path(input_path)
+    fmt = detect_format(input_path)
+    if on_total is not None:
+        total = count_rows(input_path, fmt)
+        on_total(min(total, opts.limit) if total is not None and opts.limit else total)
+    job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input)
+    rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
+    if opts.limit is not None:
+        rows = itertools.islice(rows, opts.limit)
+    summary = RunSummary()
+    started = time.perf_counter()
+    pool: ProcessPool[Any, dict[str, Any]] = ProcessPool(
+        job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size
+    )
+    with pool, RowWriter(output_path) as writer:
+        for row in pool.imap(rows):
+            if opts.strict and row["reward_error_kind"] == ErrorKind.INVALID_INPUT.value:
+                raise InputError(f"{row['reward_error']} (--strict stops at the first bad row)")
+            writer.write(row)
+            summary.add_row(row)
+            if progress is not None and summary.rows % 64 == 0:
+                progress(64)
+    if progress is not None and summary.rows % 64:
+        progress(summary.rows % 64)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def score_rows(reward: Reward, rows: Sequence[Mapping[str, JSON]]) -> list[RewardResult]:
+    """Score dict rows in this process (helper for adapters); bad rows become error results."""
+    prepared = [as_sample(r, i) for i, r in enumerate(rows, start=1)]
+    valid = [s for s in prepared if isinstance(s, Sample)]
+    results = iter(reward.score_batch(valid))
+    return [next(results) if isinstance(s, Sample) else s for s in prepared]

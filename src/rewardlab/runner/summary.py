@@ -1,0 +1,94 @@
+"""The numbers at the end of a run: means per component, errors by kind, skips."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ColumnStats:
+    """Running statistics of one score column (the total or a component)."""
+
+    ok: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    skipped: int = 0
+    total: float = 0.0
+    low: float = math.inf
+    high: float = -math.inf
+
+    def add(self, status: str, score: float | None, error_kind: str | None) -> None:
+        if status == "ok" and score is not None:
+            self.ok += 1
+            self.total += score
+            self.low = min(self.low, score)
+            self.high = max(self.high, score)
+        elif status == "error":
+            self.errors[error_kind or "unknown"] += 1
+        else:
+            self.skipped += 1
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.ok if self.ok else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "errors": dict(self.errors),
+            "skipped": self.skipped,
+            "mean": self.mean,
+            "min": self.low if self.ok else None,
+            "max": self.high if self.ok else None,
+        }
+
+
+@dataclass
+class RunSummary:
+    """What a scoring run did, row by row, aggregated. Every input row is counted once."""
+
+    rows: int = 0
+    total: ColumnStats = field(default_factory=ColumnStats)
+    components: dict[str, ColumnStats] = field(default_factory=dict)
+    errors_as_zero: Counter[str] = field(default_factory=Counter)
+    errors_skipped: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    #: the first few errors, as (source line, kind, message), so the summary can show them
+    error_examples: list[tuple[int, str, str]] = field(default_factory=list)
+    max_examples: int = 5
+
+    def add_row(self, row: dict[str, Any]) -> None:
+        """Count one flattened output row (see `rewardlab.runner.io`)."""
+        self.rows += 1
+        self.total.add(row["reward_status"], row["reward"], row["reward_error_kind"])
+        if row["reward_status"] == "error" and len(self.error_examples) < self.max_examples:
+            self.error_examples.append((row.get("source_line", self.rows), row["reward_error_kind"], row["reward_error"]))
+        info = row.get("reward_info") or {}
+        for key, value in row.items():
+            if not key.startswith("reward/"):
+                continue
+            name = key[len("reward/") :]
+            part = info.get(name) or {}
+            error = part.get("error") or {}
+            stats = self.components.setdefault(name, ColumnStats())
+            stats.add(part.get("status", "ok" if value is not None else "skipped"), value, error.get("kind"))
+        self.errors_as_zero.update(info.get("errors_as_zero") or [])
+        self.errors_skipped.update(info.get("errors_skipped") or [])
+
+    @property
+    def rate(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "seconds": round(self.seconds, 3),
+            "rows_per_second": round(self.rate, 1),
+            "total": self.total.to_dict(),
+            "components": {k: v.to_dict() for k, v in self.components.items()},
+            "errors_as_zero": dict(self.errors_as_zero),
+            "errors_skipped": dict(self.errors_skipped),
+            "error_examples": [{"line": n, "kind": k, "message": m} for n, k, m in self.error_examples],
+        }
