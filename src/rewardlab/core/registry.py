@@ -58,6 +58,7 @@ BUILTINS: dict[str, str] = {
     "shaping.repetition": "rewardlab.verify.shaping_terms:RepetitionPenalty",
     "shaping.length_budget": "rewardlab.verify.shaping_terms:LengthBudget",
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
+    "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
 }
 
 
