@@ -31,6 +31,7 @@ GROUPS = [
     "rewardlab.cli.check",
     "rewardlab.cli.list_rewards",
     "rewardlab.cli.demo",
+    "rewardlab.cli.serve",  # serve + cache (issue 7)
 ]
 
 err_console = Console(stderr=True)

@@ -189,7 +189,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 def _auth(service: RewardService) -> Callable[..., None]:
     bearer = HTTPBearer(auto_error=False, description="set when the server was started with --token")
 
-    def check(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+    def check(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         token = service.settings.token
         if token is None:
             return

@@ -58,8 +58,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS run_rows (
     run_id     TEXT NOT NULL,
     row_index  INTEGER NOT NULL,
-    sample_key TEXT NOT NULL,
-    result     TEXT NOT NULL,
+    payload    TEXT NOT NULL,
     PRIMARY KEY (run_id, row_index)
 ) WITHOUT ROWID;
 """
@@ -290,32 +289,38 @@ class ResultStore:
             rows = self._db.execute("SELECT row_index FROM run_rows WHERE run_id = ?", (run_id,)).fetchall()
         return {int(r[0]) for r in rows}
 
-    def record_rows(self, run_id: str, rows: Iterable[tuple[int, Sample | str, RewardResult]]) -> int:
-        """Record finished rows of a run in one transaction (idempotent per row index)."""
-        values = [
-            (run_id, int(i), s if isinstance(s, str) else sample_key(s), json.dumps(r.to_dict()))
-            for i, s, r in rows
-        ]
+    def record_rows(self, run_id: str, rows: Iterable[tuple[int, Mapping[str, Any]]]) -> int:
+        """Record finished rows (index, output row) of a run in one transaction.
+
+        Idempotent per row index: ``INSERT OR IGNORE`` keeps the first row recorded, so a
+        resumed run can never write a row twice and nothing is double-counted.
+        """
+        values = [(run_id, int(i), json.dumps(payload, ensure_ascii=False, default=str)) for i, payload in rows]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                # OR IGNORE: a row recorded before a crash keeps its first result; a resumed run
-                # never writes it twice, so it cannot be double-counted.
-                self._db.executemany("INSERT OR IGNORE INTO run_rows VALUES (?, ?, ?, ?)", values)
+                self._db.executemany("INSERT OR IGNORE INTO run_rows VALUES (?, ?, ?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
         return len(values)
 
-    def iter_run(self, run_id: str) -> Iterator[tuple[int, RewardResult]]:
-        """Recorded rows of `run_id` in row order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT row_index, result FROM run_rows WHERE run_id = ? ORDER BY row_index", (run_id,)
-            ).fetchall()
-        for index, text in rows:
-            yield int(index), RewardResult.from_dict(json.loads(text))
+    def iter_run(self, run_id: str, *, page: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Recorded rows of `run_id` in row order, read a page at a time."""
+        last = -1
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT row_index, payload FROM run_rows WHERE run_id = ? AND row_index > ? "
+                    "ORDER BY row_index LIMIT ?",
+                    (run_id, last, page),
+                ).fetchall()
+            if not rows:
+                return
+            for index, text in rows:
+                yield int(index), json.loads(text)
+            last = int(rows[-1][0])
 
     def finish_run(self, run_id: str) -> None:
         """Mark `run_id` finished."""

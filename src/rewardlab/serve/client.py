@@ -1,0 +1,268 @@
+"""Python clients of the reward server (httpx), sync and async, with retries.
+
+    with Client("http://127.0.0.1:8000", token="...") as client:
+        results = client.score("math", samples)          # list[RewardResult], in order
+
+Batches larger than `batch_size` are split; every request is retried on connection errors and
+on 429/502/503/504 (honouring ``Retry-After``) with exponential backoff. Scoring is idempotent
+(the server caches by content), so a retry after a lost reply never double-counts. Other 4xx
+replies raise `ServerError` at once with the server's machine-readable ``code``.
+
+`RemoteReward` turns a served reward back into a `Reward`, so anything that takes a Reward (the
+runner, composites, adapters) can use a remote one; a server that cannot be reached gives
+`error/remote` results, never zeros.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from rewardlab.core import JSON, BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.errors import RewardLabError
+
+__all__ = ["AsyncClient", "Client", "RemoteReward", "ServerError"]
+
+_RETRY_STATUS = frozenset({429, 502, 503, 504})
+SampleLike = Sample | Mapping[str, JSON]
+
+
+class ServerError(RewardLabError):
+    """The server refused a request, or could not be reached after every retry.
+
+    Attributes:
+        status: HTTP status (0 when no reply was received).
+        code: the server's error code (``unknown_reward``, ``overloaded``, ...) or ``unreachable``.
+        details: the server's details list.
+    """
+
+    def __init__(self, status: int, code: str, message: str, details: Sequence[Any] = ()):
+        super().__init__(f"reward server: {code} ({status}): {message}" if status else f"reward server: {message}")
+        self.status = status
+        self.code = code
+        self.details = list(details)
+
+
+def _payload(sample: SampleLike) -> dict[str, JSON]:
+    return sample.to_dict() if isinstance(sample, Sample) else dict(sample)
+
+
+def _error_from(response: httpx.Response) -> ServerError:
+    try:
+        body = response.json()["error"]
+        return ServerError(response.status_code, str(body["code"]), str(body["message"]), body.get("details", ()))
+    except Exception:
+        return ServerError(response.status_code, "http_error", response.text[:500])
+
+
+class _Retry:
+    """Which failures to retry and how long to wait (exponential backoff with jitter)."""
+
+    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0):
+        self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
+
+    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+        if response is not None and "retry-after" in response.headers:
+            try:
+                return min(self.max_backoff, float(response.headers["retry-after"]))
+            except ValueError:
+                pass
+        return min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
+
+    def retryable(self, response: httpx.Response) -> bool:
+        return response.status_code in _RETRY_STATUS
+
+
+def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
+    rows = response.json()["results"]
+    if len(rows) != expected:  # the server promises one per sample; never pad or truncate
+        raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
+    return [RewardResult.from_dict(r) for r in rows]
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class Client:
+    """Synchronous client.
+
+    Args:
+        base_url: e.g. ``http://127.0.0.1:8000``.
+        token: bearer token, if the server requires one.
+        timeout: seconds per HTTP request.
+        retries: extra attempts after a retryable failure.
+        backoff: first backoff in seconds (doubles per attempt).
+        batch_size: samples per request.
+        transport: an httpx transport (tests pass ``httpx.ASGITransport``... for the async client).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 600.0,
+        retries: int = 4,
+        backoff: float = 0.5,
+        batch_size: int = 256,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self.batch_size = batch_size
+        self._retry = _Retry(retries, backoff)
+        self._http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request with retries; raises `ServerError` on a non-retryable or final failure."""
+        for attempt in range(self._retry.retries + 1):
+            last = attempt == self._retry.retries
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                if last:
+                    raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
+                time.sleep(self._retry.delay(attempt, None))
+                continue
+            if response.is_success:
+                return response
+            if not self._retry.retryable(response) or last:
+                raise _error_from(response)
+            time.sleep(self._retry.delay(attempt, response))
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
+        """Results for `samples` under the served reward `reward`, in order."""
+        out: list[RewardResult] = []
+        for start in range(0, len(samples), self.batch_size):
+            chunk = samples[start : start + self.batch_size]
+            body = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
+            out.extend(_results(self.request("POST", f"/v1/rewards/{reward}:score", json=body), len(chunk)))
+        return out
+
+    def rewards(self) -> list[dict[str, Any]]:
+        """The served rewards with their spec hashes and schemas."""
+        return list(self.request("GET", "/v1/rewards").json()["rewards"])
+
+    def health(self) -> dict[str, Any]:
+        """``GET /healthz``."""
+        return dict(self.request("GET", "/healthz").json())
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient:
+    """Asynchronous client; `score` sends up to `max_concurrency` batches at once.
+
+    Same arguments as `Client`, plus ``max_concurrency``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 600.0,
+        retries: int = 4,
+        backoff: float = 0.5,
+        batch_size: int = 256,
+        max_concurrency: int = 4,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ):
+        self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
+        self._retry = _Retry(retries, backoff)
+        self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request with retries (see `Client.request`)."""
+        for attempt in range(self._retry.retries + 1):
+            last = attempt == self._retry.retries
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                if last:
+                    raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
+                await asyncio.sleep(self._retry.delay(attempt, None))
+                continue
+            if response.is_success:
+                return response
+            if not self._retry.retryable(response) or last:
+                raise _error_from(response)
+            await asyncio.sleep(self._retry.delay(attempt, response))
+        raise AssertionError("unreachable")
+
+    async def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
+        """Results for `samples`, in order; batches are sent concurrently."""
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(chunk: Sequence[SampleLike]) -> list[RewardResult]:
+            async with gate:
+                body = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
+                return _results(await self.request("POST", f"/v1/rewards/{reward}:score", json=body), len(chunk))
+
+        chunks = [samples[i : i + self.batch_size] for i in range(0, len(samples), self.batch_size)]
+        parts = await asyncio.gather(*(one(c) for c in chunks))
+        return [r for part in parts for r in part]
+
+    async def rewards(self) -> list[dict[str, Any]]:
+        """The served rewards."""
+        return list((await self.request("GET", "/v1/rewards")).json()["rewards"])
+
+    async def health(self) -> dict[str, Any]:
+        """``GET /healthz``."""
+        return dict((await self.request("GET", "/healthz")).json())
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class RemoteReward(BaseReward):
+    """A reward computed by a reward server, usable wherever a `Reward` is.
+
+    Args:
+        url: the server's base URL.
+        reward: the served reward's name.
+        token: bearer token, if needed.
+        client_options: passed to `Client` (timeout, retries, batch_size...).
+    """
+
+    def __init__(self, url: str, reward: str, *, token: str | None = None, **client_options: Any):
+        self.name = f"remote:{reward}"
+        self.params = {"url": url, "reward": reward}
+        self._reward = reward
+        self._client = Client(url, token=token, **client_options)
+
+    def compute(self, sample: Sample) -> RewardResult:
+        return self.score_batch([sample])[0]
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        try:
+            return self._client.score(self._reward, list(samples))
+        except ServerError as exc:
+            return [RewardResult.failure(ErrorKind.REMOTE, str(exc))] * len(samples)
+
+    def describe(self) -> dict[str, JSON]:
+        # The served spec's hash, so results stamped locally trace to the remote reward.
+        info = next((r for r in self._client.rewards() if r["name"] == self._reward), None)
+        return {"use": "remote", "reward": self._reward, "spec_hash": info["spec_hash"] if info else None}
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,65 @@
+"""Start a server from spec files (what ``rewardlab serve`` calls)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rewardlab.core import Reward
+from rewardlab.errors import UsageError
+from rewardlab.serve.cache import ResultStore
+from rewardlab.serve.settings import ServeSettings
+
+__all__ = ["load_rewards", "run_server"]
+
+
+def load_rewards(specs: Sequence[str]) -> dict[str, Reward]:
+    """Build each spec; served under the spec's ``[reward] name`` or an explicit ``NAME=PATH``.
+
+    Raises:
+        SpecError: a spec cannot be built.
+        UsageError: two specs would be served under the same name.
+    """
+    from rewardlab.compose import build
+
+    rewards: dict[str, Reward] = {}
+    for item in specs:
+        name, sep, path = item.partition("=")
+        if not sep or Path(item).exists():
+            name, path = "", item
+        reward = build(Path(path))
+        name = name or reward.name
+        if name in rewards:
+            raise UsageError(f"two specs are named {name!r}; serve one as OTHER={path}")
+        rewards[name] = reward
+    return rewards
+
+
+def run_server(
+    specs: Sequence[str],
+    settings: ServeSettings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    cache_path: str | Path | None = None,
+    cache_max_rows: int = 1_000_000,
+    ray_address: str | None = None,
+    log_level: str = "info",
+) -> None:
+    """Build the rewards and the cache, then run uvicorn until interrupted."""
+    import uvicorn
+
+    from rewardlab.serve.app import create_app
+
+    rewards = load_rewards(specs)
+    if settings.backend == "ray":
+        from rewardlab.serve.ray_backend import ensure_ray
+
+        ensure_ray(ray_address)
+    cache = ResultStore(cache_path, max_rows=cache_max_rows) if cache_path is not None else None
+    app = create_app(rewards, cache, settings)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        if cache is not None:
+            cache.close()

@@ -1,0 +1,181 @@
+"""Resumable batch runs: the logic behind ``rewardlab score --resume / --remote / --backend ray``.
+
+A run reads the input file, scores the rows that the run store does not have yet in chunks,
+and records each chunk's output rows in one SQLite transaction. If the process (or the reward
+server it talks to) is killed, the rows of committed chunks are kept; the next call with the
+same run id skips them. The output file is written only at the end, from the store, in input
+order — so every input row appears exactly once, however many times the run was interrupted.
+
+Output rows have the same columns as `rewardlab.runner.score_file` (`RowScorer.flatten`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab._version import __version__
+from rewardlab.core import ErrorKind, RewardResult, Sample, content_hash
+from rewardlab.errors import InputError
+from rewardlab.runner.io import RawRow, RowScorer, RowWriter, decode_row, iter_raw_rows
+from rewardlab.runner.summary import RunSummary
+from rewardlab.serve.cache import ResultStore
+from rewardlab.serve.executors import Executor
+
+__all__ = ["RemoteExecutor", "RunOptions", "input_fingerprint", "run_id_for", "score_file_resumable"]
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Options of `score_file_resumable` (a subset of `ScoreFileOptions`, plus the chunk)."""
+
+    fields: Mapping[str, str] | None = None
+    keep_input: bool = True
+    strict: bool = False
+    limit: int | None = None
+    # One chunk is one transaction and, remotely, one request: 256 rows keep a request well
+    # under the server's body limit and lose at most 256 rows of work to a crash.
+    chunk_size: int = 256
+
+
+class RemoteExecutor:
+    """An `Executor` that sends batches to a reward server (`Client.score`)."""
+
+    def __init__(self, url: str, reward: str, *, token: str | None = None, **client_options: Any):
+        from rewardlab.serve.client import Client
+
+        self.reward = reward
+        self.client = Client(url, token=token, **client_options)
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return self.client.score(self.reward, list(samples))
+
+    def spec_hash(self) -> str:
+        """The served reward's spec hash (what its results are stamped with)."""
+        from rewardlab.serve.client import ServerError
+
+        for info in self.client.rewards():
+            if info["name"] == self.reward:
+                return str(info["spec_hash"])
+        raise ServerError(404, "unknown_reward", f"the server does not serve {self.reward!r}")
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def input_fingerprint(path: Path) -> str:
+    """Path, size and modification time: a resumed run must read the same file."""
+    resolved = path.resolve()
+    if resolved.is_dir():
+        stats = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(resolved.iterdir()) if p.is_file()]
+        return f"{resolved}#{content_hash(stats, size=8)}"
+    stat = resolved.stat()
+    return f"{resolved}#{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def run_id_for(spec_hash: str, input_path: Path, output_path: Path, limit: int | None = None) -> str:
+    """The default run id: the same spec, input, output and limit resume the same run."""
+    return content_hash([spec_hash, input_fingerprint(input_path), str(output_path.resolve()), limit], size=8)
+
+
+def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
+    while chunk := list(itertools.islice(rows, size)):
+        yield chunk
+
+
+def _score_chunk(chunk: Sequence[RawRow], executor: Executor, flat: RowScorer, source: str) -> list[tuple[int, dict[str, Any]]]:
+    """Output rows for a chunk: bad rows become `invalid_input` rows, the rest one batch."""
+    decoded: list[tuple[int, dict[str, Any], Sample | RewardResult]] = []
+    for number, raw in chunk:
+        try:
+            row = decode_row(raw, source, number)
+            decoded.append((number, row, Sample.from_dict(row, fields=flat.fields, source=source, line=number)))
+        except InputError as exc:
+            base = {"raw_line": raw[:1000]} if isinstance(raw, str) else {}
+            decoded.append((number, base, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))))
+    valid = [s for _, _, s in decoded if isinstance(s, Sample)]
+    scored = iter(executor.map(valid) if valid else [])
+    out = []
+    for number, row, item in decoded:
+        result = next(scored) if isinstance(item, Sample) else item
+        out.append((number, flat.flatten(row if flat.keep_input else {}, number, result)))
+    return out
+
+
+def score_file_resumable(
+    executor: Executor,
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    store: ResultStore,
+    spec_hash: str,
+    options: RunOptions | None = None,
+    run_id: str | None = None,
+    progress: Progress | None = None,
+) -> tuple[RunSummary, str]:
+    """Score a data file through `executor`, recording rows in `store` so the run can resume.
+
+    Args:
+        executor: computes batches (local pool, Ray, or `RemoteExecutor`).
+        input_path: JSONL, Parquet or a saved `datasets` folder.
+        output_path: ``.jsonl`` or ``.parquet``; written when every row is recorded.
+        store: the run store.
+        spec_hash: stamped on every row, and part of the default run id.
+        options: fields, keep_input, strict, limit, chunk size.
+        run_id: the run to start or resume (default: `run_id_for` spec, input, output).
+        progress: called with the number of rows just recorded.
+
+    Returns:
+        The run summary (over every row, resumed ones included) and the run id.
+
+    Raises:
+        InputError: the run id belongs to another spec or input; with `strict`, a bad row.
+        ServerError: (remote) the server could not be reached after every retry; rows done so
+            far stay recorded, call again to resume.
+    """
+    opts = options or RunOptions()
+    input_path, output_path = Path(input_path), Path(output_path)
+    source = str(input_path)
+    run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit)
+    store.start_run(run_id, spec_hash=spec_hash, source=input_fingerprint(input_path))
+    done = store.done_rows(run_id)
+    if progress is not None and done:
+        progress(len(done))
+    flat = RowScorer(None, source, spec_hash, __version__, opts.fields, opts.keep_input)  # type: ignore[arg-type]
+    rows: Iterable[RawRow] = iter_raw_rows(input_path)
+    if opts.limit is not None:
+        rows = itertools.islice(rows, opts.limit)
+    started = time.perf_counter()
+    pending = (r for r in rows if r[0] not in done)
+    for chunk in _chunks(pending, opts.chunk_size):
+        out = _score_chunk(chunk, executor, flat, source)
+        if opts.strict:
+            bad = next((row for _, row in out if row["reward_error_kind"] == ErrorKind.INVALID_INPUT.value), None)
+            if bad is not None:
+                raise InputError(f"{bad['reward_error']} (--strict stops at the first bad row)")
+        store.record_rows(run_id, out)
+        if progress is not None:
+            progress(len(out))
+    summary = _write_output(store, run_id, output_path)
+    summary.seconds = time.perf_counter() - started
+    store.finish_run(run_id)
+    return summary, run_id
+
+
+def _write_output(store: ResultStore, run_id: str, output_path: Path) -> RunSummary:
+    """Write the run's rows in order to a temporary file, then rename it into place."""
+    summary = RunSummary()
+    tmp = output_path.with_name(f".{output_path.stem}.{os.getpid()}.partial{output_path.suffix}")
+    with RowWriter(tmp) as writer:
+        for _, row in store.iter_run(run_id):
+            writer.write(row)
+            summary.add_row(row)
+    os.replace(tmp, output_path)  # atomic: readers see the old file or the whole new one
+    return summary
