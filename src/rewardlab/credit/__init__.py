@@ -1,0 +1,43 @@
+"""Advantages and credit assignment: from rewards to what the policy gradient multiplies.
+
+Framework-agnostic: numpy in, numpy out; torch tensors are accepted at the edge and returned as
+torch tensors (torch is never imported unless one arrives). Float64 inside, explicit epsilons.
+Every estimator is a small pure function citing its paper and equation. See docs/credit.md.
+"""
+
+from rewardlab.credit.grouping import Packed, by_size, from_results, pack
+from rewardlab.credit.outcome import a_hpo, dr_grpo, gdpo, grpo, hpo, reinforce_pp, rloo
+from rewardlab.credit.steps import gae, process_advantages, segment_advantages, steps_to_tokens
+from rewardlab.credit.tokens import (
+    aggregate_tokens,
+    length_weights,
+    redistribute,
+    redistribute_deltas,
+    to_tokens,
+)
+from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
+
+__all__ = [
+    "Packed",
+    "a_hpo",
+    "aggregate_tokens",
+    "by_size",
+    "dr_grpo",
+    "from_results",
+    "gae",
+    "gdpo",
+    "grpo",
+    "hpo",
+    "length_weights",
+    "pack",
+    "process_advantages",
+    "redistribute",
+    "redistribute_deltas",
+    "reinforce_pp",
+    "rloo",
+    "segment_advantages",
+    "steps_to_tokens",
+    "to_tokens",
+    "tree_advantages",
+    "tree_advantages_batch",
+]

@@ -1,0 +1,129 @@
+"""Prefix-tree credit: values over a group's responses, advantages relative to fork points.
+
+The responses sampled for one prompt often share prefixes (always with tree-structured
+sampling, often with small vocabularies or low temperature). Put them in a prefix tree (trie):
+each node is a prefix, and its value V(n) is the mean reward of the responses that pass through
+it. A token's advantage is
+
+    A(token) = V(node after the token) − V(nearest fork above it)
+
+where a *fork* is the root or a node at which responses diverge (more than one child, or a
+response that ends there). Inside a chain without forks V is constant, so every token of a
+chain gets the same credit: the change of expected reward caused by the branch it belongs to.
+Along a response the credits of its chains telescope to `r_i − mean(r)`, and when responses
+share no prefix every token gets `r_i − mean(r)`: exactly Dr.GRPO's advantage, and GRPO's with
+`scale_std=True`. This follows the local tree advantage V(s_n) − V(parent) of TreeRL (Hou et al.
+2025, "TreeRL: LLM Reinforcement Learning with On-Policy Tree Search", arXiv:2506.11902), with
+parents taken at fork points so the no-sharing case reduces to GRPO.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rewardlab.errors import ArrayError
+from rewardlab.shape._arrays import EPS, check_finite, like, prefix_mask, to_mask, to_numpy
+
+__all__ = ["tree_advantages", "tree_advantages_batch"]
+
+
+def tree_advantages(
+    responses: Sequence[Sequence[int]],
+    rewards: Sequence[float] | Any,
+    *,
+    scale_std: bool = False,
+    eps: float = EPS,
+    ddof: int = 1,
+) -> list[np.ndarray]:
+    """Fork-relative token advantages for one group (see the module docstring).
+
+    Args:
+        responses: token ids of each response of the group (any hashable tokens).
+        rewards: one reward per response.
+        scale_std: divide by the group's reward std (+eps), as GRPO does.
+        eps, ddof: as in `rewardlab.credit.grpo`.
+
+    Returns:
+        one float64 array per response, its tokens' advantages. A group of one response, or
+        with all rewards equal, gives zeros.
+    """
+    r = to_numpy(rewards, "rewards", ndim=1)
+    if len(responses) != r.shape[0]:
+        raise ArrayError("rewards", f"need one reward per response ({len(responses)}), got {r.shape[0]}")
+    check_finite(r, "rewards")
+    if r.shape[0] < 2 or r.max() == r.min():
+        return [np.zeros(len(seq)) for seq in responses]
+    node_of: dict[tuple[int, Any], int] = {}
+    parent = [-1]  # node 0 is the root (empty prefix)
+    total = [float(r.sum())]
+    count = [r.shape[0]]
+    children = [0]
+    ends_here = [0]
+    paths: list[list[int]] = []
+    for i, seq in enumerate(responses):
+        node, path = 0, []
+        for tok in seq:
+            key = (node, tok)
+            child = node_of.get(key)
+            if child is None:
+                child = node_of[key] = len(parent)
+                parent.append(node)
+                total.append(0.0)
+                count.append(0)
+                children.append(0)
+                ends_here.append(0)
+                children[node] += 1
+            total[child] += float(r[i])
+            count[child] += 1
+            node = child
+            path.append(child)
+        ends_here[node] += 1
+        paths.append(path)
+    value = np.asarray(total) / np.asarray(count)
+    is_fork = (np.asarray(children) + np.asarray(ends_here)) > 1
+    is_fork[0] = True
+    # Nodes are created after their parent, so one forward pass resolves each node's fork.
+    fork_value = np.zeros(len(parent))
+    for n in range(1, len(parent)):
+        p = parent[n]
+        fork_value[n] = value[p] if is_fork[p] else fork_value[p]
+    scale = 1.0
+    if scale_std:
+        scale = 1.0 / (float(np.std(r, ddof=ddof)) + eps)
+    return [(value[path] - fork_value[path]) * scale for path in (np.asarray(p, dtype=np.int64) for p in paths)]
+
+
+def tree_advantages_batch(
+    token_ids: Any,
+    token_mask: Any,
+    rewards: Any,
+    *,
+    scale_std: bool = False,
+    eps: float = EPS,
+    ddof: int = 1,
+) -> Any:
+    """`tree_advantages` for padded arrays: `(groups, samples, tokens)` ids → same-shape advantages.
+
+    Args:
+        token_ids: `(groups, samples, tokens)` integer token ids.
+        token_mask: same shape, a prefix per response (right padding).
+        rewards: `(groups, samples)`.
+    """
+    ids = np.asarray(token_ids.detach().cpu().numpy() if hasattr(token_ids, "detach") else token_ids)
+    if ids.ndim != 3:
+        raise ArrayError("token_ids", f"must be (groups, samples, tokens), got shape {ids.shape}")
+    mask = to_mask(token_mask, "token_mask", ids.shape)
+    prefix_mask(mask, "token_mask")
+    r = to_numpy(rewards, "rewards", ndim=2)
+    if r.shape != ids.shape[:2]:
+        raise ArrayError("rewards", f"must have shape {ids.shape[:2]}, got {r.shape}")
+    out = np.zeros(ids.shape, dtype=np.float64)
+    lengths = mask.sum(axis=2)
+    for g in range(ids.shape[0]):  # groups are independent; the trie walk is per token
+        seqs = [ids[g, s, : lengths[g, s]].tolist() for s in range(ids.shape[1])]
+        for s, adv in enumerate(tree_advantages(seqs, r[g], scale_std=scale_std, eps=eps, ddof=ddof)):
+            out[g, s, : adv.shape[0]] = adv
+    return like(out, rewards, token_mask)
