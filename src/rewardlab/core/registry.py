@@ -59,6 +59,7 @@ BUILTINS: dict[str, str] = {
     "shaping.length_budget": "rewardlab.verify.shaping_terms:LengthBudget",
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
+    "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # issue 3
 }
 
 
@@ -138,7 +139,7 @@ class Registry:
         Raises:
             SpecError: unknown name, unknown parameter (with a suggestion), wrong type.
         """
-        factory = self.factory(name, location=location)
+        factory = self.factory(name, location=f"{location}.use" if location else "")
         params = dict(params or {})
         problems = check_params(factory, params, location=location)
         if problems:
@@ -159,7 +160,7 @@ class Registry:
         target = factory.fn if isinstance(factory, FunctionReward) else factory
         doc = inspect.getdoc(target) or ""
         range_ = getattr(factory, "range", None)
-        origin = self._lazy.get(name) or getattr(target, "__module__", "?")
+        origin = self._lazy.get(name) or str(getattr(target, "__module__", "?"))
         return RewardInfo(name, doc.split("\n\n")[0].replace("\n", " "), range_, tuple(param_infos(factory)), origin)
 
     # -- entry points ------------------------------------------------------------------------
@@ -225,8 +226,8 @@ def check_params(factory: Any, params: Mapping[str, JSON], *, location: str = ""
             if open_kwargs:
                 continue
             close = difflib.get_close_matches(key, list(by_name), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {sorted(by_name) or 'none'}"
-            problems.append(SpecProblem(f"{where}.{key}", f"unknown parameter{hint}"))
+            advice = f"; did you mean {close[0]!r}?" if close else f"; known: {sorted(by_name) or 'none'}"
+            problems.append(SpecProblem(f"{where}.{key}", f"unknown parameter{advice}"))
             continue
         hint = hints.get(key)
         if hint is None:

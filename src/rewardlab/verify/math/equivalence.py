@@ -1,0 +1,311 @@
+"""`check(reference, candidate)`: is the candidate answer equal to the reference answer?
+
+The arguments are not interchangeable: the reference fixes the precision a decimal must have,
+whether a letter is a multiple-choice option, and an unparseable *reference* is `undecided`
+(a broken gold answer must not mark every response wrong), while an unparseable *candidate*
+is simply not equivalent.
+
+Order of decision, cheapest first (most answers never reach sympy):
+1. clean both strings (normalize.py) and compare them as text: equal LaTeX is equal;
+2. hedged candidates (`1 or 2`), multiple-choice letters, text answers (`\\text{Monday}`);
+3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
+4. structures at the string level: tuples, intervals, sets, unions, matrices; each entry
+   recursively through this same list;
+5. screening of hostile input (screen.py), then sympy in a killable worker (worker.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from fractions import Fraction
+from functools import lru_cache
+
+from rewardlab.verify.math.extract import choice_letter
+from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
+from rewardlab.verify.math.normalize import (
+    clean,
+    comparison_key,
+    split_top_level,
+    text_answer,
+    unwrap_text,
+)
+from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.screen import screen
+from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
+
+__all__ = ["Outcome", "Verdict", "check"]
+
+
+class Outcome(StrEnum):
+    """The three possible verdicts."""
+
+    EQUIVALENT = "equivalent"
+    NOT_EQUIVALENT = "not_equivalent"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The result of `check`.
+
+    Attributes:
+        outcome: equivalent, not equivalent, or undecided.
+        reason: why, in words (shown in `RewardResult.info`).
+        method: which step decided (`string`, `number`, `choice`, `text`, `structure`,
+            `sympy`, `screen`, `timeout`, ...).
+        reference: the reference after normalisation.
+        candidate: the candidate after normalisation.
+        error_kind: for undecided verdicts, the `rewardlab.core.ErrorKind` value it maps to
+            (`parse`, `timeout`, `unsupported`, `crash`).
+    """
+
+    outcome: Outcome
+    reason: str
+    method: str
+    reference: str = ""
+    candidate: str = ""
+    error_kind: str | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        """True only for `Outcome.EQUIVALENT` (undecided is not equivalent, nor wrong)."""
+        return self.outcome is Outcome.EQUIVALENT
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome is not Outcome.UNDECIDED
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Verdict is three-valued: use .equivalent, .decided or .outcome")
+
+
+def _eq(method: str, reason: str, r: str, c: str) -> Verdict:
+    return Verdict(Outcome.EQUIVALENT, reason, method, r, c)
+
+
+def _ne(method: str, reason: str, r: str, c: str) -> Verdict:
+    return Verdict(Outcome.NOT_EQUIVALENT, reason, method, r, c)
+
+
+def _undecided(kind: str, method: str, reason: str, r: str, c: str) -> Verdict:
+    return Verdict(Outcome.UNDECIDED, reason, method, r, c, kind)
+
+
+class _Uncached(Exception):
+    """Carries a verdict that must not be cached (timeouts and crashes may be transient)."""
+
+    def __init__(self, verdict: Verdict):
+        self.verdict = verdict
+
+
+def check(
+    reference: str,
+    candidate: str,
+    options: CheckOptions | None = None,
+    *,
+    pool: SympyPool | None = None,
+    **overrides: object,
+) -> Verdict:
+    """Whether `candidate` is the same answer as `reference`.
+
+    Args:
+        reference: the gold answer (LaTeX or plain text, without `\\boxed{}`).
+        candidate: the extracted answer to judge (see `extract_answer`).
+        options: a `CheckOptions`; keyword `overrides` build one (`timeout=2.0`).
+        pool: sympy workers to use (default: the process-wide pool).
+
+    Returns:
+        A three-valued `Verdict`. Undecided verdicts carry `error_kind`.
+
+    Example:
+        >>> check("\\\\frac{1}{2}", "0.5").equivalent
+        True
+        >>> check("0.0000001", "0.0000002").equivalent
+        False
+    """
+    opts = options or CheckOptions()
+    if overrides:
+        opts = CheckOptions(**{**opts.__dict__, **overrides})  # type: ignore[arg-type]
+    if not isinstance(reference, str) or not isinstance(candidate, str):
+        raise TypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
+    if pool is not None:
+        try:
+            return _decide(reference, candidate, opts, pool)
+        except _Uncached as exc:
+            return exc.verdict
+    try:
+        return _cached(reference, candidate, opts)
+    except _Uncached as exc:
+        return exc.verdict
+
+
+@lru_cache(maxsize=1 << 16)
+def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
+    # RL groups repeat the same answer many times; a cached verdict costs a dict lookup.
+    return _decide(reference, candidate, opts, None)
+
+
+_HEDGE_RE = re.compile(r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor")
+
+
+def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+    if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
+        side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
+        return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters", "", "")
+    r, c = clean(reference, opts), clean(candidate, opts)
+    if not r:
+        return _undecided("parse", "empty", "reference is empty", r, c)
+    if not c:
+        return _ne("empty", "candidate is empty", r, c)
+    return _decide_clean(r, c, opts, pool)
+
+
+def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+    rk, ck = comparison_key(r), comparison_key(c)
+    if rk == ck:
+        return _eq("string", "same answer after normalisation", r, c)
+    if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
+        return _ne("hedge", "candidate hedges between answers ('... or ...')", r, c)
+    letter = choice_letter(unwrap_text(rk))
+    if letter is not None:
+        got = choice_letter(unwrap_text(ck))
+        if got == letter:
+            return _eq("choice", f"both choose option {letter}", r, c)
+        return _ne("choice", f"reference is option {letter}, candidate is {got or c!r}", r, c)
+    words = text_answer(r)
+    if words is not None:
+        got_words = text_answer(c)
+        if got_words == words:
+            return _eq("text", "same words", r, c)
+        if got_words is not None or parse_number(ck) is not None:
+            return _ne("text", "different text answers", r, c)
+    rn, cn = parse_number(rk), parse_number(ck)
+    if rn is not None and cn is not None:
+        if numbers_equal(rn, cn, opts):
+            return _eq("number", "equal numbers", r, c)
+        return _ne("number", "different numbers", r, c)
+    structured = _structure_verdict(r, c, opts, pool)
+    if structured is not None:
+        return structured
+    return _symbolic(r, c, rn, cn, opts, pool)
+
+
+# -- structures: tuples, intervals, sets, unions, matrices ---------------------------------------
+_MATRIX_RE = re.compile(r"^\\begin\{([pbvB]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+
+
+def _shape(s: str) -> tuple[str, list[str]] | None:
+    """(kind, items) for a structured answer, or None for a single value.
+
+    Kinds: `set` (`\\{...\\}` or a bare comma list: order does not matter), `union`, `matrix`
+    (items are rows joined by `&`), and bracket pairs like `()`, `[)`, `(]` (ordered).
+    """
+    m = _MATRIX_RE.match(s)
+    if m:
+        rows = [row.strip() for row in m.group(2).split("\\\\") if row.strip()]
+        return "matrix", rows
+    if "\\cup" in s:
+        parts = [p.strip() for p in s.split("\\cup")]
+        if len(parts) > 1 and all(parts):
+            return "union", parts
+    if s.startswith("\\{") and s.endswith("\\}"):
+        return "set", split_top_level(s[2:-2])
+    if len(s) >= 2 and s[0] in "([" and s[-1] in ")]":
+        inner = split_top_level(s[1:-1])
+        if len(inner) > 1 and split_top_level(s) == [s] and _balanced(s[1:-1]):
+            return s[0] + s[-1], inner
+        return None
+    items = split_top_level(s)
+    return ("set", items) if len(items) > 1 else None
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _structure_verdict(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict | None:
+    rs, cs = _shape(r), _shape(c)
+    if rs is None and cs is None:
+        return None
+    if rs is None or cs is None:
+        return _ne("structure", "one answer is a single value, the other a collection", r, c)
+    (rkind, ritems), (ckind, citems) = rs, cs
+    if rkind != ckind:
+        if {rkind, ckind} <= {"set", "()"} and rkind == "set" and not r.startswith("\\{"):
+            ckind = rkind  # a bare list `1, 2` is accepted for a tuple-looking `(1, 2)`
+        else:
+            return _ne("structure", f"different kinds of collection ({rkind} vs {ckind})", r, c)
+    if len(ritems) != len(citems):
+        return _ne("structure", f"{len(ritems)} entries vs {len(citems)}", r, c)
+    if rkind == "matrix":
+        ritems = [cell for row in ritems for cell in split_top_level(row, "&")]
+        citems = [cell for row in citems for cell in split_top_level(row, "&")]
+        if len(ritems) != len(citems):
+            return _ne("structure", "matrix shapes differ", r, c)
+    ordered = rkind not in ("set", "union")
+    return _match_items(ritems, citems, ordered, opts, pool, r, c)
+
+
+def _match_items(
+    ritems: list[str], citems: list[str], ordered: bool, opts: CheckOptions, pool: SympyPool | None, r: str, c: str
+) -> Verdict:
+    undecided: Verdict | None = None
+    left = list(citems)
+    for i, ref_item in enumerate(ritems):
+        candidates = [left[i]] if ordered else left
+        found = False
+        for j, cand_item in enumerate(candidates):
+            v = _decide_clean(ref_item, cand_item, opts, pool) if ref_item and cand_item else _ne("empty", "", "", "")
+            if v.equivalent:
+                found = True
+                if not ordered:
+                    left.pop(j)
+                break
+            if not v.decided:
+                undecided = v
+        if not found:
+            if undecided is not None:
+                return _undecided(undecided.error_kind or "unsupported", "structure", f"entry {i + 1}: {undecided.reason}", r, c)
+            return _ne("structure", f"entry {i + 1} ({ref_item}) has no equal counterpart", r, c)
+    return _eq("structure", "every entry equal", r, c)
+
+
+# -- sympy --------------------------------------------------------------------------------------
+def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+    problem = screen(r, max_chars=opts.max_chars)
+    if problem:
+        return _undecided("unsupported", "screen", f"reference refused before sympy: {problem}", r, c)
+    problem = screen(c, max_chars=opts.max_chars)
+    if problem:
+        return _undecided("unsupported", "screen", f"candidate refused before sympy: {problem}", r, c)
+    if not opts.allow_symbolic:
+        return _undecided("unsupported", "fastpath", "needs sympy and allow_symbolic is False", r, c)
+    radians = opts.degrees == "radians"
+    workers = pool or default_pool()
+    try:
+        # A decimal on one side is a rounding (or not) of the other's exact value: compare
+        # with the significant-figure rule rather than sympy's exact equality.
+        if (rn is not None and rn.place is not None) or (cn is not None and cn.place is not None):
+            other = c if rn is not None else r
+            value = workers.call("numeric", (other, radians), timeout=opts.timeout)
+            if value is not None:
+                exact = Num(Fraction(value))
+                same = numbers_equal(rn, exact, opts) if rn is not None else numbers_equal(exact, cn, opts)  # type: ignore[arg-type]
+                return (_eq if same else _ne)("number", f"decimal vs value {value[:20]}", r, c)
+        outcome, reason, _ref_sympy, _cand_sympy = workers.call("compare", (r, c, opts.rel_tol, opts.equations, radians), timeout=opts.timeout)
+    except TimeoutError:
+        raise _Uncached(_undecided("timeout", "timeout", f"sympy took longer than {opts.timeout}s (worker killed)", r, c)) from None
+    except WorkerCrashed as exc:
+        raise _Uncached(_undecided("crash", "crash", f"sympy worker died: {exc}", r, c)) from None
+    except RuntimeError as exc:
+        return _undecided("unsupported", "sympy", f"sympy failed: {exc}", r, c)
+    kind = "parse" if reason.startswith("reference could not be parsed") else "unsupported"
+    return Verdict(Outcome(outcome), reason, "sympy", r, c, kind if outcome == "undecided" else None)

@@ -1,0 +1,111 @@
+"""`math.answer`: 1.0 when the response's final answer equals the reference, else 0.0.
+
+A response without a findable answer scores 0.0 (a formatting failure is a wrong answer); a
+verdict that cannot be reached (reference unparseable, sympy timeout, refused input) is an
+`error` result with its `ErrorKind`, never a 0.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rewardlab.core import JSON, BaseReward, RewardResult, Sample
+from rewardlab.verify._common import references
+from rewardlab.verify.math.equivalence import Outcome, Verdict, check
+from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, find_boxed
+from rewardlab.verify.math.options import CheckOptions
+
+__all__ = ["MathAnswer"]
+
+
+class MathAnswer(BaseReward):
+    """Final-answer correctness for maths: extract the answer, then compare it with the reference.
+
+    The reference is a gold answer string (or a list of acceptable ones). With
+    `reference_mode="auto"` a reference containing `\\boxed{}` (a full worked solution) is
+    reduced to its boxed answer first. `info` holds the extracted and normalised answers, the
+    verdict, the step that decided it and why.
+    """
+
+    name = "math.answer"
+    range = (0.0, 1.0)
+
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        priority: list[str] | None = None,
+        boxed: Literal["last", "first"] = "last",
+        reference_key: str | None = None,
+        reference_mode: Literal["auto", "answer", "solution"] = "auto",
+        timeout: float = 5.0,
+        min_sig_figs: int = 3,
+        strip_units: bool = True,
+        degrees: Literal["strip", "radians"] = "strip",
+        percent: Literal["either", "strip", "fraction"] = "either",
+        equations: bool = True,
+    ):
+        self.extract_options = ExtractOptions(priority=tuple(priority or SOURCES), strict=strict, boxed=boxed)
+        self.check_options = CheckOptions(
+            timeout=timeout,
+            min_sig_figs=min_sig_figs,
+            strip_units=strip_units,
+            degrees=degrees,
+            percent=percent,
+            equations=equations,
+        )
+        self._reference_key = reference_key
+        self._reference_mode = reference_mode
+        self.params = {
+            "strict": strict,
+            "priority": list(self.extract_options.priority),
+            "boxed": boxed,
+            "reference_key": reference_key,
+            "reference_mode": reference_mode,
+            "timeout": timeout,
+            "min_sig_figs": min_sig_figs,
+            "strip_units": strip_units,
+            "degrees": degrees,
+            "percent": percent,
+            "equations": equations,
+        }
+
+    def _reference_answer(self, ref: str) -> str:
+        if self._reference_mode == "answer":
+            return ref
+        boxes = find_boxed(ref)
+        if boxes:
+            return boxes[0]
+        if self._reference_mode == "solution":
+            extracted = extract_answer(ref).answer
+            return extracted if extracted is not None else ref
+        return ref
+
+    def compute(self, sample: Sample) -> RewardResult:
+        refs = [self._reference_answer(r) for r in references(sample, key=self._reference_key)]
+        extraction = extract_answer(sample.response_text, self.extract_options)
+        info: dict[str, JSON] = {"extracted": extraction.answer, "source": extraction.source}
+        if extraction.answer is None:
+            info["reason"] = "no answer found in the response" + (" (strict: boxed or <answer> only)" if self.extract_options.strict else "")
+            return RewardResult.ok(0.0, info=info)
+        verdicts = [check(ref, extraction.answer, self.check_options) for ref in refs]
+        best = _best(verdicts)
+        info.update(
+            reference=best.reference,
+            candidate=best.candidate,
+            verdict=best.outcome.value,
+            method=best.method,
+            reason=best.reason,
+        )
+        if best.outcome is Outcome.UNDECIDED:
+            return RewardResult.failure(best.error_kind or "unsupported", best.reason, info=info)
+        return RewardResult.ok(1.0 if best.equivalent else 0.0, info=info)
+
+
+def _best(verdicts: list[Verdict]) -> Verdict:
+    """Equivalent to any reference wins; otherwise undecided beats a 0 (it must not hide)."""
+    for outcome in (Outcome.EQUIVALENT, Outcome.UNDECIDED):
+        for v in verdicts:
+            if v.outcome is outcome:
+                return v
+    return verdicts[0]

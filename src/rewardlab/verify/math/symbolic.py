@@ -1,0 +1,188 @@
+"""The sympy side of the equivalence check. Runs only inside a worker process (see worker.py).
+
+LaTeX is parsed by `latex2sympy2_extended` (the parser Math-Verify also uses), never by hand.
+Floats in the parse are turned into exact rationals of their decimal text, so `0.5x` equals
+`x/2` exactly; decimals that mean *roundings* are handled by the caller with the
+significant-figure rule (fastpath.py) on the value `numeric()` returns.
+
+Expression equality, cheapest test first:
+1. structural equality or `a - b` auto-simplifying to 0;
+2. evaluation at random points (or of the constant) to 30 digits: a clear difference is a
+   proof of inequality (fast rejection);
+3. `expand(a - b) == 0` (polynomial identities), then `simplify(a - b) == 0`;
+4. otherwise equality at every sampled point within `rel_tol` is accepted ("numerically equal";
+   Schwartz-Zippel makes this sound with high probability for polynomials).
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
+
+_NORM = NormalizationConfig(basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="none", equations=False)
+_DIGITS = 30
+_POINTS = 3
+
+
+@lru_cache(maxsize=4096)
+def parse(latex: str, radians: bool = False) -> Any:
+    """`latex` as a sympy object, floats made exact. Raises on unparseable input."""
+    expr = latex2sympy(latex, normalization_config=_NORM, convert_degrees=radians)
+    return _exact(expr)
+
+
+def _exact(expr: Any) -> Any:
+    if isinstance(expr, MatrixBase):
+        return expr.applyfunc(_exact)
+    if isinstance(expr, Basic) and expr.atoms(Float):
+        return expr.xreplace({f: Rational(str(f)) for f in expr.atoms(Float)})
+    return expr
+
+
+def numeric(latex: str, radians: bool = False) -> str | None:
+    """The value of a constant real expression to 30 significant digits, or None (also when
+    `latex` does not parse: `compare` then reports which side failed)."""
+    try:
+        expr = parse(latex, radians)
+    except Exception:
+        return None
+    if not isinstance(expr, sympy.Expr) or expr.free_symbols:
+        return None
+    value = sympy.N(expr, _DIGITS)
+    if not value.is_real or not value.is_finite:
+        return None
+    return str(value)
+
+
+def compare(reference: str, candidate: str, rel_tol: float, equations: bool, radians: bool) -> tuple[str, str, str, str]:
+    """(`equivalent`|`not_equivalent`|`undecided`, reason, reference as sympy, candidate as sympy)."""
+    try:
+        ref = parse(reference, radians)
+    except Exception as exc:
+        return "undecided", f"reference could not be parsed: {type(exc).__name__}", "", ""
+    try:
+        cand = parse(candidate, radians)
+    except Exception as exc:
+        return "not_equivalent", f"candidate could not be parsed: {type(exc).__name__}", str(ref)[:200], ""
+    same, reason = _equal(ref, cand, rel_tol, equations)
+    outcome = "equivalent" if same else "undecided" if same is None else "not_equivalent"
+    return outcome, reason, str(ref)[:200], str(cand)[:200]
+
+
+def _equal(a: Any, b: Any, rel_tol: float, equations: bool) -> tuple[bool | None, str]:
+    """(True, why) / (False, why) / (None, why) when nothing could show either."""
+    if isinstance(a, MatrixBase) or isinstance(b, MatrixBase):
+        if not (isinstance(a, MatrixBase) and isinstance(b, MatrixBase)) or a.shape != b.shape:
+            return False, "matrix shapes differ"
+        return _all_equal(list(a), list(b), rel_tol, equations, "matrix entries")
+    if equations:
+        if isinstance(a, Eq) and not isinstance(b, Eq) and isinstance(a.lhs, sympy.Symbol):
+            return _equal(a.rhs, b, rel_tol, equations)
+        if isinstance(b, Eq) and not isinstance(a, Eq) and isinstance(b.lhs, sympy.Symbol):
+            return _equal(a, b.rhs, rel_tol, equations)
+        if isinstance(a, Eq) and isinstance(b, Eq):
+            return _equations_equal(a, b, rel_tol)
+    if isinstance(a, FiniteSet) and isinstance(b, FiniteSet):
+        return _sets_equal(list(a), list(b), rel_tol, equations)
+    if isinstance(a, Interval) and isinstance(b, Interval):
+        if (a.left_open, a.right_open) != (b.left_open, b.right_open):
+            return False, "interval ends differ (open vs closed)"
+        return _all_equal([a.start, a.end], [b.start, b.end], rel_tol, equations, "interval ends")
+    if isinstance(a, Union) and isinstance(b, Union):
+        return _sets_equal(list(a.args), list(b.args), rel_tol, equations)
+    if isinstance(a, sympy.Tuple) and isinstance(b, sympy.Tuple):
+        if len(a) != len(b):
+            return False, "tuple lengths differ"
+        return _all_equal(list(a), list(b), rel_tol, equations, "tuple entries")
+    if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
+        return _expr_equal(a, b, rel_tol)
+    if isinstance(a, Basic) and isinstance(b, Basic) and type(a) is type(b):
+        return (a == b), "structurally equal" if a == b else "different objects"
+    return False, f"different kinds of answer ({type(a).__name__} vs {type(b).__name__})"
+
+
+def _all_equal(xs: list[Any], ys: list[Any], rel_tol: float, equations: bool, what: str) -> tuple[bool | None, str]:
+    for x, y in zip(xs, ys, strict=True):
+        same, reason = _equal(x, y, rel_tol, equations)
+        if not same:
+            return same, f"{what} differ: {reason}"
+    return True, f"{what} equal"
+
+
+def _sets_equal(xs: list[Any], ys: list[Any], rel_tol: float, equations: bool) -> tuple[bool, str]:
+    if len(xs) != len(ys):
+        return False, f"sets have {len(xs)} and {len(ys)} elements"
+    left = list(ys)
+    for x in xs:
+        match = next((i for i, y in enumerate(left) if _equal(x, y, rel_tol, equations)[0]), None)
+        if match is None:
+            return False, f"no element equal to {x}"
+        left.pop(match)
+    return True, "sets equal"
+
+
+def _equations_equal(a: Eq, b: Eq, rel_tol: float) -> tuple[bool | None, str]:
+    if a.lhs == b.lhs and isinstance(a.lhs, sympy.Symbol):
+        return _expr_equal(a.rhs, b.rhs, rel_tol)
+    da, db = a.lhs - a.rhs, b.lhs - b.rhs
+    if _expr_equal(da, db, rel_tol)[0] or _expr_equal(da, -db, rel_tol)[0]:
+        return True, "same equation"
+    ratio = sympy.simplify(da / db) if db != 0 else None
+    if ratio is not None and ratio.is_number and ratio != 0:
+        return True, "equations equal up to a constant factor"
+    return False, "different equations"
+
+
+def _close(x: Any, y: Any, rel_tol: float) -> bool:
+    # Relative only: an absolute floor would make 2^-99 equal 2^-98 (Math-Verify's bug).
+    diff = abs(complex(x) - complex(y))
+    scale = max(abs(complex(x)), abs(complex(y)))
+    return diff <= rel_tol * scale
+
+
+def _samples(a: sympy.Expr, b: sympy.Expr) -> list[tuple[Any, Any]]:
+    symbols = sorted((a - b).free_symbols, key=str)
+    rng = random.Random(12345)  # fixed seed: the same pair always gets the same verdict
+    points = [{}] if not symbols else [{s: Rational(rng.randint(1, 97), rng.randint(1, 31)) for s in symbols} for _ in range(_POINTS)]
+    values = []
+    for point in points:
+        try:
+            va = sympy.N(a.xreplace(point), _DIGITS)
+            vb = sympy.N(b.xreplace(point), _DIGITS)
+            complex(va), complex(vb)
+        except (TypeError, ValueError, ZeroDivisionError):
+            continue  # a pole or a non-numeric value at this point: try the others
+        values.append((va, vb))
+    return values
+
+
+def _expr_equal(a: sympy.Expr, b: sympy.Expr, rel_tol: float) -> tuple[bool | None, str]:
+    if a == b:
+        return True, "identical"
+    diff = (a - b).doit()
+    if diff == 0:
+        return True, "identical after automatic simplification"
+    if diff.is_Rational:  # exact constants: exact answer, no tolerance (1/2^99 vs 1/2^98)
+        return False, f"exact values differ by {diff}"
+    values = _samples(a, b)
+    for va, vb in values:
+        if max(abs(complex(va)), abs(complex(vb))) < 1e-20:
+            continue  # near zero a relative test says nothing; leave it to expand/simplify
+        if not _close(va, vb, rel_tol):
+            return False, f"values differ ({sympy.N(va, 8)} vs {sympy.N(vb, 8)})"
+    if sympy.expand(diff) == 0:
+        return True, "equal after expand"
+    near_zero = any(max(abs(complex(va)), abs(complex(vb))) < 1e-20 for va, vb in values)
+    if values and not near_zero:
+        return True, f"numerically equal at {len(values)} point(s) to {_DIGITS} digits"
+    if sympy.simplify(diff) == 0:
+        return True, "equal after simplify"
+    if values and all(_close(va, vb, rel_tol) for va, vb in values):
+        return True, f"numerically equal at {len(values)} point(s) to {_DIGITS} digits"
+    return None, "no sample point could be evaluated and simplify did not reduce a - b to 0"

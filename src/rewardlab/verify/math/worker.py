@@ -1,0 +1,243 @@
+"""A small pool of persistent, killable sympy worker processes.
+
+Why processes: a timeout must stop sympy even inside a C-level big-integer operation, and must
+work from any thread. `signal.alarm` does neither (it only fires in the main thread and only
+between bytecodes). A process can always be killed.
+
+Why persistent: starting Python and importing sympy + latex2sympy2_extended costs ~0.5 s; a
+worker that stays up answers a request in about a millisecond. A worker that times out or dies
+is killed and a fresh one starts on the next request.
+
+What is covered: wall-clock timeouts of each call (the worker is SIGKILLed past it), crashes
+(segfault, `RecursionError` escaping, the OOM killer), a memory cap per worker
+(`RLIMIT_AS`, `REWARDLAB_MATH_WORKER_MEM_MB`, default 4096), use from many threads (each call
+takes its own worker; at most `max_workers` exist), use after `os.fork()` (the child starts its
+own workers), use inside daemonic `multiprocessing` workers (plain `subprocess`, not
+`multiprocessing`, so daemon processes may start them).
+What is not covered: isolation from a hostile *caller*; the workers run trusted rewardlab code on
+untrusted strings, no sandbox is needed or provided.
+
+Protocol: length-prefixed pickles over the worker's stdin/stdout (4-byte big-endian length).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from typing import Any
+
+__all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
+
+_HEADER = struct.Struct(">I")
+STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
+
+
+class WorkerCrashed(RuntimeError):
+    """The worker process died (or failed to start) while handling a call."""
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                raise TimeoutError
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise WorkerCrashed("sympy worker exited")
+        buf += chunk
+    return bytes(buf)
+
+
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rewardlab.verify.math._server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+        self._out = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        try:
+            kind, _ = self._receive(time.monotonic() + STARTUP_TIMEOUT)
+        except (TimeoutError, WorkerCrashed) as exc:
+            self.kill()
+            raise WorkerCrashed(f"sympy worker did not start: {type(exc).__name__} {exc}") from exc
+        if kind != "ready":
+            self.kill()
+            raise WorkerCrashed(f"sympy worker sent {kind!r} instead of 'ready'")
+
+    def _receive(self, deadline: float | None) -> tuple[str, Any]:
+        (size,) = _HEADER.unpack(_read_exact(self._out, _HEADER.size, deadline))
+        return pickle.loads(_read_exact(self._out, size, deadline))  # type: ignore[no-any-return]
+
+    def call(self, func: str, args: tuple[Any, ...], timeout: float) -> Any:
+        payload = pickle.dumps((func, args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerCrashed(f"sympy worker is gone: {exc}") from exc
+        kind, value = self._receive(time.monotonic() + timeout)
+        if kind == "err":
+            raise RuntimeError(value)
+        return value
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Ask the worker to exit (EOF on its stdin), then make sure it did."""
+        try:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class SympyPool:
+    """Up to `max_workers` persistent sympy workers shared by the threads of one process.
+
+    Args:
+        max_workers: most processes alive at once; a call finding all busy waits (within its
+            timeout) for one to come free.
+    """
+
+    def __init__(self, max_workers: int = 2):
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self.max_workers = max_workers
+        self._idle: list[_Worker] = []
+        self._alive = 0
+        self._cond = threading.Condition()
+        self._pid = os.getpid()
+        self.restarts = 0  # workers killed after a timeout or crash (tests and reports read it)
+        _POOLS.add(self)
+
+    def _acquire(self, deadline: float) -> _Worker:
+        with self._cond:
+            while not self._idle and self._alive >= self.max_workers:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._cond.wait(remaining):
+                    raise TimeoutError("no free sympy worker before the deadline")
+            if self._idle:
+                return self._idle.pop()
+            self._alive += 1
+        try:
+            return _Worker()  # started outside the lock: other threads keep working meanwhile
+        except BaseException:
+            with self._cond:
+                self._alive -= 1
+                self._cond.notify()
+            raise
+
+    def _release(self, worker: _Worker, *, broken: bool) -> None:
+        if broken:
+            worker.kill()
+        with self._cond:
+            if broken:
+                self._alive -= 1
+                self.restarts += 1
+            else:
+                self._idle.append(worker)
+            self._cond.notify()
+
+    def call(self, func: str, args: tuple[Any, ...], *, timeout: float) -> Any:
+        """Run `rewardlab.verify.math.symbolic.<func>(*args)` in a worker.
+
+        Raises:
+            TimeoutError: no answer within `timeout` seconds (the worker was killed).
+            WorkerCrashed: the worker died or could not start.
+            RuntimeError: the function raised inside the worker (message says what).
+        """
+        self._check_fork()
+        worker = self._acquire(time.monotonic() + timeout)
+        broken = True
+        try:
+            value = worker.call(func, args, timeout)
+            broken = False
+            return value
+        except RuntimeError as exc:
+            if isinstance(exc, WorkerCrashed):
+                raise
+            broken = False  # an exception inside the worker leaves it healthy
+            raise
+        finally:
+            self._release(worker, broken=broken)
+
+    def warm_up(self) -> None:
+        """Start one worker now, so the first verdict does not pay the sympy import."""
+        self._check_fork()
+        worker = self._acquire(time.monotonic() + STARTUP_TIMEOUT)
+        self._release(worker, broken=False)
+
+    def close(self) -> None:
+        """Stop every idle worker (busy ones are stopped when they come back broken or at exit)."""
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._alive -= len(idle)
+        for worker in idle:
+            worker.close()
+
+    def _check_fork(self) -> None:
+        # After os.fork() the child must not talk to the parent's workers (their pipes are
+        # shared with the parent): forget them and start fresh ones.
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._idle = []
+            self._alive = 0
+            self._cond = threading.Condition()
+
+
+_POOLS: weakref.WeakSet[SympyPool] = weakref.WeakSet()
+_DEFAULT: SympyPool | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_pool() -> SympyPool:
+    """The process-wide pool (`REWARDLAB_MATH_WORKERS` workers, default 2)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None or _DEFAULT._pid != os.getpid():
+            _DEFAULT = SympyPool(int(os.environ.get("REWARDLAB_MATH_WORKERS", "2")))
+        return _DEFAULT
+
+
+def warm_up() -> None:
+    """Start the default pool's first worker now (takes ~0.5 s; otherwise the first check pays)."""
+    default_pool().warm_up()
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_POOLS):
+        if pool._pid == os.getpid():
+            pool.close()
