@@ -21,7 +21,7 @@ from rich.text import Text
 
 from rewardlab.runner.summary import ColumnStats, RunSummary
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 def _fmt(value: float | None) -> str:

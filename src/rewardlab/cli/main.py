@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import sys
 
-import click
 import typer
 from rich.console import Console
 
@@ -34,7 +33,7 @@ GROUPS = [
     "rewardlab.cli.serve",  # serve + cache (issue 7)
 ]
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _version(value: bool) -> None:
@@ -58,17 +57,22 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI with `argv` (default: sys.argv[1:]) and return the exit code."""
     try:
         result = app(args=argv if argv is not None else sys.argv[1:], prog_name="rewardlab", standalone_mode=False)
-    except click.exceptions.UsageError as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("aborted")
         return 130
     except RewardLabError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        err_console.print("[bold red]error:[/] ", end="")
+        err_console.print(str(exc), highlight=False, markup=False)
         return exc.exit_code
+    except Exception as exc:
+        # Usage errors of the (vendored) click inside typer: they know how to show themselves.
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            return code
+        raise
     return int(result) if isinstance(result, int) else 0
 
 

@@ -294,7 +294,7 @@ class Weighted(Composite):
 
 
 class _Extremum(Composite):
-    _pick = staticmethod(min)
+    _use_max = False
 
     def _natural_range(self) -> Range:
         return (min(c.reward.range[0] for c in self.components), max(c.reward.range[1] for c in self.components))
@@ -303,21 +303,20 @@ class _Extremum(Composite):
         values = [v for c in self.components if (v := self._value(row, c.name, as_zero)) is not None]
         if not values:
             return RewardResult.skip("no component counted")
-        return RewardResult.ok(self._pick(values))
+        return RewardResult.ok(max(values) if self._use_max else min(values))
 
 
 class MinOf(_Extremum):
     """The lowest score among the components that count (worst case)."""
 
     combine = "min"
-    _pick = staticmethod(min)
 
 
 class MaxOf(_Extremum):
     """The highest score among the components that count."""
 
     combine = "max"
-    _pick = staticmethod(max)
+    _use_max = True
 
 
 class FormulaCombine(Composite):
@@ -411,7 +410,7 @@ class Gate(Composite):
     def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
         value = self._value(row, "value", as_zero)
         if value is None:
-            return RewardResult.skip(row.results["value"].info.get("skip_reason", "gated"))  # type: ignore[arg-type]
+            return RewardResult.skip(str(row.results["value"].info.get("skip_reason", "gated")))
         return RewardResult.ok(value)
 
 

@@ -168,7 +168,10 @@ class FunctionReward(BaseReward):
     def describe(self) -> dict[str, JSON]:
         # The code hash makes the spec hash change when the function's body changes.
         code = getattr(self.fn, "__code__", None)
-        digest = hashlib.blake2b(code.co_code, digest_size=8).hexdigest() if code else ""
+        digest = ""
+        if code is not None:
+            body = code.co_code + repr((code.co_consts, code.co_names)).encode()
+            digest = hashlib.blake2b(body, digest_size=8).hexdigest()
         return {"use": self.name, "params": dict(self.params), "code": digest}
 
     def __repr__(self) -> str:

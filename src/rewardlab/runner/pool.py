@@ -16,6 +16,7 @@ Workers are forked (Linux), so any reward object works without pickling.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import itertools
 import multiprocessing as mp
 import os
@@ -49,6 +50,9 @@ def default_workers() -> int:
 
 def _worker_main(conn: Connection, job: Callable[[Any], Any], on_error: Callable[[Any, ErrorKind, str], Any], progress: Any) -> None:
     """Runs in the child: score chunks until told to stop. `progress` = [index, started]."""
+    # A crash is reported to the parent as error/crash; a C traceback dump from the inherited
+    # faulthandler would only add noise to the parent's stderr.
+    faulthandler.disable()
     while True:
         try:
             message = conn.recv()

@@ -1,0 +1,89 @@
+import asyncio
+import math
+
+from rewardlab.core import BaseReward, ErrorKind, Reward, RewardResult, Sample, Status, reward
+from rewardlab.errors import ScoringError
+
+
+@reward("t.short", range=(0, 1))
+def short(sample, *, max_chars=5):
+    return len(sample.response_text) <= max_chars
+
+
+def test_function_reward_follows_the_protocol():
+    assert isinstance(short, Reward)
+    assert short.score(Sample(response="hi")).score == 1.0
+    assert short(max_chars=1).score(Sample(response="hi")).score == 0.0
+
+
+def test_exception_becomes_a_crash_error_not_zero():
+    @reward("t.boom")
+    def boom(sample):
+        raise KeyError("nope")
+
+    r = boom.score(Sample(response="x"))
+    assert r.status is Status.ERROR and r.error.kind is ErrorKind.CRASH and "KeyError" in r.error.message
+
+
+def test_scoring_error_keeps_its_kind():
+    @reward("t.parse")
+    def parse(sample):
+        raise ScoringError("parse", "cannot read the reference")
+
+    assert parse.score(Sample(response="x")).error.kind is ErrorKind.PARSE
+
+
+def test_none_is_skipped():
+    @reward("t.none")
+    def none(sample):
+        return None
+
+    assert none.score(Sample(response="x")).status is Status.SKIPPED
+
+
+def test_nan_and_out_of_range_and_wrong_type_are_invalid_output():
+    @reward("t.bad", range=(0, 1))
+    def bad(sample):
+        return {"nan": math.nan, "big": 2.0, "str": "1"}[sample.response]
+
+    for response in ("nan", "big", "str"):
+        r = bad.score(Sample(response=response))
+        assert r.error is not None and r.error.kind is ErrorKind.INVALID_OUTPUT, response
+
+
+def test_score_batch_keeps_order_and_isolates_failures():
+    @reward("t.div")
+    def div(sample):
+        return 1 / int(sample.response)
+
+    results = div.score_batch([Sample(response=s) for s in ("1", "0", "4")])
+    assert [r.score for r in results] == [1.0, None, 0.25]
+
+
+def test_async_batch():
+    results = asyncio.run(short.ascore_batch([Sample(response="a"), Sample(response="abcdefg")]))
+    assert [r.score for r in results] == [1.0, 0.0]
+
+
+def test_vectorised_compute_batch_with_wrong_length_is_an_error_per_row():
+    class Broken(BaseReward):
+        name = "t.broken"
+
+        def compute_batch(self, samples):
+            return [1.0]
+
+    results = Broken().score_batch([Sample(response="a"), Sample(response="b")])
+    assert all(r.error.kind is ErrorKind.INVALID_OUTPUT for r in results)
+
+
+def test_describe_hash_changes_with_the_function_body():
+    @reward("t.same")
+    def one(sample):
+        return 1
+
+    @reward("t.same")
+    def two(sample):
+        return 2
+
+    assert one.describe() != two.describe()
+    assert isinstance(RewardResult.ok(1.0), RewardResult)

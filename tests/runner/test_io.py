@@ -1,0 +1,127 @@
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rewardlab.compose import build
+from rewardlab.errors import InputError
+from rewardlab.runner import ScoreFileOptions, read_samples, score_file
+
+SPEC = """
+[reward]
+name = "t"
+[[reward.components]]
+name = "exact"
+use = "text.exact"
+"""
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().split("\n") if line]
+
+
+def test_every_input_row_gets_one_output_row_even_when_damaged(tmp_path):
+    lines = [
+        json.dumps({"id": "a", "response": "Paris", "reference": "paris"}),
+        '{"id": "b", "response": "trunc',  # malformed JSON
+        "",  # blank lines are not rows
+        json.dumps([1, 2]),  # not an object
+        json.dumps({"id": "c", "reply": "x"}),  # missing response
+        json.dumps({"id": "d", "response": 7}),  # wrong type
+        json.dumps({"id": "e", "response": "Rome", "reference": "paris"}),
+    ]
+    out = tmp_path / "out.jsonl"
+    summary = score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, ScoreFileOptions(workers=2))
+    rows = read_jsonl(out)
+    assert len(rows) == summary.rows == 6
+    assert [r["source_line"] for r in rows] == [1, 2, 4, 5, 6, 7]
+    assert [r["reward"] for r in rows] == [1.0, None, None, None, None, 0.0]
+    assert [r["reward_error_kind"] for r in rows[1:5]] == ["invalid_input"] * 4
+    assert "in.jsonl:2: malformed JSON" in rows[1]["reward_error"]
+    assert "in.jsonl:5: missing field 'response'" in rows[3]["reward_error"]
+    assert rows[1]["raw_line"].startswith('{"id": "b"')
+    assert summary.total.errors["invalid_input"] == 4
+    assert rows[0]["id"] == "a" and rows[0]["reward/exact"] == 1.0 and rows[0]["spec_hash"] == build(SPEC).spec_hash
+
+
+def test_strict_stops_at_the_first_bad_row(tmp_path):
+    lines = [json.dumps({"response": "a", "reference": "a"}), "{bad"]
+    with pytest.raises(InputError, match=r"in.jsonl:2.*--strict"):
+        score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), tmp_path / "o.jsonl", ScoreFileOptions(workers=1, strict=True))
+
+
+def test_field_mapping(tmp_path):
+    lines = [json.dumps({"completion": "Paris", "gold": "paris"})]
+    out = tmp_path / "o.jsonl"
+    score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, ScoreFileOptions(workers=0, fields={"response": "completion", "reference": "gold"}))
+    assert read_jsonl(out)[0]["reward"] == 1.0
+
+
+def test_parquet_in_and_out(tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"response": ["a", "b", None], "reference": ["a", "x", "y"]}), src)
+    out = tmp_path / "out.parquet"
+    summary = score_file(SPEC, src, out, ScoreFileOptions(workers=1))
+    table = pq.read_table(out).to_pylist()
+    assert summary.rows == 3 and [r["reward"] for r in table] == [1.0, 0.0, None]
+    assert table[2]["reward_error_kind"] == "invalid_input"
+    assert json.loads(table[0]["reward_info"])["exact"]["extracted"] == "a"
+
+
+def test_parquet_output_when_first_batch_has_no_errors(tmp_path):
+    lines = [json.dumps({"response": "a", "reference": "a"})] * 5 + ["{bad"]
+    out = tmp_path / "out.parquet"
+    score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, ScoreFileOptions(workers=0))
+    # batch_rows is large, so everything is one batch; write again with tiny batches
+    from rewardlab.runner import RowWriter
+
+    rows = [{"reward": 1.0, "reward_error": None, "reward_info": {}}, {"reward": None, "reward_error": "x", "reward_info": {}}]
+    with RowWriter(tmp_path / "small.parquet", batch_rows=1) as writer:
+        for row in rows:
+            writer.write(row)
+    assert pq.read_table(tmp_path / "small.parquet").column("reward_error").to_pylist() == [None, "x"]
+    assert pq.read_table(out).num_rows == 6
+
+
+def test_saved_huggingface_dataset(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / "ds"
+    datasets.Dataset.from_dict({"response": ["a", "b"], "reference": ["a", "a"]}).save_to_disk(str(folder))
+    out = tmp_path / "o.jsonl"
+    score_file(SPEC, folder, out, ScoreFileOptions(workers=0))
+    assert [r["reward"] for r in read_jsonl(out)] == [1.0, 0.0]
+
+
+def test_unknown_formats_and_missing_files(tmp_path):
+    with pytest.raises(InputError, match="cannot tell the format"):
+        score_file(SPEC, write_lines(tmp_path / "in.csv", ["a,b"]), tmp_path / "o.jsonl")
+    with pytest.raises(InputError, match="file not found"):
+        list(read_samples(tmp_path / "nope.jsonl"))
+    with pytest.raises(InputError, match="output must end in"):
+        score_file(SPEC, write_lines(tmp_path / "in.jsonl", ["{}"]), tmp_path / "o.txt")
+
+
+def test_read_samples_names_the_bad_line(tmp_path):
+    path = write_lines(tmp_path / "in.jsonl", [json.dumps({"response": "a"}), "{x"])
+    with pytest.raises(InputError, match=r"in\.jsonl:2"):
+        read_samples(path)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=30), st.builds(lambda r: json.dumps({"response": r, "reference": "x"}), st.text(max_size=10))), max_size=40))
+def test_row_count_is_preserved_for_any_garbage(tmp_path, lines):
+    lines = [line.replace("\n", " ").replace("\r", " ") for line in lines]
+    path = write_lines(tmp_path / "fuzz.jsonl", lines)
+    out = tmp_path / "fuzz.out.jsonl"
+    summary = score_file(SPEC, path, out, ScoreFileOptions(workers=0))
+    expected = sum(1 for line in path.read_text(errors="replace").split("\n") if line.strip())
+    assert summary.rows == expected == len(read_jsonl(out))
