@@ -1,0 +1,157 @@
+"""Office world: map facts, the wrapper against the tables, tabular learners, SB3."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rewardlab.envs.officeworld import (
+    OBJECTS,
+    OFFICE_ALPHABET,
+    OfficeWorld,
+    office_labels,
+    office_problem,
+    office_task,
+    office_transitions,
+)
+from rewardlab.envs.officeworld import cell_index as ci
+from rewardlab.envs.rm.wrapper import RewardMachineWrapper
+from rewardlab.envs.tabular import (
+    LearnerConfig,
+    TabularProblem,
+    greedy_reward_per_step,
+    optimal_q,
+    run_learner,
+)
+from rewardlab.errors import SpecError
+
+UP, RIGHT, DOWN, LEFT = range(4)
+
+
+def test_map_walls_and_doors() -> None:
+    nxt, label = office_transitions()
+    assert nxt[ci(2, 1), RIGHT] == ci(3, 1)  # door between rooms in row 1
+    assert nxt[ci(2, 2), RIGHT] == ci(2, 2)  # wall elsewhere
+    assert nxt[ci(4, 5), UP] == ci(4, 6)  # middle -> top door at x=4
+    assert nxt[ci(4, 2), UP] == ci(4, 2)  # bottom -> middle only at x=1,10
+    assert nxt[ci(1, 2), UP] == ci(1, 3)
+    assert nxt[ci(0, 0), LEFT] == ci(0, 0) and nxt[ci(11, 8), UP] == ci(11, 8)  # outer walls
+    assert sum(label > 0) == len(OBJECTS) == 14
+    assert OFFICE_ALPHABET[label[ci(4, 4)]] == {"g"}
+
+
+def test_env_reset_step_and_labels() -> None:
+    env = OfficeWorld()
+    obs, _ = env.reset(seed=0)
+    assert obs.tolist() == [2, 1] and env.observation_space.contains(obs)
+    obs, r, term, trunc, info = env.step(LEFT)
+    assert obs.tolist() == [1, 1] and info["labels"] == {"a"} and (r, term, trunc) == (0.0, False, False)
+    assert office_labels(None, None, np.array([4, 4]), {}) == {"g"}
+
+
+def test_wrapper_matches_tabular_product() -> None:
+    """A random rollout through the Gymnasium wrapper equals the tables the learners use."""
+    p = office_problem(("coffee", "mail", "coffee_mail", "patrol"))
+    env = RewardMachineWrapper(OfficeWorld(max_episode_steps=200), [office_task(t) for t in ("coffee", "mail", "coffee_mail", "patrol")], office_labels)
+    rng = np.random.default_rng(1)
+    for _ in range(8):
+        obs, info = env.reset()
+        s, task, u = ci(*obs["obs"]), info["rm/task"], int(obs["rm"]) - int(env.offsets[info["rm/task"]])
+        while True:
+            a = int(rng.integers(4))
+            obs, r, term, trunc, info = env.step(a)
+            s2 = p.next_obs[s, a]
+            lab = p.obs_label[s2]
+            assert ci(*obs["obs"]) == s2 and info["rm/labels"] == OFFICE_ALPHABET[lab]
+            assert r == p.rm_reward[task, u, lab] and term == p.rm_done[task, u, lab]
+            assert info["reward/rm"] == r and info["reward/env"] == 0.0
+            s, u = s2, int(p.rm_next[task, u, lab])
+            if term or trunc:
+                break
+
+
+def test_wrapper_terminates_on_decoration_and_truncates_on_time() -> None:
+    env = RewardMachineWrapper(OfficeWorld(max_episode_steps=3), office_task("coffee"), office_labels, obs_mode="onehot")
+    obs, _ = env.reset()
+    assert obs.shape == env.observation_space.shape == (2 + 3,)
+    env.step(RIGHT)  # (3,1)
+    _, r, term, trunc, info = env.step(RIGHT)  # (4,1) is a decoration
+    assert (r, term, trunc) == (0.0, True, False) and info["rm/rejected"]
+    env.reset()
+    for _ in range(2):
+        env.step(UP)
+    _, _, term, trunc, _ = env.step(UP)
+    assert (term, trunc) == (False, True)
+
+
+def test_wrapper_shaping_and_sum_modes() -> None:
+    env = RewardMachineWrapper(OfficeWorld(), office_task("coffee"), office_labels, shaping_gamma=0.9)
+    env.reset()
+    _, r, *_ = env.step(UP)  # self-loop in u0: 0 + 0.9 * (-0.9) - (-0.9) = 0.09
+    assert r == pytest.approx(0.09)
+    with pytest.raises(SpecError):
+        RewardMachineWrapper(OfficeWorld(), [], office_labels)
+
+
+def test_counterfactual_batch_encodes_every_state() -> None:
+    env = RewardMachineWrapper(OfficeWorld(), [office_task("coffee"), office_task("patrol")], office_labels, obs_mode="onehot")
+    batch = env.counterfactual_batch(np.array([3, 6]), UP, np.array([3, 6]), frozenset("f"))
+    assert len(batch["obs"]) == 2 + 4  # live states of coffee + patrol
+    # coffee u0 --f--> u1: next obs carries u1's one-hot
+    assert batch["next_obs"][0][2 + 1] == 1.0 and batch["reward"][0] == 0.0
+
+
+def test_optimal_q_solves_every_task() -> None:
+    for compat in (False, True):
+        p = office_problem(("coffee", "mail", "coffee_mail", "patrol"), compat=compat)
+        norm = greedy_reward_per_step(p, optimal_q(p), config=LearnerConfig(epsilon=0.0), lanes=4, steps=300)
+        # greedy optimal: 1 reward per episode, so reward/step = 1/(shortest path length)
+        assert np.all(norm > 1 / 60) and np.all(norm < 1 / 5)
+
+
+@pytest.mark.slow
+def test_crm_learns_faster_than_q_learning() -> None:
+    p = office_problem(("coffee_mail",))
+    norm = greedy_reward_per_step(p, optimal_q(p))
+    curves = {m: run_learner(p, m, seeds=8, total_steps=20_000, eval_every=2000, normaliser=norm) for m in ("ql", "crm-rs", "hrm")}
+    late = {m: float(np.median(c.values[:, -1])) for m, c in curves.items()}
+    assert late["crm-rs"] > late["ql"] + 0.2, late
+    assert late["hrm"] > late["ql"], late
+
+
+def test_learners_are_reproducible_and_validate_method() -> None:
+    p = office_problem(("coffee",))
+    a = run_learner(p, "crm", seeds=2, total_steps=2000, eval_every=1000, normaliser=np.ones(1))
+    b = run_learner(p, "crm", seeds=2, total_steps=2000, eval_every=1000, normaliser=np.ones(1))
+    assert np.array_equal(a.values, b.values) and a.values.shape == (2, 2)
+    with pytest.raises(SpecError, match="unknown tabular method"):
+        run_learner(p, "sarsa", seeds=1, total_steps=10)  # type: ignore[arg-type]
+
+
+def test_a_then_b_corridor_is_solved_through_the_rm() -> None:
+    """Corridor 0..6, A at cell 0, B at cell 6, start 3. 'A then B' pays 1 only if A came first.
+
+    The final transition (5, right, 6) is identical on the paths 3->6 and 3->0->6, yet the RM
+    pays 1 on only one of them: no Markov reward R(s, a, s') on the corridor expresses the
+    task. Q-learning on the product (cell, RM state) learns it.
+    """
+    from rewardlab.envs.rm import RewardMachine
+
+    n = 7
+    nxt = np.array([[max(s - 1, 0), min(s + 1, n - 1)] for s in range(n)])
+    label = np.zeros(n, dtype=int)
+    label[0], label[n - 1] = 1, 2
+    alphabet = (frozenset(), frozenset("A"), frozenset("B"))
+    rm = RewardMachine(
+        [{"from": "0", "to": "1", "guard": "A", "reward": 0}, {"from": "1", "to": "2", "guard": "B", "reward": 1}],
+        initial="0",
+        accepting=["2"],
+    )
+    p = TabularProblem.build(next_obs=nxt, obs_label=label, alphabet=alphabet, start=3, machines=[rm])
+    path_direct = [rm.step("0", alphabet[label[s]]) for s in (4, 5, 6)]
+    assert sum(s.reward for s in path_direct) == 0.0
+    q = optimal_q(p)
+    assert q[0, 0, 3].argmax() == 0 and q[0, 1, 3].argmax() == 1  # go left first, then right
+    c = run_learner(p, "ql", seeds=4, total_steps=3000, eval_every=1000, normaliser=np.array([1 / 9]),
+                    config=LearnerConfig(max_episode_steps=50))
+    assert np.median(c.values[:, -1]) > 0.6
