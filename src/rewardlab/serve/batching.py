@@ -227,9 +227,10 @@ class Batcher:
 
     async def aclose(self) -> None:
         """Stop the dispatcher, wait for running batches, close the executor."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        if self._batch_tasks:
-            await asyncio.gather(*self._batch_tasks, return_exceptions=True)
+        if self._loop is asyncio.get_running_loop():  # tasks of a finished loop are gone already
+            if self._task is not None:
+                self._task.cancel()
+                await asyncio.gather(self._task, return_exceptions=True)
+            if self._batch_tasks:
+                await asyncio.gather(*self._batch_tasks, return_exceptions=True)
         await asyncio.to_thread(self.executor.close)

@@ -1,0 +1,67 @@
+"""Rewards used by the serve tests: cheap, slow, and faulty ones (crash, hang, leak).
+
+Importable by a server subprocess too (`register_all()`), so a spec can `use = "test.slow"`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from rewardlab.core import BaseReward, RewardResult, Sample
+
+_LEAK: list[bytes] = []
+
+
+class Length(BaseReward):
+    """len(response) / 100: cheap and deterministic."""
+
+    name = "test.length"
+    range = (0.0, 1e9)
+
+    def compute(self, sample: Sample) -> float:
+        return len(sample.response_text) / 100
+
+
+class Slow(BaseReward):
+    """Sleeps `delay` seconds, then scores like `Length`."""
+
+    name = "test.slow"
+    range = (0.0, 1e9)
+
+    def __init__(self, *, delay: float = 0.01):
+        self.delay = delay
+        self.params = {"delay": delay}
+
+    def compute(self, sample: Sample) -> float:
+        time.sleep(self.delay)
+        return len(sample.response_text) / 100
+
+
+class Faulty(BaseReward):
+    """Misbehaves on command: response 'crash' kills the process, 'hang' never returns,
+    'leak' keeps 64 MiB alive forever, 'raise' raises; anything else scores like `Length`."""
+
+    name = "test.faulty"
+    range = (0.0, 1e9)
+
+    def compute(self, sample: Sample) -> RewardResult | float:
+        text = sample.response_text
+        if text == "crash":
+            os._exit(3)  # like a segfault: no exception, no cleanup
+        if text == "hang":
+            while True:  # a busy loop, as in C code that never yields
+                pass
+        if text == "leak":
+            _LEAK.append(bytes(64 * 1024 * 1024))
+            return 0.5
+        if text == "raise":
+            raise RuntimeError("verifier bug")
+        return len(text) / 100
+
+
+def register_all() -> None:
+    from rewardlab.core import registry
+
+    for cls in (Length, Slow, Faulty):
+        registry.register(cls.name, cls, overwrite=True)

@@ -1,0 +1,108 @@
+"""Bad requests: each a clear 4xx with a machine-readable error, and the server stays up."""
+
+from __future__ import annotations
+
+import pytest
+from _rewards import Length
+
+from conftest import asgi_client, run
+from rewardlab.serve.settings import ServeSettings
+
+SETTINGS = ServeSettings(workers=0, token="s3cret", max_samples=10, max_body_bytes=4096)
+AUTH = {"Authorization": "Bearer s3cret"}
+
+
+def _call(app, method: str, path: str, **kwargs):
+    async def go():
+        async with asgi_client(app) as c:
+            bad = await c.request(method, path, **kwargs)
+            good = await c.post("/v1/rewards/len:score", json={"samples": [{"response": "ok"}]}, headers=AUTH)
+            return bad, good
+
+    bad, good = run(go())
+    assert good.status_code == 200, "the server must keep serving after a bad request"
+    return bad.status_code, bad.json()["error"]
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app({"len": Length()}, None, SETTINGS)
+
+
+def test_malformed_json_is_400(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", content=b'{"samples": [', headers={**AUTH, "Content-Type": "application/json"})
+    assert (status, error["code"]) == (400, "malformed_json")
+
+
+def test_wrong_type_is_422_naming_the_field(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": [{"response": 5}]}, headers=AUTH)
+    assert (status, error["code"]) == (422, "invalid_request")
+    assert error["details"][0]["loc"][:4] == ["body", "samples", 0, "response"]
+
+
+def test_missing_field_is_422(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": [{"prompt": "no response"}]}, headers=AUTH)
+    assert status == 422 and "response" in error["message"]
+
+
+def test_unknown_top_level_key_is_422(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"sample": []}, headers=AUTH)
+    assert (status, error["code"]) == (422, "invalid_request")
+
+
+def test_unknown_reward_is_404_with_suggestion(app):
+    status, error = _call(app, "POST", "/v1/rewards/lenn:score", json={"samples": []}, headers=AUTH)
+    assert (status, error["code"]) == (404, "unknown_reward")
+    assert "did you mean 'len'" in error["message"] and error["details"] == ["len"]
+
+
+def test_oversize_body_is_413(app):
+    rows = [{"response": "x" * 1000} for _ in range(8)]
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": rows}, headers=AUTH)
+    assert (status, error["code"]) == (413, "body_too_large")
+
+
+def test_oversize_chunked_body_without_length_is_413(app):
+    async def chunks():
+        yield b'{"samples": ['
+        for _ in range(10):
+            yield b'{"response": "' + b"x" * 1000 + b'"},'
+        yield b'{"response": "end"}]}'
+
+    status, error = _call(app, "POST", "/v1/rewards/len:score", content=chunks(), headers={**AUTH, "Content-Type": "application/json"})
+    assert (status, error["code"]) == (413, "body_too_large")
+
+
+def test_too_many_samples_is_413(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": [{"response": "a"}] * 11}, headers=AUTH)
+    assert (status, error["code"]) == (413, "too_many_samples")
+
+
+def test_missing_token_is_401(app):
+    status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": []})
+    assert (status, error["code"]) == (401, "unauthorized")
+    assert "missing bearer token" in error["message"]
+
+
+def test_invalid_token_is_401(app):
+    status, error = _call(app, "GET", "/v1/rewards", headers={"Authorization": "Bearer wrong"})
+    assert (status, error["code"]) == (401, "unauthorized")
+
+
+def test_openrlhf_lists_of_different_lengths_are_422(app):
+    body = {"query": ["a", "b"], "prompts": ["a"], "labels": ["1", "2"]}
+    status, error = _call(app, "POST", "/get_reward", json=body, headers=AUTH)
+    assert status == 422 and "'prompts' has 1 entries for 2 queries" in error["message"]
+
+
+def test_unknown_path_is_404_json(app):
+    status, error = _call(app, "GET", "/nope")
+    assert (status, error["code"]) == (404, "not_found")
+
+
+def test_health_needs_no_token(app):
+    async def go():
+        async with asgi_client(app) as c:
+            return await c.get("/healthz")
+
+    assert run(go()).status_code == 200
