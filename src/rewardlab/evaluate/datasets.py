@@ -1,0 +1,145 @@
+"""Evaluation data shapes: candidate sets (N responses per problem) and preference pairs.
+
+Candidate sets are rows with a list of responses per problem, like the Qwen2.5-Math
+`eval_rm_maj_example` files: `question`, `gt`, `code` (the 8 responses), `pred` (each
+response's extracted answer), `score` (grader labels) and `pred_score` (reward-model scores).
+Column names are options, so other files load the same way. Pairs are rows with a prompt, a
+chosen and a rejected response, and optionally a subset name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab.core import JSON, Sample
+from rewardlab.errors import InputError
+
+__all__ = ["CandidateColumns", "CandidateSet", "PairSet", "read_candidates", "read_pairs", "read_rows"]
+
+
+def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """`(line, row)` of a JSONL, Parquet or saved-`datasets` file; bad JSON names its line."""
+    from rewardlab.runner.io import iter_raw_rows
+
+    rows = []
+    for line, raw in iter_raw_rows(path):
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
+        if not isinstance(raw, dict):
+            raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
+        rows.append((line, raw))
+    if not rows:
+        raise InputError("no rows", source=str(path))
+    return rows
+
+
+@dataclass(frozen=True)
+class CandidateColumns:
+    """Column names of a candidate-set file (defaults: Qwen2.5-Math eval files)."""
+
+    prompt: str = "question"
+    responses: str = "code"
+    reference: str = "gt"
+    labels: str | None = "score"  # per-response correctness, if the file has it
+    scores: str | None = "pred_score"  # per-response reward-model scores, if any
+    answers: str | None = "pred"  # per-response extracted answers, for votes
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """N candidate responses per problem, flattened into `samples` (group = problem index)."""
+
+    samples: list[Sample]
+    problem: list[int]  # problem index of each sample
+    labels: list[bool] | None
+    scores: list[float] | None
+    answers: list[str] | None
+    source: str
+
+    @property
+    def n_problems(self) -> int:
+        return len(set(self.problem))
+
+
+def _column(row: dict[str, Any], name: str, n: int, source: str, line: int) -> list[Any]:
+    value = row.get(name)
+    if not isinstance(value, list) or len(value) != n:
+        got = f"{len(value)} items" if isinstance(value, list) else type(value).__name__
+        raise InputError(f"column {name!r} must be a list of {n} items (one per response), got {got}", source=source, line=line)
+    return value
+
+
+def _score_value(value: Any, column: str, source: str, line: int) -> float:
+    # pred_score in the Qwen files is a one-element list per response
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
+    return float(value)
+
+
+def read_candidates(path: str | Path, columns: CandidateColumns | None = None) -> CandidateSet:
+    """Load a candidate-set file; every response becomes one `Sample` with `group` = problem."""
+    cols = columns or CandidateColumns()
+    source = str(path)
+    samples, problem, labels, scores, answers = [], [], [], [], []
+    for index, (line, row) in enumerate(read_rows(path)):
+        responses = row.get(cols.responses)
+        if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
+            raise InputError(f"column {cols.responses!r} must be a non-empty list of strings", source=source, line=line)
+        n = len(responses)
+        meta: dict[str, JSON] = {"line": line, "problem": index}
+        for k in ("level", "type", "subject", "idx"):
+            if k in row:
+                meta[k] = row[k]
+        row_labels = None
+        if cols.labels and cols.labels in row:
+            row_labels = [bool(v) for v in _column(row, cols.labels, n, source, line)]
+            labels.extend(row_labels)
+        for j, text in enumerate(responses):
+            extra = {"candidate": j} if row_labels is None else {"candidate": j, "label": row_labels[j]}
+            samples.append(Sample(prompt=str(row.get(cols.prompt, "")), response=text, reference=row.get(cols.reference),
+                                  meta={**meta, **extra}, group=str(index)))
+            problem.append(index)
+        if cols.scores and cols.scores in row:
+            scores.extend(_score_value(v, cols.scores, source, line) for v in _column(row, cols.scores, n, source, line))
+        if cols.answers and cols.answers in row:
+            answers.extend(str(v) for v in _column(row, cols.answers, n, source, line))
+
+    def whole(values: list[Any]) -> list[Any] | None:
+        return values if len(values) == len(samples) else None
+
+    return CandidateSet(samples, problem, whole(labels), whole(scores), whole(answers), source)
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Preference pairs: `chosen[i]` should score above `rejected[i]`."""
+
+    chosen: list[Sample]
+    rejected: list[Sample]
+    subsets: list[str]
+    source: str
+
+
+def read_pairs(path: str | Path, *, prompt: str = "prompt", chosen: str = "chosen", rejected: str = "rejected",
+               subset: str = "subset", reference: str | None = None) -> PairSet:
+    """Load preference pairs (RewardBench column names by default)."""
+    source = str(path)
+    out_c, out_r, subsets = [], [], []
+    for line, row in read_rows(path):
+        for name in (chosen, rejected):
+            if not isinstance(row.get(name), str | list):
+                raise InputError(f"missing text column {name!r}", source=source, line=line)
+        ref = row.get(reference) if reference else None
+        meta = {"line": line}
+        out_c.append(Sample(prompt=row.get(prompt, ""), response=row[chosen], reference=ref, meta=meta))
+        out_r.append(Sample(prompt=row.get(prompt, ""), response=row[rejected], reference=ref, meta=meta))
+        subsets.append(str(row.get(subset, "all")))
+    return PairSet(out_c, out_r, subsets, source)
