@@ -11,6 +11,8 @@ import os
 import pickle
 import struct
 import sys
+import threading
+import time
 
 _HEADER = struct.Struct(">I")
 
@@ -36,6 +38,20 @@ def _read(n: int) -> bytes | None:
     return data
 
 
+def _exit_with_parent() -> None:
+    # If the parent is SIGKILLed (e.g. by a runner timeout) our stdin reaches EOF only after the
+    # current computation ends; a watchdog thread stops a long computation sooner.
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
     # Our replies own the real stdout; anything a library prints goes to stderr instead.
     out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -47,6 +63,7 @@ def main() -> None:
         payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         out.write(_HEADER.pack(len(payload)) + payload)
 
+    _exit_with_parent()
     from rewardlab.verify.math import symbolic
 
     send(("ready", os.getpid()))
