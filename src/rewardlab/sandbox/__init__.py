@@ -1,0 +1,79 @@
+"""Isolated execution of untrusted programs: bubblewrap namespaces, rlimits, a warm pool.
+
+    >>> from rewardlab.sandbox import SandboxPool
+    >>> with SandboxPool(size=2) as pool:
+    ...     result = pool.run("print(sum(map(int, input().split())))", stdin="2 3")
+    >>> result.outcome.value, result.stdout
+    ('ok', '5\\n')
+
+A `SandboxPool` keeps `size` sandboxes running, each a fork server (`_server.py`) inside
+bubblewrap; every job is a fresh child of it in fresh namespaces, so isolation does not cost an
+interpreter start per job. `pool.session(source)` loads a module in such a child and calls its
+functions; values cross the boundary as plain builtins (exact types, tagged JSON), so the
+trusted caller compares them itself — an object whose `__eq__` always says True never leaves.
+
+What is covered
+    * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files and the
+      interpreter's prefix are visible, read-only. /home, /root, the project, /sys, /run and
+      the rest of /etc are absent. Each job gets its own tmpfs /tmp (size-capped, `tmp_bytes`)
+      and /dev/shm, gone when the job ends; files are capped by RLIMIT_FSIZE.
+    * Privileges: uid/gid 65534 in the sandbox; started as root, bubblewrap itself runs as the
+      host user `nobody` when the interpreter is reachable by it. Every capability is dropped
+      (bwrap `--cap-drop ALL`, then the job's own bounding/ambient/effective sets are emptied and
+      `no_new_privs` is set), so `mount -o remount,rw` of a read-only bind fails.
+    * Namespaces: new user, pid, network (loopback only), IPC, UTS and cgroup namespaces per
+      worker (`bwrap --unshare-all`), plus new user, pid, mount and IPC namespaces per job. A job
+      sees only its own processes in /proc and cannot signal or ptrace the server or the host.
+    * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
+    * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
+      machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own user
+      namespace), RLIMIT_NOFILE, RLIMIT_FSIZE, no core files; stdout+stderr capped at
+      `output_bytes` (the job is killed past it); a wall-clock limit for programs that wait.
+    * Clean-up: the job's pid-namespace init exits when the program does, and the kernel kills
+      every process left in the namespace (daemons, double forks). A worker that misbehaves is
+      killed whole (bwrap is pid 1 of its namespace, `--die-with-parent`) and replaced.
+    * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
+      clock); never `signal.alarm`, so C-level loops are killed too.
+
+What is not covered
+    * No seccomp filter: the whole syscall surface of the kernel is reachable (as an
+      unprivileged user in nested namespaces). A kernel exploit escapes.
+    * No cgroups: CPU and memory limits are per process, so a job's process tree may use up to
+      `processes` x the limits until the wall clock or the CPU rlimit stops it.
+    * Timing side channels and the speed of the host are visible to programs.
+    * Without bubblewrap (`isolation="rlimits"`, or "auto" when `bwrap` is missing) only the
+      rlimits, a clean environment, a private working directory and process-group clean-up
+      apply: NOT a security boundary. A loud warning is logged and every result says
+      `isolation="rlimits-only"`.
+"""
+
+from rewardlab.sandbox._server import EncodeError, decode_value, encode_value
+from rewardlab.sandbox.config import Limits, SandboxConfig, bwrap_argv, find_bwrap
+from rewardlab.sandbox.pool import (
+    FALLBACK_WARNING,
+    CandidateError,
+    ExecResult,
+    Outcome,
+    SandboxError,
+    SandboxPool,
+    Session,
+    SessionEnded,
+)
+
+__all__ = [
+    "FALLBACK_WARNING",
+    "CandidateError",
+    "EncodeError",
+    "ExecResult",
+    "Limits",
+    "Outcome",
+    "SandboxConfig",
+    "SandboxError",
+    "SandboxPool",
+    "Session",
+    "SessionEnded",
+    "bwrap_argv",
+    "decode_value",
+    "encode_value",
+    "find_bwrap",
+]

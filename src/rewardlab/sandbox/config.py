@@ -1,0 +1,151 @@
+"""Limits and sandbox settings, and the bubblewrap command line they turn into."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+_MIB = 1 << 20
+
+# System directories every interpreter and toolchain needs, bound read-only. Nothing else of
+# the host is visible: not /home, /root, /work, /etc (only the files below), /sys or /run.
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/mime.types")
+SANDBOX_UID = 65534  # "nobody", inside the sandbox and, when we start as root, on the host too
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one job (one program run, or one session of calls).
+
+    CPU time is the verdict limit: it does not change with machine load. The wall limit only
+    catches programs that wait (sleep, blocked reads); keep it generous.
+    """
+
+    cpu_seconds: float = 5.0  # RLIMIT_CPU per process: SIGXCPU at the limit, SIGKILL 1 s later
+    wall_seconds: float = 20.0  # the job is killed after this; a sleeper is not a CPU burner
+    memory_bytes: int = 1024 * _MIB  # RLIMIT_AS per process
+    processes: int = 32  # RLIMIT_NPROC, counted per job (each job has its own user namespace)
+    open_files: int = 64  # RLIMIT_NOFILE
+    file_size_bytes: int = 16 * _MIB  # RLIMIT_FSIZE: the largest file a job may write
+    tmp_bytes: int = 64 * _MIB  # size of the job's private /tmp (tmpfs): disk fills stop here
+    output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
+    frame_bytes: int = 16 * _MIB  # largest value a call may return
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+        if self.wall_seconds < self.cpu_seconds:
+            raise ValueError(f"Limits.wall_seconds ({self.wall_seconds}) must be >= cpu_seconds ({self.cpu_seconds})")
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Isolation = Literal["auto", "bubblewrap", "rlimits"]
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """How sandboxed workers are started.
+
+    Attributes:
+        isolation: "bubblewrap" (required), "rlimits" (no namespaces: NOT a security boundary),
+            or "auto": bubblewrap when `bwrap` is on PATH, else rlimits with a loud warning.
+        python: interpreter run inside; default `/usr/bin/python3` when present (readable by an
+            unprivileged uid), else this process's base interpreter.
+        extra_ro_binds: more host paths to show read-only (toolchains outside /usr).
+        limits: default per-job limits.
+        start_timeout: seconds a worker may take to say hello before start-up counts as failed.
+    """
+
+    isolation: Isolation = "auto"
+    python: str | None = None
+    extra_ro_binds: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    start_timeout: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.isolation not in ("auto", "bubblewrap", "rlimits"):
+            raise ValueError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {self.isolation!r}")
+
+    def interpreter(self) -> str:
+        if self.python:
+            return self.python
+        if os.access("/usr/bin/python3", os.X_OK):
+            return "/usr/bin/python3"
+        return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+
+def find_bwrap() -> str | None:
+    """Path of the bubblewrap binary, or None."""
+    return shutil.which("bwrap")
+
+
+def _world_reachable(path: str) -> bool:
+    """Whether an unprivileged uid can reach `path` (every parent directory is o+x)."""
+    p = Path(path).resolve()
+    for parent in [*reversed(p.parents), p]:
+        try:
+            mode = parent.stat().st_mode
+        except OSError:
+            return False
+        if parent != p and not mode & 0o001:
+            return False
+    return bool(p.stat().st_mode & 0o005)
+
+
+def host_user(python: str) -> int | None:
+    """The host uid to start bubblewrap as: `nobody` when we are root and the interpreter is
+    reachable by it, so sandboxed files and processes belong to an unprivileged host user too;
+    otherwise None (start as ourselves; bwrap still maps us to uid 65534 with no capabilities)."""
+    if os.geteuid() != 0:
+        return None
+    return SANDBOX_UID if _world_reachable(python) else None
+
+
+def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap command line around `python`.
+
+    New user, pid, network, IPC, UTS and cgroup namespaces (`--unshare-all`), uid/gid 65534,
+    every capability dropped (`--cap-drop ALL`: as root, bwrap would otherwise leave them, and
+    `mount -o remount,rw` would make the read-only binds writable), a read-only system, a
+    private tmpfs /tmp, a clean environment, a new session (no terminal injection) and death
+    with the parent process.
+    """
+    argv = [
+        bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+        "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+        "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+    ]  # fmt: skip
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    for path in ETC_FILES:
+        if os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    prefix = str(Path(python).resolve().parent.parent)
+    binds = [prefix] if not prefix.startswith("/usr") else []
+    for path in (*binds, *extra_ro_binds):
+        argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return argv
+
+
+def python_argv(python: str, source: str, *, isolate: bool) -> list[str]:
+    """Interpreter command that runs the fork server (`-S -s`: no site-packages of the host)."""
+    return [python, "-S", "-s", "-B", "-c", source] + (["--isolate"] if isolate else [])
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of rlimits-only workers: nothing of the host's secrets."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
