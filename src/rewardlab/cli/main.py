@@ -31,6 +31,7 @@ GROUPS = [
     "rewardlab.cli.list_rewards",
     "rewardlab.cli.demo",
     "rewardlab.cli.serve",  # serve + cache (issue 7)
+    "rewardlab.cli.eval", "rewardlab.cli.audit",  # eval + audit (issue 9)
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)

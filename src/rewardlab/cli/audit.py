@@ -1,0 +1,43 @@
+"""`rewardlab audit SPEC --data FILE`: hacking probes, cross-checks and diagnostics of a reward."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def audit_command(
+    spec: Path = typer.Argument(..., help="Reward spec (TOML) to audit."),
+    data: Path = typer.Option(..., "--data", "-d", help="Samples (.jsonl/.parquet/saved dataset)."),
+    out: Path = typer.Option(Path("rewardlab-audit"), "--out", "-o", help="Directory for report.html and report.json."),
+    probe: list[str] = typer.Option([], "--probe", help="Run only these probes (repeatable); default all."),
+    against: Path | None = typer.Option(None, "--against", help="A second reward spec to cross-check against."),
+    label_field: str | None = typer.Option(None, "--label-field", help="Sample meta field with true/false labels to cross-check against."),
+    group_by: str | None = typer.Option(None, "--group-by", help="Meta field to group disagreements by (e.g. level)."),
+    candidates: bool = typer.Option(False, "--candidates", help="DATA is a candidate-set file (list of responses per row, Qwen eval format); labels become meta 'label'."),
+    limit: int | None = typer.Option(None, "--limit", help="Audit a seeded random subset of N samples."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the subset."),
+    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
+    fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
+) -> int:
+    """Run hacking probes (empty, hedge, padding, grader injection, format changes...) against a
+    reward, optionally cross-check it, and report which probes moved the score and by how much."""
+    from rewardlab.cli.eval import print_report_summary
+    from rewardlab.evaluate.audit.probes import probe_by_name
+    from rewardlab.evaluate.audit.run_audit import audit
+    from rewardlab.evaluate.datasets import CandidateColumns
+
+    report = audit(
+        spec, data, probes=probe_by_name(probe or None), candidates=CandidateColumns() if candidates else None,
+        limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
+        workers=workers, timeout=timeout,
+    )
+    report.write(out)
+    print_report_summary(report, out)
+    return 1 if fail_on_flag and report.numbers["flagged_probes"] else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)

@@ -1,0 +1,277 @@
+"""`rewardlab eval`: benchmark numbers for a reward, with intervals, baselines and a report.
+
+Two data shapes (see `datasets`):
+
+- candidate sets (N responses per problem): best-of-N, majority and reward-weighted vote
+  accuracy, pass@k, the best-of-n curve, calibration and rank correlation of every selector
+  (the reward under test, scores shipped in the file, and the "pick the longest" baseline)
+  against a gold correctness (a gold reward such as the maths verifier, else the file's labels);
+- preference pairs: pairwise accuracy overall and per subset, RewardBench-1 sections when the
+  subsets are RewardBench's, and the length baseline next to every number.
+
+Every headline number has a seeded bootstrap interval over problems (or pairs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from rewardlab.core import JSON, Reward, RewardResult
+from rewardlab.errors import InputError, UsageError
+from rewardlab.evaluate import calibration, pairwise, passk, stats
+from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
+from rewardlab.evaluate.audit import report as rp
+from rewardlab.evaluate.audit.crosscheck import crosscheck, labels_as_results
+from rewardlab.evaluate.datasets import (
+    CandidateColumns,
+    CandidateSet,
+    PairSet,
+    read_candidates,
+    read_pairs,
+    read_rows,
+)
+from rewardlab.evaluate.overoptimization import bon_curve
+
+__all__ = ["evaluate_candidates", "evaluate_pairs", "run_eval"]
+
+Spec = str | Path | dict[str, JSON] | Reward
+LENGTH = "length baseline"
+
+
+def _per_problem(values: Sequence[Any], problem: Sequence[int]) -> list[list[Any]]:
+    groups: dict[int, list[Any]] = {}
+    for v, p in zip(values, problem, strict=True):
+        groups.setdefault(p, []).append(v)
+    return [groups[p] for p in sorted(groups)]
+
+
+def _scores_or_floor(results: Sequence[RewardResult]) -> list[float]:
+    """Scores with error/skipped results ranked below every score (they are never preferred)."""
+    ok = [r.score for r in results if r.score is not None]
+    floor = (min(ok) if ok else 0.0) - 1.0
+    return [r.score if r.score is not None else floor for r in results]
+
+
+def _as_probs(scores: np.ndarray) -> tuple[np.ndarray, str]:
+    if scores.min() >= 0 and scores.max() <= 1:
+        return scores, "score"
+    return calibration.sigmoid(scores), "sigmoid(score)"
+
+
+def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, correct: np.ndarray, seed: int) -> dict[str, Any]:
+    by_problem = _per_problem(scores, cands.problem)
+    gold = _per_problem(correct.astype(float).tolist(), cands.problem)
+    credit = np.asarray([passk.best_of_n(s, g) for s, g in zip(by_problem, gold, strict=True)])
+    curve = bon_curve(by_problem, gold)
+    s = np.asarray(scores, dtype=float)
+    out: dict[str, Any] = {"best_of_n": stats.bootstrap_ci(credit, seed=seed), "best_of_n_per_problem": credit,
+                           "bon_curve": curve, "spearman_vs_gold": stats.spearman(s, correct.astype(float))[0]}
+    if name == LENGTH:  # a length is not a probability: no calibration, no weighted vote
+        return out
+    probs, mapped = _as_probs(s)
+    out |= {
+        "calibration_input": mapped,
+        "ece": calibration.ece(probs, correct), "mce": calibration.mce(probs, correct),
+        "brier": calibration.brier_score(probs, correct), "reliability": calibration.reliability(probs, correct),
+    }
+    if cands.answers is not None:
+        answers = _per_problem(cands.answers, cands.problem)
+        weights = _per_problem(probs.tolist(), cands.problem)
+        votes = np.asarray([passk.vote_accuracy(a, g, w) for a, g, w in zip(answers, gold, weights, strict=True)])
+        out["weighted_vote"] = stats.bootstrap_ci(votes, seed=seed)
+        out["weighted_vote_per_problem"] = votes
+    return out
+
+
+def _gold(cands: CandidateSet, gold: Reward | None, workers: int, timeout: float | None) -> tuple[np.ndarray, str, dict[str, Any]]:
+    """Gold correctness per candidate: the gold reward's pass (score >= 0.5), else file labels."""
+    extra: dict[str, Any] = {}
+    if gold is None:
+        if cands.labels is None:
+            raise UsageError("no gold: pass a gold reward (--gold SPEC) or a labels column (--labels)")
+        return np.asarray(cands.labels, dtype=bool), "file labels", extra
+    with scorer(gold, workers=workers, timeout=timeout) as score:
+        results = score(cands.samples)
+    extra["gold_errors"] = error_counts(results)
+    if cands.labels is not None:
+        extra["gold_vs_labels"] = crosscheck(results, labels_as_results(cands.labels), cands.samples,
+                                             names=(gold.name, "file labels"), group_by="level")
+    # An error is not a pass; it is counted in gold_errors and shown in the summary.
+    correct = np.asarray([r.score is not None and r.score >= 0.5 for r in results])
+    return correct, gold.name, extra
+
+
+def evaluate_candidates(
+    cands: CandidateSet, *, reward: Reward | None = None, gold: Reward | None = None,
+    seed: int = 0, workers: int = 0, timeout: float | None = None,
+) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
+    """Selection metrics over a candidate set. Returns summary rows, report sections, numbers."""
+    correct, gold_name, extra = _gold(cands, gold, workers, timeout)
+    selectors: dict[str, list[float]] = {}
+    if reward is not None:
+        with scorer(reward, workers=workers, timeout=timeout) as score:
+            results = score(cands.samples)
+        extra["reward_errors"] = error_counts(results)
+        selectors[reward.name] = _scores_or_floor(results)
+    if cands.scores is not None:
+        selectors["file scores"] = cands.scores
+    selectors[LENGTH] = [float(len(s.response_text)) for s in cands.samples]
+    numbers: dict[str, Any] = {"gold": gold_name, "n_problems": cands.n_problems, "n_candidates": len(cands.samples), **extra}
+    numbers["selectors"] = {name: _selector_numbers(name, s, cands, correct, seed) for name, s in selectors.items()}
+    gold_by_problem = _per_problem(correct.astype(int).tolist(), cands.problem)
+    n_max = min(len(g) for g in gold_by_problem)
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n_max]
+    numbers["pass_at_k"] = {k: float(np.mean([passk.pass_at_k(len(g), sum(g), k) for g in gold_by_problem])) for k in ks}
+    if cands.answers is not None:
+        answers = _per_problem(cands.answers, cands.problem)
+        maj = np.asarray([passk.vote_accuracy(a, g) for a, g in zip(answers, gold_by_problem, strict=True)])
+        numbers["majority_vote"] = stats.bootstrap_ci(maj, seed=seed)
+        for sel in numbers["selectors"].values():
+            sel["vs_majority_vote"] = stats.compare_paired(sel["best_of_n_per_problem"], maj, seed=seed)
+    return _candidate_summary(numbers), _candidate_sections(numbers, cands, correct, selectors), numbers
+
+
+def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [("gold", numbers["gold"]), ("problems × candidates", f"{numbers['n_problems']} × "
+            f"{numbers['n_candidates'] // max(numbers['n_problems'], 1)}")]
+    for key in ("gold_errors", "reward_errors"):
+        if key in numbers:
+            rows.append((key.replace("_", " "), str(numbers[key] or "none")))
+    for name, sel in numbers["selectors"].items():
+        rows.append((f"best-of-N by {name}", str(sel["best_of_n"])))
+        if "weighted_vote" in sel:
+            rows.append((f"weighted vote by {name}", str(sel["weighted_vote"])))
+    if "majority_vote" in numbers:
+        rows.append(("majority vote", str(numbers["majority_vote"])))
+    rows += [(f"pass@{k}", f"{v:.4f}") for k, v in numbers["pass_at_k"].items()]
+    if "gold_vs_labels" in numbers:
+        c = numbers["gold_vs_labels"]
+        rows.append((f"{c.names[0]} vs file labels", f"agreement {c.agreement:.2%}, kappa {c.kappa:.3f}, "
+                     f"{sum(c.by_category.values())} disagreements"))
+    return rows
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None or not np.isfinite(x) else f"{x:.4f}"
+
+
+def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: np.ndarray, selectors: dict[str, list[float]]) -> list[rp.Section]:
+    sels = numbers["selectors"]
+    first = next(iter(sels.values()))
+    curves = {f"BoN by {k}": v["bon_curve"].gold for k, v in sels.items()}
+    ns = first["bon_curve"].n
+    curves["pass@k (oracle)"] = [numbers["pass_at_k"].get(int(n), np.nan) for n in ns]
+    rows = [[name, str(v["best_of_n"]), str(v.get("weighted_vote", "—")), _num(v.get("ece")), _num(v.get("brier")),
+             _num(v["spearman_vs_gold"]), v.get("calibration_input", "—")] for name, v in sels.items()]
+    sections = [rp.Section(
+        "Selection from candidates", text=f"gold = {numbers['gold']}; intervals are 95% bootstrap over problems "
+        "(seeded). The length baseline picks the longest response.",
+        columns=["selector", "best-of-N [95% CI]", "weighted vote", "ECE", "Brier", "Spearman vs gold", "calibrated on"],
+        rows=rows, figures=[("best-of-n curves", rp.plot_bon(ns, curves))])]
+    figures = []
+    for name, v in sels.items():
+        if name == LENGTH:
+            continue
+        r = v["reliability"]
+        figures.append((f"reliability {name}", rp.plot_reliability(r.confidence.tolist(), r.accuracy.tolist(), r.count.tolist(), title=f"Reliability: {name}")))
+        figures.append((f"hist {name}", rp.plot_hist_by_label(selectors[name], correct.tolist(), title=f"{name} by gold label")))
+        figures.append((f"length {name}", rp.plot_length_scatter(selectors[LENGTH], selectors[name], correct.tolist(), title=f"{name} vs length")))
+    sections.append(rp.Section("Calibration and score distributions", figures=figures))
+    if "gold_vs_labels" in numbers:
+        from rewardlab.evaluate.audit.run_audit import _crosscheck_section
+
+        sections.append(_crosscheck_section(numbers["gold_vs_labels"]))
+    return sections
+
+
+def evaluate_pairs(
+    pairs: PairSet, reward: Reward, *, seed: int = 0, workers: int = 0, timeout: float | None = None
+) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
+    """Pairwise accuracy of `reward` with CIs, per subset, RewardBench sections, length baseline.
+
+    A pair where either side is an error or skipped is left out and counted in `pair_errors`.
+    """
+    with scorer(reward, workers=workers, timeout=timeout) as score:
+        results = score(pairs.chosen + pairs.rejected)
+    n = len(pairs.chosen)
+    chosen_r, rejected_r = results[:n], results[n:]
+    keep = [i for i in range(n) if chosen_r[i].score is not None and rejected_r[i].score is not None]
+    if not keep:
+        raise InputError(f"no pair could be scored; errors: {error_counts(results)}", source=pairs.source)
+    c = np.asarray([chosen_r[i].score for i in keep], dtype=float)
+    r = np.asarray([rejected_r[i].score for i in keep], dtype=float)
+    subsets = [pairs.subsets[i] for i in keep]
+    c_len = np.asarray([len(pairs.chosen[i].response_text) for i in keep])
+    r_len = np.asarray([len(pairs.rejected[i].response_text) for i in keep])
+    outcomes = pairwise.pairwise_outcomes(c, r)
+    length_outcomes = pairwise.pairwise_outcomes(c_len, r_len)
+    names = np.asarray(subsets)
+    per_subset = {s: {"accuracy": stats.bootstrap_ci(outcomes[names == s], seed=seed),
+                      "length_baseline": float(length_outcomes[names == s].mean())} for s in sorted(set(subsets))}
+    numbers: dict[str, Any] = {
+        "n_pairs": n, "scored_pairs": len(keep), "pair_errors": error_counts([x for i in range(n) if i not in set(keep) for x in (chosen_r[i], rejected_r[i])]),
+        "accuracy": stats.bootstrap_ci(outcomes, seed=seed), "length_baseline": float(length_outcomes.mean()),
+        "ties": int(np.sum(c == r)), "subsets": per_subset,
+    }
+    known = {s: v["accuracy"].estimate for s, v in per_subset.items() if s in pairwise.REWARDBENCH_EXAMPLE_COUNTS}
+    if known:
+        numbers["rewardbench_sections"] = pairwise.rewardbench_sections(known)
+    summary = [("pairs scored", f"{len(keep)}/{n}"), ("pair errors", str(numbers["pair_errors"] or "none")),
+               ("pairwise accuracy", str(numbers["accuracy"])), ("length baseline", f"{numbers['length_baseline']:.4f}"),
+               ("ties (counted wrong)", str(numbers["ties"]))]
+    summary += [(f"section {k}", f"{v:.4f}") for k, v in numbers.get("rewardbench_sections", {}).items()]
+    rows = [[s, str(v["accuracy"]), v["accuracy"].n, f"{v['length_baseline']:.4f}"] for s, v in per_subset.items()]
+    margins = c - r
+    section = rp.Section("Pairwise accuracy by subset", text="Ties count as wrong. Length baseline = always prefer the longer response.",
+                         columns=["subset", "accuracy [95% CI]", "pairs", "length baseline"], rows=rows,
+                         figures=[("margin vs length difference", rp.plot_length_scatter((c_len - r_len).tolist(), margins.tolist(), (margins > 0).tolist(),
+                                                                                          title="score margin vs length difference (chosen − rejected)"))])
+    return summary, [section], numbers
+
+
+def _detect_mode(data: str | Path, columns: CandidateColumns) -> Literal["candidates", "pairs"]:
+    _, first = read_rows(data)[0]
+    if isinstance(first.get(columns.responses), list):
+        return "candidates"
+    if "chosen" in first and "rejected" in first:
+        return "pairs"
+    raise UsageError(f"cannot tell the data shape of {data}: expected a list column {columns.responses!r} "
+                     "(candidate sets) or `chosen`/`rejected` columns (pairs); pass --mode")
+
+
+def run_eval(
+    spec: Spec | None, data: str | Path, *, mode: Literal["auto", "candidates", "pairs"] = "auto",
+    gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
+    workers: int = 0, timeout: float | None = None,
+) -> rp.Report:
+    """Evaluate a reward on a data file and return the `Report` (`.write(dir)` for HTML + JSON).
+
+    Args:
+        spec: the reward under test (spec path, TOML, dict or Reward); for candidate sets it
+            may be None to evaluate only the scores shipped in the file.
+        data: JSONL/Parquet/saved dataset of candidate sets or preference pairs.
+        mode: data shape; "auto" looks at the first row.
+        gold: gold reward for candidate sets (e.g. the maths verifier); default the file labels.
+        columns: column names of a candidate-set file.
+        seed: seed of every bootstrap; stamped into the report.
+        workers, timeout: score in a worker pool with a per-sample timeout.
+    """
+    columns = columns or CandidateColumns()
+    mode = _detect_mode(data, columns) if mode == "auto" else mode
+    reward = load_reward(spec) if spec is not None else None
+    if mode == "pairs":
+        if reward is None:
+            raise UsageError("pairwise evaluation needs a reward spec to score the pairs")
+        summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, seed=seed, workers=workers, timeout=timeout)
+    else:
+        gold_reward = load_reward(gold) if gold is not None else None
+        summary, sections, numbers = evaluate_candidates(read_candidates(data, columns), reward=reward, gold=gold_reward,
+                                                         seed=seed, workers=workers, timeout=timeout)
+    numbers = {"mode": mode, "reward": repr(reward) if reward else None, **numbers}
+    hash_ = spec_hash(reward) if reward is not None else "none (file scores only)"
+    title = f"rewardlab eval: {reward.name if reward else 'file scores'} on {Path(data).name}"
+    return rp.Report(title, rp.stamps(spec_hash=hash_, data=data, seed=seed), [("mode", mode), *summary], sections, numbers)
