@@ -1,0 +1,9 @@
+"""Adapters that run one rewardlab spec inside the trainers people use.
+
+- `rewardlab.integrations.trl` — `as_trl_reward(spec)` for `trl.GRPOTrainer`;
+- `rewardlab.integrations.verl` — `make_compute_score(spec)` / `compute_score` for verl;
+- `rewardlab.integrations.openrlhf` — `make_reward_func(spec)` and the `/get_reward` mapping;
+- `rewardlab.integrations.openai_graders` — OpenAI grader JSON -> rewardlab spec.
+
+Each is imported on its own, so using one never imports another trainer's dependencies.
+"""

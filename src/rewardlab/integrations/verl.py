@@ -1,0 +1,154 @@
+"""verl adapter: a rewardlab spec as a `custom_reward_function`.
+
+verl calls `compute_score(data_source, solution_str, ground_truth, extra_info)` once per
+response (`NaiveRewardManager`; `BatchRewardManager` calls the batched form with plural
+argument names). A returned dict must carry `score`; verl appends *every* key of it to
+`reward_extra_info` and logs them, so each row returns the same keys:
+
+    {"score": total, "<component>": component score or NaN, "rewardlab_error": 0/1, ...}
+
+Two ways to point verl at a spec:
+
+    # reward.py, next to your spec
+    from rewardlab.integrations.verl import make_compute_score
+    compute_score = make_compute_score("reward.toml", error_score=0.0)
+
+    # or with no file of your own (verl passes reward_kwargs to compute_score):
+    custom_reward_function.path=<site-packages>/rewardlab/integrations/verl.py
+    custom_reward_function.name=compute_score
+    +custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml
+
+verl needs a number for every response, so an `error` result needs a policy: `error_score`
+(a number, counted in `rewardlab_error`) or `None` (the default: raise, naming the row's error).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
+from rewardlab.errors import RewardLabError
+from rewardlab.integrations._common import SpecLike, build_reward, component_names
+
+__all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl"]
+
+
+def sample_from_verl(data_source: str, solution_str: Any, ground_truth: JSON, extra_info: Mapping[str, JSON] | None) -> Sample:
+    """The `Sample` for one verl call: response = the decoded solution, reference = the ground
+    truth, meta = `extra_info` plus `data_source`. A prompt in `extra_info["prompt"]` (or
+    `question`) becomes the sample's prompt."""
+    meta: dict[str, JSON] = dict(extra_info or {})
+    meta["data_source"] = data_source
+    prompt = meta.get("prompt", meta.get("question", ""))
+    return Sample(prompt=prompt if isinstance(prompt, str | list) else str(prompt), response=solution_str, reference=ground_truth, meta=meta)
+
+
+class VerlScorer:
+    """`compute_score` for verl backed by a rewardlab Reward (see the module doc)."""
+
+    def __init__(self, spec: SpecLike, *, error_score: float | None = None):
+        self.reward: Reward = build_reward(spec)
+        self.error_score = error_score
+        self.components = component_names(self.reward)
+        self.__name__ = "compute_score"
+
+    def row(self, result: RewardResult) -> dict[str, float]:
+        """The dict verl receives for one result."""
+        if result.status is Status.OK and result.score is not None:
+            score = result.score
+        elif self.error_score is None:
+            reason = result.error or result.info.get("skip_reason", "skipped")
+            raise RewardLabError(
+                f"rewardlab could not score this response ({reason}); pass error_score=<number> "
+                "to make_compute_score to train through such rows (they are counted in rewardlab_error)"
+            )
+        else:
+            score = float(self.error_score)
+        out = {"score": float(score)}
+        for name in self.components:
+            sub = result.components.get(name)
+            # NaN, not 0: a component without a score must not look like a real zero in logs.
+            out[name] = float(sub.score) if sub is not None and sub.score is not None else math.nan
+        out["rewardlab_error"] = float(result.status is Status.ERROR)
+        out["rewardlab_skipped"] = float(result.status is Status.SKIPPED)
+        return out
+
+    def __call__(
+        self,
+        data_source: str,
+        solution_str: Any,
+        ground_truth: JSON,
+        extra_info: Mapping[str, JSON] | None = None,
+        **_: Any,
+    ) -> dict[str, float]:
+        sample = sample_from_verl(data_source, solution_str, ground_truth, extra_info)
+        return self.row(self.reward.score_batch([sample])[0])
+
+    def batch(
+        self,
+        data_sources: Sequence[str],
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[JSON],
+        extra_infos: Sequence[Mapping[str, JSON] | None] | None = None,
+        **_: Any,
+    ) -> list[dict[str, float]]:
+        """The batched form verl's `BatchRewardManager` calls: one dict per response."""
+        n = len(solution_strs)
+        infos = list(extra_infos) if extra_infos is not None else [None] * n
+        if not len(data_sources) == len(ground_truths) == len(infos) == n:
+            raise RewardLabError(f"verl batch columns differ in length (expected {n} each)")
+        samples = [sample_from_verl(*args) for args in zip(data_sources, solution_strs, ground_truths, infos, strict=True)]
+        return [self.row(r) for r in self.reward.score_batch(samples)]
+
+
+def make_compute_score(spec: SpecLike, *, error_score: float | None = None) -> VerlScorer:
+    """A verl `compute_score` for `spec`; its `.batch` method is the batched form."""
+    return VerlScorer(spec, error_score=error_score)
+
+
+@lru_cache(maxsize=8)
+def _cached(spec: str, error_score: float | None) -> VerlScorer:
+    return VerlScorer(spec, error_score=error_score)
+
+
+def compute_score(
+    data_source: str,
+    solution_str: Any,
+    ground_truth: JSON,
+    extra_info: Mapping[str, JSON] | None = None,
+    *,
+    spec: str | None = None,
+    error_score: float | None = None,
+    **kwargs: Any,
+) -> dict[str, float]:
+    """verl's `compute_score` with the spec given by `reward_kwargs` (`spec=/path/reward.toml`).
+
+    The spec is built once per process and cached.
+    """
+    if spec is None:
+        raise RewardLabError(
+            "rewardlab.integrations.verl.compute_score needs the spec: set "
+            "+custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
+        )
+    return _cached(spec, error_score)(data_source, solution_str, ground_truth, extra_info)
+
+
+def compute_score_batch(
+    data_sources: Sequence[str],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[JSON],
+    extra_infos: Sequence[Mapping[str, JSON] | None] | None = None,
+    *,
+    spec: str | None = None,
+    error_score: float | None = None,
+    **kwargs: Any,
+) -> list[dict[str, float]]:
+    """Batched `compute_score` (for `reward_model.reward_manager=batch`)."""
+    if spec is None:
+        raise RewardLabError("compute_score_batch needs reward_kwargs.spec=/abs/path/reward.toml")
+    return _cached(spec, error_score).batch(data_sources, solution_strs, ground_truths, extra_infos)
+
+

@@ -1,0 +1,41 @@
+"""The spec every adapter test uses: format + exact match + a length term."""
+SPEC = """
+[reward]
+name = "qa"
+
+[[reward.components]]
+name = "format"
+use = "format.tags"
+weight = 0.2
+
+[[reward.components]]
+name = "exact"
+use = "text.exact"
+weight = 1.0
+params = { extract = "<answer>(.*?)</answer>" }
+
+[[reward.components]]
+name = "length"
+use = "length.tokens"
+weight = 0.1
+params = { budget = 50 }
+"""
+
+GOOD = "<think>easy</think><answer>Paris</answer>"
+WRONG = "<think>hmm</think><answer>Rome</answer>"
+
+
+def tiny_tokenizer():
+    """A byte-level BPE tokenizer trained here (no hub download), for tiny-model tests."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    corpus = ["<think> reasoning </think> <answer> Paris </answer>", "What is the capital of France?"] * 20
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<pad>", "<eos>", "<unk>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator(corpus, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")

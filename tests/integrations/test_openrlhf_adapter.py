@@ -1,0 +1,73 @@
+"""The OpenRLHF reward-function module and the `/get_reward` mapping."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from integration_spec import GOOD, WRONG
+
+from rewardlab import build
+from rewardlab.errors import RewardLabError
+from rewardlab.integrations import openrlhf
+from rewardlab.integrations.openrlhf import MappingError, get_reward_mapping, make_reward_func
+
+PROMPT = "<|user|>Capital of France?<|assistant|>"
+
+
+def test_reward_func_returns_tensors_and_component_logs(spec_text):
+    f = make_reward_func(spec_text)
+    out = f([PROMPT + GOOD, PROMPT + WRONG], [PROMPT, PROMPT], ["Paris", "Paris"])
+    assert isinstance(out["rewards"], torch.Tensor)
+    assert out["rewards"].tolist() == pytest.approx([1.3, 0.3])
+    assert out["scores"].tolist() == pytest.approx([1.3, 0.3])
+    assert out["extra_logs"]["rewardlab/exact"].tolist() == [1.0, 0.0]
+    assert out["extra_logs"]["rewardlab/error"].tolist() == [0.0, 0.0]
+
+
+def test_response_is_the_query_after_the_prompt(spec_text):
+    # The prompt text must not count towards the response (its tags would change `format`).
+    reply = get_reward_mapping(build(spec_text), {"query": [PROMPT + GOOD], "prompts": [PROMPT], "labels": ["Paris"]}, error_reward=None)
+    assert reply["rewards"] == pytest.approx([1.3])
+
+
+def test_errors_need_an_explicit_error_reward(spec_text):
+    payload = {"query": [PROMPT + GOOD, PROMPT + GOOD], "prompts": [PROMPT, PROMPT], "labels": ["Paris", None]}
+    with pytest.raises(RewardLabError, match="set error_reward"):
+        get_reward_mapping(build(spec_text), payload, error_reward=None)
+    reply = get_reward_mapping(build(spec_text), payload, error_reward=-1.0)
+    assert reply["rewards"] == pytest.approx([1.3, -1.0])
+    assert reply["extra_logs"]["rewardlab/error"] == [0.0, 1.0]
+    assert reply["statuses"] == ["ok", "error"]
+
+
+def test_bad_payloads_are_mapping_errors(spec_text):
+    with pytest.raises(MappingError, match="'query' list"):
+        get_reward_mapping(build(spec_text), {"prompts": []}, error_reward=0.0)
+    with pytest.raises(MappingError, match="one per query"):
+        get_reward_mapping(build(spec_text), {"query": ["a", "b"], "labels": ["x"]}, error_reward=0.0)
+
+
+def test_module_level_reward_func_reads_the_spec_from_the_environment(spec_path, monkeypatch):
+    monkeypatch.setattr(openrlhf, "_DEFAULT", None)
+    monkeypatch.delenv("REWARDLAB_SPEC", raising=False)
+    with pytest.raises(RewardLabError, match="REWARDLAB_SPEC"):
+        openrlhf.reward_func([GOOD])
+    monkeypatch.setenv("REWARDLAB_SPEC", str(spec_path))
+    monkeypatch.setenv("REWARDLAB_ERROR_REWARD", "0")
+    out = openrlhf.reward_func([GOOD, "bad"], None, ["Paris", None])
+    assert out["rewards"].tolist() == pytest.approx([1.3, 0.0])
+    assert not math.isnan(out["rewards"][1])
+    monkeypatch.setattr(openrlhf, "_DEFAULT", None)
+
+
+def test_module_file_loads_like_openrlhf_loads_it(spec_path, monkeypatch):
+    # OpenRLHF imports the --remote_rm_url file with importlib and takes `reward_func`.
+    import importlib.util
+
+    monkeypatch.setenv("REWARDLAB_SPEC", str(spec_path))
+    spec = importlib.util.spec_from_file_location("reward_func_module", openrlhf.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.reward_func([GOOD], [""], ["Paris"])["rewards"].tolist() == pytest.approx([1.3])

@@ -1,0 +1,115 @@
+"""The TRL adapter called with TRL's reward-function arguments (the trainer run is in
+test_trl_grpo.py)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from collections import defaultdict
+
+import pytest
+from integration_spec import GOOD, WRONG
+
+from rewardlab.errors import RewardLabError
+from rewardlab.integrations.trl import as_trl_reward, samples_from_trl
+
+
+class Hooks:
+    """Collects what the adapter sends to TRL's `log_metric` / `log_extra` hooks."""
+
+    def __init__(self):
+        self.metrics = defaultdict(list)
+        self.extra = defaultdict(list)
+
+    def log_metric(self, name, value):
+        self.metrics[name].append(value)
+
+    def log_extra(self, column, values):
+        self.extra[column].extend(values)
+
+
+def test_scores_match_the_spec_weights(spec_text):
+    f = as_trl_reward(spec_text)
+    out = f(prompts=["q", "q"], completions=[GOOD, WRONG], solution=["Paris", "Paris"])
+    assert out == pytest.approx([0.2 + 1.0 + 0.1, 0.2 + 0.0 + 0.1])
+    assert f.__name__ == "qa"
+
+
+def test_conversational_completions(spec_text):
+    f = as_trl_reward(spec_text)
+    completions = [[{"role": "assistant", "content": GOOD}]]
+    prompts = [[{"role": "user", "content": "Capital of France?"}]]
+    assert f(prompts=prompts, completions=completions, answer=["Paris"]) == pytest.approx([1.3])
+
+
+def test_components_are_logged_through_trl_hooks(spec_text):
+    hooks = Hooks()
+    f = as_trl_reward(spec_text)
+    f(
+        prompts=["q"] * 3,
+        completions=[GOOD, WRONG, 42],
+        solution=["Paris"] * 3,
+        log_metric=hooks.log_metric,
+        log_extra=hooks.log_extra,
+        trainer_state=object(),
+    )
+    assert hooks.metrics["rewardlab/exact/mean"] == [pytest.approx(0.5)]
+    assert hooks.metrics["rewardlab/error_rate"] == [pytest.approx(1 / 3)]
+    assert hooks.extra["rewardlab/exact"] == [1.0, 0.0, None]
+    assert hooks.extra["rewardlab/status"] == ["ok", "ok", "error"]
+
+
+def test_bad_rows_become_none_and_the_rest_are_scored(spec_text):
+    f = as_trl_reward(spec_text)
+    out = f(prompts=["q"] * 3, completions=[GOOD, None, {"x": 1}], solution=["Paris"] * 3)
+    assert out[0] == pytest.approx(1.3)
+    assert out[1:] == [None, None]
+    assert f.last_results[1].error.kind == "component"
+    assert "response must be a string" in f.last_results[1].error.message
+
+
+def test_missing_reference_column_is_an_error_per_row_not_a_zero(spec_text):
+    hooks = Hooks()
+    out = as_trl_reward(spec_text)(prompts=["q"], completions=[GOOD], log_metric=hooks.log_metric)
+    assert out == [None]
+    assert hooks.metrics["rewardlab/error_rate"] == [1.0]
+
+
+def test_on_error_number_and_raise(spec_text):
+    assert as_trl_reward(spec_text, on_error=-1.0)(prompts=["q"], completions=[None], solution=["x"]) == [-1.0]
+    with pytest.raises(RewardLabError, match="could not score"):
+        as_trl_reward(spec_text, on_error="raise")(prompts=["q"], completions=[None], solution=["x"])
+    with pytest.raises(RewardLabError, match="on_error"):
+        as_trl_reward(spec_text, on_error="zero")
+
+
+def test_named_reference_column_must_exist(spec_text):
+    f = as_trl_reward(spec_text, reference_column="gold")
+    with pytest.raises(RewardLabError, match="'gold' is not in the dataset columns"):
+        f(prompts=["q"], completions=[GOOD], solution=["Paris"])
+
+
+def test_columns_go_to_meta_and_token_counts_are_passed():
+    samples = samples_from_trl(["p"], ["r"], [[5, 6, 7]], columns={"answer": ["a"], "level": [3]}, token_ids=True)
+    assert samples[0].reference == "a"
+    assert samples[0].meta == {"level": 3, "num_tokens": 3, "completion_ids": [5, 6, 7]}
+
+
+def test_length_mismatch_is_a_typed_error():
+    with pytest.raises(RewardLabError, match="has 1 values for 2 completions"):
+        samples_from_trl(["p", "p"], ["a", "b"], columns={"answer": ["x"]})
+
+
+def test_adapter_pickles(spec_text):
+    f = pickle.loads(pickle.dumps(as_trl_reward(spec_text)))
+    assert f(prompts=["q"], completions=[GOOD], solution=["Paris"]) == pytest.approx([1.3])
+
+
+def test_worker_pool_mode_gives_the_same_scores(spec_text):
+    f = as_trl_reward(spec_text, workers=1, timeout=30)
+    try:
+        out = f(prompts=["q", "q"], completions=[GOOD, WRONG], solution=["Paris", "Paris"])
+    finally:
+        f.close()
+    assert out == pytest.approx([1.3, 0.3])
+    assert not any(math.isnan(x) for x in out)
