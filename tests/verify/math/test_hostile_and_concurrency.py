@@ -1,0 +1,121 @@
+"""Bounded time on hostile input, from any thread or process; workers restart after a kill."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rewardlab.verify.math import CheckOptions, Outcome, SympyPool, check
+from rewardlab.verify.math.screen import screen
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("9^9^9^9", "power tower"),
+        ("2^{3^{4}}", "power tower"),
+        ("10^{1000000}", "exponent"),
+        ("2004!", "factorial"),
+        ("(10!)!", "nested factorial"),
+        ("(" * 10_000 + "1" + ")" * 10_000, "nested"),
+        ("1" * 5000, "digits"),
+        ("x+" * 600_000 + "1", "characters"),
+    ],
+)
+def test_screen_refuses(answer: str, why: str) -> None:
+    problem = screen(answer, max_chars=100_000)
+    assert problem is not None and why in problem
+
+
+@pytest.mark.parametrize("answer", ["2^{10}", "(n+1)!", "5!", "\\frac{1}{2^{99}}", "x^2+2x+1"])
+def test_screen_lets_ordinary_answers_through(answer: str) -> None:
+    assert screen(answer) is None
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["9^9^9^9", "2004!", "(" * 10_000 + "1" + ")" * 10_000, "1" * 1_000_000, "\\frac{" * 5000 + "1"],
+)
+def test_hostile_candidate_returns_fast_and_undecided_or_wrong(hostile: str, pool: SympyPool) -> None:
+    started = time.perf_counter()
+    verdict = check("5", hostile, CheckOptions(timeout=2.0), pool=pool)
+    assert time.perf_counter() - started < 3.0
+    assert verdict.outcome in (Outcome.UNDECIDED, Outcome.NOT_EQUIVALENT)
+    if verdict.outcome is Outcome.UNDECIDED:
+        assert verdict.error_kind in ("unsupported", "timeout")
+
+
+def test_hostile_reference_is_undecided_not_wrong(pool: SympyPool) -> None:
+    verdict = check("9^9^9^9", "5", pool=pool)
+    assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "unsupported"
+    assert "power tower" in verdict.reason
+
+
+@pytest.mark.slow
+def test_timeout_kills_the_worker_and_a_new_one_answers() -> None:
+    # Each factor passes the screen (exponent 9999), but evaluating the sine of their product
+    # to 30 digits makes sympy work on a 400,000-digit argument for a long time.
+    pool = SympyPool(max_workers=1)
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        started = time.perf_counter()
+        verdict = check("\\frac{1}{3}", hard, CheckOptions(timeout=1.0), pool=pool)
+        elapsed = time.perf_counter() - started
+        assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "timeout", verdict.reason
+        assert elapsed < 3.0
+        assert pool.restarts == 1
+        again = check("\\sqrt{8}", "2\\sqrt{2}", CheckOptions(timeout=60), pool=pool)
+        assert again.equivalent
+    finally:
+        pool.close()
+
+
+@pytest.mark.slow
+def test_timeouts_are_not_cached() -> None:
+    from rewardlab.verify.math.equivalence import _cached
+
+    hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+    before = _cached.cache_info().currsize
+    verdict = check("\\frac{1}{4}", hard, CheckOptions(timeout=0.5))  # default pool, cached path
+    assert verdict.error_kind == "timeout"
+    assert _cached.cache_info().currsize == before  # a transient timeout is retried next time
+    check("\\frac{1}{4}", "0.25")
+    assert _cached.cache_info().currsize == before + 1
+
+
+def test_from_many_threads(pool: SympyPool) -> None:
+    cases = [("\\sqrt{8}", "2\\sqrt{2}", True), ("x^2-1", "(x-1)(x+1)", True), ("\\sqrt{2}", "\\sqrt{3}", False)] * 6
+    with ThreadPoolExecutor(max_workers=6) as ex:
+        verdicts = list(ex.map(lambda c: check(c[0], c[1], CheckOptions(timeout=60), pool=pool), cases))
+    assert [v.equivalent for v in verdicts] == [c[2] for c in cases]
+    assert all(v.method == "sympy" for v in verdicts)
+
+
+def test_default_pool_from_a_non_main_thread() -> None:
+    # Math-Verify's signal.alarm raises here; our verdict must be computed, not refused.
+    out: list[bool] = []
+    t = threading.Thread(target=lambda: out.append(check("\\frac{\\sqrt3}{3}", "\\frac{1}{\\sqrt{3}}", timeout=60).equivalent))
+    t.start()
+    t.join(120)
+    assert out == [True]
+
+
+def _in_child(queue: mp.Queue) -> None:  # type: ignore[type-arg]
+    queue.put(check("x^2+2x+1", "(x+1)^2", timeout=60).equivalent)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_from_child_processes(method: str) -> None:
+    check("\\sqrt{2}", "\\sqrt{2}+0", timeout=60)  # parent owns a worker before forking
+    ctx = mp.get_context(method)
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_in_child, args=(queue,), daemon=True)  # daemonic, like pool workers
+    proc.start()
+    assert queue.get(timeout=120) is True
+    proc.join(30)
+    assert proc.exitcode == 0
