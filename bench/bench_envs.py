@@ -1,0 +1,181 @@
+"""Benchmarks for `rewardlab.envs` (issue 10).
+
+    .venv/bin/python bench/bench_envs.py curves [--seeds 20] [--steps 100000]
+    .venv/bin/python bench/bench_envs.py speed
+
+`curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
+normalised reward per step vs env steps, median and quartiles over seeds, for the single task
+(coffee and mail) and the four-task setting, in compatibility mode (the original code's
+behaviour) and with correct semantics. Writes bench/envs_curves.png and prints a table.
+
+`speed`: env steps/s of `RewardMachineWrapper` over the plain env (overhead ratio, goal <= 1.5x)
+and steps/s of the vectorised tabular learners against a per-step dict-based Q-learning loop
+written like the original code (the original itself needs Python 3.7 and TensorFlow 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rewardlab.envs.officeworld import TASK_ORDER, OfficeWorld, office_labels, office_problem, office_task
+from rewardlab.envs.rm.wrapper import RewardMachineWrapper
+from rewardlab.envs.tabular import METHODS, greedy_reward_per_step, optimal_q, run_learner
+
+HERE = Path(__file__).parent
+SETTINGS = {"single task (coffee and mail)": ("coffee_mail",), "four tasks": TASK_ORDER}
+LABELS = {"ql": "QL", "ql-rs": "QL+RS", "crm": "CRM", "crm-rs": "CRM+RS", "hrm": "HRM"}
+COLORS = {"ql": "tab:gray", "ql-rs": "tab:brown", "crm": "tab:blue", "crm-rs": "tab:green", "hrm": "tab:red"}
+
+
+def run_curves(seeds: int, steps: int, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True, sharey=True)
+    marks = sorted({m for m in (10_000, 25_000, 50_000, steps) if m <= steps})
+    print(f"| setting | mode | method | {' | '.join(f'{m // 1000}k' for m in marks)} | time (s) |")
+    print("|---|---|---|" + "---|" * len(marks) + "---|")
+    for row, (setting, tasks) in enumerate(SETTINGS.items()):
+        for col, compat in enumerate((True, False)):
+            problem = office_problem(tasks, compat=compat)
+            norm = greedy_reward_per_step(problem, optimal_q(problem))
+            ax = axes[row, col]
+            for method in METHODS:
+                t0 = time.perf_counter()
+                c = run_learner(problem, method, seeds=seeds, total_steps=steps, normaliser=norm)
+                dt = time.perf_counter() - t0
+                lo, med, hi = c.quartiles()
+                ax.plot(c.steps, med, color=COLORS[method], label=LABELS[method])
+                ax.fill_between(c.steps, lo, hi, color=COLORS[method], alpha=0.2)
+                cells = [f"{med[m // 1000 - 1]:.2f} [{lo[m // 1000 - 1]:.2f}, {hi[m // 1000 - 1]:.2f}]" for m in marks]
+                mode = "compat" if compat else "correct"
+                print(f"| {setting} | {mode} | {LABELS[method]} | {' | '.join(cells)} | {dt:.1f} |", flush=True)
+            ax.set_title(f"{setting}, {'compatibility mode' if compat else 'correct semantics'}")
+            ax.set_ylim(0, 1.3)
+            ax.grid(alpha=0.3)
+            if row == 1:
+                ax.set_xlabel("training steps")
+            if col == 0:
+                ax.set_ylabel("normalised reward per step")
+    axes[0, 0].legend(loc="lower right")
+    fig.suptitle(f"Office world, median and quartiles over {seeds} seeds (rewardlab.envs.tabular)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
+def _steps_per_second(env, n: int) -> float:  # type: ignore[no-untyped-def]
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, n)
+    t0 = time.perf_counter()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(int(a))
+        if term or trunc:
+            env.reset()
+    return n / (time.perf_counter() - t0)
+
+
+def _cartpole_labels(obs, action, next_obs, info) -> frozenset[str]:  # type: ignore[no-untyped-def]
+    return frozenset({"left"}) if next_obs[0] < -0.5 else frozenset({"right"}) if next_obs[0] > 0.5 else frozenset()
+
+
+def speed_wrapper(n: int) -> None:
+    import gymnasium as gym
+
+    from rewardlab.envs.rm import RewardMachine
+
+    visit = RewardMachine(
+        [{"from": "0", "to": "1", "guard": "left", "reward": 0}, {"from": "1", "to": "2", "guard": "right", "reward": 1}],
+        initial="0", accepting=["2"],
+    )
+    cases = {
+        "office world (1 us/step env)": (lambda: OfficeWorld(), office_task("coffee_mail"), office_labels),
+        "CartPole-v1 via gym.make": (lambda: gym.make("CartPole-v1"), visit, _cartpole_labels),
+    }
+    print("| env | obs mode | plain steps/s | wrapped steps/s | overhead (plain/wrapped) |")
+    print("|---|---|---|---|---|")
+    for name, (make, rm, label) in cases.items():
+        for mode in ("dict", "onehot"):
+            plain = np.median([_steps_per_second(make(), n) for _ in range(3)])
+            wrapped = np.median([_steps_per_second(RewardMachineWrapper(make(), rm, label, obs_mode=mode), n) for _ in range(3)])
+            print(f"| {name} | {mode} | {plain:,.0f} | {wrapped:,.0f} | {plain / wrapped:.2f}x |", flush=True)
+
+
+def reference_q_learning(steps: int, crm: bool, seed: int = 0) -> float:
+    """Per-step dict-of-dicts Q-learning/CRM in the style of the original tabular code."""
+    import random
+
+    rng = random.Random(seed)
+    env = OfficeWorld()
+    rm = office_task("coffee_mail", compat=True)
+    actions = list(range(4))
+    Q: dict[tuple[int, int, int], dict[int, float]] = {}
+    live = [u for u, s in enumerate(rm.states) if not rm.is_terminal(s)]
+
+    def qs(key: tuple[int, int, int]) -> dict[int, float]:
+        if key not in Q:
+            Q[key] = dict.fromkeys(actions, 2.0)
+        return Q[key]
+
+    obs, info = env.reset()
+    u = rm.index[rm.initial]
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        s = (int(obs[0]), int(obs[1]))
+        q = qs((*s, u))
+        best = max(q.values())
+        a = rng.choice(actions) if rng.random() < 0.1 else rng.choice([b for b in actions if q[b] == best])
+        obs, _, _, trunc, info = env.step(a)
+        s2 = (int(obs[0]), int(obs[1]))
+        for uu in live if crm else [u]:
+            v, r, acc, rej, _ = rm.step_index(uu, info["labels"])
+            done = acc or rej or trunc
+            target = r if done else r + 0.9 * max(qs((*s2, v)).values())
+            qs((*s, uu))[a] += 0.5 * (target - qs((*s, uu))[a])
+        v, r, acc, rej, _ = rm.step_index(u, info["labels"])
+        u = v
+        if acc or rej or trunc:
+            obs, info = env.reset()
+            u = rm.index[rm.initial]
+    return steps / (time.perf_counter() - t0)
+
+
+def speed_learners(steps: int) -> None:
+    problem = office_problem(("coffee_mail",), compat=True)
+    norm = np.ones(1)
+    print("| method | reference dict loop (1 seed) steps/s | rewardlab, 1 seed | rewardlab, 20 seeds (total steps/s) | ratio at 20 seeds |")
+    print("|---|---|---|---|---|")
+    for method in METHODS:
+        ref = reference_q_learning(steps, crm=method.startswith("crm")) if method in ("ql", "crm") else float("nan")
+        rates = []
+        for seeds in (1, 20):
+            t0 = time.perf_counter()
+            run_learner(problem, method, seeds=seeds, total_steps=steps, normaliser=norm)
+            rates.append(seeds * steps / (time.perf_counter() - t0))
+        ratio = f"{rates[1] / ref:.1f}x" if ref == ref else "n/a"
+        ref_s = f"{ref:,.0f}" if ref == ref else "n/a (no HRM/RS loop)"
+        print(f"| {method} | {ref_s} | {rates[0]:,.0f} | {rates[1]:,.0f} | {ratio} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=("curves", "speed", "all"))
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
+    args = parser.parse_args()
+    if args.what in ("speed", "all"):
+        speed_wrapper(50_000)
+        speed_learners(20_000)
+    if args.what in ("curves", "all"):
+        run_curves(args.seeds, args.steps, args.out)
+
+
+if __name__ == "__main__":
+    main()
