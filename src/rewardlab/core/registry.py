@@ -60,6 +60,7 @@ BUILTINS: dict[str, str] = {
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
     "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # issue 3
+    "code.tests": "rewardlab.verify.code.reward:CodeTests",  # issue 4
 }
 
 

@@ -1,0 +1,220 @@
+"""`code.tests`: run the program in a response against tests, inside the sandbox."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.errors import ScoringError
+from rewardlab.sandbox import (
+    FALLBACK_WARNING,
+    CandidateError,
+    ExecResult,
+    Limits,
+    SandboxConfig,
+    SandboxError,
+    SandboxPool,
+    SessionEnded,
+)
+from rewardlab.verify.code.extract import Pick, extract_code
+from rewardlab.verify.code.harness import CheckReport, prepare_tests, run_check
+
+_MIB = 1 << 20
+_POOLS: dict[tuple[int, SandboxConfig], SandboxPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(size: int, config: SandboxConfig) -> SandboxPool:
+    """One warm pool per (size, config) in this process, closed at exit."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get((size, config))
+        if pool is None:
+            pool = _POOLS[(size, config)] = SandboxPool(size, config)
+        return pool
+
+
+@atexit.register
+def _close_pools() -> None:
+    for pool in _POOLS.values():
+        pool.close()
+
+
+def output_matches(expected: str, actual: str, *, strict_whitespace: bool = False) -> bool:
+    """Compare program output with the expected output (trailing spaces and blank lines at the
+    end are ignored unless `strict_whitespace`, as competitive-programming judges do)."""
+    if strict_whitespace:
+        return actual == expected
+
+    def norm(text: str) -> list[str]:
+        lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+    return norm(actual) == norm(expected)
+
+
+class CodeTests(BaseReward):
+    """Runs the response's program in the sandbox against the reference tests.
+
+    `reference` is either `{"cases": [{"input": ..., "output": ...}, ...]}` (stdin/stdout) or
+    `{"entry_point": ..., "tests": "<source defining check(candidate)>"}` (HumanEval style; the
+    `check` runs in the trusted process and calls the program through the sandbox). A JSON
+    string holding either is accepted. The score is 1.0/0.0 for all tests passing
+    (`score="all_pass"`) or the fraction passed (`score="pass_fraction"`); `info` carries both,
+    the per-test verdicts, timeouts, memory kills and stderr excerpts. A sandbox that cannot
+    start is an `error/sandbox` result, never a failing program.
+    """
+
+    name = "code.tests"
+    range = (0.0, 1.0)
+
+    def __init__(
+        self,
+        *,
+        score: Literal["all_pass", "pass_fraction"] = "all_pass",
+        language: Literal["python"] = "python",
+        extract: Pick = "last",
+        prepend_prompt: bool = False,
+        cpu_seconds: float = 5.0,
+        wall_seconds: float = 20.0,
+        memory_mb: int = 1024,
+        output_kb: int = 1024,
+        workers: int = 2,
+        isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
+        strict_whitespace: bool = False,
+        check_name: str = "check",
+    ):
+        if score not in ("all_pass", "pass_fraction"):
+            raise ValueError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
+        if language != "python":
+            raise ValueError(f"language {language!r} is not supported yet; use 'python'")
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.limits = Limits(
+            cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
+            output_bytes=output_kb * 1024,
+        )  # fmt: skip
+        self.config = SandboxConfig(isolation=isolation, limits=self.limits)
+        self.params = {
+            "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
+            "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
+            "output_kb": output_kb, "workers": workers, "isolation": isolation,
+            "strict_whitespace": strict_whitespace, "check_name": check_name,
+        }  # fmt: skip
+
+    # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
+    # runner workers, and each process starts its own sandboxes on first use.
+    @property
+    def pool(self) -> SandboxPool:
+        return shared_pool(int(self.params["workers"]), self.config)  # type: ignore[call-overload]
+
+    # -- scoring -------------------------------------------------------------------------------------
+    def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        if len(samples) <= 1:
+            return [self._safe_compute(s) for s in samples]  # type: ignore[misc]
+        with ThreadPoolExecutor(int(self.params["workers"])) as executor:  # type: ignore[call-overload]
+            return list(executor.map(self._safe_compute, samples))  # type: ignore[arg-type]
+
+    def compute(self, sample: Sample) -> RewardResult:
+        reference = _reference(sample.reference)
+        extracted = extract_code(sample.response_text, pick=self.params["extract"])  # type: ignore[arg-type]
+        code = extracted.code
+        if self.params["prepend_prompt"]:
+            code = f"{sample.prompt if isinstance(sample.prompt, str) else ''}{code}"
+        try:
+            pool = self.pool
+            if "cases" in reference:
+                verdicts = self._run_cases(pool, code, reference["cases"])
+            else:
+                verdicts = self._run_check(pool, code, reference)
+        except SandboxError as exc:
+            return RewardResult.failure(ErrorKind.SANDBOX, f"{exc}", info={"extracted_from": extracted.source})
+        return self._result(verdicts, extracted.source, pool)
+
+    def _run_cases(self, pool: SandboxPool, code: str, cases: list[dict[str, str]]) -> dict[str, Any]:
+        tests = []
+        for i, case in enumerate(cases):
+            run = pool.run(code, stdin=case["input"], limits=self.limits)
+            same = output_matches(case["output"], run.stdout, strict_whitespace=bool(self.params["strict_whitespace"]))
+            verdict = "pass" if run.ok and same else ("wrong_answer" if run.ok else run.outcome.value)
+            entry: dict[str, Any] = {"test": i, "verdict": verdict}
+            if verdict != "pass":
+                entry["detail"] = run.reason() if not run.ok else f"got {run.stdout[:120]!r}"
+                entry["stderr"] = run.stderr[-300:]
+            entry["cpu_seconds"] = run.cpu_seconds
+            tests.append(entry)
+        return {"style": "stdio", "tests": tests}
+
+    def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any]) -> dict[str, Any]:
+        check_name = str(self.params["check_name"])
+        prepare_tests(reference["tests"], check_name=check_name)  # bad tests: invalid_input, before running
+        program: ExecResult | None = None
+        report: CheckReport | None = None
+        load_error = ""
+        try:
+            with pool.session(code, limits=self.limits) as session:
+                report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name)
+            program = session.result
+        except CandidateError as exc:  # the program raised while loading
+            load_error = str(exc)[-600:]
+        except SessionEnded as ended:  # exited or was killed while loading (sys.exit before tests)
+            program = ended.result
+            load_error = f"the program ended before the tests ran: {ended.result.reason()}"
+        if report is None:
+            tests: list[dict[str, Any]] = [{"test": 0, "verdict": "not_reached", "detail": load_error}]
+            return {"style": "check", "tests": tests, "load_error": load_error, "program": program.to_info() if program else None}
+        tests = [v.to_info() for v in report.verdicts]
+        out: dict[str, Any] = {"style": "check", "tests": tests, "calls": report.calls, "completed": report.completed}
+        if report.stopped_by:
+            out["stopped_by"] = report.stopped_by
+        if program is not None:
+            out["program"] = program.to_info()
+        if program is not None and not program.ok and report.ended is None:
+            # the tests finished but the program then died (e.g. at exit): not a clean pass
+            out["tests"].append({"test": len(tests), "verdict": program.outcome.value, "detail": program.reason()})
+        return out
+
+    def _result(self, run: dict[str, Any], source: str, pool: SandboxPool) -> RewardResult:
+        tests = run["tests"]
+        passed = sum(t["verdict"] == "pass" for t in tests)
+        total = len(tests)
+        all_pass = total > 0 and passed == total
+        fraction = passed / total if total else 0.0
+        info: dict[str, Any] = {
+            "all_pass": all_pass, "pass_fraction": fraction, "passed": passed, "total": total,
+            "extracted_from": source, "isolation": pool.isolation, **run,
+        }  # fmt: skip
+        if not pool.isolated:
+            info["sandbox_warning"] = FALLBACK_WARNING
+        score = float(all_pass) if self.params["score"] == "all_pass" else fraction
+        return RewardResult.ok(score, info=info)
+
+
+def _reference(ref: Any) -> dict[str, Any]:
+    """Validate the reference; accept a JSON string holding it. Raises ScoringError."""
+    if isinstance(ref, str):
+        with contextlib.suppress(ValueError):
+            ref = json.loads(ref)
+    hint = "code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}"
+    if not isinstance(ref, Mapping):
+        raise ScoringError("invalid_input", f"{hint}; got {type(ref).__name__}")
+    if "cases" in ref:
+        cases = ref["cases"]
+        if not isinstance(cases, list) or not cases:
+            raise ScoringError("invalid_input", f"{hint}; 'cases' must be a non-empty list")
+        for i, case in enumerate(cases):
+            if not isinstance(case, Mapping) or not isinstance(case.get("input", ""), str) or not isinstance(case.get("output"), str):
+                raise ScoringError("invalid_input", f"{hint}; cases[{i}] needs string 'input' and 'output'")
+        return {"cases": [{"input": c.get("input", ""), "output": c["output"]} for c in cases]}
+    tests = ref.get("tests", ref.get("test"))
+    entry = ref.get("entry_point")
+    if isinstance(tests, str) and isinstance(entry, str) and entry.isidentifier():
+        return {"tests": tests, "entry_point": entry}
+    raise ScoringError("invalid_input", f"{hint}; got keys {sorted(ref)}")
