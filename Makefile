@@ -17,12 +17,19 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -e ".[dev]"
 	touch $(STAMP)
 
-# bubblewrap isolates code rewards (issue 4); installed when we are root and apt exists.
+# bubblewrap isolates code rewards (issue 4); chromium renders report screenshots (issue 9);
+# installed when we are root and apt exists.
 system-deps:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
 	  else echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)"; fi; \
+	fi
+	@# headless chromium renders the evaluate/audit HTML report in a test (issue 9)
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)"; fi; \
 	fi
 
 demo: $(STAMP)

@@ -169,7 +169,8 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
              _num(v["spearman_vs_gold"]), v.get("calibration_input", "—")] for name, v in sels.items()]
     sections = [rp.Section(
         "Selection from candidates", text=f"gold = {numbers['gold']}; intervals are 95% bootstrap over problems "
-        "(seeded). The length baseline picks the longest response.",
+        "(seeded). The length baseline picks the longest response. A gold error (see the summary) counts as "
+        "not correct; a selector's error results rank below all its scores.",
         columns=["selector", "best-of-N [95% CI]", "weighted vote", "ECE", "Brier", "Spearman vs gold", "calibrated on"],
         rows=rows, figures=[("best-of-n curves", rp.plot_bon(ns, curves))])]
     figures = []
