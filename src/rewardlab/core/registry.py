@@ -59,6 +59,7 @@ BUILTINS: dict[str, str] = {
     "shaping.length_budget": "rewardlab.verify.shaping_terms:LengthBudget",
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
+    "judge.llm": "rewardlab.judges.llm:LLMJudge",
     "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # issue 3
     "code.tests": "rewardlab.verify.code.reward:CodeTests",  # issue 4
 }

@@ -1,0 +1,113 @@
+"""Judge prompt templates and score parsing.
+
+Templates use `{{ name }}` placeholders (the mustache style OpenAI graders use, so imported
+graders keep their text): `prompt`, `response`, `reference`, `meta.<key>`, and the OpenAI
+grader names `sample.output_text` (= response) and `item.<key>` (= the reference's or meta's
+field, or the reference itself for `item.reference`). A placeholder with no value is an
+`invalid_input` error for the row, not an empty string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rewardlab.core import JSON, Sample
+from rewardlab.errors import ScoringError
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+_MISSING = object()
+
+# Built-in templates: (system, user, score regex, scale). The "[[N]]" form follows the
+# MT-Bench single-answer grading prompt (Zheng et al. 2023, "Judging LLM-as-a-Judge").
+BUILTIN: dict[str, tuple[str, str, str, tuple[float, float]]] = {
+    "score_1_10": (
+        "You are an impartial judge. Rate the quality of the assistant's response to the user's "
+        "question. Consider helpfulness, correctness and clarity. Give a short explanation, then "
+        'your rating strictly as "Rating: [[N]]" with N an integer from 1 to 10.',
+        "[Question]\n{{ prompt }}\n\n[Response]\n{{ response }}",
+        r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]",
+        (1.0, 10.0),
+    ),
+    "reference_1_10": (
+        "You are an impartial judge. Compare the assistant's response with the reference answer "
+        "and rate its correctness. Give a short explanation, then your rating strictly as "
+        '"Rating: [[N]]" with N an integer from 1 to 10.',
+        "[Question]\n{{ prompt }}\n\n[Reference answer]\n{{ reference }}\n\n[Response]\n{{ response }}",
+        r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]",
+        (1.0, 10.0),
+    ),
+    "pass_fail": (
+        "You are a strict grader. Decide whether the response correctly and completely answers "
+        'the question, using the reference if one is given. End with "VERDICT: PASS" or "VERDICT: FAIL".',
+        "[Question]\n{{ prompt }}\n\n[Reference]\n{{ reference }}\n\n[Response]\n{{ response }}",
+        r"VERDICT:\s*(PASS|FAIL)",
+        (0.0, 1.0),
+    ),
+}
+
+
+def _lookup(sample: Sample, path: str) -> Any:
+    head, _, rest = path.partition(".")
+    if head == "prompt" and not rest:
+        return sample.prompt_text
+    if head == "response" and not rest:
+        return sample.response_text
+    if head == "sample" and rest in ("output_text", "output"):
+        return sample.response_text
+    if head == "reference" and not rest:
+        return sample.reference
+    if head == "meta":
+        value: Any = sample.meta
+    elif head == "item":
+        if rest in ("reference",) and not (isinstance(sample.reference, Mapping) and "reference" in sample.reference):
+            return sample.reference if sample.reference is not None else sample.meta.get("reference", _MISSING)
+        merged = dict(sample.meta)
+        if isinstance(sample.reference, Mapping):
+            merged.update(sample.reference)
+        value = merged
+    else:
+        return _MISSING
+    for part in rest.split(".") if rest else []:
+        if not isinstance(value, Mapping) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def render(template: str, sample: Sample) -> str:
+    """`template` with its `{{ placeholders }}` filled from `sample` (JSON for non-strings)."""
+
+    def fill(match: re.Match[str]) -> str:
+        value: JSON = _lookup(sample, match.group(1))
+        if value is _MISSING or value is None:
+            raise ScoringError("invalid_input", f"judge template needs {{{{ {match.group(1)} }}}}, which this row does not have")
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return _PLACEHOLDER.sub(fill, template)
+
+
+def placeholders(template: str) -> list[str]:
+    """The placeholder names a template uses."""
+    return _PLACEHOLDER.findall(template)
+
+
+def parse_score(text: str, pattern: re.Pattern[str]) -> float | None:
+    """The last match of `pattern`'s group 1 in `text` as a number (PASS = 1, FAIL = 0)."""
+    matches = pattern.findall(text)
+    if not matches:
+        return None
+    last = matches[-1]
+    # With alternatives in the pattern, findall gives a tuple: take the group that matched.
+    raw = last if isinstance(last, str) else next((g for g in last if g), "")
+    word = raw.strip().upper()
+    if word in ("PASS", "YES", "TRUE"):
+        return 1.0
+    if word in ("FAIL", "NO", "FALSE"):
+        return 0.0
+    try:
+        return float(raw)
+    except ValueError:
+        return None
