@@ -75,9 +75,9 @@ def steps_to_tokens(step_values: Any, step_ends: Any, token_mask: Any, step_mask
         raise ArrayError("token_mask", f"has {tok.shape[0]} rows but step_values has {v.shape[0]}")
     check_finite(v, "step_values", steps_ok)
     check_finite(ends, "step_ends", steps_ok)
-    big = np.iinfo(np.int64).max
-    e = np.where(steps_ok, ends, big).astype(np.int64)
-    if (np.diff(np.where(steps_ok, e, big), axis=1)[steps_ok[:, 1:]] <= 0).any():
+    big = np.iinfo(np.int64).max  # invalid steps sort last, so searchsorted never picks them
+    e = np.where(steps_ok, np.where(steps_ok, ends, 0).astype(np.int64), big)
+    if (np.diff(e, axis=1)[steps_ok[:, 1:]] <= 0).any():
         raise ArrayError("step_ends", "must be strictly increasing along each row's valid steps")
     positions = np.arange(tok.shape[1])
     # index of the step containing token t = number of steps that end before t (searchsorted).

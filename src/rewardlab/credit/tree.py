@@ -10,7 +10,10 @@ it. A token's advantage is
 where a *fork* is the root or a node at which responses diverge (more than one child, or a
 response that ends there). Inside a chain without forks V is constant, so every token of a
 chain gets the same credit: the change of expected reward caused by the branch it belongs to.
-Along a response the credits of its chains telescope to `r_i − mean(r)`, and when responses
+A response that stops where others continue gets, on its last token, the value of stopping
+relative to that node (the EOS decision is a branch too). Along a response the credits then
+telescope to `r_i − mean(r)` (for identical copies of a response, which no token can tell apart,
+to their mean reward minus `mean(r)`), and when responses
 share no prefix every token gets `r_i − mean(r)`: exactly Dr.GRPO's advantage, and GRPO's with
 `scale_std=True`. This follows the local tree advantage V(s_n) − V(parent) of TreeRL (Hou et al.
 2025, "TreeRL: LLM Reinforcement Learning with On-Policy Tree Search", arXiv:2506.11902), with
@@ -62,6 +65,7 @@ def tree_advantages(
     count = [r.shape[0]]
     children = [0]
     ends_here = [0]
+    end_total = [0.0]
     paths: list[list[int]] = []
     for i, seq in enumerate(responses):
         node, path = 0, []
@@ -75,12 +79,14 @@ def tree_advantages(
                 count.append(0)
                 children.append(0)
                 ends_here.append(0)
+                end_total.append(0.0)
                 children[node] += 1
             total[child] += float(r[i])
             count[child] += 1
             node = child
             path.append(child)
         ends_here[node] += 1
+        end_total[node] += float(r[i])
         paths.append(path)
     value = np.asarray(total) / np.asarray(count)
     is_fork = (np.asarray(children) + np.asarray(ends_here)) > 1
@@ -90,10 +96,19 @@ def tree_advantages(
     for n in range(1, len(parent)):
         p = parent[n]
         fork_value[n] = value[p] if is_fork[p] else fork_value[p]
-    scale = 1.0
-    if scale_std:
-        scale = 1.0 / (float(np.std(r, ddof=ddof)) + eps)
-    return [(value[path] - fork_value[path]) * scale for path in (np.asarray(p, dtype=np.int64) for p in paths)]
+    # Stopping is a branch too: a response that ends where others go on gets, on its last
+    # token (the EOS decision), the value of "ending here" relative to the node.
+    ends = np.asarray(ends_here)
+    stop_bonus = np.where(ends > 0, np.asarray(end_total) / np.maximum(ends, 1) - value, 0.0)
+    scale = 1.0 / (float(np.std(r, ddof=ddof)) + eps) if scale_std else 1.0
+    out = []
+    for path in paths:
+        idx = np.asarray(path, dtype=np.int64)
+        adv = value[idx] - fork_value[idx]
+        if idx.size:
+            adv[-1] += stop_bonus[idx[-1]]
+        out.append(adv * scale)
+    return out
 
 
 def tree_advantages_batch(

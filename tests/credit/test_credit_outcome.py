@@ -1,0 +1,206 @@
+"""Outcome estimators: definitions, cross-checks with TRL's/verl's formulas, edge cases."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from rewardlab.core import ErrorKind, RewardResult
+from rewardlab.credit import a_hpo, dr_grpo, from_results, gdpo, grpo, hpo, reinforce_pp, rloo
+from rewardlab.errors import ArrayError, NonFiniteError
+
+finite = st.floats(-100, 100, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def batches_with_flat_groups(draw):
+    """A reward grid where some rows are forced constant (all-correct / all-wrong groups)."""
+    g = draw(st.integers(1, 8))
+    s = draw(st.integers(1, 16))
+    r = draw(hnp.arrays(np.float64, (g, s), elements=finite))
+    flat = draw(hnp.arrays(np.bool_, (g,)))
+    fill = draw(hnp.arrays(np.float64, (g,), elements=finite))
+    return np.where(flat[:, None], fill[:, None], r), flat
+
+
+def verl_style_grpo(scores: np.ndarray, index: list[int], eps: float, norm_by_std: bool) -> np.ndarray:
+    """verl's `compute_grpo_outcome_advantage` loop, transcribed to numpy (verl is not installed)."""
+    id2score: dict[int, list[float]] = defaultdict(list)
+    for i, idx in enumerate(index):
+        id2score[idx].append(scores[i])
+    out = scores.copy()
+    for i, idx in enumerate(index):
+        group = np.array(id2score[idx])
+        mean, std = (0.0, 1.0) if len(group) == 1 else (group.mean(), group.std(ddof=1))
+        out[i] = (scores[i] - mean) / (std + eps) if norm_by_std else scores[i] - mean
+    return out
+
+
+def test_grpo_matches_trl_formula_in_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    r = rng.random((5, 8))
+    t = torch.tensor(r.reshape(-1), dtype=torch.float64)
+    # TRL GRPOTrainer, scale_rewards="group": view(-1, G), mean/std per group, + 1e-4
+    mean = t.view(-1, 8).mean(dim=1).repeat_interleave(8)
+    std = t.view(-1, 8).std(dim=1).repeat_interleave(8)
+    trl = ((t - mean) / (std + 1e-4)).numpy().reshape(5, 8)
+    np.testing.assert_allclose(grpo(r, eps=1e-4), trl, rtol=1e-12)
+
+
+def test_grpo_batch_scale_matches_trl_batch_mode():
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(1).random((4, 6))
+    t = torch.tensor(r.reshape(-1), dtype=torch.float64)
+    mean = t.view(-1, 6).mean(dim=1).repeat_interleave(6)
+    trl = ((t - mean) / (t.std() + 1e-4)).numpy().reshape(4, 6)
+    np.testing.assert_allclose(grpo(r, scale="batch", eps=1e-4), trl, rtol=1e-12)
+
+
+@pytest.mark.parametrize("norm_by_std", [True, False])
+def test_grpo_matches_verl_loop(norm_by_std):
+    r = np.random.default_rng(2).random((6, 5))
+    index = [g for g in range(6) for _ in range(5)]
+    ref = verl_style_grpo(r.reshape(-1), index, 1e-6, norm_by_std).reshape(6, 5)
+    ours = grpo(r) if norm_by_std else dr_grpo(r)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=batches_with_flat_groups())
+def test_zero_variance_groups_give_exactly_zero_advantage(data):
+    r, flat = data
+    for fn in (grpo, dr_grpo, rloo):
+        out = fn(r)
+        assert np.all(out[flat] == 0.0), fn.__name__
+    assert np.all(grpo(r, scale="batch")[flat] == 0.0)
+
+
+def test_zero_variance_exactly_zero_even_in_float32_torch():
+    torch = pytest.importorskip("torch")
+    r = torch.full((3, 16), 0.1, dtype=torch.float32)
+    out = grpo(r, eps=1e-12)
+    assert out.dtype == torch.float32 and torch.count_nonzero(out) == 0
+
+
+def test_all_equal_float32_group_gets_no_spurious_signal_unlike_naive_float32():
+    torch = pytest.importorskip("torch")
+    r = torch.full((1, 16), 0.7, dtype=torch.float32)
+    # the naive float32 formula: the mean of 16 copies of 0.7 is off by one ulp, the std is
+    # that rounding noise, and dividing noise by noise gives O(1) advantages to a no-signal group
+    naive = (r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-8)
+    assert naive.abs().max().item() > 0.5
+    assert torch.count_nonzero(grpo(r, eps=1e-8)) == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(r=st.integers(1, 6).flatmap(lambda g: hnp.arrays(np.float64, (g, 5), elements=finite)))
+def test_rloo_is_reward_minus_mean_of_the_others(r):
+    out = rloo(r)
+    for g in range(r.shape[0]):
+        if r[g].max() == r[g].min():
+            continue
+        for i in range(r.shape[1]):
+            others = np.delete(r[g], i)
+            assert out[g, i] == pytest.approx(r[g, i] - others.mean(), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(r=st.integers(1, 6).flatmap(lambda g: hnp.arrays(np.float64, (g, 7), elements=finite)))
+def test_baselined_advantages_sum_to_zero_per_group(r):
+    np.testing.assert_allclose(dr_grpo(r).sum(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(rloo(r).sum(axis=1), 0.0, atol=1e-9)
+
+
+def test_masked_entries_do_not_move_the_baseline():
+    r = np.array([[1.0, 0.0, 0.5, 99.0]])
+    mask = np.array([[True, True, True, False]])
+    np.testing.assert_allclose(grpo(r, mask)[:, :3], grpo(r[:, :3]))
+    assert grpo(r, mask)[0, 3] == 0.0
+    np.testing.assert_allclose(rloo(r, mask)[:, :3], rloo(r[:, :3]))
+
+
+def test_nan_allowed_only_where_masked():
+    r = np.array([[1.0, np.nan]])
+    with pytest.raises(NonFiniteError):
+        grpo(r)
+    assert np.all(grpo(r, [[True, False]]) == 0.0)  # one valid entry: no baseline, zero
+
+
+def test_reinforce_pp_is_globally_normalised():
+    r = np.random.default_rng(3).random((8, 4))
+    mask = np.ones_like(r, dtype=bool)
+    mask[0, 0] = False
+    out = reinforce_pp(r, mask, baseline="none", eps=0.0)
+    assert out[mask].mean() == pytest.approx(0.0, abs=1e-12)
+    assert out[mask].std(ddof=1) == pytest.approx(1.0)
+    base = reinforce_pp(r, mask, eps=0.0)
+    centred = r - np.array([r[g][mask[g]].mean() for g in range(8)])[:, None]
+    expected = (centred - centred[mask].mean()) / centred[mask].std(ddof=1)
+    np.testing.assert_allclose(base[mask], expected[mask])
+
+
+def test_all_masked_batch_gives_zeros_not_nan():
+    r = np.full((2, 3), np.nan)
+    m = np.zeros((2, 3), dtype=bool)
+    for out in (grpo(r, m), rloo(r, m), reinforce_pp(r, m), gdpo(np.zeros((2, 3, 2)), mask=m)):
+        assert np.all(out == 0.0)
+
+
+def test_gdpo_is_batch_normalised_and_distinguishes_combinations():
+    comps = np.array([[[1, 0], [0, 1], [1, 1], [0, 0]]], dtype=float)
+    out = gdpo(comps, weights=[1.0, 1.0], eps=0.0)
+    assert out.mean() == pytest.approx(0.0, abs=1e-12)
+    assert out.std(ddof=1) == pytest.approx(1.0)
+    summed_then_grpo = grpo(comps.sum(axis=2))
+    assert summed_then_grpo[0, 0] == summed_then_grpo[0, 1]
+    assert out[0, 3] < out[0, 0] < out[0, 2]
+
+
+def test_hpo_scales_only_negative_advantages():
+    np.testing.assert_allclose(hpo([[1.0, -2.0, 0.0]], beta=0.25), [[1.0, -0.5, 0.0]])
+    with pytest.raises(ArrayError, match="beta"):
+        hpo([1.0], beta=1.5)
+
+
+def test_a_hpo_beta_from_sign_counts():
+    adv = np.array([[1.0, -1.0, -1.0, -1.0], [-1.0, -1.0, 2.0, 0.0]])
+    weighted, beta = a_hpo(adv)
+    assert beta == pytest.approx(2 / 5)
+    np.testing.assert_allclose(weighted, np.where(adv < 0, 0.4 * adv, adv))
+    assert a_hpo(np.array([1.0, 2.0]))[1] == 1.0
+    assert a_hpo(np.array([1.0, -1.0]))[1] == 1.0
+
+
+def test_unknown_scale_is_rejected():
+    with pytest.raises(ArrayError, match="scale"):
+        grpo([[1.0, 0.0]], scale="token")  # type: ignore[arg-type]
+
+
+def test_from_results_keeps_errors_out_and_counts_them():
+    results = [
+        RewardResult.ok(1.0),
+        RewardResult.failure(ErrorKind.TIMEOUT, "slow"),
+        RewardResult.ok(0.0),
+        RewardResult.skip("gate"),
+    ]
+    scores, mask, counts = from_results(results, group_size=2)
+    np.testing.assert_array_equal(mask, [[True, False], [True, False]])
+    assert counts == {"ok": 2, "error": 1, "skipped": 1}
+    assert np.all(grpo(scores, mask) == 0.0)  # one valid response per group: no baseline
+    with pytest.raises(ArrayError):
+        from_results(results, group_size=3)
+
+
+def test_torch_in_torch_out():
+    torch = pytest.importorskip("torch")
+    r = torch.tensor([[1.0, 0.0, 0.0, 1.0]], dtype=torch.float64)
+    for fn in (grpo, dr_grpo, rloo, reinforce_pp):
+        out = fn(r)
+        assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
+        np.testing.assert_allclose(out.numpy(), fn(r.numpy()))
