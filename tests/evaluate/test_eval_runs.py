@@ -147,3 +147,26 @@ def test_cli_audit_and_eval(maths_file, tmp_path, capsys):
     assert payload["selectors"]["file scores"]["best_of_n"]["estimate"] == 0.5
     assert main(["eval", str(spec), "--data", str(cands), "--mode", "sideways"]) == 2
 
+
+
+def test_eval_rollouts_reads_rewardlab_score_output(tmp_path):
+    from rewardlab.runner import ScoreFileOptions, score_file
+
+    spec = {"reward": {"name": "two_terms", "components": [
+        {"name": "exact", "use": "text.exact", "weight": 1.0},
+        {"name": "contains", "use": "text.contains", "weight": 0.0},
+    ]}}
+    rows = [{"prompt": "p1", "response": r, "reference": "4", "group": "g1"} for r in ("4", "4")]
+    rows += [{"prompt": "p2", "response": r, "reference": "5", "group": "g2"} for r in ("5", "the answer is 5")]
+    rows += [{"prompt": "p3", "response": "x", "reference": ["a", 1, None], "group": "g3"}]  # invalid reference
+    data = write_jsonl(tmp_path / "rollouts.jsonl", rows)
+    scored = tmp_path / "rollouts.scored.jsonl"
+    score_file(spec, data, scored, ScoreFileOptions(workers=0, timeout=None))
+    report = run_eval(None, scored)
+    n = report.numbers
+    assert n["mode"] == "rollouts"
+    assert (n["n"], n["ok"]) == (5, 4) and sum(n["errors"].values()) == 1
+    assert n["groups"] == 2 and n["zero_variance_share"] == 0.5  # g1 all 1.0; g2 has 1.0 and 0.0
+    assert n["saturated_high_share"] == 0.5
+    assert n["components"]["contains"]["mean"] == 1.0
+    assert n["component_correlation"]["exact"]["contains"] is None  # constant column: undefined, not 0

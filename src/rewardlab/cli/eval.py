@@ -36,7 +36,7 @@ def eval_command(
     spec: Path | None = typer.Argument(None, help="Reward spec (TOML) to evaluate; optional for candidate files with scores."),
     data: Path = typer.Option(..., "--data", "-d", help="Candidate sets (list of responses per row) or pairs (chosen/rejected)."),
     out: Path = typer.Option(Path("rewardlab-eval"), "--out", "-o", help="Directory for report.html and report.json."),
-    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs."),
+    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | rollouts (a `rewardlab score` output file)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold reward spec for candidate sets (e.g. the maths verifier); default: the labels column."),
     responses: str = typer.Option("code", "--responses", help="Candidate column: list of responses."),
     reference: str = typer.Option("gt", "--reference", help="Candidate column: gold answer."),
@@ -49,12 +49,13 @@ def eval_command(
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
 ) -> None:
     """Evaluate a reward: best-of-N / votes / pass@k / calibration on candidate sets, or pairwise
-    accuracy with the length baseline on preference pairs; bootstrap CIs on every number."""
+    accuracy with the length baseline on preference pairs, training diagnostics on scored rollouts;
+    bootstrap CIs on every number."""
     from rewardlab.evaluate.datasets import CandidateColumns
     from rewardlab.evaluate.run_eval import run_eval
 
-    if mode not in ("auto", "candidates", "pairs"):
-        raise UsageError(f"--mode must be auto, candidates or pairs, got {mode!r}")
+    if mode not in ("auto", "candidates", "pairs", "rollouts"):
+        raise UsageError(f"--mode must be auto, candidates, pairs or rollouts, got {mode!r}")
     columns = CandidateColumns(prompt=prompt, responses=responses, reference=reference, labels=labels or None,
                                scores=scores or None, answers=answers or None)
     report = run_eval(spec, data, mode=mode, gold=gold, columns=columns, seed=seed, workers=workers, timeout=timeout)  # type: ignore[arg-type]

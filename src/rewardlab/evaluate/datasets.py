@@ -10,14 +10,23 @@ chosen and a rejected response, and optionally a subset name.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import JSON, Sample
+from rewardlab.core import JSON, ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateSet", "PairSet", "read_candidates", "read_pairs", "read_rows"]
+__all__ = [
+    "CandidateColumns",
+    "CandidateSet",
+    "PairSet",
+    "read_candidates",
+    "read_pairs",
+    "read_rows",
+    "read_scored_rollouts",
+]
 
 
 def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
@@ -143,3 +152,49 @@ def read_pairs(path: str | Path, *, prompt: str = "prompt", chosen: str = "chose
         out_r.append(Sample(prompt=row.get(prompt, ""), response=row[rejected], reference=ref, meta=meta))
         subsets.append(str(row.get(subset, "all")))
     return PairSet(out_c, out_r, subsets, source)
+
+
+_SCORE_COLUMNS = ("reward", "reward_status", "reward_error_kind", "reward_error", "reward_info",
+                  "source_line", "rewardlab_version", "spec_hash")
+
+
+def _scored_result(row: dict[str, Any], source: str, line: int) -> RewardResult:
+    """The `RewardResult` a `rewardlab score` output row was flattened from."""
+    info = row.get("reward_info") if isinstance(row.get("reward_info"), dict) else {}
+    components = {}
+    for key, value in row.items():
+        if not key.startswith("reward/"):
+            continue
+        name = key[len("reward/"):]
+        entry = info.get(name) if isinstance(info.get(name), dict) else {}
+        components[name] = _result(value, entry.get("status", "ok" if value is not None else "skipped"), entry.get("error"), source, line)
+    error = {"kind": row.get("reward_error_kind"), "message": row.get("reward_error") or ""}
+    top = _result(row.get("reward"), row.get("reward_status"), error if error["kind"] else None, source, line)
+    return replace(top, components=components)
+
+
+def _result(score: Any, status: Any, error: Any, source: str, line: int) -> RewardResult:
+    try:
+        if status == "ok":
+            return RewardResult.ok(float(score))
+        if status == "error":
+            return RewardResult.failure(ErrorKind(error["kind"]), str(error.get("message", "")))
+        if status == "skipped":
+            return RewardResult.skip("skipped when scored")
+    except (TypeError, ValueError, KeyError) as exc:
+        raise InputError(f"inconsistent reward columns ({exc})", source=source, line=line) from exc
+    raise InputError(f"reward_status must be ok, error or skipped, got {status!r}", source=source, line=line)
+
+
+def read_scored_rollouts(path: str | Path, *, fields: Mapping[str, str] | None = None) -> tuple[list[Sample], list[RewardResult]]:
+    """Rollouts and their results from a `rewardlab score` output file (or any file with the
+    same `reward`, `reward_status`, `reward_error_kind`, `reward/<component>` columns)."""
+    source = str(path)
+    samples, results = [], []
+    for line, row in read_rows(path):
+        if "reward_status" not in row:
+            raise InputError("not a scored file: no `reward_status` column (score it with `rewardlab score` first)", source=source, line=line)
+        results.append(_scored_result(row, source, line))
+        plain = {k: v for k, v in row.items() if k not in _SCORE_COLUMNS and not k.startswith("reward/")}
+        samples.append(Sample.from_dict(plain, fields=fields, source=source, line=line))
+    return samples, results

@@ -20,12 +20,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rewardlab.core import JSON, Reward, RewardResult
+from rewardlab.core import JSON, Reward, RewardResult, Sample
 from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate import calibration, pairwise, passk, stats
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck, labels_as_results
+from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
 from rewardlab.evaluate.datasets import (
     CandidateColumns,
     CandidateSet,
@@ -33,10 +34,11 @@ from rewardlab.evaluate.datasets import (
     read_candidates,
     read_pairs,
     read_rows,
+    read_scored_rollouts,
 )
-from rewardlab.evaluate.overoptimization import bon_curve
+from rewardlab.evaluate.overoptimization import bon_curve, fit_bon
 
-__all__ = ["evaluate_candidates", "evaluate_pairs", "run_eval"]
+__all__ = ["evaluate_candidates", "evaluate_pairs", "evaluate_rollouts", "run_eval"]
 
 Spec = str | Path | dict[str, JSON] | Reward
 LENGTH = "length baseline"
@@ -70,6 +72,8 @@ def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, corre
     s = np.asarray(scores, dtype=float)
     out: dict[str, Any] = {"best_of_n": stats.bootstrap_ci(credit, seed=seed), "best_of_n_per_problem": credit,
                            "bon_curve": curve, "spearman_vs_gold": stats.spearman(s, correct.astype(float))[0]}
+    if len(curve.n) >= 3:  # Gao et al. form fitted to the gold gain over n = 1
+        out["bon_fit"] = fit_bon(curve.kl, curve.gold - curve.gold[0])
     if name == LENGTH:  # a length is not a probability: no calibration, no weighted vote
         return out
     probs, mapped = _as_probs(s)
@@ -132,6 +136,12 @@ def evaluate_candidates(
         numbers["majority_vote"] = stats.bootstrap_ci(maj, seed=seed)
         for sel in numbers["selectors"].values():
             sel["vs_majority_vote"] = stats.compare_paired(sel["best_of_n_per_problem"], maj, seed=seed)
+    names = list(numbers["selectors"])
+    numbers["comparisons"] = {  # paired tests of best-of-N between every two selectors
+        f"{a} vs {b}": stats.compare_paired(numbers["selectors"][a]["best_of_n_per_problem"],
+                                            numbers["selectors"][b]["best_of_n_per_problem"], seed=seed)
+        for i, a in enumerate(names) for b in names[i + 1:]
+    }
     return _candidate_summary(numbers), _candidate_sections(numbers, cands, correct, selectors), numbers
 
 
@@ -148,6 +158,8 @@ def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
     if "majority_vote" in numbers:
         rows.append(("majority vote", str(numbers["majority_vote"])))
     rows += [(f"pass@{k}", f"{v:.4f}") for k, v in numbers["pass_at_k"].items()]
+    for label, c in numbers["comparisons"].items():
+        rows.append((f"best-of-N: {label}", f"Δ = {c.difference} (p = {c.p_value:.3g}, {c.test})"))
     if "gold_vs_labels" in numbers:
         c = numbers["gold_vs_labels"]
         rows.append((f"{c.names[0]} vs file labels", f"agreement {c.agreement:.2%}, kappa {c.kappa:.3f}, "
@@ -183,9 +195,9 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
         figures.append((f"length {name}", rp.plot_length_scatter(selectors[LENGTH], selectors[name], correct.tolist(), title=f"{name} vs length")))
     sections.append(rp.Section("Calibration and score distributions", figures=figures))
     if "gold_vs_labels" in numbers:
-        from rewardlab.evaluate.audit.run_audit import _crosscheck_section
+        from rewardlab.evaluate.audit.run_audit import crosscheck_section
 
-        sections.append(_crosscheck_section(numbers["gold_vs_labels"]))
+        sections.append(crosscheck_section(numbers["gold_vs_labels"]))
     return sections
 
 
@@ -234,18 +246,44 @@ def evaluate_pairs(
     return summary, [section], numbers
 
 
-def _detect_mode(data: str | Path, columns: CandidateColumns) -> Literal["candidates", "pairs"]:
+def evaluate_rollouts(
+    samples: list[Sample], results: list[RewardResult], *, bounds: tuple[float, float] | None = None
+) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
+    """Training-health diagnostics of already scored group rollouts (no reward is run)."""
+    from rewardlab.evaluate.audit.run_audit import diagnostics_section
+
+    diag = rollout_diagnostics(samples, results, bounds=bounds)
+    numbers = {k: v for k, v in diag.to_dict().items() if k not in ("scores", "lengths")}
+
+    def pct(x: float | None) -> str:
+        return "—" if x is None else f"{x:.1%}"
+
+    summary = [("rollouts", str(diag.n)), ("ok", str(diag.ok)), ("errors by kind", str(diag.errors or "none")),
+               ("skipped", str(diag.skipped)), ("groups (≥2 scores)", str(diag.groups)),
+               ("zero-variance groups", pct(diag.zero_variance_share)),
+               ("groups saturated high / low", f"{pct(diag.saturated_high_share)} / {pct(diag.saturated_low_share)}"),
+               ("reward–length Spearman", _num(diag.length_spearman))]
+    return summary, [diagnostics_section(diag, None)], numbers
+
+
+Mode = Literal["candidates", "pairs", "rollouts"]
+
+
+def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
     _, first = read_rows(data)[0]
+    if "reward_status" in first:
+        return "rollouts"
     if isinstance(first.get(columns.responses), list):
         return "candidates"
     if "chosen" in first and "rejected" in first:
         return "pairs"
     raise UsageError(f"cannot tell the data shape of {data}: expected a list column {columns.responses!r} "
-                     "(candidate sets) or `chosen`/`rejected` columns (pairs); pass --mode")
+                     "(candidate sets), `chosen`/`rejected` columns (pairs) or `reward_status` (scored "
+                     "rollouts from `rewardlab score`); pass --mode")
 
 
 def run_eval(
-    spec: Spec | None, data: str | Path, *, mode: Literal["auto", "candidates", "pairs"] = "auto",
+    spec: Spec | None, data: str | Path, *, mode: Literal["auto", "candidates", "pairs", "rollouts"] = "auto",
     gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
     workers: int = 0, timeout: float | None = None,
 ) -> rp.Report:
@@ -255,7 +293,8 @@ def run_eval(
         spec: the reward under test (spec path, TOML, dict or Reward); for candidate sets it
             may be None to evaluate only the scores shipped in the file.
         data: JSONL/Parquet/saved dataset of candidate sets or preference pairs.
-        mode: data shape; "auto" looks at the first row.
+        mode: data shape; "auto" looks at the first row. "rollouts" reads a `rewardlab score`
+            output file and reports training diagnostics (the spec, if given, gives the bounds).
         gold: gold reward for candidate sets (e.g. the maths verifier); default the file labels.
         columns: column names of a candidate-set file.
         seed: seed of every bootstrap; stamped into the report.
@@ -264,7 +303,11 @@ def run_eval(
     columns = columns or CandidateColumns()
     mode = _detect_mode(data, columns) if mode == "auto" else mode
     reward = load_reward(spec) if spec is not None else None
-    if mode == "pairs":
+    if mode == "rollouts":
+        samples, results = read_scored_rollouts(data)
+        bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
+        summary, sections, numbers = evaluate_rollouts(samples, results, bounds=bounds)
+    elif mode == "pairs":
         if reward is None:
             raise UsageError("pairwise evaluation needs a reward spec to score the pairs")
         summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, seed=seed, workers=workers, timeout=timeout)

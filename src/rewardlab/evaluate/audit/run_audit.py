@@ -12,11 +12,11 @@ from rewardlab.errors import InputError
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck, labels_as_results
-from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
+from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe, ProbeOutcome, run_probes
 from rewardlab.evaluate.datasets import CandidateColumns, read_candidates
 
-__all__ = ["audit", "load_samples"]
+__all__ = ["audit", "crosscheck_section", "diagnostics_section", "load_samples"]
 
 
 def load_samples(
@@ -76,7 +76,8 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:+.4f}"
 
 
-def _crosscheck_section(check: CrossCheck) -> rp.Section:
+def crosscheck_section(check: CrossCheck) -> rp.Section:
+    """Report section of a cross-check: confusion, categories, groups, example disagreements."""
     rows = [[k, v] for k, v in check.confusion.items()] + [[f"category: {k}", v] for k, v in check.by_category.items()]
     rows += [[f"group {k}", f"{v.get('disagree', 0)}/{v['total']}"] for k, v in check.by_group.items()]
     kappa = "—" if check.kappa is None else f"{check.kappa:.3f}"
@@ -120,10 +121,10 @@ def audit(
     if labels is not None:
         checks.append(crosscheck(originals, labels_as_results(labels), samples, names=(reward.name, label_field or "labels"), group_by=group_by))
     for check in checks:
-        sections.append(_crosscheck_section(check))
+        sections.append(crosscheck_section(check))
     numbers["crosschecks"] = [c.to_dict() for c in checks]
     diag = rollout_diagnostics(samples, originals, bounds=_bounds(reward))
-    sections.append(_diagnostics_section(diag, labels))
+    sections.append(diagnostics_section(diag, labels))
     numbers["diagnostics"] = {k: v for k, v in diag.to_dict().items() if k not in ("scores", "lengths")}
     flagged = [o.probe for o in outcomes if o.flagged]
     summary = [("reward", repr(reward)), ("samples", str(len(samples))),
@@ -139,12 +140,16 @@ def _bounds(reward: Reward) -> tuple[float, float] | None:
     return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
 
 
-def _diagnostics_section(diag: object, labels: list[bool] | None) -> rp.Section:
-    d = diag.to_dict()  # type: ignore[attr-defined]
+def diagnostics_section(diag: Diagnostics, labels: list[bool] | None) -> rp.Section:
+    """Report section of rollout diagnostics, with a length scatter (and histogram by label)."""
+    d = diag.to_dict()
     keys = ["n", "ok", "errors", "skipped", "mean", "std", "groups", "zero_variance_share",
             "saturated_high_share", "saturated_low_share", "at_bound_share", "length_spearman"]
     rows = [[k, d[k] if not isinstance(d[k], float) else round(d[k], 4)] for k in keys]
     rows += [[f"component {k}", v] for k, v in d["components"].items()]
+    names = list(d["component_correlation"])
+    rows += [[f"corr({a}, {b})", "—" if d["component_correlation"][a][b] is None else round(d["component_correlation"][a][b], 4)]
+             for i, a in enumerate(names) for b in names[i + 1:]]
     figures = []
     scores, lengths = d["scores"], d["lengths"]
     if scores:
