@@ -5,6 +5,16 @@ Metric modules are small pure functions over numbers (`pairwise`, `calibration`,
 datasets; `report` renders the results. See docs/evaluate.md for every definition.
 """
 
+from rewardlab.evaluate.audit import (
+    DEFAULT_PROBES,
+    Probe,
+    Report,
+    audit,
+    crosscheck,
+    crosscheck_rewards,
+    rollout_diagnostics,
+    run_probes,
+)
 from rewardlab.evaluate.calibration import brier_score, ece, mce, reliability, sigmoid
 from rewardlab.evaluate.overoptimization import bon_curve, bon_kl, fit_bon, fit_rl
 from rewardlab.evaluate.pairwise import (
@@ -18,10 +28,15 @@ from rewardlab.evaluate.pairwise import (
 )
 from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, vote_accuracy
 from rewardlab.evaluate.prm_metrics import first_error_step, processbench_f1, step_f1
+from rewardlab.evaluate.run_eval import run_eval
 from rewardlab.evaluate.stats import Interval, bootstrap_ci, compare_paired, kendall, spearman
 
 __all__ = [
+    "DEFAULT_PROBES",
     "Interval",
+    "Probe",
+    "Report",
+    "audit",
     "best_of_k_accuracy",
     "best_of_n_accuracy",
     "bon_curve",
@@ -29,6 +44,8 @@ __all__ = [
     "bootstrap_ci",
     "brier_score",
     "compare_paired",
+    "crosscheck",
+    "crosscheck_rewards",
     "ece",
     "first_error_step",
     "fit_bon",
@@ -43,6 +60,9 @@ __all__ = [
     "reliability",
     "rewardbench_sections",
     "rmbench_grid",
+    "rollout_diagnostics",
+    "run_eval",
+    "run_probes",
     "sigmoid",
     "spearman",
     "step_f1",
