@@ -161,6 +161,7 @@ class Composite(BaseReward):
         self.name = name
         self.clip = clip
         self._order = dependency_order(self.components)
+        self._by_name = {c.name: c for c in self.components}
         self.range = clip if clip is not None else self._natural_range()
         self.spec_hash = content_hash(self.describe())
 
@@ -173,26 +174,37 @@ class Composite(BaseReward):
 
     # -- the protocol ------------------------------------------------------------------------
     def score(self, sample: Sample) -> RewardResult:
-        return self.score_batch([sample])[0]
+        # The one-sample path of `score_batch`, without the batch bookkeeping (the runner's
+        # workers call this once per row, so its overhead is the runner's overhead).
+        row = _Row()
+        for comp in self._order:
+            if comp.requires and self._gate(comp, row):
+                continue
+            self._record(row, comp, comp.reward.score(sample))
+        return self._finish(row)
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         rows = [_Row() for _ in samples]
-        by_name = {c.name: c for c in self.components}
         for comp in self._order:
-            active: list[int] = []
-            for i, row in enumerate(rows):
-                blocked = [r for r in comp.requires if not by_name[r].passes(row.results[r])]
-                if blocked:
-                    row.results[comp.name] = RewardResult.skip(f"gate: requires {', '.join(blocked)} to pass")
-                    row.roles[comp.name] = _Role.GATED
-                else:
-                    active.append(i)
+            active = [i for i, row in enumerate(rows) if not (comp.requires and self._gate(comp, row))]
             if active:
                 scored = comp.reward.score_batch([samples[i] for i in active])
                 for i, result in zip(active, scored, strict=True):
-                    rows[i].results[comp.name] = result
-                    rows[i].roles[comp.name] = _Role.COUNTED if result.status is Status.OK else _Role.SKIPPED
+                    self._record(rows[i], comp, result)
         return [self._finish(row) for row in rows]
+
+    def _gate(self, comp: Component, row: _Row) -> bool:
+        """Mark `comp` gated in `row` if a prerequisite did not pass; True when gated."""
+        blocked = [r for r in comp.requires if not self._by_name[r].passes(row.results[r])]
+        if blocked:
+            row.results[comp.name] = RewardResult.skip(f"gate: requires {', '.join(blocked)} to pass")
+            row.roles[comp.name] = _Role.GATED
+        return bool(blocked)
+
+    @staticmethod
+    def _record(row: _Row, comp: Component, result: RewardResult) -> None:
+        row.results[comp.name] = result
+        row.roles[comp.name] = _Role.COUNTED if result.status is Status.OK else _Role.SKIPPED
 
     def _finish(self, row: _Row) -> RewardResult:
         ordered = {c.name: row.results[c.name] for c in self.components}

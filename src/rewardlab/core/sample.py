@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -69,12 +70,24 @@ class Sample:
     def __post_init__(self) -> None:
         if self.steps is not None and not isinstance(self.steps, tuple):
             object.__setattr__(self, "steps", tuple(self.steps))
-        if not self.id:
-            payload = [self.prompt, self.response, self.reference, self.steps, self.meta]
-            object.__setattr__(self, "id", content_hash(payload))
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    @property
+    def content_key(self) -> str:
+        """Hash of prompt, response, reference, steps and meta (never of a given `id`).
+
+        This, not `id`, is what caches key on: a caller-chosen id may be reused for a different
+        response, the content cannot. Computed on first use (hashing costs microseconds that a
+        cheap reward should not pay when nobody asks).
+        """
+        cached: str | None = self.__dict__.get("_content_key")
+        if cached is None:
+            payload = [self.prompt, self.response, self.reference, self.steps, self.meta]
+            cached = content_hash(payload)
+            self.__dict__["_content_key"] = cached
+        return cached
 
     @property
     def response_text(self) -> str:
@@ -123,10 +136,7 @@ class Sample:
         """
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
-        mapping = {name: name for name in _FIELDS}
-        if fields:
-            mapping.update(fields)
-        columns = {mapping[name]: name for name in _FIELDS}
+        mapping, columns = _columns(tuple(sorted(fields.items())) if fields else ())
         values: dict[str, JSON] = {}
         meta: dict[str, JSON] = {}
         for key, value in row.items():
@@ -139,8 +149,10 @@ class Sample:
                 meta.update(value)
             else:
                 values[target] = value
-        _check_text(values, "prompt", mapping, source, line)
-        _check_text(values, "response", mapping, source, line, required=True)
+        if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
+            _check_text(values, "prompt", mapping, source, line)
+        if type(values.get("response")) is not str:
+            _check_text(values, "response", mapping, source, line, required=True)
         steps = values.get("steps")
         if steps is not None and not (
             isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)
@@ -148,9 +160,9 @@ class Sample:
             raise InputError(f"field {mapping['steps']!r} must be a list of strings", source=source, line=line)
         for name in ("id", "group"):
             value = values.get(name)
-            if value is not None and not isinstance(value, str | int):
-                raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
-            if value is not None:
+            if value is not None and type(value) is not str:
+                if not isinstance(value, str | int):
+                    raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
                 values[name] = str(value)
         return cls(
             prompt=values.get("prompt", ""),
@@ -161,6 +173,14 @@ class Sample:
             id=values.get("id") or "",
             group=values.get("group"),
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _columns(fields: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """(field -> column, column -> field) for a field mapping; cached, rows share it."""
+    mapping = {name: name for name in _FIELDS}
+    mapping.update(dict(fields))
+    return mapping, {mapping[name]: name for name in _FIELDS}
 
 
 def _check_text(
@@ -188,3 +208,17 @@ def _check_text(
         source=source,
         line=line,
     )
+
+
+# `id` is a dataclass field (so `Sample(id=...)`, `replace(...)`, equality and repr work), read
+# through a property: a given id is returned as is, an empty one becomes `content_key`, lazily.
+def _get_id(self: Sample) -> str:
+    given: str = self.__dict__.get("_given_id", "")
+    return given or self.content_key
+
+
+def _set_id(self: Sample, value: str) -> None:
+    self.__dict__["_given_id"] = value or ""
+
+
+Sample.id = property(_get_id, _set_id, doc="Stable content hash unless given.")  # type: ignore[assignment,method-assign]

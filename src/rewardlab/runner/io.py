@@ -22,7 +22,9 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+
+import orjson
 
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
@@ -115,22 +117,65 @@ def read_samples(path: str | Path, *, fields: Mapping[str, str] | None = None) -
     return samples
 
 
+def dumps(value: Any) -> bytes:
+    """JSON bytes of an output row (orjson; stdlib json for what orjson refuses, e.g. huge ints)."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, default=str).encode()
+
+
 def decode_row(raw: str | dict[str, Any], source: str, line: int) -> dict[str, Any]:
     """A raw row as a dict; raises InputError naming file and line."""
     if isinstance(raw, dict):
         return raw
     try:
-        row = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
+        row = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # orjson rejects some valid JSON (integers beyond 64 bits): ask the stdlib
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
     if not isinstance(row, dict):
         raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
     return row
 
 
+class ComponentStat(NamedTuple):
+    name: str
+    status: str
+    score: float | None
+    error_kind: str | None
+
+
+class RowStats(NamedTuple):
+    """What the run summary needs from one scored row (small, cheap to send between processes)."""
+
+    line: int
+    status: str
+    score: float | None
+    error_kind: str | None
+    error: str | None
+    components: tuple[ComponentStat, ...]
+    errors_as_zero: tuple[str, ...]
+    errors_skipped: tuple[str, ...]
+
+
+class ScoredRow(NamedTuple):
+    """A worker's output for one input row: the row (or its JSON line) and its stats."""
+
+    row: dict[str, Any] | None  # None when `text` holds the row already serialised
+    text: bytes | None
+    stats: RowStats
+
+
 @dataclass(frozen=True)
 class RowScorer:
-    """The job the workers run: raw row -> output row dict (decode, build Sample, score, flatten)."""
+    """The job the workers run: raw row -> scored output row (decode, Sample, score, flatten).
+
+    With `serialize`, the worker also turns the row into its JSON line, so the parent only
+    writes bytes: that is what lets several workers outrun a single-process loop.
+    """
 
     reward: Reward
     source: str
@@ -138,52 +183,74 @@ class RowScorer:
     version: str
     fields: Mapping[str, str] | None = None
     keep_input: bool = True
+    serialize: bool = True
 
-    def __call__(self, raw_row: RawRow) -> dict[str, Any]:
+    def __call__(self, raw_row: RawRow) -> ScoredRow:
         number, raw = raw_row
         try:
             row = decode_row(raw, self.source, number)
             sample = Sample.from_dict(row, fields=self.fields, source=self.source, line=number)
         except InputError as exc:
             base: dict[str, Any] = {"raw_line": raw[:_MAX_RAW]} if isinstance(raw, str) else {}
-            return self.flatten(base, number, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc)))
-        return self.flatten(row if self.keep_input else {}, number, self.reward.score(sample))
+            return self.output(base, number, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc)))
+        return self.output(row if self.keep_input else {}, number, self.reward.score(sample))
 
-    def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> dict[str, Any]:
-        """Output row for an item whose worker timed out or died."""
+    def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> ScoredRow:
+        """Output for an item whose worker timed out or died."""
         number, raw = raw_row
         try:
             row = decode_row(raw, self.source, number) if self.keep_input else {}
         except InputError:
             row = {}
-        return self.flatten(row, number, RewardResult.failure(kind, f"{self.source}:{number}: {message}"))
+        return self.output(row, number, RewardResult.failure(kind, f"{self.source}:{number}: {message}"))
 
-    def flatten(self, row: Mapping[str, Any], number: int, result: RewardResult) -> dict[str, Any]:
-        out = dict(row)
-        out["reward"] = result.score
-        out["reward_status"] = result.status.value
-        out["reward_error_kind"] = result.error.kind.value if result.error else None
-        out["reward_error"] = result.error.message if result.error else None
-        for name, part in result.components.items():
-            out[f"reward/{name}"] = part.score
-        out["reward_info"] = component_info(result)
-        out["source_line"] = number
-        out["rewardlab_version"] = self.version
-        out["spec_hash"] = self.spec_hash
-        return out
+    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
+        flat, stats = flatten(row, number, result, self.version, self.spec_hash)
+        if self.serialize:
+            return ScoredRow(None, dumps(flat), stats)
+        return ScoredRow(flat, None, stats)
 
 
-def component_info(result: RewardResult) -> dict[str, JSON]:
-    """`info` of a result with each component's status, error and info nested under its name."""
+def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str) -> tuple[dict[str, Any], RowStats]:
+    """The output row (input fields, total, status, error, one column per component, info,
+    stamps) and its stats for the summary, in one pass (this runs once per row).
+
+    Statuses and kinds are StrEnum members: they are strings, no `.value` lookups needed.
+    """
+    out = dict(row)
+    error = result.error
+    kind = error.kind if error else None
+    out["reward"] = result.score
+    out["reward_status"] = result.status
+    out["reward_error_kind"] = kind
+    out["reward_error"] = error.message if error else None
     info: dict[str, JSON] = dict(result.info)
+    parts = []
     for name, part in result.components.items():
-        entry: dict[str, JSON] = {"status": part.status.value}
-        if part.error is not None:
-            entry["error"] = part.error.to_dict()
+        out["reward/" + name] = part.score
+        entry: dict[str, JSON] = {"status": part.status}
+        part_error = part.error
+        if part_error is not None:
+            entry["error"] = {"kind": part_error.kind, "message": part_error.message}
         if part.info:
             entry.update(part.info)
         info[name] = entry
-    return info
+        parts.append(ComponentStat(name, part.status, part.score, part_error.kind if part_error else None))
+    out["reward_info"] = info
+    out["source_line"] = number
+    out["rewardlab_version"] = version
+    out["spec_hash"] = spec_hash
+    stats = RowStats(
+        number,
+        result.status,
+        result.score,
+        kind,
+        error.message if error else None,
+        tuple(parts),
+        tuple(result.info.get("errors_as_zero", ())),
+        tuple(result.info.get("errors_skipped", ())),
+    )
+    return out, stats
 
 
 class RowWriter:
@@ -196,17 +263,23 @@ class RowWriter:
             raise InputError("output must end in .jsonl or .parquet", source=str(path))
         self.parquet = suffix in (".parquet", ".pq")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = None if self.parquet else self.path.open("w", encoding="utf-8")
+        self._file = None if self.parquet else self.path.open("wb")
         self._buffer: list[dict[str, Any]] = []
         self._batch_rows = batch_rows
         self._writer: Any = None
         self._schema: Any = None
         self.rows = 0
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: dict[str, Any] | ScoredRow) -> None:
+        """Write a row dict, or a worker's `ScoredRow` (its JSON line when it has one)."""
         self.rows += 1
+        if isinstance(row, ScoredRow):
+            if row.text is not None and self._file is not None:
+                self._file.write(row.text + b"\n")
+                return
+            row = row.row if row.row is not None else json.loads(row.text or b"{}")
         if self._file is not None:
-            self._file.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            self._file.write(dumps(row) + b"\n")
             return
         self._buffer.append(row)
         if len(self._buffer) >= self._batch_rows:

@@ -13,7 +13,14 @@ from rewardlab._version import __version__
 from rewardlab.compose import build, spec_hash_of
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
-from rewardlab.runner.io import RowScorer, RowWriter, count_rows, detect_format, iter_raw_rows
+from rewardlab.runner.io import (
+    RowScorer,
+    RowWriter,
+    ScoredRow,
+    count_rows,
+    detect_format,
+    iter_raw_rows,
+)
 from rewardlab.runner.pool import ProcessPool, WorkerPool
 from rewardlab.runner.summary import RunSummary
 
@@ -117,21 +124,22 @@ def score_file(
     if on_total is not None:
         total = count_rows(input_path, fmt)
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
-    job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input)
+    writer = RowWriter(output_path)
+    job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
     rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
     summary = RunSummary()
     started = time.perf_counter()
-    pool: ProcessPool[Any, dict[str, Any]] = ProcessPool(
+    pool: ProcessPool[Any, ScoredRow] = ProcessPool(
         job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size
     )
-    with pool, RowWriter(output_path) as writer:
-        for row in pool.imap(rows):
-            if opts.strict and row["reward_error_kind"] == ErrorKind.INVALID_INPUT.value:
-                raise InputError(f"{row['reward_error']} (--strict stops at the first bad row)")
-            writer.write(row)
-            summary.add_row(row)
+    with pool, writer:
+        for scored in pool.imap(rows):
+            if opts.strict and scored.stats.error_kind == ErrorKind.INVALID_INPUT.value:
+                raise InputError(f"{scored.stats.error} (--strict stops at the first bad row)")
+            writer.write(scored)
+            summary.add(scored.stats)
             if progress is not None and summary.rows % 64 == 0:
                 progress(64)
     if progress is not None and summary.rows % 64:

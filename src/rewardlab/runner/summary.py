@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rewardlab.runner.io import RowStats
 
 
 @dataclass
@@ -59,23 +62,21 @@ class RunSummary:
     error_examples: list[tuple[int, str, str]] = field(default_factory=list)
     max_examples: int = 5
 
-    def add_row(self, row: dict[str, Any]) -> None:
-        """Count one flattened output row (see `rewardlab.runner.io`)."""
+    def add(self, stats: RowStats) -> None:
+        """Count one scored row (see `rewardlab.runner.io.RowStats`)."""
         self.rows += 1
-        self.total.add(row["reward_status"], row["reward"], row["reward_error_kind"])
-        if row["reward_status"] == "error" and len(self.error_examples) < self.max_examples:
-            self.error_examples.append((row.get("source_line", self.rows), row["reward_error_kind"], row["reward_error"]))
-        info = row.get("reward_info") or {}
-        for key, value in row.items():
-            if not key.startswith("reward/"):
-                continue
-            name = key[len("reward/") :]
-            part = info.get(name) or {}
-            error = part.get("error") or {}
-            stats = self.components.setdefault(name, ColumnStats())
-            stats.add(part.get("status", "ok" if value is not None else "skipped"), value, error.get("kind"))
-        self.errors_as_zero.update(info.get("errors_as_zero") or [])
-        self.errors_skipped.update(info.get("errors_skipped") or [])
+        self.total.add(stats.status, stats.score, stats.error_kind)
+        if stats.status == "error" and len(self.error_examples) < self.max_examples:
+            self.error_examples.append((stats.line, stats.error_kind or "unknown", stats.error or ""))
+        for part in stats.components:
+            column = self.components.get(part.name)
+            if column is None:
+                column = self.components[part.name] = ColumnStats()
+            column.add(part.status, part.score, part.error_kind)
+        if stats.errors_as_zero:
+            self.errors_as_zero.update(stats.errors_as_zero)
+        if stats.errors_skipped:
+            self.errors_skipped.update(stats.errors_skipped)
 
     @property
     def rate(self) -> float:
