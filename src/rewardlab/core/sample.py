@@ -221,4 +221,4 @@ def _set_id(self: Sample, value: str) -> None:
     self.__dict__["_given_id"] = value or ""
 
 
-Sample.id = property(_get_id, _set_id, doc="Stable content hash unless given.")  # type: ignore[assignment,method-assign]
+Sample.id = property(_get_id, _set_id, doc="Stable content hash unless given.")  # type: ignore[assignment]
