@@ -3,7 +3,9 @@
 Its answers depend on words in the last message, so each test can ask for the behaviour it
 attacks: GOOD -> [[9]], BAD -> [[2]], GARBLE -> no score, NOISY -> [[4]] / [[8]] alternately,
 SLOW -> answers after 1.5 s, FLAKY -> 503 twice then [[7]], RATELIMIT -> one 429 then [[5]],
-PASSCASE / FAILCASE -> "VERDICT: PASS" / "VERDICT: FAIL". Model "missing" -> 404.
+PASSCASE / FAILCASE -> "VERDICT: PASS" / "VERDICT: FAIL". Model "missing" -> 404. A message
+with "Reference answer: X ... Model answer: Y" (OpenAI's score_model example) -> "1.0" if X == Y
+else "0.0".
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def _answer(server: JudgeServer, body: dict) -> tuple[int, str, dict[str, str]]:
         return 503, "overloaded", {}
     if "RATELIMIT" in text and n == 1:
         return 429, "slow down", {"Retry-After": "0"}
+    if "Reference answer:" in text and "Model answer:" in text:
+        # OpenAI's documented score_model example: 1.0 when the answers are the same.
+        ref = text.split("Reference answer:")[1].split("Model answer:")[0].strip()
+        model = text.split("Model answer:")[1].strip()
+        return 200, "1.0" if ref == model else "0.0", {}
     for word, answer in [
         ("GOOD", "Clear and correct. Rating: [[9]]"),
         ("BAD", "Wrong. Rating: [[2]]"),

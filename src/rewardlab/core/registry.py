@@ -60,8 +60,13 @@ BUILTINS: dict[str, str] = {
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
     "judge.llm": "rewardlab.judges.llm:LLMJudge",
+    "graders.string_check": "rewardlab.verify.graders:StringCheck",
+    "graders.text_similarity": "rewardlab.verify.graders:TextSimilarity",
+    "graders.python": "rewardlab.verify.graders:PythonGrader",
     "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # issue 3
     "code.tests": "rewardlab.verify.code.reward:CodeTests",  # issue 4
+    "model.rm": "rewardlab.models.reward:ModelReward",  # issue 8
+    "model.prm": "rewardlab.models.prm:ProcessReward",  # issue 8
 }
 
 

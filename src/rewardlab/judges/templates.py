@@ -49,27 +49,32 @@ BUILTIN: dict[str, tuple[str, str, str, tuple[float, float]]] = {
 }
 
 
-def _lookup(sample: Sample, path: str) -> Any:
-    head, _, rest = path.partition(".")
-    if head == "prompt" and not rest:
-        return sample.prompt_text
-    if head == "response" and not rest:
-        return sample.response_text
-    if head == "sample" and rest in ("output_text", "output"):
-        return sample.response_text
-    if head == "reference" and not rest:
-        return sample.reference
+def _namespace(sample: Sample, head: str, rest: str) -> Any:
+    """The object a dotted placeholder walks into, or `_MISSING`."""
     if head == "meta":
-        value: Any = sample.meta
-    elif head == "item":
-        if rest in ("reference",) and not (isinstance(sample.reference, Mapping) and "reference" in sample.reference):
-            return sample.reference if sample.reference is not None else sample.meta.get("reference", _MISSING)
+        return sample.meta
+    if head == "sample" and rest.split(".")[0] == "output_json":
+        try:
+            return {"output_json": json.loads(sample.response_text)}
+        except ValueError:
+            return _MISSING  # the response is not JSON: the placeholder has no value
+    if head == "item":
         merged = dict(sample.meta)
         if isinstance(sample.reference, Mapping):
             merged.update(sample.reference)
-        value = merged
-    else:
-        return _MISSING
+        elif sample.reference is not None:
+            merged.setdefault("reference", sample.reference)
+        return merged
+    return _MISSING
+
+
+def _lookup(sample: Sample, path: str) -> Any:
+    head, _, rest = path.partition(".")
+    if not rest and head in ("prompt", "response", "reference"):
+        return {"prompt": sample.prompt_text, "response": sample.response_text, "reference": sample.reference}[head]
+    if head == "sample" and rest in ("output_text", "output"):
+        return sample.response_text
+    value = _namespace(sample, head, rest)
     for part in rest.split(".") if rest else []:
         if not isinstance(value, Mapping) or part not in value:
             return _MISSING
