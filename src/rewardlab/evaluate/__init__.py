@@ -26,7 +26,7 @@ from rewardlab.evaluate.pairwise import (
     rmbench_grid,
     subset_accuracies,
 )
-from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, vote_accuracy
+from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, pass_at_k_many, vote_accuracy
 from rewardlab.evaluate.prm_metrics import first_error_step, processbench_f1, step_f1
 from rewardlab.evaluate.run_eval import run_eval
 from rewardlab.evaluate.stats import Interval, bootstrap_ci, compare_paired, kendall, spearman
@@ -56,6 +56,7 @@ __all__ = [
     "mce",
     "pairwise_accuracy",
     "pass_at_k",
+    "pass_at_k_many",
     "processbench_f1",
     "reliability",
     "rewardbench_sections",

@@ -40,6 +40,29 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
+def pass_at_k_many(n: Sequence[int] | np.ndarray, c: Sequence[int] | np.ndarray, k: int) -> np.ndarray:
+    """Vectorised `pass_at_k` over many problems (one (n, c) pair each).
+
+    C(n−c, k)/C(n, k) is computed in log space with `scipy.special.gammaln`, so a million
+    problems take milliseconds instead of a Python loop; agrees with the product form to ~1e-12.
+    """
+    from scipy.special import gammaln
+
+    n_arr = np.asarray(n, dtype=float)
+    c_arr = np.asarray(c, dtype=float)
+    if n_arr.shape != c_arr.shape or n_arr.ndim != 1:
+        raise InputError(f"n and c must be 1-D arrays of equal length, got {n_arr.shape} and {c_arr.shape}", source="pass_at_k_many")
+    if np.any((c_arr < 0) | (c_arr > n_arr)) or k < 1 or np.any(n_arr < k):
+        raise InputError(f"need 0 <= c <= n and 1 <= k <= n for every problem (k={k})", source="pass_at_k_many")
+    free = n_arr - c_arr  # incorrect samples
+    out = np.ones_like(n_arr)
+    some = free >= k  # otherwise every k-subset contains a correct sample: pass@k = 1
+    f, m = free[some], n_arr[some]
+    log_ratio = gammaln(f + 1) - gammaln(f - k + 1) - gammaln(m + 1) + gammaln(m - k + 1)
+    out[some] = 1.0 - np.exp(log_ratio)
+    return out
+
+
 def best_of_n(scores: Sequence[float], correct: Sequence[float]) -> float:
     """Credit of best-of-N selection for one problem (1, 0, or a tie's mean correctness)."""
     s = as_1d(scores, "scores", where="best_of_n")
