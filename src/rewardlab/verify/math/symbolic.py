@@ -30,11 +30,26 @@ _DIGITS = 30
 _POINTS = 3
 
 
+class ParseFailure(ValueError):
+    """latex2sympy could not parse the answer."""
+
+
 @lru_cache(maxsize=4096)
+def _parse_cached(latex: str, radians: bool) -> tuple[bool, Any]:
+    # Failures are cached too: a broken gold answer repeats for every response of its prompt,
+    # and a failing parse costs tens of milliseconds (parser error recovery).
+    try:
+        return True, _exact(latex2sympy(latex, normalization_config=_NORM, convert_degrees=radians))
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
+
+
 def parse(latex: str, radians: bool = False) -> Any:
-    """`latex` as a sympy object, floats made exact. Raises on unparseable input."""
-    expr = latex2sympy(latex, normalization_config=_NORM, convert_degrees=radians)
-    return _exact(expr)
+    """`latex` as a sympy object, floats made exact. Raises `ParseFailure` on unparseable input."""
+    ok, value = _parse_cached(latex, radians)
+    if not ok:
+        raise ParseFailure(value)
+    return value
 
 
 def _exact(expr: Any) -> Any:
@@ -65,11 +80,11 @@ def compare(reference: str, candidate: str, rel_tol: float, equations: bool, rad
     try:
         ref = parse(reference, radians)
     except Exception as exc:
-        return "undecided", f"reference could not be parsed: {type(exc).__name__}", "", ""
+        return "undecided", f"reference could not be parsed: {exc}", "", ""
     try:
         cand = parse(candidate, radians)
     except Exception as exc:
-        return "not_equivalent", f"candidate could not be parsed: {type(exc).__name__}", str(ref)[:200], ""
+        return "not_equivalent", f"candidate could not be parsed: {exc}", str(ref)[:200], ""
     same, reason = _equal(ref, cand, rel_tol, equations)
     outcome = "equivalent" if same else "undecided" if same is None else "not_equivalent"
     return outcome, reason, str(ref)[:200], str(cand)[:200]
