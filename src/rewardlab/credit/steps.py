@@ -13,7 +13,17 @@ from typing import Any
 import numpy as np
 
 from rewardlab.errors import ArrayError
-from rewardlab.shape._arrays import EPS, check_finite, like, prefix_mask, to_mask, to_numpy
+from rewardlab.shape._arrays import (
+    EPS,
+    F64,
+    Bool,
+    check_finite,
+    like,
+    prefix_mask,
+    to_mask,
+    to_numpy,
+    token_mask_of,
+)
 
 __all__ = ["gae", "process_advantages", "segment_advantages", "steps_to_tokens"]
 
@@ -68,7 +78,7 @@ def steps_to_tokens(step_values: Any, step_ends: Any, token_mask: Any, step_mask
     v = to_numpy(step_values, "step_values", ndim=(2, 3))
     v = v.reshape(-1, v.shape[-1])
     ends = to_numpy(step_ends, "step_ends", ndim=(2, 3)).reshape(v.shape)
-    tok = to_mask(token_mask, "token_mask", to_numpy(token_mask, "token_mask", ndim=2).shape)
+    tok = token_mask_of(token_mask)
     steps_ok = to_mask(None if step_mask is None else np.asarray(step_mask).reshape(v.shape), "step_mask", v.shape)
     prefix_mask(steps_ok, "step_mask")
     if tok.shape[0] != v.shape[0]:
@@ -131,9 +141,14 @@ def gae(
 
         δ_t = r_t + γ V(s_{t+1}) − V(s_t),      Â_t = Σ_l (γλ)^l δ_{t+l}
 
-    computed backwards over tokens, vectorised over the batch. Masked tokens are skipped (the
-    recursion carries through them, as verl does for interleaved observation tokens). After the
-    last token the value is `last_values` (a truncated response) or 0 (a finished one).
+    Masked tokens are skipped (the recursion carries through them, as verl does for interleaved
+    observation tokens). After the last token the value is `last_values` (a truncated response)
+    or 0 (a finished one).
+
+    Vectorised over batch *and* time: valid tokens are first packed to the left of each row
+    (stable, so order is kept), then `Â_t = Σ_k c^(k−t) δ_k` with `c = γλ` is a reverse cumulative
+    sum of `c^k δ_k` divided by `c^t`, done in chunks short enough that `c^k` never underflows,
+    with the tail carried between chunks. Checked against the step-by-step recursion in tests.
 
     Args:
         rewards: `(batch, tokens)` per-token rewards (an outcome reward sits on the last token).
@@ -158,13 +173,52 @@ def gae(
     if next_value.shape != (r.shape[0],):
         raise ArrayError("last_values", f"need one value per row ({r.shape[0]}), got {next_value.shape}")
     check_finite(next_value, "last_values")
-    adv = np.zeros_like(r)
-    running = np.zeros(r.shape[0])
-    for t in range(r.shape[1] - 1, -1, -1):  # the recursion is sequential in t, parallel in b
-        mt = m[:, t]
-        delta = r[:, t] + gamma * next_value - v[:, t]
-        running = np.where(mt, delta + gamma * lam * running, running)
-        next_value = np.where(mt, v[:, t], next_value)
-        adv[:, t] = np.where(mt, running, 0.0)
+    adv = _gae_packed(r, v, m, next_value, gamma, gamma * lam)
     returns = np.where(m, adv + v, 0.0)
     return like(adv, rewards, values), like(returns, rewards, values)
+
+
+def _gae_packed(r: F64, v: F64, m: Bool, last_value: F64, gamma: float, c: float) -> F64:
+    b, t = r.shape
+    rows = np.arange(b)[:, None]
+    is_prefix = not (m[:, 1:] & ~m[:, :-1]).any()  # the usual right-padded layout: no packing
+    order = None if is_prefix else np.argsort(~m, axis=1, kind="stable")  # valid tokens first
+    rp, vp = (r, v) if order is None else (r[rows, order], v[rows, order])
+    n = m.sum(axis=1)
+    live = np.arange(t)[None, :] < n[:, None]  # packed mask: a prefix
+    v_next = np.empty_like(vp)
+    v_next[:, :-1] = vp[:, 1:]
+    v_next[:, -1] = 0.0
+    last = np.arange(t)[None, :] == (n - 1)[:, None]
+    v_next = np.where(last, last_value[:, None], v_next)
+    delta = np.where(live, rp + gamma * v_next - vp, 0.0)
+    packed = np.where(live, _discounted_reverse_cumsum(delta, c), 0.0)
+    if order is None:
+        return packed
+    out = np.zeros_like(r)
+    out[rows, order] = packed
+    return out
+
+
+def _discounted_reverse_cumsum(delta: F64, c: float) -> F64:
+    """`y_t = Σ_{k≥t} c^(k−t) δ_k` along axis 1, vectorised, in chunks where c^k cannot underflow.
+
+    Works on the time-reversed copy (contiguous, so numpy's cumsum runs at full speed), where
+    it is a forward discounted sum `y_s = Σ_{j≤s} c^(s−j) D_j`; within a chunk [a, e) this is
+    `(Σ_{a≤j≤s} c^(e−1−j) D_j) / c^(e−1−s)` plus the carried `c^(s−a+1) y_{a−1}`.
+    """
+    t = delta.shape[1]
+    if c == 0.0:
+        return delta.copy()
+    chunk = t if c >= 1.0 else max(1, min(t, int(280.0 / -np.log10(c))))  # c**chunk >= 1e-280
+    rev = np.ascontiguousarray(delta[:, ::-1])
+    out = np.empty_like(rev)
+    carry = np.zeros(rev.shape[0])
+    for a in range(0, t, chunk):
+        e = min(t, a + chunk)
+        w = c ** np.arange(e - 1 - a, -1, -1, dtype=np.float64)  # c^(e−1−j) for j = a … e−1
+        y = np.cumsum(rev[:, a:e] * w, axis=1) / w
+        y += carry[:, None] * c ** np.arange(1, e - a + 1, dtype=np.float64)
+        out[:, a:e] = y
+        carry = y[:, -1]
+    return out[:, ::-1]

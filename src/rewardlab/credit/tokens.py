@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rewardlab.errors import ArrayError
-from rewardlab.shape._arrays import F64, Bool, check_finite, like, to_mask, to_numpy
+from rewardlab.shape._arrays import F64, Bool, check_finite, like, to_numpy, token_mask_of
 
 __all__ = [
     "aggregate_tokens",
@@ -30,8 +30,7 @@ LengthMode = Literal["per_response", "mean_length", "constant"]
 def _per_row(values: Any, name: str, token_mask: Any) -> tuple[F64, Bool]:
     """`values` as `(batch,)` (a `(groups, samples)` array is flattened row-major)."""
     v = to_numpy(values, name, ndim=(1, 2)).reshape(-1)
-    mask_arr = to_numpy(token_mask, "token_mask", ndim=2)
-    valid = to_mask(token_mask, "token_mask", mask_arr.shape)
+    valid = token_mask_of(token_mask)
     if valid.shape[0] != v.shape[0]:
         raise ArrayError("token_mask", f"has {valid.shape[0]} rows but {name} has {v.shape[0]} entries")
     return v, valid
@@ -121,8 +120,7 @@ def length_weights(token_mask: Any, mode: LengthMode = "per_response", *, max_to
 
     Empty rows get weight 0; an all-empty batch gives all zeros.
     """
-    mask_arr = to_numpy(token_mask, "token_mask", ndim=2)
-    valid = to_mask(token_mask, "token_mask", mask_arr.shape)
+    valid = token_mask_of(token_mask)
     b = valid.shape[0]
     lengths = valid.sum(axis=1, keepdims=True)
     if mode == "per_response":
@@ -142,7 +140,7 @@ def length_weights(token_mask: Any, mode: LengthMode = "per_response", *, max_to
 def aggregate_tokens(values: Any, token_mask: Any, mode: LengthMode = "per_response", *, max_tokens: int | None = None) -> Any:
     """The scalar `Σ w · values` with `length_weights(token_mask, mode)` (a loss reduction)."""
     v = to_numpy(values, "values", ndim=2)
-    w = np.asarray(length_weights(np.asarray(to_numpy(token_mask, "token_mask", ndim=2)), mode, max_tokens=max_tokens))
+    w = np.asarray(length_weights(token_mask_of(token_mask), mode, max_tokens=max_tokens))
     if v.shape != w.shape:
         raise ArrayError("values", f"must have the shape of token_mask {w.shape}, got {v.shape}")
     check_finite(v, "values", w > 0)

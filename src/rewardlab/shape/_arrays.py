@@ -70,6 +70,16 @@ def to_mask(mask: Any, name: str, shape: tuple[int, ...]) -> Bool:
     return arr
 
 
+def token_mask_of(mask: Any, name: str = "token_mask") -> Bool:
+    """A 2-D boolean mask from a bool/0-1 array or tensor (no float copy of a large mask)."""
+    if is_torch(mask):
+        mask = mask.detach().to("cpu").numpy()
+    arr = np.asarray(mask)
+    if arr.ndim != 2:
+        raise ArrayError(name, f"must have 2 axes (batch, tokens), got shape {arr.shape}")
+    return to_mask(arr, name, arr.shape)
+
+
 def check_finite(values: F64, name: str, mask: Bool | None = None) -> None:
     """Raise `NonFiniteError` if a valid (mask=True) entry is NaN or inf."""
     bad = ~np.isfinite(values)
