@@ -92,3 +92,25 @@ def test_gae_skips_masked_tokens_and_bootstraps_truncated_rows():
     assert adv[0, 1] == 0.0
     boot, _ = gae([[0.0]], [[0.0]], [[True]], gamma=0.5, lam=1.0, last_values=[2.0])
     assert boot[0, 0] == pytest.approx(1.0)
+
+
+def gae_by_recursion(r, v, mask, gamma, lam):
+    """The step-by-step backward recursion (verl's loop), masked tokens carried through."""
+    out = np.zeros(r.shape)
+    for b in range(r.shape[0]):
+        next_value, running = 0.0, 0.0
+        for t in range(r.shape[1] - 1, -1, -1):
+            if mask[b, t]:
+                running = r[b, t] + gamma * next_value - v[b, t] + gamma * lam * running
+                next_value = v[b, t]
+                out[b, t] = running
+    return out
+
+
+@pytest.mark.parametrize(("gamma", "lam"), [(1.0, 0.95), (0.1, 0.1), (1.0, 1e-150), (0.99, 0.0)])
+def test_gae_long_sequences_are_chunked_without_underflow(gamma, lam):
+    rng = np.random.default_rng(4)
+    r, v = rng.normal(size=(3, 700)), rng.normal(size=(3, 700))
+    mask = rng.random((3, 700)) < 0.8  # interleaved gaps, not a prefix
+    adv, _ = gae(r, v, mask, gamma=gamma, lam=lam)
+    np.testing.assert_allclose(adv, gae_by_recursion(r, v, mask, gamma, lam), rtol=1e-9, atol=1e-9)
