@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 
 from rewardlab.errors import InputError
 
+#: What metric functions accept: a list/tuple of numbers or a numpy array.
+Numbers: TypeAlias = Sequence[float] | np.ndarray
 
-def as_1d(values: Sequence[float] | np.ndarray, what: str, *, where: str) -> np.ndarray:
+
+def as_1d(values: Numbers, what: str, *, where: str) -> np.ndarray:
     """`values` as a 1-D float array with only finite entries, else `InputError` naming `what`."""
     array = np.asarray(values, dtype=float)
     if array.ndim != 1:
@@ -38,7 +42,7 @@ def non_empty(n: int, where: str) -> None:
         raise InputError("no items to evaluate; pass at least one", source=where)
 
 
-def as_binary(values: Sequence[float] | np.ndarray, what: str, *, where: str) -> np.ndarray:
+def as_binary(values: Numbers, what: str, *, where: str) -> np.ndarray:
     """0/1 labels as a bool array; anything other than 0, 1, True, False is an `InputError`."""
     array = as_1d(values, what, where=where)
     if not np.all((array == 0) | (array == 1)):

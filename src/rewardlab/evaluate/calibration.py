@@ -13,21 +13,20 @@ Scores outside [0, 1] (e.g. a Bradley-Terry logit) must be mapped first: `sigmoi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate._checks import as_1d, as_binary, non_empty, same_length
+from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
 __all__ = ["Reliability", "brier_score", "ece", "mce", "reliability", "sigmoid"]
 
 
-def sigmoid(scores: Sequence[float]) -> np.ndarray:
+def sigmoid(scores: Numbers) -> np.ndarray:
     """Logistic map of unbounded scores (reward-model logits) into (0, 1)."""
     x = as_1d(scores, "scores", where="sigmoid")
-    return 1.0 / (1.0 + np.exp(-x))
+    return np.asarray(1.0 / (1.0 + np.exp(-x)), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class Reliability:
                 "accuracy": clean(self.accuracy), "count": self.count.astype(int).tolist()}
 
 
-def _inputs(probs: Sequence[float], labels: Sequence[float], where: str) -> tuple[np.ndarray, np.ndarray]:
+def _inputs(probs: Numbers, labels: Numbers, where: str) -> tuple[np.ndarray, np.ndarray]:
     p = as_1d(probs, "probs", where=where)
     y = as_binary(labels, "labels", where=where)
     non_empty(same_length(where, probs=p, labels=y), where)
@@ -57,7 +56,7 @@ def _inputs(probs: Sequence[float], labels: Sequence[float], where: str) -> tupl
     return p, y
 
 
-def reliability(probs: Sequence[float], labels: Sequence[float], *, n_bins: int = 10) -> Reliability:
+def reliability(probs: Numbers, labels: Numbers, *, n_bins: int = 10) -> Reliability:
     """Equal-width binning of confidences with the observed accuracy per bin."""
     p, y = _inputs(probs, labels, "reliability")
     if n_bins < 1:
@@ -72,7 +71,7 @@ def reliability(probs: Sequence[float], labels: Sequence[float], *, n_bins: int 
     return Reliability(edges, conf, acc, count)
 
 
-def ece(probs: Sequence[float], labels: Sequence[float], *, n_bins: int = 10) -> float:
+def ece(probs: Numbers, labels: Numbers, *, n_bins: int = 10) -> float:
     """Expected calibration error (count-weighted mean |accuracy − confidence| over bins).
 
     Example:
@@ -85,14 +84,14 @@ def ece(probs: Sequence[float], labels: Sequence[float], *, n_bins: int = 10) ->
     return float(np.sum(r.count[filled] * gaps) / np.sum(r.count))
 
 
-def mce(probs: Sequence[float], labels: Sequence[float], *, n_bins: int = 10) -> float:
+def mce(probs: Numbers, labels: Numbers, *, n_bins: int = 10) -> float:
     """Maximum calibration error (largest |accuracy − confidence| over non-empty bins)."""
     r = reliability(probs, labels, n_bins=n_bins)
     filled = r.count > 0
     return float(np.max(np.abs(r.accuracy[filled] - r.confidence[filled])))
 
 
-def brier_score(probs: Sequence[float], labels: Sequence[float]) -> float:
+def brier_score(probs: Numbers, labels: Numbers) -> float:
     """Mean squared difference between probability and 0/1 outcome (lower is better)."""
     p, y = _inputs(probs, labels, "brier_score")
     return float(np.mean((p - y) ** 2))

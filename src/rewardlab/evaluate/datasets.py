@@ -97,7 +97,11 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None) -
     """Load a candidate-set file; every response becomes one `Sample` with `group` = problem."""
     cols = columns or CandidateColumns()
     source = str(path)
-    samples, problem, labels, scores, answers = [], [], [], [], []
+    samples: list[Sample] = []
+    problem: list[int] = []
+    labels: list[bool] = []
+    scores: list[float] = []
+    answers: list[str] = []
     for index, (line, row) in enumerate(read_rows(path)):
         responses = row.get(cols.responses)
         if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
@@ -160,13 +164,15 @@ _SCORE_COLUMNS = ("reward", "reward_status", "reward_error_kind", "reward_error"
 
 def _scored_result(row: dict[str, Any], source: str, line: int) -> RewardResult:
     """The `RewardResult` a `rewardlab score` output row was flattened from."""
-    info = row.get("reward_info") if isinstance(row.get("reward_info"), dict) else {}
+    raw_info = row.get("reward_info")
+    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     components = {}
     for key, value in row.items():
         if not key.startswith("reward/"):
             continue
         name = key[len("reward/"):]
-        entry = info.get(name) if isinstance(info.get(name), dict) else {}
+        raw_entry = info.get(name)
+        entry: dict[str, Any] = raw_entry if isinstance(raw_entry, dict) else {}
         components[name] = _result(value, entry.get("status", "ok" if value is not None else "skipped"), entry.get("error"), source, line)
     error = {"kind": row.get("reward_error_kind"), "message": row.get("reward_error") or ""}
     top = _result(row.get("reward"), row.get("reward_status"), error if error["kind"] else None, source, line)

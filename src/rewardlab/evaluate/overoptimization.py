@@ -22,11 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rewardlab.errors import InputError
+from rewardlab.evaluate._checks import Numbers
 
 __all__ = ["BonCurve", "FunctionalFit", "bon_curve", "bon_kl", "fit_bon", "fit_rl"]
 
 
-def bon_kl(n: int | Sequence[int] | np.ndarray) -> np.ndarray | float:
+def bon_kl(n: int | Numbers) -> np.ndarray | float:
     """KL(best-of-n ‖ base) = log n − (n − 1)/n, in nats.
 
     Example:
@@ -45,7 +46,7 @@ def _selection_weights(m: int, n: int) -> np.ndarray:
     from scipy.special import comb
 
     i = np.arange(1, m + 1)
-    return comb(i - 1, n - 1) / comb(m, n)
+    return np.asarray(comb(i - 1, n - 1) / comb(m, n), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class BonCurve:
 
 
 def bon_curve(
-    proxy: Sequence[Sequence[float]], gold: Sequence[Sequence[float]], ns: Sequence[int] | None = None
+    proxy: Sequence[Numbers], gold: Sequence[Numbers], ns: Sequence[int] | None = None
 ) -> BonCurve:
     """Best-of-n sweep over a pool of candidates per prompt.
 
@@ -109,16 +110,16 @@ class FunctionalFit:
     beta: float
     r2: float
 
-    def predict(self, kl: Sequence[float] | np.ndarray) -> np.ndarray:
+    def predict(self, kl: Numbers) -> np.ndarray:
         d = np.sqrt(np.asarray(kl, dtype=float))
         f = d if self.form == "bon" else np.log(np.maximum(d, 1e-12))
-        return d * (self.alpha - self.beta * f)
+        return np.asarray(d * (self.alpha - self.beta * f), dtype=float)
 
     def to_dict(self) -> dict[str, float | str]:
         return {"form": self.form, "alpha": self.alpha, "beta": self.beta, "r2": self.r2}
 
 
-def _fit(form: str, kl: Sequence[float], reward: Sequence[float]) -> FunctionalFit:
+def _fit(form: str, kl: Numbers, reward: Numbers) -> FunctionalFit:
     k = np.asarray(kl, dtype=float)
     r = np.asarray(reward, dtype=float)
     keep = k > 0  # d = 0 carries no information about α, β (R(0) = 0 by construction)
@@ -135,7 +136,7 @@ def _fit(form: str, kl: Sequence[float], reward: Sequence[float]) -> FunctionalF
     return FunctionalFit(form, float(alpha), float(beta), float(r2))
 
 
-def fit_bon(kl: Sequence[float], reward: Sequence[float]) -> FunctionalFit:
+def fit_bon(kl: Numbers, reward: Numbers) -> FunctionalFit:
     """Fit Gao et al.'s best-of-n form R(d) = d(α − β d), d = sqrt(KL), to gold-reward gains.
 
     Pass rewards relative to n = 1 (R(0) = 0), e.g. `curve.gold - curve.gold[0]`.
@@ -143,6 +144,6 @@ def fit_bon(kl: Sequence[float], reward: Sequence[float]) -> FunctionalFit:
     return _fit("bon", kl, reward)
 
 
-def fit_rl(kl: Sequence[float], reward: Sequence[float]) -> FunctionalFit:
+def fit_rl(kl: Numbers, reward: Numbers) -> FunctionalFit:
     """Fit Gao et al.'s RL form R(d) = d(α − β log d), d = sqrt(KL)."""
     return _fit("rl", kl, reward)

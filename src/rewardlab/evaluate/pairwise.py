@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate._checks import as_1d, non_empty, same_length
+from rewardlab.evaluate._checks import Numbers, as_1d, non_empty, same_length
 
 __all__ = [
     "REWARDBENCH_EXAMPLE_COUNTS",
@@ -95,7 +95,7 @@ REWARDBENCH_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def pairwise_outcomes(chosen: Sequence[float], rejected: Sequence[float]) -> np.ndarray:
+def pairwise_outcomes(chosen: Numbers, rejected: Numbers) -> np.ndarray:
     """Per-pair 1.0 when score(chosen) > score(rejected), else 0.0 (ties are wrong)."""
     c = as_1d(chosen, "chosen", where="pairwise_accuracy")
     r = as_1d(rejected, "rejected", where="pairwise_accuracy")
@@ -103,7 +103,7 @@ def pairwise_outcomes(chosen: Sequence[float], rejected: Sequence[float]) -> np.
     return (c > r).astype(float)
 
 
-def pairwise_accuracy(chosen: Sequence[float], rejected: Sequence[float]) -> float:
+def pairwise_accuracy(chosen: Numbers, rejected: Numbers) -> float:
     """Share of pairs where the chosen response scores strictly higher (ties count as wrong).
 
     Example:
@@ -114,7 +114,7 @@ def pairwise_accuracy(chosen: Sequence[float], rejected: Sequence[float]) -> flo
 
 
 def subset_accuracies(
-    chosen: Sequence[float], rejected: Sequence[float], subsets: Sequence[str]
+    chosen: Numbers, rejected: Numbers, subsets: Sequence[str]
 ) -> dict[str, tuple[float, int]]:
     """Pairwise accuracy per subset name: `{subset: (accuracy, n_pairs)}`."""
     outcomes = pairwise_outcomes(chosen, rejected)
@@ -155,7 +155,7 @@ def rewardbench_sections(
     return out
 
 
-def best_of_k_outcomes(correct: Sequence[float], incorrect: Sequence[Sequence[float]]) -> np.ndarray:
+def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers]) -> np.ndarray:
     """Per-item best-of-k credit: 1 if the correct response is strictly best, 1/t on a t-way tie."""
     c = as_1d(correct, "correct", where="best_of_k_accuracy")
     wrong = np.asarray(incorrect, dtype=float)
@@ -170,7 +170,7 @@ def best_of_k_outcomes(correct: Sequence[float], incorrect: Sequence[Sequence[fl
     return np.where(c > top, 1.0, np.where(c == top, 1.0 / (1 + ties), 0.0))
 
 
-def best_of_k_accuracy(correct: Sequence[float], incorrect: Sequence[Sequence[float]]) -> float:
+def best_of_k_accuracy(correct: Numbers, incorrect: Sequence[Numbers]) -> float:
     """RewardBench-2 style accuracy: mean of `best_of_k_outcomes`.
 
     Example:
@@ -199,7 +199,7 @@ class RMBenchGrid:
                 "hard": self.hard, "average": self.average}
 
 
-def rmbench_grid(chosen: Sequence[Sequence[float]], rejected: Sequence[Sequence[float]]) -> RMBenchGrid:
+def rmbench_grid(chosen: Sequence[Numbers], rejected: Sequence[Numbers]) -> RMBenchGrid:
     """RM-Bench style-by-substance grid.
 
     Args:

@@ -20,7 +20,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate._checks import as_1d, as_binary, same_length
+from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, same_length
 
 __all__ = ["best_of_n", "best_of_n_accuracy", "pass_at_k", "vote", "vote_accuracy"]
 
@@ -40,7 +40,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def pass_at_k_many(n: Sequence[int] | np.ndarray, c: Sequence[int] | np.ndarray, k: int) -> np.ndarray:
+def pass_at_k_many(n: Numbers, c: Numbers, k: int) -> np.ndarray:
     """Vectorised `pass_at_k` over many problems (one (n, c) pair each).
 
     C(n−c, k)/C(n, k) is computed in log space with `scipy.special.gammaln`, so a million
@@ -63,7 +63,7 @@ def pass_at_k_many(n: Sequence[int] | np.ndarray, c: Sequence[int] | np.ndarray,
     return out
 
 
-def best_of_n(scores: Sequence[float], correct: Sequence[float]) -> float:
+def best_of_n(scores: Numbers, correct: Numbers) -> float:
     """Credit of best-of-N selection for one problem (1, 0, or a tie's mean correctness)."""
     s = as_1d(scores, "scores", where="best_of_n")
     y = as_binary(correct, "correct", where="best_of_n")
@@ -74,7 +74,7 @@ def best_of_n(scores: Sequence[float], correct: Sequence[float]) -> float:
 
 
 def best_of_n_accuracy(
-    scores: Sequence[Sequence[float]], correct: Sequence[Sequence[float]], *, n: int | None = None
+    scores: Sequence[Numbers], correct: Sequence[Numbers], *, n: int | None = None
 ) -> float:
     """Mean best-of-N credit over problems, using each problem's first `n` candidates (all if None)."""
     if len(scores) != len(correct) or not scores:
@@ -98,7 +98,7 @@ def vote(answers: Sequence[Hashable], weights: Sequence[float] | None = None) ->
 
 def vote_accuracy(
     answers: Sequence[Hashable],
-    correct: Sequence[float],
+    correct: Numbers,
     weights: Sequence[float] | None = None,
 ) -> float:
     """Credit of a (weighted) vote for one problem.

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate._checks import as_1d, as_binary, non_empty, same_length
+from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
 __all__ = ["ProcessBenchScore", "StepF1", "binary_f1", "first_error_step", "processbench_f1", "step_f1"]
 
 
-def first_error_step(step_scores: Sequence[float], *, threshold: float = 0.5) -> int:
+def first_error_step(step_scores: Numbers, *, threshold: float = 0.5) -> int:
     """Index of the first step scoring below `threshold`, or −1 when none does."""
     s = as_1d(step_scores, "step_scores", where="first_error_step")
     below = np.flatnonzero(s < threshold)
@@ -83,7 +83,7 @@ class StepF1:
         return {"f1_positive": self.f1_positive, "f1_negative": self.f1_negative, "prm_score": self.prm_score}
 
 
-def step_f1(labels: Sequence[float], predictions: Sequence[float]) -> StepF1:
+def step_f1(labels: Numbers, predictions: Numbers) -> StepF1:
     """PRMBench-style step classification F1 over all steps of all solutions (flattened).
 
     Args:

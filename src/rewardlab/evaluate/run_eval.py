@@ -223,10 +223,10 @@ def evaluate_pairs(
     outcomes = pairwise.pairwise_outcomes(c, r)
     length_outcomes = pairwise.pairwise_outcomes(c_len, r_len)
     names = np.asarray(subsets)
-    per_subset = {s: {"accuracy": stats.bootstrap_ci(outcomes[names == s], seed=seed),
+    per_subset: dict[str, dict[str, Any]] = {s: {"accuracy": stats.bootstrap_ci(outcomes[names == s], seed=seed),
                       "length_baseline": float(length_outcomes[names == s].mean())} for s in sorted(set(subsets))}
     numbers: dict[str, Any] = {
-        "n_pairs": n, "scored_pairs": len(keep), "pair_errors": error_counts([x for i in range(n) if i not in set(keep) for x in (chosen_r[i], rejected_r[i])]),
+        "n_pairs": n, "scored_pairs": len(keep), "pair_errors": error_counts([x for i in sorted(set(range(n)) - set(keep)) for x in (chosen_r[i], rejected_r[i])]),
         "accuracy": stats.bootstrap_ci(outcomes, seed=seed), "length_baseline": float(length_outcomes.mean()),
         "ties": int(np.sum(c == r)), "subsets": per_subset,
     }

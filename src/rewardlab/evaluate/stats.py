@@ -6,13 +6,14 @@ interval; the seed is written into every report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate._checks import as_1d, as_binary, non_empty, same_length
+from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
 __all__ = [
     "Interval",
@@ -53,7 +54,7 @@ class Interval:
 
 
 def bootstrap_ci(
-    values: Sequence[float] | np.ndarray,
+    values: Numbers,
     statistic: Callable[[np.ndarray], float] = np.mean,
     *,
     confidence: float = 0.95,
@@ -85,7 +86,7 @@ def bootstrap_ci(
         bound = estimate if len(data) >= 2 else float("nan")
         return Interval(estimate, bound, bound, confidence, len(data))
     if statistic is np.mean:  # the common case, vectorised (apply_along_axis is ~100x slower)
-        vectorised: Callable[..., np.ndarray] = lambda x, axis: np.mean(x, axis=axis)  # noqa: E731
+        vectorised: Callable[..., Any] = lambda x, axis: np.mean(x, axis=axis)  # noqa: E731
     else:
         vectorised = lambda x, axis: np.apply_along_axis(statistic, axis, x)  # noqa: E731
     result = stats.bootstrap(
@@ -102,8 +103,8 @@ def bootstrap_ci(
 
 
 def paired_permutation_test(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
+    a: Numbers,
+    b: Numbers,
     *,
     n_resamples: int = 10000,
     seed: int = 0,
@@ -132,7 +133,7 @@ def paired_permutation_test(
     return float(result.pvalue)
 
 
-def mcnemar_exact(correct_a: Sequence[float], correct_b: Sequence[float]) -> float:
+def mcnemar_exact(correct_a: Numbers, correct_b: Numbers) -> float:
     """Exact McNemar p-value for two classifiers judged on the same items.
 
     Only discordant items count: b01 = a right and b wrong, b10 = the reverse; under the null
@@ -172,8 +173,8 @@ class PairedComparison:
 
 
 def compare_paired(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
+    a: Numbers,
+    b: Numbers,
     *,
     confidence: float = 0.95,
     seed: int = 0,
@@ -196,7 +197,7 @@ def compare_paired(
     return PairedComparison(float(x.mean()), float(y.mean()), diff, p, test)
 
 
-def _correlation(name: str, a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def _correlation(name: str, a: Numbers, b: Numbers) -> tuple[float, float]:
     from scipy import stats
 
     x = as_1d(a, "a", where=name)
@@ -212,11 +213,11 @@ def _correlation(name: str, a: Sequence[float], b: Sequence[float]) -> tuple[flo
     return float(result.statistic), float(result.pvalue)
 
 
-def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def spearman(a: Numbers, b: Numbers) -> tuple[float, float]:
     """Spearman rank correlation and its p-value (NaN, NaN if either input is constant)."""
     return _correlation("spearman", a, b)
 
 
-def kendall(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def kendall(a: Numbers, b: Numbers) -> tuple[float, float]:
     """Kendall's tau-b and its p-value (NaN, NaN if either input is constant)."""
     return _correlation("kendall", a, b)

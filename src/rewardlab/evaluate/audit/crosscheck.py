@@ -46,7 +46,7 @@ def labels_as_results(labels: Sequence[object]) -> list[RewardResult]:
     out = []
     for i, label in enumerate(labels):
         if isinstance(label, bool) or label in (0, 1):
-            out.append(RewardResult.ok(float(label)))  # type: ignore[arg-type]
+            out.append(RewardResult.ok(float(label)))  # type: ignore[arg-type,unused-ignore]
         else:
             raise InputError(f"label {label!r} is not a boolean or 0/1", source="labels", line=i + 1)
     return out

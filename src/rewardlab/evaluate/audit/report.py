@@ -44,7 +44,7 @@ def data_hash(path: str | Path) -> str:
     files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
     for f in files:
         with f.open("rb") as handle:
-            for chunk in iter(lambda h=handle: h.read(1 << 20), b""):
+            while chunk := handle.read(1 << 20):
                 digest.update(chunk)
     return digest.hexdigest()
 
@@ -140,7 +140,7 @@ def plot_hist_by_label(scores: Sequence[float], labels: Sequence[bool], *, title
     return _png(fig)
 
 
-def plot_length_scatter(lengths: Sequence[int], scores: Sequence[float], labels: Sequence[bool] | None = None, *, title: str = "Score vs length") -> str:
+def plot_length_scatter(lengths: Sequence[float], scores: Sequence[float], labels: Sequence[bool] | None = None, *, title: str = "Score vs length") -> str:
     """Score against response length (characters), coloured by label when given."""
     fig, ax = _figure()
     x, s = np.asarray(lengths), np.asarray(scores, dtype=float)
