@@ -119,3 +119,21 @@ def test_from_child_processes(method: str) -> None:
     assert queue.get(timeout=120) is True
     proc.join(30)
     assert proc.exitcode == 0
+
+
+@pytest.mark.slow
+def test_inside_the_runner_worker_pool() -> None:
+    from rewardlab.core import Sample, Status
+    from rewardlab.runner import WorkerPool
+    from rewardlab.verify.math import MathAnswer
+
+    samples = [
+        Sample(response="\\boxed{2\\sqrt{2}}", reference="\\sqrt{8}"),
+        Sample(response="\\boxed{(x+1)^2}", reference="x^2+2x+1"),
+        Sample(response="\\boxed{3}", reference="4"),
+        Sample(response="\\boxed{9^9^9^9}", reference="4"),
+    ] * 3
+    with WorkerPool(MathAnswer(timeout=30), workers=2, timeout=60) as runner:
+        results = runner.map(samples)
+    assert [r.score for r in results] == [1.0, 1.0, 0.0, None] * 3
+    assert [r.status for r in results][3] is Status.ERROR

@@ -127,7 +127,7 @@ def check(
     """
     opts = options or CheckOptions()
     if overrides:
-        opts = CheckOptions(**{**opts.__dict__, **overrides})  # type: ignore[arg-type]
+        opts = CheckOptions(**{**opts.__dict__, **overrides})
     if not isinstance(reference, str) or not isinstance(candidate, str):
         raise TypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
     if pool is not None:
