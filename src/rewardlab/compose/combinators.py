@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Literal
 
 from rewardlab.compose.formula import Formula, FormulaError
@@ -43,12 +42,6 @@ from rewardlab.core import (
 from rewardlab.errors import SpecError, SpecProblem
 
 ErrorPolicy = Literal["zero", "skip", "fail"]
-
-
-class _Role(StrEnum):
-    COUNTED = "counted"
-    GATED = "gated"  # a prerequisite did not pass
-    SKIPPED = "skipped"  # the reward skipped, or errored under on_error="skip"
 
 
 @dataclass(frozen=True)
@@ -82,12 +75,16 @@ class Component:
         }
 
 
-@dataclass
 class _Row:
-    """The per-sample state while combining."""
+    """The per-sample state while combining: each component's result, which ones a gate
+    turned off, and which errors count as zero under `on_error = "zero"`."""
 
-    results: dict[str, RewardResult] = field(default_factory=dict)
-    roles: dict[str, _Role] = field(default_factory=dict)
+    __slots__ = ("as_zero", "gated", "results")
+
+    def __init__(self) -> None:
+        self.results: dict[str, RewardResult] = {}
+        self.gated: set[str] = set()
+        self.as_zero: frozenset[str] = frozenset()
 
 
 def requirement_cycles(requires: Mapping[str, Sequence[str]]) -> list[list[str]]:
@@ -162,6 +159,7 @@ class Composite(BaseReward):
         self.clip = clip
         self._order = dependency_order(self.components)
         self._by_name = {c.name: c for c in self.components}
+        self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
         self.spec_hash = content_hash(self.describe())
 
@@ -169,7 +167,7 @@ class Composite(BaseReward):
     def _natural_range(self) -> Range:
         return UNBOUNDED
 
-    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+    def _total(self, row: _Row) -> RewardResult:
         raise NotImplementedError
 
     # -- the protocol ------------------------------------------------------------------------
@@ -180,7 +178,7 @@ class Composite(BaseReward):
         for comp in self._order:
             if comp.requires and self._gate(comp, row):
                 continue
-            self._record(row, comp, comp.reward.score(sample))
+            row.results[comp.name] = comp.reward.score(sample)
         return self._finish(row)
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
@@ -190,7 +188,7 @@ class Composite(BaseReward):
             if active:
                 scored = comp.reward.score_batch([samples[i] for i in active])
                 for i, result in zip(active, scored, strict=True):
-                    self._record(rows[i], comp, result)
+                    rows[i].results[comp.name] = result
         return [self._finish(row) for row in rows]
 
     def _gate(self, comp: Component, row: _Row) -> bool:
@@ -198,32 +196,26 @@ class Composite(BaseReward):
         blocked = [r for r in comp.requires if not self._by_name[r].passes(row.results[r])]
         if blocked:
             row.results[comp.name] = RewardResult.skip(f"gate: requires {', '.join(blocked)} to pass")
-            row.roles[comp.name] = _Role.GATED
+            row.gated.add(comp.name)
         return bool(blocked)
 
-    @staticmethod
-    def _record(row: _Row, comp: Component, result: RewardResult) -> None:
-        row.results[comp.name] = result
-        row.roles[comp.name] = _Role.COUNTED if result.status is Status.OK else _Role.SKIPPED
-
     def _finish(self, row: _Row) -> RewardResult:
-        ordered = {c.name: row.results[c.name] for c in self.components}
+        results = row.results
+        ordered = results if self._in_order else {c.name: results[c.name] for c in self.components}
         as_zero: list[str] = []
         skipped_errors: list[str] = []
         for comp in self.components:
-            result = row.results[comp.name]
+            result = results[comp.name]
             if result.status is not Status.ERROR:
                 continue
             if comp.on_error == "fail":
                 message = f"component {comp.name!r} failed: {result.error}"
                 return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info={"failed_component": comp.name})
-            if comp.on_error == "zero":
-                as_zero.append(comp.name)
-                row.roles[comp.name] = _Role.COUNTED
-            else:
-                skipped_errors.append(comp.name)
-        total = self._total(row, as_zero=frozenset(as_zero))
-        info: dict[str, JSON] = dict(total.info)
+            (as_zero if comp.on_error == "zero" else skipped_errors).append(comp.name)
+        if as_zero:
+            row.as_zero = frozenset(as_zero)
+        total = self._total(row)
+        info: dict[str, JSON] = dict(total.info) if total.info else {}
         if as_zero:
             info["errors_as_zero"] = as_zero
         if skipped_errors:
@@ -236,13 +228,12 @@ class Composite(BaseReward):
         return RewardResult.ok(score, components=ordered, info=info)
 
     @staticmethod
-    def _value(row: _Row, name: str, as_zero: frozenset[str]) -> float | None:
-        """A component's value if it counts, else None."""
-        if name in as_zero:
-            return 0.0
-        if row.roles.get(name) is not _Role.COUNTED:
-            return None
-        return row.results[name].score
+    def _value(row: _Row, name: str) -> float | None:
+        """A component's value if it counts (ok, or an error counted as zero), else None."""
+        result = row.results[name]
+        if result.status is Status.OK:
+            return result.score
+        return 0.0 if name in row.as_zero else None
 
     # -- description -------------------------------------------------------------------------
     def describe(self) -> dict[str, JSON]:
@@ -293,10 +284,10 @@ class Weighted(Composite):
             hi += max(a, b, 0.0) if math.isfinite(max(a, b)) else math.inf
         return (lo, hi)
 
-    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+    def _total(self, row: _Row) -> RewardResult:
         total, counted = 0.0, 0
         for c in self.components:
-            value = self._value(row, c.name, as_zero)
+            value = self._value(row, c.name)
             if value is not None:
                 total += c.weight * value
                 counted += 1
@@ -311,8 +302,8 @@ class _Extremum(Composite):
     def _natural_range(self) -> Range:
         return (min(c.reward.range[0] for c in self.components), max(c.reward.range[1] for c in self.components))
 
-    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
-        values = [v for c in self.components if (v := self._value(row, c.name, as_zero)) is not None]
+    def _total(self, row: _Row) -> RewardResult:
+        values = [v for c in self.components if (v := self._value(row, c.name)) is not None]
         if not values:
             return RewardResult.skip("no component counted")
         return RewardResult.ok(max(values) if self._use_max else min(values))
@@ -356,11 +347,11 @@ class FormulaCombine(Composite):
     def _describe_extra(self) -> dict[str, JSON]:
         return {"formula": self.formula_text, "gated_value": self.gated_value}
 
-    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
+    def _total(self, row: _Row) -> RewardResult:
         env: dict[str, float] = {}
         for c in self.components:
-            value = self._value(row, c.name, as_zero)
-            if value is None and row.roles.get(c.name) is _Role.GATED:
+            value = self._value(row, c.name)
+            if value is None and c.name in row.gated:
                 value = self.gated_value
             if value is None:
                 if c.name in self._formula.used:
@@ -419,8 +410,8 @@ class Gate(Composite):
         super().__init__(components, name=reward.name)
         self.range = reward.range
 
-    def _total(self, row: _Row, as_zero: frozenset[str] = frozenset()) -> RewardResult:
-        value = self._value(row, "value", as_zero)
+    def _total(self, row: _Row) -> RewardResult:
+        value = self._value(row, "value")
         if value is None:
             return RewardResult.skip(str(row.results["value"].info.get("skip_reason", "gated")))
         return RewardResult.ok(value)
