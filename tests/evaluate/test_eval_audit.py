@@ -131,7 +131,7 @@ def test_crosscheck_counts_and_groups_disagreements():
 def test_crosscheck_error_versus_score_is_a_disagreement():
     results_a = [RewardResult.failure("timeout", "slow"), RewardResult.ok(1.0)]
     labels = crosscheck.labels_as_results([True, True])
-    check = crosscheck.crosscheck(results_a, labels, [Sample(response="a"), Sample(response="b")], names=("v", "labels"))
+    check = crosscheck.crosscheck_results(results_a, labels, [Sample(response="a"), Sample(response="b")], names=("v", "labels"))
     assert check.by_category == {"v=error:timeout, labels=pass": 1}
     assert check.errors == {"v": {"timeout": 1}, "labels": {}}
     assert check.both_scored == 1
@@ -139,7 +139,7 @@ def test_crosscheck_error_versus_score_is_a_disagreement():
 
 def test_crosscheck_length_mismatch_and_bad_label():
     with pytest.raises(InputError, match="samples"):
-        crosscheck.crosscheck([RewardResult.ok(1)], [], [Sample(response="x")])
+        crosscheck.crosscheck_results([RewardResult.ok(1)], [], [Sample(response="x")])
     with pytest.raises(InputError, match="labels:2"):
         crosscheck.labels_as_results([True, "yes"])
 

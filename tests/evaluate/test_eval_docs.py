@@ -27,3 +27,20 @@ def test_readme_audit_example_output_is_what_the_doc_says(capsys):
     printed = capsys.readouterr().out
     shown = re.search(r"prints\n\n```\n(.*?)```", DOC.read_text(), re.DOTALL).group(1)
     assert printed == shown
+
+
+def test_public_surface_is_listed_documented_and_not_shadowing_modules():
+    import importlib
+    import types
+
+    for package in ("rewardlab.evaluate", "rewardlab.evaluate.audit"):
+        module = importlib.import_module(package)
+        assert len(set(module.__all__)) == len(module.__all__)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            assert obj.__doc__, f"{package}.{name} has no docstring"
+    # `rewardlab.evaluate.audit` stays the sub-package, not a function of the same name
+    import rewardlab.evaluate as ev
+
+    assert isinstance(ev.audit, types.ModuleType)
+    assert isinstance(ev.audit.crosscheck, types.ModuleType)

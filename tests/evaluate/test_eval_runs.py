@@ -9,7 +9,7 @@ import pytest
 from rewardlab import reward
 from rewardlab.cli.main import main
 from rewardlab.errors import InputError
-from rewardlab.evaluate.audit.run_audit import audit
+from rewardlab.evaluate.audit.run_audit import audit_reward
 from rewardlab.evaluate.datasets import read_candidates
 from rewardlab.evaluate.run_eval import run_eval
 
@@ -50,7 +50,7 @@ def keyword(sample):
 
 
 def test_audit_catches_weak_regex_reward_and_stamps_report(maths_file, tmp_path):
-    report = audit(WEAK_SPEC, maths_file, label_field="correct")
+    report = audit_reward(WEAK_SPEC, maths_file, label_field="correct")
     assert report.numbers["flagged_probes"] == ["hedge"]
     hedge = next(p for p in report.numbers["probes"] if p["probe"] == "hedge")
     assert hedge["flagged"] == 2 and hedge["compared"] == 4  # both wrong answers became "right"
@@ -65,8 +65,8 @@ def test_audit_catches_weak_regex_reward_and_stamps_report(maths_file, tmp_path)
 
 
 def test_audit_same_seed_same_numbers(maths_file):
-    a = audit(WEAK_SPEC, maths_file, limit=3, seed=7)
-    b = audit(WEAK_SPEC, maths_file, limit=3, seed=7)
+    a = audit_reward(WEAK_SPEC, maths_file, limit=3, seed=7)
+    b = audit_reward(WEAK_SPEC, maths_file, limit=3, seed=7)
     assert a.numbers["probes"] == b.numbers["probes"]
     assert a.stamps["data_hash"] == b.stamps["data_hash"]
 

@@ -26,10 +26,10 @@ def audit_command(
     reward, optionally cross-check it, and report which probes moved the score and by how much."""
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
-    from rewardlab.evaluate.audit.run_audit import audit
+    from rewardlab.evaluate.audit.run_audit import audit_reward
     from rewardlab.evaluate.datasets import CandidateColumns
 
-    report = audit(
+    report = audit_reward(
         spec, data, probes=probe_by_name(probe or None), candidates=CandidateColumns() if candidates else None,
         limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
         workers=workers, timeout=timeout,

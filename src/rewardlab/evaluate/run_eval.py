@@ -25,7 +25,7 @@ from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate import calibration, pairwise, passk, stats
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
-from rewardlab.evaluate.audit.crosscheck import crosscheck, labels_as_results
+from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
 from rewardlab.evaluate.datasets import (
     CandidateColumns,
@@ -102,7 +102,7 @@ def _gold(cands: CandidateSet, gold: Reward | None, workers: int, timeout: float
         results = score(cands.samples)
     extra["gold_errors"] = error_counts(results)
     if cands.labels is not None:
-        extra["gold_vs_labels"] = crosscheck(results, labels_as_results(cands.labels), cands.samples,
+        extra["gold_vs_labels"] = crosscheck_results(results, labels_as_results(cands.labels), cands.samples,
                                              names=(gold.name, "file labels"), group_by="level")
     # An error is not a pass; it is counted in gold_errors and shown in the summary.
     correct = np.asarray([r.score is not None and r.score >= 0.5 for r in results])

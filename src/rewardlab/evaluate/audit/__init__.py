@@ -3,14 +3,14 @@ diagnostics, and the HTML/JSON report they are written to."""
 
 from rewardlab.evaluate.audit.crosscheck import (
     CrossCheck,
-    crosscheck,
+    crosscheck_results,
     crosscheck_rewards,
     labels_as_results,
 )
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe, ProbeOutcome, run_probes
 from rewardlab.evaluate.audit.report import Report, Section
-from rewardlab.evaluate.audit.run_audit import audit
+from rewardlab.evaluate.audit.run_audit import audit_reward
 
 __all__ = [
     "DEFAULT_PROBES",
@@ -20,8 +20,8 @@ __all__ = [
     "ProbeOutcome",
     "Report",
     "Section",
-    "audit",
-    "crosscheck",
+    "audit_reward",
+    "crosscheck_results",
     "crosscheck_rewards",
     "labels_as_results",
     "rollout_diagnostics",

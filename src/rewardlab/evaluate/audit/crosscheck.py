@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from rewardlab.core import JSON, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 
-__all__ = ["CrossCheck", "crosscheck", "crosscheck_rewards", "labels_as_results"]
+__all__ = ["CrossCheck", "crosscheck_results", "crosscheck_rewards", "labels_as_results"]
 
 GroupBy = str | Callable[[Sample], str] | None
 
@@ -77,7 +77,7 @@ def _group_key(sample: Sample, group_by: GroupBy) -> str:
     return str(sample.meta.get(group_by, "<missing>"))
 
 
-def crosscheck(
+def crosscheck_results(
     results_a: Sequence[RewardResult],
     results_b: Sequence[RewardResult],
     samples: Sequence[Sample],
@@ -143,6 +143,6 @@ def crosscheck(
 def crosscheck_rewards(
     reward_a: Reward, reward_b: Reward, samples: Sequence[Sample], **options: object
 ) -> CrossCheck:
-    """Score `samples` with both rewards and `crosscheck` the results (options as there)."""
+    """Score `samples` with both rewards and `crosscheck_results` the results (options as there)."""
     names = options.pop("names", (reward_a.name, reward_b.name))
-    return crosscheck(reward_a.score_batch(samples), reward_b.score_batch(samples), samples, names=names, **options)  # type: ignore[arg-type]
+    return crosscheck_results(reward_a.score_batch(samples), reward_b.score_batch(samples), samples, names=names, **options)  # type: ignore[arg-type]

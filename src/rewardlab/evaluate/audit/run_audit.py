@@ -11,12 +11,12 @@ from rewardlab.core import JSON, Reward, Sample
 from rewardlab.errors import InputError
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
-from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck, labels_as_results
+from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe, ProbeOutcome, run_probes
 from rewardlab.evaluate.datasets import CandidateColumns, read_candidates
 
-__all__ = ["audit", "crosscheck_section", "diagnostics_section", "load_samples"]
+__all__ = ["audit_reward", "crosscheck_section", "diagnostics_section", "load_samples"]
 
 
 def load_samples(
@@ -88,7 +88,7 @@ def crosscheck_section(check: CrossCheck) -> rp.Section:
                       columns=["pass/fail of a / b", "count"], rows=rows, examples=examples)
 
 
-def audit(
+def audit_reward(
     spec: str | Path | dict[str, JSON] | Reward,
     data: str | Path,
     *,
@@ -117,9 +117,9 @@ def audit(
     if against is not None:
         other = load_reward(against)
         with scorer(other, workers=workers, timeout=timeout) as score:
-            checks.append(crosscheck(originals, score(samples), samples, names=(reward.name, other.name), group_by=group_by))
+            checks.append(crosscheck_results(originals, score(samples), samples, names=(reward.name, other.name), group_by=group_by))
     if labels is not None:
-        checks.append(crosscheck(originals, labels_as_results(labels), samples, names=(reward.name, label_field or "labels"), group_by=group_by))
+        checks.append(crosscheck_results(originals, labels_as_results(labels), samples, names=(reward.name, label_field or "labels"), group_by=group_by))
     for check in checks:
         sections.append(crosscheck_section(check))
     numbers["crosschecks"] = [c.to_dict() for c in checks]
