@@ -133,7 +133,7 @@ def decode_row(raw: str | dict[str, Any], source: str, line: int) -> dict[str, A
         row = orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:  # orjson rejects some valid JSON (integers beyond 64 bits): ask the stdlib
-            row = json.loads(raw)
+            row = json.loads(raw.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
     if not isinstance(row, dict):
