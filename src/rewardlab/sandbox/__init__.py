@@ -47,7 +47,7 @@ What is not covered
       `isolation="rlimits-only"`.
 """
 
-from rewardlab.sandbox._server import EncodeError, decode_value, encode_value
+from rewardlab.sandbox._wire import EncodeError, decode_value, encode_value
 from rewardlab.sandbox.config import Limits, SandboxConfig, bwrap_argv, find_bwrap
 from rewardlab.sandbox.pool import (
     FALLBACK_WARNING,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import logging
 import os
 import queue
@@ -20,14 +21,15 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rewardlab.errors import RunnerError
-from rewardlab.sandbox import _server
+from rewardlab.sandbox import _server, _wire
 from rewardlab.sandbox.config import (
     Limits,
     SandboxConfig,
@@ -39,7 +41,11 @@ from rewardlab.sandbox.config import (
 )
 
 log = logging.getLogger(__name__)
-_SERVER_SOURCE = Path(_server.__file__).read_text()
+# The program run inside the sandbox: the wire format, then the server (see `_server.py`).
+_SERVER_SOURCE = "\n".join(
+    Path(module.__file__).read_text().replace("from __future__ import annotations", "")  # type: ignore[arg-type]
+    for module in (_wire, _server)
+)
 _GRACE = 3.0  # seconds the host waits past a job's wall limit before it kills the whole worker
 FALLBACK_WARNING = (
     "bubblewrap (bwrap) not found: sandboxed code runs with rlimits only, WITHOUT namespaces; "
@@ -157,19 +163,20 @@ class _Worker:
             raise SandboxError(f"cannot start a sandbox worker ({argv[0]}): {exc}") from exc
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin_fd = self.proc.stdin.fileno()
-        self.reader = _server.FrameReader(self.proc.stdout.fileno())
+        self.reader = _wire.FrameReader(self.proc.stdout.fileno())
         try:
             self.hello = self.read(time.monotonic() + timeout)
         except SandboxError as exc:
+            said = self.stderr_text()[-1500:] or "(nothing)"
             self.kill()
-            raise SandboxError(f"{exc}; worker said: {self.stderr_text()[-1500:] or '(nothing)'}") from None
+            raise SandboxError(f"{exc}; worker said: {said}") from None
         if self.hello.get("op") != "hello":
             self.kill()
             raise SandboxError(f"sandbox worker sent {self.hello.get('op')!r} instead of hello")
 
-    def send(self, frame: dict[str, Any]) -> None:
+    def send(self, frame: dict[str, Any], *, to_child: bool = False) -> None:
         try:
-            _server.write_frame(self.stdin_fd, frame)
+            _wire.write_frame(self.stdin_fd, frame, tag=b"C" if to_child else b"S")
         except OSError as exc:
             raise SandboxError(f"sandbox worker is gone: {exc}") from exc
 
@@ -177,19 +184,29 @@ class _Worker:
         """The next frame; SandboxError if the worker dies, lies about framing, or is late."""
         while True:
             try:
-                frames = self.reader._frames(limit=1)
-            except _server.ProtocolError as exc:
+                frames = self.reader.raw_frames(limit=1)
+                if frames:
+                    return self._decode(frames[0])
+            except _wire.ProtocolError as exc:
                 raise SandboxError(f"sandbox worker broke the protocol: {exc}") from exc
-            if frames:
-                return frames[0]
             if self.reader.eof:
                 raise SandboxError(f"sandbox worker exited (status {self.proc.poll()})")
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.reader.fd], [], [], remaining)[0]:
                 raise SandboxError("sandbox worker did not answer in time")
-            chunk = os.read(self.reader.fd, 1 << 16)
-            self.reader.eof = not chunk
-            self.reader._buf += chunk
+            self.reader.feed()
+
+    @staticmethod
+    def _decode(payload: bytes) -> dict[str, Any]:
+        """A server frame as is; a child frame wrapped as {"op": "child", "frame": ...}."""
+        if payload[:1] == b"S":
+            return _wire.decode_payload(payload[1:])
+        if payload[:1] == b"C":
+            try:
+                return {"op": "child", "frame": _wire.decode_payload(payload[1:])}
+            except _wire.ProtocolError as exc:
+                return {"op": "child", "frame": {"op": "garbage", "error": str(exc)}}
+        raise _wire.ProtocolError(f"frame with unknown channel tag {payload[:1]!r}")
 
     def stderr_text(self) -> str:
         self.errors.seek(0)
@@ -324,16 +341,24 @@ class SandboxPool:
             self._release(worker, healthy=healthy)
 
     @contextlib.contextmanager
-    def session(self, source: str, *, limits: Limits | None = None, module_name: str = "solution") -> Iterator[Session]:
+    def session(
+        self,
+        source: str,
+        *,
+        limits: Limits | None = None,
+        module_name: str = "solution",
+        prefetch: Sequence[tuple[str, tuple[Any, ...]]] = (),
+    ) -> Iterator[Session]:
         """Load `source` as a module in a fresh sandboxed child and call its functions.
 
         The whole session shares one CPU and one wall limit. Values cross as plain builtins.
+        `prefetch` lists calls (name, args) to run right after loading, answered in one go.
         """
         limits = limits or self.config.limits
         worker = self._acquire()
         session = Session(worker, limits, self.isolation)
         try:
-            session.open(source, module_name)
+            session.open(source, module_name, prefetch)
             yield session
         finally:
             with contextlib.suppress(SandboxError, SessionEnded):
@@ -385,16 +410,40 @@ class Session:
         self.healthy = True
         self.calls = 0
         self._deadline = 0.0
+        self._prefetched: dict[str, deque[dict[str, Any]]] = {}
 
-    def open(self, source: str, module_name: str) -> None:
+    def open(self, source: str, module_name: str, prefetch: Sequence[tuple[str, tuple[Any, ...]]] = ()) -> None:
+        """Start the child; `prefetch` calls run right after loading, in this order, and their
+        answers are kept for the first matching `call`s (one round trip instead of many)."""
         self._deadline = time.monotonic() + self.limits.wall_seconds + _GRACE
+        pre = []
+        for name, args in prefetch:
+            try:
+                pre.append({"name": name, "args": [_wire.encode_value(a) for a in args]})
+            except _wire.EncodeError:
+                continue
         self._worker.send({"op": "session", "source": source, "module_name": module_name,
-                           "limits": self.limits.to_wire(), "stdin": ""})  # fmt: skip
+                           "limits": self.limits.to_wire(), "stdin": "", "prefetch": pre})  # fmt: skip
         reply = self._next_child_frame("while loading")
         if reply.get("op") == "load_error":
             raise remote_exception("LoadError", str(reply.get("error", ""))[-1500:])
-        if reply.get("op") != "ready":
+        if reply.get("op") != "loaded":
             self._violation("while loading", f"unexpected {reply.get('op')!r}")
+        try:
+            for i, msg in enumerate(pre):
+                reply = self._next_child_frame("during prefetched calls")
+                if reply.get("pre") != i or reply.get("op") not in ("return", "raise"):
+                    self._violation("during prefetched calls", f"unexpected {reply.get('op')!r}")
+                self._prefetched.setdefault(self._key(msg["name"], msg["args"], {}), deque()).append(reply)
+            reply = self._next_child_frame("after prefetched calls")
+            if reply.get("op") != "ready":
+                self._violation("after prefetched calls", f"unexpected {reply.get('op')!r}")
+        except SessionEnded:
+            pass  # answers before the end stand; the next call that needs the child raises
+
+    @staticmethod
+    def _key(name: str, args: list[Any], kwargs: dict[str, Any]) -> str:
+        return json.dumps([name, args, kwargs], separators=(",", ":"), sort_keys=True)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call `name(*args, **kwargs)` in the sandbox; its return value as plain builtins.
@@ -404,30 +453,35 @@ class Session:
             SessionEnded: the child exited or was killed (early exit is a failure, not a pass).
             TypeError: an argument is not a plain builtin value.
         """
-        if self.result is not None:
-            raise SessionEnded(self.result, "before this call")
         try:
-            frame = {"op": "call", "name": name, "args": [_server.encode_value(a) for a in args],
-                     "kwargs": {k: _server.encode_value(v) for k, v in kwargs.items()}}  # fmt: skip
-        except _server.EncodeError as exc:
+            frame = {"op": "call", "name": name, "args": [_wire.encode_value(a) for a in args],
+                     "kwargs": {k: _wire.encode_value(v) for k, v in kwargs.items()}}  # fmt: skip
+        except _wire.EncodeError as exc:
             raise TypeError(f"cannot pass this argument into the sandbox: {exc}") from None
         self.calls += 1
-        self._worker.send(frame)
+        pending = self._prefetched.get(self._key(name, frame["args"], frame["kwargs"]))
+        if pending:
+            return self._value(pending.popleft())
+        if self.result is not None:
+            raise SessionEnded(self.result, f"before call {self.calls} ({name})")
+        self._worker.send(frame, to_child=True)
         reply = self._next_child_frame(f"during call {self.calls} ({name})")
-        op = reply.get("op")
-        if op == "return":
-            try:
-                return _server.decode_value(reply.get("value"))
-            except _server.ProtocolError as exc:
-                self._violation(f"during call {self.calls}", str(exc))
-        if op == "raise":
+        if reply.get("op") not in ("return", "raise"):
+            self._violation(f"during call {self.calls}", f"unexpected {reply.get('op')!r}")
+        return self._value(reply)
+
+    def _value(self, reply: dict[str, Any]) -> Any:
+        if reply.get("op") == "raise":
             raise remote_exception(str(reply.get("type", "Exception"))[:80], str(reply.get("message", ""))[:500])
-        self._violation(f"during call {self.calls}", f"unexpected {op!r}")
+        try:
+            return _wire.decode_value(reply.get("value"))
+        except _wire.ProtocolError as exc:
+            self._violation(f"in the answer to call {self.calls}", str(exc))
 
     def close(self) -> ExecResult:
         """End the child (if still running) and return how it ended."""
         if self.result is None:
-            self._worker.send({"op": "end"})
+            self._worker.send({"op": "end"}, to_child=True)
             with contextlib.suppress(SessionEnded):
                 while True:
                     self._next_child_frame("at the end")
@@ -453,7 +507,7 @@ class Session:
         self.healthy = False
         raise SandboxError(f"sandbox worker sent {frame.get('op')!r} during a session")
 
-    def _violation(self, stage: str, what: str) -> None:
+    def _violation(self, stage: str, what: str) -> NoReturn:
         self._worker.send({"op": "kill"})
         with contextlib.suppress(SessionEnded):
             while True:

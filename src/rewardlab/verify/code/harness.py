@@ -16,20 +16,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 from rewardlab.errors import ScoringError
 from rewardlab.sandbox import CandidateError, Session, SessionEnded
-
-_TEMPLATE = """
-try:
-    __rl_value__ = __RL_TEST__
-except Exception as __rl_exc__:
-    __rl_record__(__RL_INDEX__, False, __rl_exc__)
-else:
-    __rl_record__(__RL_INDEX__, __rl_value__, None)
-"""
 
 
 @dataclass
@@ -50,7 +43,12 @@ class TestVerdict:
         return "pass" if self.failures == 0 else "fail"
 
     def to_info(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"test": self.index, "line": self.line, "assert": self.source, "verdict": self.verdict}
+        out: dict[str, Any] = {
+            "test": self.index,
+            "line": self.line,
+            "assert": self.source,
+            "verdict": self.verdict,
+        }
         if self.runs > 1:
             out["runs"] = self.runs
         if self.detail:
@@ -98,21 +96,39 @@ class _AssertRewriter(ast.NodeTransformer):
     """`assert T, msg` -> try/except that records T's truth and continues."""
 
     def __init__(self, source: str):
-        self.source = source
+        self.lines = source.splitlines()
         self.verdicts: list[TestVerdict] = []
 
     def visit_Assert(self, node: ast.Assert) -> ast.AST:
         index = len(self.verdicts)
-        text = ast.get_source_segment(self.source, node.test) or ast.unparse(node.test)
-        self.verdicts.append(TestVerdict(index, node.lineno, " ".join(text.split())[:160]))
-        stmt = ast.parse(_TEMPLATE).body[0]
-        for sub in ast.walk(stmt):
-            for name, value in ast.iter_fields(sub):
-                if isinstance(value, ast.Name) and value.id == "__RL_TEST__":
-                    setattr(sub, name, node.test)
-            if isinstance(sub, ast.Call):
-                sub.args = [ast.Constant(index) if isinstance(a, ast.Name) and a.id == "__RL_INDEX__" else a for a in sub.args]
+        self.verdicts.append(TestVerdict(index, node.lineno, self._text(node.test)))
+
+        # try: __rl_value__ = T / except Exception as __rl_exc__: record(i, False, exc)
+        # else: record(i, __rl_value__, None)  -- built directly: re-parsing a template per
+        # assert made preparing HumanEval's tests cost more than running them.
+        def record(value: ast.expr, exc: ast.expr) -> ast.Expr:
+            call = ast.Call(
+                ast.Name("__rl_record__", ast.Load()), [ast.Constant(index), value, exc], []
+            )
+            return ast.Expr(call)
+
+        stmt = ast.Try(
+            body=[ast.Assign([ast.Name("__rl_value__", ast.Store())], node.test)],
+            handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), "__rl_exc__",
+                                        [record(ast.Constant(False), ast.Name("__rl_exc__", ast.Load()))])],
+            orelse=[record(ast.Name("__rl_value__", ast.Load()), ast.Constant(None))],
+            finalbody=[],
+        )  # fmt: skip
         return ast.fix_missing_locations(ast.copy_location(stmt, node))
+
+    def _text(self, node: ast.expr) -> str:
+        """The assert's source, one line, cut to 160 characters (for info)."""
+        end = node.end_lineno or node.lineno
+        if end == node.lineno:
+            text = self.lines[node.lineno - 1][node.col_offset : node.end_col_offset]
+        else:
+            text = " ".join(line.strip() for line in self.lines[node.lineno - 1 : end])
+        return " ".join(text.split())[:160]
 
 
 def free_names(tree: ast.Module) -> set[str]:
@@ -147,29 +163,92 @@ class RemoteFunction:
         return f"<sandboxed {self._name}>"
 
 
-def prepare_tests(tests: str, *, check_name: str = "check") -> tuple[ast.Module, list[TestVerdict], set[str]]:
-    """Parse and rewrite the tests once per sample; raises ScoringError(invalid_input)."""
+@dataclass(frozen=True)
+class PreparedTests:
+    """Tests parsed, rewritten and compiled once; reused for every response to a problem."""
+
+    code: CodeType
+    sites: tuple[tuple[int, str], ...]  # (line, assert source) per test
+    free: frozenset[str]
+    check_name: str
+    # calls with literal arguments, in source order; name None stands for `candidate`
+    literal_calls: tuple[tuple[str | None, tuple[Any, ...]], ...] = ()
+
+    def prefetch(self, entry_point: str) -> list[tuple[str, tuple[Any, ...]]]:
+        return [(name or entry_point, args) for name, args in self.literal_calls]
+
+    def fresh_verdicts(self) -> list[TestVerdict]:
+        if not self.sites:  # no asserts: the whole check is one test
+            return [TestVerdict(0, 1, f"{self.check_name}(candidate) completes")]
+        return [TestVerdict(i, line, text) for i, (line, text) in enumerate(self.sites)]
+
+
+@functools.lru_cache(maxsize=4096)
+def prepare_tests(tests: str, *, check_name: str = "check") -> PreparedTests:
+    """Parse, rewrite and compile the tests (cached: a group of N responses shares them).
+
+    Raises:
+        ScoringError: `invalid_input` when the tests do not parse or define no `check_name`.
+    """
     try:
         tree = ast.parse(tests, "<tests>")
     except SyntaxError as exc:
         raise ScoringError("invalid_input", f"reference tests do not parse: {exc}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == check_name for n in tree.body):
-        raise ScoringError("invalid_input", f"reference tests define no function {check_name!r}(candidate)")
+        raise ScoringError(
+            "invalid_input", f"reference tests define no function {check_name!r}(candidate)"
+        )
+    check = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == check_name)
+    candidate = check.args.args[0].arg if check.args.args else None
+    free = frozenset(free_names(tree))
+    calls = literal_calls(tree, candidate, free)
     rewriter = _AssertRewriter(tests)
     tree = rewriter.visit(tree)
-    return tree, rewriter.verdicts, free_names(tree)
+    sites = tuple((v.line, v.source) for v in rewriter.verdicts)
+    return PreparedTests(compile(tree, "<tests>", "exec"), sites, free, check_name, calls)
 
 
-def run_check(tests: str, entry_point: str, session: Session, *, check_name: str = "check") -> CheckReport:
+def literal_calls(
+    tree: ast.Module, candidate: str | None, free: frozenset[str], *, limit: int = 512
+) -> tuple[tuple[str | None, tuple[Any, ...]], ...]:
+    """Calls of the program whose arguments are all literals (`candidate([1, 2]) == 3`), in
+    source order. They are sent with the program and answered right after it loads, so most
+    HumanEval tests need one round trip into the sandbox instead of one per assert. Only the
+    timing changes: the answers are still compared here, call by call, in the order `check`
+    makes them."""
+    found: list[tuple[int, int, str | None, tuple[Any, ...]]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords):
+            continue
+        name = node.func.id
+        if name != candidate and name not in free:
+            continue
+        try:
+            args = tuple(ast.literal_eval(a) for a in node.args)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        found.append((node.lineno, node.col_offset, None if name == candidate else name, args))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return tuple((name, args) for _, _, name, args in found[:limit])
+
+
+def run_check(
+    tests: str, entry_point: str, session: Session, *, check_name: str = "check"
+) -> CheckReport:
     """Run the reference `check(candidate)` here against `entry_point` inside `session`."""
-    tree, verdicts, free = prepare_tests(tests, check_name=check_name)
-    if not verdicts:  # no asserts: the whole check is one test
-        verdicts = [TestVerdict(0, 1, f"{check_name}(candidate) completes")]
-    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__rewardlab_tests__", "__rl_record__": _Recorder(verdicts)}
-    namespace.update({name: RemoteFunction(session, name) for name in free})
+    prepared = prepare_tests(tests, check_name=check_name)
+    verdicts = prepared.fresh_verdicts()
+    namespace: dict[str, Any] = {name: RemoteFunction(session, name) for name in prepared.free}
+    namespace.update(
+        {
+            "__builtins__": builtins,
+            "__name__": "__rewardlab_tests__",
+            "__rl_record__": _Recorder(verdicts),
+        }
+    )
     report = CheckReport(verdicts, completed=False)
     try:
-        exec(compile(tree, "<tests>", "exec"), namespace)
+        exec(prepared.code, namespace)
         namespace[check_name](RemoteFunction(session, entry_point))
         report.completed = True
         if len(verdicts) == 1 and verdicts[0].runs == 0:

@@ -154,12 +154,13 @@ class CodeTests(BaseReward):
 
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any]) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
-        prepare_tests(reference["tests"], check_name=check_name)  # bad tests: invalid_input, before running
+        prepared = prepare_tests(reference["tests"], check_name=check_name)  # bad tests fail here
         program: ExecResult | None = None
         report: CheckReport | None = None
         load_error = ""
         try:
-            with pool.session(code, limits=self.limits) as session:
+            prefetch = prepared.prefetch(reference["entry_point"])
+            with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
                 report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name)
             program = session.result
         except CandidateError as exc:  # the program raised while loading

@@ -1,0 +1,180 @@
+"""The wire format between the host and the in-sandbox server, and the value codec.
+
+Standard library only: the host prepends this file's text to `_server.py` to make the program
+that runs inside the sandbox, where rewardlab is not importable.
+
+Frames: 4-byte big-endian length + a UTF-8 JSON object, both directions. Values: tagged JSON of
+exact builtin types (`encode_value`), so what leaves the sandbox is rebuilt as plain builtins.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+from typing import Any
+
+MAX_FRAME = 64 << 20  # bytes; a frame larger than this is a protocol violation
+_HEADER = struct.Struct(">I")
+
+
+# -- framing ---------------------------------------------------------------------------------
+class ProtocolError(Exception):
+    """A frame that is malformed, too large, or not what the protocol expects."""
+
+
+def write_raw(fd: int, payload: bytes) -> None:
+    """Write one frame holding `payload`; blocks until every byte is written."""
+    view = memoryview(_HEADER.pack(len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_frame(fd: int, obj: dict[str, Any], *, tag: bytes = b"") -> None:
+    """Write one JSON frame. Between host and server every frame starts with a channel tag:
+    b"S" (server) or b"C" (the job's child, relayed without being parsed)."""
+    write_raw(fd, tag + json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass"))
+
+
+def decode_payload(payload: bytes) -> dict[str, Any]:
+    """The JSON object in a frame; ProtocolError if it is not one."""
+    try:
+        obj = json.loads(payload.decode("utf-8", "surrogatepass"))
+    except ValueError as exc:
+        raise ProtocolError(f"frame is not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("frame is not a JSON object")
+    return obj
+
+
+class FrameReader:
+    """Incremental frame decoder over a file descriptor."""
+
+    def __init__(self, fd: int, *, max_frame: int = MAX_FRAME):
+        self.fd = fd
+        self.max_frame = max_frame
+        self._buf = bytearray()
+        self.eof = False
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def feed(self) -> None:
+        """One read() into the buffer (call after select says readable)."""
+        chunk = os.read(self.fd, 1 << 16)
+        self.eof = not chunk
+        self._buf += chunk
+
+    def pump_raw(self) -> list[bytes]:
+        """Read what is available; return the payloads of complete frames."""
+        self.feed()
+        return self.raw_frames()
+
+    def pump(self) -> list[dict[str, Any]]:
+        return [decode_payload(p) for p in self.pump_raw()]
+
+    def read_raw_blocking(self) -> bytes | None:
+        """The next payload, blocking; None at end of file."""
+        while True:
+            frames = self.raw_frames(limit=1)
+            if frames:
+                return frames[0]
+            if self.eof:
+                return None
+            self.feed()
+
+    def read_blocking(self) -> dict[str, Any] | None:
+        payload = self.read_raw_blocking()
+        return None if payload is None else decode_payload(payload)
+
+    def raw_frames(self, limit: int | None = None) -> list[bytes]:
+        """Complete payloads already buffered."""
+        out: list[bytes] = []
+        while len(self._buf) >= 4 and (limit is None or len(out) < limit):
+            (size,) = _HEADER.unpack_from(self._buf)
+            if size > self.max_frame:
+                raise ProtocolError(f"frame of {size} bytes exceeds the {self.max_frame}-byte cap")
+            if len(self._buf) < 4 + size:
+                break
+            out.append(bytes(self._buf[4 : 4 + size]))
+            del self._buf[: 4 + size]
+        return out
+
+
+# -- values: exact builtin types only, tagged ----------------------------------------------------
+class EncodeError(Exception):
+    """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
+
+
+_ATOMS = "None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset"
+
+
+def encode_value(value: Any, *, max_nodes: int = 1_000_000, max_depth: int = 100) -> Any:
+    """Tagged JSON for `value`. Exact types only: a subclass of int or str (which could carry
+    an `__eq__` that always says True) is refused, so the receiver rebuilds plain builtins."""
+    budget = [max_nodes]
+
+    def enc(v: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise EncodeError(f"value has more than {max_nodes} parts")
+        if depth > max_depth:
+            raise EncodeError(f"value is nested deeper than {max_depth}")
+        t = type(v)
+        if v is None:
+            return ["n"]
+        if t is bool:
+            return ["b", v]
+        if t is int:
+            return ["i", hex(v)]  # hex: no 4300-digit str() limit, exact
+        if t is float:
+            return ["f", v.hex()]  # exact, and carries inf/nan
+        if t is complex:
+            return ["c", v.real.hex(), v.imag.hex()]
+        if t is str:
+            return ["s", v]
+        if t is bytes:
+            return ["y", base64.b64encode(v).decode()]
+        if t is list or t is tuple or t is set or t is frozenset:
+            tag = {list: "l", tuple: "t", set: "S", frozenset: "F"}[t]
+            return [tag, [enc(x, depth + 1) for x in v]]
+        if t is dict:
+            return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]]
+        raise EncodeError(f"a value of type {t.__module__}.{t.__qualname__} cannot leave the sandbox (allowed: {_ATOMS})")
+
+    return enc(value, 0)
+
+
+def decode_value(node: Any, *, max_depth: int = 110) -> Any:
+    """Inverse of `encode_value`; raises `ProtocolError` on anything malformed."""
+
+    def dec(n: Any, depth: int) -> Any:
+        if depth > max_depth or not isinstance(n, list) or not n or not isinstance(n[0], str):
+            raise ProtocolError("malformed value")
+        tag = n[0]
+        try:
+            if tag == "n":
+                return None
+            if tag == "b" and isinstance(n[1], bool):
+                return n[1]
+            if tag == "i":
+                return int(n[1], 16)
+            if tag == "f":
+                return float.fromhex(n[1])
+            if tag == "c":
+                return complex(float.fromhex(n[1]), float.fromhex(n[2]))
+            if tag == "s" and isinstance(n[1], str):
+                return n[1]
+            if tag == "y":
+                return base64.b64decode(n[1], validate=True)
+            if tag in ("l", "t", "S", "F") and isinstance(n[1], list):
+                items = [dec(x, depth + 1) for x in n[1]]
+                return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
+            if tag == "d" and isinstance(n[1], list):
+                return {dec(k, depth + 1): dec(v, depth + 1) for k, v in n[1]}
+        except (IndexError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"malformed value with tag {tag!r}: {exc}") from None
+        raise ProtocolError(f"unknown value tag {tag!r}")
+
+    return dec(node, 0)
