@@ -103,6 +103,17 @@ TABLE: list[tuple[str, str, str]] = [
     # hedged answers are not accepted
     ("2", "1 or 2", "ne"),  # issue
     ("2", "1 \\text{ or } 2", "ne"),
+    # more shapes seen in model output
+    ("3", "x = 3", "eq"),
+    ("x=3", "3", "eq"),
+    ("3", "y = 4", "ne"),
+    ("[1,2]", "x \\in [1,2]", "eq"),
+    ("x^{2}", "x^2", "eq"),
+    ("1.50", "\\$1.50", "eq"),
+    ("-5", "−5", "eq"),
+    ("[0,\\infty)", "[0,∞)", "eq"),
+    ("C", "(C) 12", "eq"),
+    ("C", "C. 12", "eq"),
     # empty / unparseable
     ("", "5", "undecided"),
     ("5", "", "ne"),

@@ -26,6 +26,8 @@ CASES: list[tuple[str, str | None, str | None]] = [
     ("so it is **12**", "12", "bold"),
     ("we get \\(x = 2 + 3 = 5\\)", "5", "last_latex"),
     ("we get $x = 3$", "x = 3", "last_latex"),
+    ("we get $2 + 3 = 5$", "5", "last_latex"),
+    ("so $f(2) = 7$", "7", "last_latex"),
     ("the count is 17 apples", "17", "last_number"),
     ("no answer here", None, None),
 ]

@@ -168,9 +168,15 @@ def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) ->
         return _eq("string", "same answer after normalisation", r, c)
     if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
         return _ne("hedge", "candidate hedges between answers ('... or ...')", r, c)
+    if opts.equations:  # `x = 3` for `3` (and the reverse) without sympy
+        r_rhs, c_rhs = _assignment_rhs(r), _assignment_rhs(c)
+        if c_rhs is not None and "=" not in r:
+            return _decide_clean(r, c_rhs, opts, pool)
+        if r_rhs is not None and "=" not in c:
+            return _decide_clean(r_rhs, c, opts, pool)
     letter = choice_letter(unwrap_text(rk))
     if letter is not None:
-        got = choice_letter(unwrap_text(ck))
+        got = choice_letter(unwrap_text(c))
         if got == letter:
             return _eq("choice", f"both choose option {letter}", r, c)
         return _ne("choice", f"reference is option {letter}, candidate is {got or c!r}", r, c)
@@ -190,6 +196,15 @@ def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) ->
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, opts, pool)
+
+
+_ASSIGNMENT_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?\s*=\s*([^=<>]+)$")
+
+
+def _assignment_rhs(s: str) -> str | None:
+    """`3` for `x = 3` (a lone variable on the left, one `=`), else None."""
+    m = _ASSIGNMENT_RE.match(s)
+    return m.group(1).strip() if m else None
 
 
 # -- structures: tuples, intervals, sets, unions, matrices ---------------------------------------

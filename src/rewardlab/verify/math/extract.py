@@ -40,7 +40,8 @@ _ANSWER_LINE_RE = re.compile(r"^[ \t>*#]*answer\s*[:：]\s*(.{1,400}?)\s*$", re.
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
 _NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
-_CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$")
+_CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$|^\(([A-J])\)\s|^([A-J])[.:)]\s")
+_LONE_VARIABLE_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?$")
 
 
 @dataclass(frozen=True)
@@ -164,10 +165,12 @@ def _last_latex(text: str) -> str | None:
     if not spans:
         return None
     span = spans[-1].strip()
-    # "... = 42": the answer is the right-hand side of the last equation, unless it is an
-    # equation on its own ("x = 3" style answers are compared as equations later).
-    if span.count("=") > 1:
-        span = span.rsplit("=", 1)[1].strip()
+    # "2 + 3 = 5": the answer is the right-hand side of the last equation, unless the left is a
+    # lone variable ("x = 3" answers are compared as equations later).
+    if "=" in span:
+        lhs, rhs = span.rsplit("=", 1)
+        if span.count("=") > 1 or not _LONE_VARIABLE_RE.match(lhs.strip()):
+            span = rhs.strip()
     return span or None
 
 
@@ -201,6 +204,6 @@ def _fields(opts: ExtractOptions) -> dict[str, object]:
 
 
 def choice_letter(answer: str) -> str | None:
-    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`; None otherwise."""
+    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`, `(B) 12`; None otherwise."""
     m = _CHOICE_RE.match(answer.strip())
-    return m.group(1) if m else None
+    return next((g for g in m.groups() if g), None) if m else None

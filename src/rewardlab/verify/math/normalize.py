@@ -28,6 +28,9 @@ _UNIT_TAIL_RE = re.compile(
     r"|(?<=\d)\s+(?:[a-zA-Z]{2,}\.?\s*)+$"
 )
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
+_MEMBER_RE = re.compile(r"^[a-zA-Z]\s*\\in\s*")
+_SHORT_GROUP_RE = re.compile(r"([\^_])\{(\w)\}")
 _WORD_RE = re.compile(r"[a-zA-Z]{2,}")
 _LATEX_WORD_RE = re.compile(r"\\[a-zA-Z]+")
 _SPACES_RE = re.compile(r"(?<=[^a-zA-Z])\s+|\s+(?=[^a-zA-Z])|^\s+|\s+$")
@@ -37,7 +40,7 @@ _CLOSE = ")]}"
 
 def clean(answer: str, opts: CheckOptions) -> str:
     """The answer with value-neutral LaTeX removed; still LaTeX, ready for parsing."""
-    s = answer.strip()
+    s = answer.translate(_UNICODE).replace("\\$", "").strip()
     changed = True
     while changed:  # `$\left( 1 \right)$.` needs several passes of the wrapper strip
         changed = False
@@ -61,13 +64,14 @@ def clean(answer: str, opts: CheckOptions) -> str:
     s = _PERCENT_RE.sub("%", s)
     if opts.strip_units:
         s = _UNIT_TAIL_RE.sub("", s)
+    s = _MEMBER_RE.sub("", s)  # `x \in [1, 2]` is the interval
     return " ".join(s.split())
 
 
 def comparison_key(s: str) -> str:
     """`s` without spaces except between letters (`\\pi r` keeps its space): equal keys mean
     the same LaTeX source, so equal values."""
-    return _SPACES_RE.sub("", s)
+    return _SHORT_GROUP_RE.sub(r"\1\2", _SPACES_RE.sub("", s))  # `x^{2}` and `x^2` are one key
 
 
 def unwrap_text(s: str) -> str:
