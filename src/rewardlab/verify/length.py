@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rewardlab.core import BaseReward, RewardResult, Sample
+from rewardlab.verify._common import response_text
 
 
 def count_length(text: str, unit: Literal["words", "chars"]) -> int:
@@ -32,7 +33,7 @@ class LengthTerm(BaseReward):
         self.params = {"budget": budget, "overflow": overflow, "unit": unit}
 
     def compute(self, sample: Sample) -> RewardResult:
-        n = count_length(sample.response_text, self._unit)
+        n = count_length(response_text(sample), self._unit)
         excess = max(0, n - self._budget)
         score = max(0.0, 1.0 - excess / self._overflow)
         return RewardResult.ok(score, info={"length": n, "unit": self._unit})

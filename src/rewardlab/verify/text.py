@@ -76,16 +76,11 @@ class ExactMatch(BaseReward):
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)
-        text = response_text(sample)
-        if self._extract is not None:
-            matches = list(self._extract.finditer(text))
-            if not matches:
-                return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
-            last = matches[-1]
-            text = last.group(1) if last.groups() else last.group(0)
+        text = _extract_last(self._extract, response_text(sample))
+        if text is None:
+            return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
         candidate = normalize_text(text, **self._norm)
-        normalised = {normalize_text(r, **self._norm) for r in refs}
-        hit = candidate in normalised
+        hit = any(candidate == normalize_text(r, **self._norm) for r in refs)
         return RewardResult.ok(float(hit), info={"extracted": candidate})
 
 
@@ -154,11 +149,12 @@ def _extract_last(pattern: re.Pattern[str] | None, text: str) -> str | None:
     """The first group (or whole match) of the last match of `pattern`; `text` when no pattern."""
     if pattern is None:
         return text
-    matches = list(pattern.finditer(text))
-    if not matches:
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - only the last match is wanted
+        pass
+    if last is None:
         return None
-    last = matches[-1]
-    return last.group(1) if last.groups() else last.group(0)
+    return last.group(1) if pattern.groups else last.group(0)
 
 
 def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
