@@ -23,11 +23,12 @@ def print_report_summary(report: object, out_dir: Path) -> None:
     console.print(table)
     for section in report.sections[:1]:  # type: ignore[attr-defined]  # the headline table (probes, selection, subsets)
         if section.columns and section.rows:
+            keep = section.terminal_cols or tuple(range(len(section.columns)))
             detail = Table(title=section.title)
-            for column in section.columns:
-                detail.add_column(column)
+            for i in keep:
+                detail.add_column(section.columns[i])
             for row in section.rows[:30]:
-                detail.add_row(*(str(cell) for cell in row))
+                detail.add_row(*(str(row[i]) for i in keep))
             console.print(detail)
     console.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.json'}")
 

@@ -209,6 +209,7 @@ class Section:
     figures: list[tuple[str, str]] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
     flag_cols: tuple[int, ...] = ()
+    terminal_cols: tuple[int, ...] = ()  # columns the CLI prints (all when empty)
 
 
 @dataclass

@@ -68,7 +68,7 @@ def _probe_section(outcomes: Sequence[ProbeOutcome]) -> rp.Section:
         text="flagged = samples where the probe broke its expectation (rose for not_higher, moved at all for unchanged). "
              "Errors on probed samples are counted, never scored.",
         columns=["probe", "expect", "applied", "compared", "up", "down", "flagged", "flag rate", "mean Δ", "max |Δ|", "errors"],
-        rows=rows, figures=[("probe deltas", figure)], examples=examples, flag_cols=(6,),
+        rows=rows, figures=[("probe deltas", figure)], examples=examples, flag_cols=(6,), terminal_cols=(0, 1, 6, 3, 8, 10),
     )
 
 
