@@ -1,0 +1,109 @@
+"""Preference pairs: the rows a reward model trains on, and reading them from JSONL.
+
+A row is `{"prompt": ..., "chosen": ..., "rejected": ...}` with optional `margin` (number, how
+much better `chosen` is) and `tie` (bool). Texts may be strings or chat message lists (the last
+message's content is used). Bad rows fail with the file and line; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab.core import text_of
+from rewardlab.errors import InputError
+
+__all__ = ["PreferencePair", "pairs_from_rows", "read_pairs", "split_pairs"]
+
+
+@dataclass(frozen=True)
+class PreferencePair:
+    """`chosen` is preferred to `rejected` for `prompt` (or they tie)."""
+
+    prompt: str
+    chosen: str
+    rejected: str
+    margin: float = 0.0
+    tie: bool = False
+    group: str = ""  # the prompt group, for splitting by question
+
+
+def _text(row: Mapping[str, Any], key: str, source: str | None, line: int | None, *, required: bool) -> str:
+    if key not in row:
+        if required:
+            raise InputError(f"missing field {key!r}; every row needs 'chosen' and 'rejected'",
+                             source=source, line=line)
+        return ""
+    value = row[key]
+    if not isinstance(value, str | list):
+        raise InputError(f"field {key!r} must be a string or chat messages, got {type(value).__name__}",
+                         source=source, line=line)
+    text = text_of(value)
+    if required and not text.strip():
+        raise InputError(f"field {key!r} is empty; drop the row or fill it", source=source, line=line)
+    return text
+
+
+def pairs_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str | None = None) -> list[PreferencePair]:
+    """Validate rows into pairs. Raises `InputError` naming the first bad row."""
+    pairs = []
+    for line, row in enumerate(rows, start=1):
+        if not isinstance(row, Mapping):
+            raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
+        margin = row.get("margin", 0.0)
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not math.isfinite(margin):
+            raise InputError(f"field 'margin' must be a finite number, got {margin!r}", source=source, line=line)
+        tie = row.get("tie", False)
+        if not isinstance(tie, bool):
+            raise InputError(f"field 'tie' must be true or false, got {tie!r}", source=source, line=line)
+        prompt = _text(row, "prompt", source, line, required=False)
+        pairs.append(PreferencePair(
+            prompt=prompt,
+            chosen=_text(row, "chosen", source, line, required=True),
+            rejected=_text(row, "rejected", source, line, required=True),
+            margin=float(margin), tie=tie, group=str(row.get("group", prompt)),
+        ))
+    return pairs
+
+
+def read_pairs(path: str | Path) -> list[PreferencePair]:
+    """Read a JSONL file of preference rows (see the module docstring)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("file not found", source=str(file))
+    rows = []
+    with file.open(encoding="utf-8") as fh:
+        for line, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rows.append(json.loads(raw))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", source=str(file), line=line) from exc
+    if not rows:
+        raise InputError("no rows; a preference file needs at least one pair", source=str(file))
+    return pairs_from_rows(rows, source=str(file))
+
+
+def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
+                seed: int = 0) -> tuple[list[PreferencePair], list[PreferencePair]]:
+    """Split by prompt group (never the same prompt on both sides), deterministically."""
+    import random
+
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+    groups = sorted({p.group for p in pairs})
+    random.Random(seed).shuffle(groups)
+    n_val = max(1, round(len(groups) * val_fraction))
+    if len(groups) < 2:  # one prompt only: split the pairs themselves
+        idx = list(range(len(pairs)))
+        random.Random(seed).shuffle(idx)
+        cut = max(1, round(len(idx) * val_fraction))
+        held = set(idx[:cut])
+        return [p for i, p in enumerate(pairs) if i not in held], [p for i, p in enumerate(pairs) if i in held]
+    held_groups = set(groups[:n_val])
+    return [p for p in pairs if p.group not in held_groups], [p for p in pairs if p.group in held_groups]

@@ -1,0 +1,134 @@
+"""Heads: backbone vectors (B, dim) in, rewards (B,) out.
+
+Every head standardises its input with a mean and scale fixed from the training features
+(buffers, saved with the checkpoint), so one learning rate suits MiniLM vectors (norm ~1) and
+hashed counts (norm ~10) alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from rewardlab.models.losses import ensemble_aggregate
+
+__all__ = ["EnsembleHead", "OdinHead", "ScalarHead", "build_head"]
+
+
+class _Standardise(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("scale", torch.ones(dim))
+
+    def fit(self, features: torch.Tensor) -> None:
+        self.mean.copy_(features.mean(0))
+        # One scale for all dimensions (RMS of the per-feature std): per-feature scaling would
+        # blow up rare hashed n-grams seen once in training (std ~ 0.01 -> x100 at test time).
+        rms = features.std(0).pow(2).mean().sqrt().clamp(min=1e-6)
+        self.scale.fill_(float(rms))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.scale
+
+
+class ScalarHead(nn.Module):
+    """A linear head (`hidden=0`) or a one-hidden-layer MLP with GELU."""
+
+    kind = "linear"
+
+    def __init__(self, dim: int, *, hidden: int = 0):
+        super().__init__()
+        self.dim, self.hidden = dim, hidden
+        self.norm = _Standardise(dim)
+        if hidden:
+            self.net: nn.Module = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, 1))
+        else:
+            self.net = nn.Linear(dim, 1)
+            nn.init.zeros_(self.net.weight)  # start from "no preference": every pair at p = ½
+            nn.init.zeros_(self.net.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(self.norm(x)).squeeze(-1)  # (B,)
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "dim": self.dim, "hidden": self.hidden}
+
+
+class OdinHead(nn.Module):
+    """ODIN's two linear heads (Chen et al. 2024): quality `r^Q` and length `r^L`.
+
+    `forward` returns only `r^Q`, the reward used downstream; `parts` returns both for training.
+    """
+
+    kind = "odin"
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+        self.norm = _Standardise(dim)
+        self.quality = nn.Linear(dim, 1)
+        self.length = nn.Linear(dim, 1)
+
+    def parts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.norm(x)
+        return self.quality(z).squeeze(-1), self.length(z).squeeze(-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.parts(x)[0]
+
+    def ortho(self) -> torch.Tensor:
+        """|cos(W_Q, W_L)|, the orthogonality penalty (scale-free form of ODIN's |W_Q·W_L|)."""
+        wq, wl = self.quality.weight.flatten(), self.length.weight.flatten()
+        return (wq @ wl).abs() / (wq.norm() * wl.norm() + 1e-8)
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "dim": self.dim}
+
+
+class EnsembleHead(nn.Module):
+    """K linear heads over one shared (frozen) backbone, aggregated by `ensemble_aggregate`.
+
+    Members differ by initialisation and by their bootstrap resample of the training pairs
+    (Coste et al. 2024 train K full reward models; over a frozen backbone only heads differ,
+    which makes a K=8 ensemble cost about one model).
+    """
+
+    kind = "ensemble"
+
+    def __init__(self, dim: int, *, members: int = 5, how: str = "uwo", penalty: float = 1.0, seed: int = 0):
+        super().__init__()
+        if members < 2:
+            raise ValueError(f"an ensemble needs at least 2 members, got {members}")
+        ensemble_aggregate(torch.zeros(members, 1), how=how)  # validate `how` now, not at scoring
+        self.dim, self.members, self.how, self.penalty = dim, members, how, penalty
+        self.norm = _Standardise(dim)
+        gen = torch.Generator().manual_seed(seed)
+        self.weight = nn.Parameter(torch.randn(members, dim, generator=gen) * 0.01)  # (K, dim)
+        self.bias = nn.Parameter(torch.zeros(members))
+
+    def member_scores(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight @ self.norm(x).T + self.bias.unsqueeze(-1)  # (K, B)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ensemble_aggregate(self.member_scores(x), how=self.how, penalty=self.penalty)
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "dim": self.dim, "members": self.members, "how": self.how,
+                "penalty": self.penalty}
+
+
+def build_head(config: dict[str, Any]) -> nn.Module:
+    """A head from its `config()` dict (what checkpoints store)."""
+    kind = config.get("kind")
+    dim = int(config["dim"])
+    if kind == "linear":
+        return ScalarHead(dim, hidden=int(config.get("hidden", 0)))
+    if kind == "odin":
+        return OdinHead(dim)
+    if kind == "ensemble":
+        return EnsembleHead(dim, members=int(config["members"]), how=str(config["how"]),
+                            penalty=float(config["penalty"]))
+    raise ValueError(f"unknown head kind {kind!r}; expected 'linear', 'odin' or 'ensemble'")

