@@ -271,6 +271,12 @@ def _job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, 
         os.close(fds[name])
     _, status, usage = os.wait4(child, 0)
     report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+    if isolate:  # kill and reap everything left (daemons) before reporting: nothing outlives C
+        with contextlib.suppress(OSError):
+            os.kill(-1, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while True:
+                os.waitpid(-1, 0)
     os.write(fds["status_w"], json.dumps(report).encode())
     if not isolate:
         with contextlib.suppress(OSError):

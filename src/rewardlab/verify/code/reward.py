@@ -90,6 +90,7 @@ class CodeTests(BaseReward):
         isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
         strict_whitespace: bool = False,
         check_name: str = "check",
+        python: str | None = None,
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ValueError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
@@ -101,12 +102,12 @@ class CodeTests(BaseReward):
             cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
             output_bytes=output_kb * 1024,
         )  # fmt: skip
-        self.config = SandboxConfig(isolation=isolation, limits=self.limits)
+        self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
         self.params = {
             "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
             "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
             "output_kb": output_kb, "workers": workers, "isolation": isolation,
-            "strict_whitespace": strict_whitespace, "check_name": check_name,
+            "strict_whitespace": strict_whitespace, "check_name": check_name, "python": python,
         }  # fmt: skip
 
     # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
