@@ -43,11 +43,15 @@ def test_cli_lines_of_the_quick_start_work(monkeypatch, tmp_path):
 
 
 SPEC_DOC = (ROOT / "docs" / "spec.md").read_text()
+FOUNDATION_DOCS = ["spec.md", "runner.md"]
 
 
-@pytest.mark.parametrize("code", re.findall(r"```python\n(.*?)```", SPEC_DOC, flags=re.DOTALL))
-def test_spec_doc_python_blocks_run(code):
-    exec(compile(code, "docs/spec.md", "exec"), {})
+@pytest.mark.parametrize(
+    ("page", "code"),
+    [(page, code) for page in FOUNDATION_DOCS for code in re.findall(r"```python\n(.*?)```", (ROOT / "docs" / page).read_text(), flags=re.DOTALL)],
+)
+def test_foundation_doc_python_blocks_run(page, code):
+    exec(compile(code, f"docs/{page}", "exec"), {})
 
 
 def test_spec_doc_formula_example_builds():
