@@ -68,12 +68,13 @@ def grpo(rewards: Any, mask: Any = None, *, scale: Scale = "group", eps: float =
     values, valid = grouped(rewards, mask)
     stats = group_stats(values, valid, ddof=ddof)
     adv = values - stats.mean
-    if scale == "group":
-        adv = adv / (stats.std + eps)
-    elif scale == "batch":
-        adv = adv / (_batch_std(values, valid, ddof) + eps)
-    elif scale != "none":
-        raise ArrayError("scale", f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on a constant group: masked below
+        if scale == "group":
+            adv = adv / (stats.std + eps)
+        elif scale == "batch":
+            adv = adv / (_batch_std(values, valid, ddof) + eps)
+        elif scale != "none":
+            raise ArrayError("scale", f"unknown scale {scale!r}; use 'group', 'batch' or 'none'")
     return like(np.where(valid & ~stats.constant, adv, 0.0), rewards)
 
 

@@ -57,7 +57,8 @@ def process_advantages(step_rewards: Any, step_mask: Any = None, *, eps: float =
     hi = np.where(flat_valid, flat, -np.inf).max(axis=1)
     lo = np.where(flat_valid, flat, np.inf).min(axis=1)
     constant = (count < 2) | (hi == lo)
-    norm = np.where(valid, (r - mean[:, None, None]) / (std[:, None, None] + eps), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on a constant group: masked below
+        norm = np.where(valid, (r - mean[:, None, None]) / (std[:, None, None] + eps), 0.0)
     to_go = np.cumsum(norm[..., ::-1], axis=-1)[..., ::-1]
     return like(np.where(valid & ~constant[:, None, None], to_go, 0.0), step_rewards)
 

@@ -46,7 +46,8 @@ def zscore(rewards: Any, mask: Any = None, *, eps: float = EPS, ddof: int = 1) -
     """
     values, valid = grouped(rewards, mask)
     stats = group_stats(values, valid, ddof=ddof)
-    out = (values - stats.mean) / (stats.std + eps)
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on a constant group: masked below
+        out = (values - stats.mean) / (stats.std + eps)
     return like(np.where(valid & ~stats.constant, out, 0.0), rewards)
 
 
@@ -164,6 +165,7 @@ def normalize_then_sum(
     total = np.zeros((g, s))
     for j in range(k):  # k is small (a handful of reward functions); each step is vectorised
         stats = group_stats(values[:, :, j], valid, ddof=ddof)
-        z = (values[:, :, j] - stats.mean) / (stats.std + eps)
+        with np.errstate(divide="ignore", invalid="ignore"):  # constant groups are masked below
+            z = (values[:, :, j] - stats.mean) / (stats.std + eps)
         total += w[j] * np.where(stats.constant, 0.0, z)
     return like(np.where(valid, total, 0.0), components)
