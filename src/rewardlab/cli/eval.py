@@ -37,7 +37,7 @@ def eval_command(
     spec: Path | None = typer.Argument(None, help="Reward spec (TOML) to evaluate; optional for candidate files with scores."),
     data: Path = typer.Option(..., "--data", "-d", help="Candidate sets (list of responses per row) or pairs (chosen/rejected)."),
     out: Path = typer.Option(Path("rewardlab-eval"), "--out", "-o", help="Directory for report.html and report.json."),
-    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | rollouts (a `rewardlab score` output file)."),
+    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk | rmbench | process | rollouts (a `rewardlab score` output file)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold reward spec for candidate sets (e.g. the maths verifier); default: the labels column."),
     responses: str = typer.Option("code", "--responses", help="Candidate column: list of responses."),
     reference: str = typer.Option("gt", "--reference", help="Candidate column: gold answer."),
@@ -48,18 +48,19 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap interval."),
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
+    threshold: float = typer.Option(0.5, "--threshold", help="Process mode: a step scoring below this is predicted wrong."),
 ) -> None:
     """Evaluate a reward: best-of-N / votes / pass@k / calibration on candidate sets, or pairwise
     accuracy with the length baseline on preference pairs, training diagnostics on scored rollouts;
     bootstrap CIs on every number."""
     from rewardlab.evaluate.datasets import CandidateColumns
-    from rewardlab.evaluate.run_eval import run_eval
+    from rewardlab.evaluate.run_eval import MODES, run_eval
 
-    if mode not in ("auto", "candidates", "pairs", "rollouts"):
-        raise UsageError(f"--mode must be auto, candidates, pairs or rollouts, got {mode!r}")
+    if mode != "auto" and mode not in MODES:
+        raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
     columns = CandidateColumns(prompt=prompt, responses=responses, reference=reference, labels=labels or None,
                                scores=scores or None, answers=answers or None)
-    report = run_eval(spec, data, mode=mode, gold=gold, columns=columns, seed=seed, workers=workers, timeout=timeout)  # type: ignore[arg-type]
+    report = run_eval(spec, data, mode=mode, gold=gold, columns=columns, seed=seed, workers=workers, timeout=timeout, threshold=threshold)  # type: ignore[arg-type]
     report.write(out)
     print_report_summary(report, out)
 

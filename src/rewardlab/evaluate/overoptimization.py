@@ -63,7 +63,7 @@ class BonCurve:
 
 
 def bon_curve(
-    proxy: Sequence[Numbers], gold: Sequence[Numbers], ns: Sequence[int] | None = None
+    proxy: Sequence[Numbers] | np.ndarray, gold: Sequence[Numbers] | np.ndarray, ns: Sequence[int] | None = None
 ) -> BonCurve:
     """Best-of-n sweep over a pool of candidates per prompt.
 

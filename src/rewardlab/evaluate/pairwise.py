@@ -155,7 +155,7 @@ def rewardbench_sections(
     return out
 
 
-def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers]) -> np.ndarray:
+def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers] | np.ndarray) -> np.ndarray:
     """Per-item best-of-k credit: 1 if the correct response is strictly best, 1/t on a t-way tie."""
     c = as_1d(correct, "correct", where="best_of_k_accuracy")
     wrong = np.asarray(incorrect, dtype=float)
@@ -170,7 +170,7 @@ def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers]) -> np.nda
     return np.where(c > top, 1.0, np.where(c == top, 1.0 / (1 + ties), 0.0))
 
 
-def best_of_k_accuracy(correct: Numbers, incorrect: Sequence[Numbers]) -> float:
+def best_of_k_accuracy(correct: Numbers, incorrect: Sequence[Numbers] | np.ndarray) -> float:
     """RewardBench-2 style accuracy: mean of `best_of_k_outcomes`.
 
     Example:
@@ -199,7 +199,7 @@ class RMBenchGrid:
                 "hard": self.hard, "average": self.average}
 
 
-def rmbench_grid(chosen: Sequence[Numbers], rejected: Sequence[Numbers]) -> RMBenchGrid:
+def rmbench_grid(chosen: Sequence[Numbers] | np.ndarray, rejected: Sequence[Numbers] | np.ndarray) -> RMBenchGrid:
     """RM-Bench style-by-substance grid.
 
     Args:

@@ -74,7 +74,7 @@ def best_of_n(scores: Numbers, correct: Numbers) -> float:
 
 
 def best_of_n_accuracy(
-    scores: Sequence[Numbers], correct: Sequence[Numbers], *, n: int | None = None
+    scores: Sequence[Numbers] | np.ndarray, correct: Sequence[Numbers] | np.ndarray, *, n: int | None = None
 ) -> float:
     """Mean best-of-N credit over problems, using each problem's first `n` candidates (all if None)."""
     if len(scores) != len(correct) or not scores:

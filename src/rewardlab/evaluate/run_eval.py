@@ -22,7 +22,7 @@ import numpy as np
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample
 from rewardlab.errors import InputError, UsageError
-from rewardlab.evaluate import calibration, pairwise, passk, stats
+from rewardlab.evaluate import calibration, pairwise, passk, run_bench, stats
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
@@ -266,26 +266,33 @@ def evaluate_rollouts(
     return summary, [diagnostics_section(diag, None)], numbers
 
 
-Mode = Literal["candidates", "pairs", "rollouts"]
+Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process"]
+MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process")
 
 
 def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
     _, first = read_rows(data)[0]
     if "reward_status" in first:
         return "rollouts"
+    if isinstance(first.get("steps"), list) and "label" in first:
+        return "process"
+    if isinstance(first.get("rejected"), list):
+        chosen = first.get("chosen")
+        return "rmbench" if isinstance(chosen, list) and len(chosen) == 3 and len(first["rejected"]) == 3 else "bestofk"
     if isinstance(first.get(columns.responses), list):
         return "candidates"
     if "chosen" in first and "rejected" in first:
         return "pairs"
     raise UsageError(f"cannot tell the data shape of {data}: expected a list column {columns.responses!r} "
-                     "(candidate sets), `chosen`/`rejected` columns (pairs) or `reward_status` (scored "
+                     "(candidate sets), `chosen`/`rejected` columns (pairs; a list of rejected for best-of-k, "
+                     "three and three for RM-Bench), `steps` + `label` (process) or `reward_status` (scored "
                      "rollouts from `rewardlab score`); pass --mode")
 
 
 def run_eval(
-    spec: Spec | None, data: str | Path, *, mode: Literal["auto", "candidates", "pairs", "rollouts"] = "auto",
+    spec: Spec | None, data: str | Path, *, mode: Literal["auto"] | Mode = "auto",
     gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
-    workers: int = 0, timeout: float | None = None,
+    workers: int = 0, timeout: float | None = None, threshold: float = 0.5,
 ) -> rp.Report:
     """Evaluate a reward on a data file and return the `Report` (`.write(dir)` for HTML + JSON).
 
@@ -294,11 +301,13 @@ def run_eval(
             may be None to evaluate only the scores shipped in the file.
         data: JSONL/Parquet/saved dataset of candidate sets or preference pairs.
         mode: data shape; "auto" looks at the first row. "rollouts" reads a `rewardlab score`
-            output file and reports training diagnostics (the spec, if given, gives the bounds).
+            output file and reports training diagnostics (the spec, if given, gives the bounds);
+            "bestofk", "rmbench" and "process" are described in `run_bench`.
         gold: gold reward for candidate sets (e.g. the maths verifier); default the file labels.
         columns: column names of a candidate-set file.
         seed: seed of every bootstrap; stamped into the report.
         workers, timeout: score in a worker pool with a per-sample timeout.
+        threshold: process mode: a step scoring below it is predicted wrong.
     """
     columns = columns or CandidateColumns()
     mode = _detect_mode(data, columns) if mode == "auto" else mode
@@ -307,10 +316,17 @@ def run_eval(
         samples, results = read_scored_rollouts(data)
         bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
         summary, sections, numbers = evaluate_rollouts(samples, results, bounds=bounds)
-    elif mode == "pairs":
+    elif mode in ("pairs", "bestofk", "rmbench", "process"):
         if reward is None:
-            raise UsageError("pairwise evaluation needs a reward spec to score the pairs")
-        summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, seed=seed, workers=workers, timeout=timeout)
+            raise UsageError(f"{mode} evaluation needs a reward spec to score the responses")
+        if mode == "pairs":
+            summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, seed=seed, workers=workers, timeout=timeout)
+        elif mode == "bestofk":
+            summary, sections, numbers = run_bench.evaluate_bestofk(data, reward, seed=seed, workers=workers, timeout=timeout)
+        elif mode == "rmbench":
+            summary, sections, numbers = run_bench.evaluate_rmbench(data, reward, workers=workers, timeout=timeout)
+        else:
+            summary, sections, numbers = run_bench.evaluate_process(data, reward, threshold=threshold, workers=workers, timeout=timeout)
     else:
         gold_reward = load_reward(gold) if gold is not None else None
         summary, sections, numbers = evaluate_candidates(read_candidates(data, columns), reward=reward, gold=gold_reward,
