@@ -47,19 +47,22 @@ class ToyTask:
 
     def rewards(self, tokens: np.ndarray) -> F64:
         """`(prompts, samples)` 0/1: does each response hit its prompt's target sum?"""
-        return (tokens.sum(axis=2) == np.asarray(self.targets)[:, None]).astype(np.float64)
+        hit: F64 = (tokens.sum(axis=2) == np.asarray(self.targets)[:, None]).astype(np.float64)
+        return hit
 
     def step_rewards(self, tokens: np.ndarray) -> F64:
         """`(prompts, samples, length)` 0/1: is the target still reachable after each digit?"""
         partial = np.cumsum(tokens, axis=2)
         left = self.length - 1 - np.arange(self.length)  # digits still to write
         need = np.asarray(self.targets)[:, None, None] - partial
-        return ((need >= 0) & (need <= left * (self.vocab - 1))).astype(np.float64)
+        reachable: F64 = ((need >= 0) & (need <= left * (self.vocab - 1))).astype(np.float64)
+        return reachable
 
     def closeness(self, tokens: np.ndarray) -> F64:
         """`(prompts, samples)` in [0, 1]: 1 − |sum − T| / max distance (a second reward)."""
         span = self.length * (self.vocab - 1)
-        return 1.0 - np.abs(tokens.sum(axis=2) - np.asarray(self.targets)[:, None]) / span
+        close: F64 = 1.0 - np.abs(tokens.sum(axis=2) - np.asarray(self.targets)[:, None]) / span
+        return close
 
 
 Estimator = Callable[[ToyTask, np.ndarray], F64]  # (task, tokens (P, G, L)) -> advantages (P, G, L)
@@ -114,7 +117,8 @@ class ToyRun:
 
 def _softmax(logits: F64) -> F64:
     z = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
+    probs: F64 = z / z.sum(axis=-1, keepdims=True)
+    return probs
 
 
 def _exact_success(task: ToyTask, probs: F64, all_seqs: np.ndarray, hits: np.ndarray) -> float:

@@ -80,7 +80,8 @@ class RescueResult:
 class Rescue(Protocol):
     """A zero-variance strategy: gets float64 rewards, mask and the flat groups, returns both."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def apply(self, rewards: F64, mask: Bool, flat: Bool) -> tuple[F64, Bool]: ...
 
