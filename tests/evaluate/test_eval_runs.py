@@ -170,3 +170,27 @@ def test_eval_rollouts_reads_rewardlab_score_output(tmp_path):
     assert n["saturated_high_share"] == 0.5
     assert n["components"]["contains"]["mean"] == 1.0
     assert n["component_correlation"]["exact"]["contains"] is None  # constant column: undefined, not 0
+
+
+def test_eval_pairs_compare_two_rewards_with_mcnemar(tmp_path):
+    @reward("test.says_good", range=(0, 1))
+    def says_good(sample):
+        return float("good" in sample.response_text)
+
+    # says_good right on 8 pairs where longer_is_better is wrong (chosen shorter), both right on 2
+    rows = [{"chosen": "good", "rejected": "bad but longer"}] * 8 + [{"chosen": "good and long", "rejected": "bad"}] * 2
+    report = run_eval(says_good, write_jsonl(tmp_path / "p.jsonl", rows), compare=[longer_is_better])
+    n = report.numbers
+    assert n["accuracy"].estimate == 1.0
+    assert n["other_accuracy"]["test.longer_is_better"].estimate == pytest.approx(0.2)
+    versus = n["comparisons"]["test.says_good vs test.longer_is_better"]
+    assert versus.test == "mcnemar-exact" and versus.p_value == pytest.approx(2 / 2**8)  # 8 discordant, all one way
+    assert n["comparisons"]["test.says_good vs length baseline"].difference.estimate == pytest.approx(0.8)
+
+
+def test_eval_candidates_compare_adds_selectors(tmp_path):
+    data = write_jsonl(tmp_path / "cands.jsonl", _candidate_rows())
+    report = run_eval(keyword, data, compare=[longer_is_better])
+    assert {"test.keyword", "test.longer_is_better", "file scores", "length baseline"} <= set(report.numbers["selectors"])
+    assert "test.keyword vs test.longer_is_better" in report.numbers["comparisons"]
+    assert report.numbers["reward_errors"] == {"test.keyword": {}, "test.longer_is_better": {}}

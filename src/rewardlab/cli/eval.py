@@ -49,6 +49,7 @@ def eval_command(
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     threshold: float = typer.Option(0.5, "--threshold", help="Process mode: a step scoring below this is predicted wrong."),
+    compare: list[Path] = typer.Option([], "--compare", help="Another reward spec to compare with SPEC by paired tests (repeatable)."),
 ) -> None:
     """Evaluate a reward: best-of-N / votes / pass@k / calibration on candidate sets, or pairwise
     accuracy with the length baseline on preference pairs, training diagnostics on scored rollouts;
@@ -60,7 +61,7 @@ def eval_command(
         raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
     columns = CandidateColumns(prompt=prompt, responses=responses, reference=reference, labels=labels or None,
                                scores=scores or None, answers=answers or None)
-    report = run_eval(spec, data, mode=mode, gold=gold, columns=columns, seed=seed, workers=workers, timeout=timeout, threshold=threshold)  # type: ignore[arg-type]
+    report = run_eval(spec, data, mode=mode, gold=gold, columns=columns, seed=seed, workers=workers, timeout=timeout, threshold=threshold, compare=compare)  # type: ignore[arg-type]
     report.write(out)
     print_report_summary(report, out)
 

@@ -111,16 +111,20 @@ def _gold(cands: CandidateSet, gold: Reward | None, workers: int, timeout: float
 
 def evaluate_candidates(
     cands: CandidateSet, *, reward: Reward | None = None, gold: Reward | None = None,
-    seed: int = 0, workers: int = 0, timeout: float | None = None,
+    others: Sequence[Reward] = (), seed: int = 0, workers: int = 0, timeout: float | None = None,
 ) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
-    """Selection metrics over a candidate set. Returns summary rows, report sections, numbers."""
+    """Selection metrics over a candidate set. Returns summary rows, report sections, numbers.
+
+    `reward` and each of `others` become selectors next to the file's scores and the length
+    baseline; every two selectors are compared with a paired test."""
     correct, gold_name, extra = _gold(cands, gold, workers, timeout)
     selectors: dict[str, list[float]] = {}
-    if reward is not None:
-        with scorer(reward, workers=workers, timeout=timeout) as score:
+    extra["reward_errors"] = {}
+    for each in [r for r in (reward, *others) if r is not None]:
+        with scorer(each, workers=workers, timeout=timeout) as score:
             results = score(cands.samples)
-        extra["reward_errors"] = error_counts(results)
-        selectors[reward.name] = _scores_or_floor(results)
+        extra["reward_errors"][each.name] = error_counts(results)
+        selectors[each.name] = _scores_or_floor(results)
     if cands.scores is not None:
         selectors["file scores"] = cands.scores
     selectors[LENGTH] = [float(len(s.response_text)) for s in cands.samples]
@@ -148,9 +152,10 @@ def evaluate_candidates(
 def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [("gold", numbers["gold"]), ("problems × candidates", f"{numbers['n_problems']} × "
             f"{numbers['n_candidates'] // max(numbers['n_problems'], 1)}")]
-    for key in ("gold_errors", "reward_errors"):
-        if key in numbers:
-            rows.append((key.replace("_", " "), str(numbers[key] or "none")))
+    if "gold_errors" in numbers:
+        rows.append(("gold errors", str(numbers["gold_errors"] or "none")))
+    for name, errors in numbers.get("reward_errors", {}).items():
+        rows.append((f"errors of {name}", str(errors or "none")))
     for name, sel in numbers["selectors"].items():
         rows.append((f"best-of-N by {name}", str(sel["best_of_n"])))
         if "weighted_vote" in sel:
@@ -201,18 +206,41 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
     return sections
 
 
-def evaluate_pairs(
-    pairs: PairSet, reward: Reward, *, seed: int = 0, workers: int = 0, timeout: float | None = None
-) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
-    """Pairwise accuracy of `reward` with CIs, per subset, RewardBench sections, length baseline.
-
-    A pair where either side is an error or skipped is left out and counted in `pair_errors`.
-    """
+def _pair_outcomes(reward: Reward, pairs: PairSet, workers: int, timeout: float | None) -> tuple[np.ndarray, list[RewardResult]]:
+    """Per pair 1.0 (chosen strictly higher), 0.0, or NaN when either side has no score."""
     with scorer(reward, workers=workers, timeout=timeout) as score:
         results = score(pairs.chosen + pairs.rejected)
     n = len(pairs.chosen)
+    out = np.full(n, np.nan)
+    for i, (a, b) in enumerate(zip(results[:n], results[n:], strict=True)):
+        if a.score is not None and b.score is not None:
+            out[i] = float(a.score > b.score)
+    return out, results
+
+
+def _compare_pairs(name: str, mine: np.ndarray, others: dict[str, np.ndarray], seed: int) -> dict[str, Any]:
+    """Paired McNemar tests of `mine` against each other outcome vector, on pairs both scored."""
+    out = {}
+    for other, theirs in others.items():
+        both = ~(np.isnan(mine) | np.isnan(theirs))
+        if both.any():
+            out[f"{name} vs {other}"] = stats.compare_paired(mine[both], theirs[both], seed=seed)
+    return out
+
+
+def evaluate_pairs(
+    pairs: PairSet, reward: Reward, *, others: Sequence[Reward] = (), seed: int = 0, workers: int = 0,
+    timeout: float | None = None,
+) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
+    """Pairwise accuracy of `reward` with CIs, per subset, RewardBench sections, length baseline,
+    and paired tests against the length baseline and each of `others`.
+
+    A pair where either side is an error or skipped is left out and counted in `pair_errors`.
+    """
+    all_outcomes, results = _pair_outcomes(reward, pairs, workers, timeout)
+    n = len(pairs.chosen)
     chosen_r, rejected_r = results[:n], results[n:]
-    keep = [i for i in range(n) if chosen_r[i].score is not None and rejected_r[i].score is not None]
+    keep = [i for i in range(n) if not np.isnan(all_outcomes[i])]
     if not keep:
         raise InputError(f"no pair could be scored; errors: {error_counts(results)}", source=pairs.source)
     c = np.asarray([chosen_r[i].score for i in keep], dtype=float)
@@ -230,6 +258,14 @@ def evaluate_pairs(
         "accuracy": stats.bootstrap_ci(outcomes, seed=seed), "length_baseline": float(length_outcomes.mean()),
         "ties": int(np.sum(c == r)), "subsets": per_subset,
     }
+    lengths_all = np.asarray([float(len(a.response_text) > len(b.response_text)) for a, b in zip(pairs.chosen, pairs.rejected, strict=True)])
+    rivals = {LENGTH: lengths_all}
+    for other in others:
+        rivals[other.name], other_results = _pair_outcomes(other, pairs, workers, timeout)
+        scored = rivals[other.name][~np.isnan(rivals[other.name])]
+        numbers.setdefault("other_accuracy", {})[other.name] = stats.bootstrap_ci(scored, seed=seed) if scored.size else None
+        numbers.setdefault("other_errors", {})[other.name] = error_counts(other_results)
+    numbers["comparisons"] = _compare_pairs(reward.name, all_outcomes, rivals, seed)
     known = {s: v["accuracy"].estimate for s, v in per_subset.items() if s in pairwise.REWARDBENCH_EXAMPLE_COUNTS}
     if known:
         numbers["rewardbench_sections"] = pairwise.rewardbench_sections(known)
@@ -237,6 +273,8 @@ def evaluate_pairs(
                ("pairwise accuracy", str(numbers["accuracy"])), ("length baseline", f"{numbers['length_baseline']:.4f}"),
                ("ties (counted wrong)", str(numbers["ties"]))]
     summary += [(f"section {k}", f"{v:.4f}") for k, v in numbers.get("rewardbench_sections", {}).items()]
+    summary += [(f"accuracy of {k}", str(v)) for k, v in numbers.get("other_accuracy", {}).items()]
+    summary += [(k, f"Δ = {c.difference} (p = {c.p_value:.3g}, {c.test})") for k, c in numbers["comparisons"].items()]
     rows = [[s, str(v["accuracy"]), v["accuracy"].n, f"{v['length_baseline']:.4f}"] for s, v in per_subset.items()]
     margins = c - r
     section = rp.Section("Pairwise accuracy by subset", text="Ties count as wrong. Length baseline = always prefer the longer response.",
@@ -292,7 +330,7 @@ def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
 def run_eval(
     spec: Spec | None, data: str | Path, *, mode: Literal["auto"] | Mode = "auto",
     gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
-    workers: int = 0, timeout: float | None = None, threshold: float = 0.5,
+    workers: int = 0, timeout: float | None = None, threshold: float = 0.5, compare: Sequence[Spec] = (),
 ) -> rp.Report:
     """Evaluate a reward on a data file and return the `Report` (`.write(dir)` for HTML + JSON).
 
@@ -308,6 +346,7 @@ def run_eval(
         seed: seed of every bootstrap; stamped into the report.
         workers, timeout: score in a worker pool with a per-sample timeout.
         threshold: process mode: a step scoring below it is predicted wrong.
+        compare: other rewards to compare with `spec` by paired tests (candidates and pairs).
     """
     columns = columns or CandidateColumns()
     mode = _detect_mode(data, columns) if mode == "auto" else mode
@@ -320,7 +359,8 @@ def run_eval(
         if reward is None:
             raise UsageError(f"{mode} evaluation needs a reward spec to score the responses")
         if mode == "pairs":
-            summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, seed=seed, workers=workers, timeout=timeout)
+            summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, others=[load_reward(c) for c in compare],
+                                                        seed=seed, workers=workers, timeout=timeout)
         elif mode == "bestofk":
             summary, sections, numbers = run_bench.evaluate_bestofk(data, reward, seed=seed, workers=workers, timeout=timeout)
         elif mode == "rmbench":
@@ -330,7 +370,8 @@ def run_eval(
     else:
         gold_reward = load_reward(gold) if gold is not None else None
         summary, sections, numbers = evaluate_candidates(read_candidates(data, columns), reward=reward, gold=gold_reward,
-                                                         seed=seed, workers=workers, timeout=timeout)
+                                                         others=[load_reward(c) for c in compare], seed=seed,
+                                                         workers=workers, timeout=timeout)
     numbers = {"mode": mode, "reward": repr(reward) if reward else None, **numbers}
     hash_ = spec_hash(reward) if reward is not None else "none (file scores only)"
     title = f"rewardlab eval: {reward.name if reward else 'file scores'} on {Path(data).name}"
