@@ -48,11 +48,27 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def _exit_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the thread that forked it dies (PR_SET_PDEATHSIG).
+
+    A forked worker inherits every descriptor of its parent, its own pipe's parent end and a
+    server's listening socket included: if the parent is SIGKILLed, the worker would wait on
+    that pipe forever and keep the port bound, so a restarted server could not listen.
+    No-op where prctl is unavailable (not Linux).
+    """
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
 def _worker_main(conn: Connection, job: Callable[[Any], Any], on_error: Callable[[Any, ErrorKind, str], Any], progress: Any) -> None:
     """Runs in the child: score chunks until told to stop. `progress` = [index, started]."""
     # A crash is reported to the parent as error/crash; a C traceback dump from the inherited
     # faulthandler would only add noise to the parent's stderr.
     faulthandler.disable()
+    _exit_with_parent()
     while True:
         try:
             message = conn.recv()
