@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 
-from _rewards import Length, Slow
-
-from conftest import asgi_client, run
 from rewardlab.core import RewardResult, Sample
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.verify.text import ExactMatch
+
+from ._live import asgi_client, run
+from ._rewards import Length, Slow
 
 INLINE = ServeSettings(workers=0)
 
@@ -163,7 +163,7 @@ def test_openrlhf_get_reward_maps_query_prompt_and_label(make_app):
 
 
 def test_openrlhf_refuses_a_batch_with_errors_unless_told_what_to_send(make_app):
-    from _rewards import Faulty
+    from ._rewards import Faulty
 
     body = {"query": ["ok", "raise"], "prompts": ["", ""], "labels": [None, None]}
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from _rewards import Length
 
-from conftest import asgi_client, run
 from rewardlab.serve.settings import ServeSettings
+
+from ._live import asgi_client, run
+from ._rewards import Length
 
 SETTINGS = ServeSettings(workers=0, token="s3cret", max_samples=10, max_body_bytes=4096)
 AUTH = {"Authorization": "Bearer s3cret"}

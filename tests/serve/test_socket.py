@@ -8,13 +8,14 @@ import time
 
 import httpx
 import pytest
-from _rewards import Length
 
-from conftest import LiveServer, free_port
 from rewardlab.core import Sample
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.client import AsyncClient, Client, RemoteReward, ServerError
 from rewardlab.serve.settings import ServeSettings
+
+from ._live import LiveServer, free_port
+from ._rewards import Length
 
 pytestmark = pytest.mark.network
 

@@ -1,0 +1,123 @@
+"""SIGKILL the server mid-run, restart it: the cache is consistent and `--resume` finishes the run
+with every row exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rewardlab.serve.cache import ResultStore
+from rewardlab.serve.client import ServerError
+from rewardlab.serve.runs import RemoteExecutor, RunOptions, score_file_resumable
+
+from ._live import free_port
+
+pytestmark = [pytest.mark.network, pytest.mark.slow, pytest.mark.timeout(180)]
+
+HERE = Path(__file__).parent
+SPEC = """
+[reward]
+name = "slow"
+[[reward.components]]
+name = "len"
+use = "test.slow"
+params = { delay = 0.002 }
+"""
+
+
+def _start_server(spec: Path, port: int, cache: Path) -> subprocess.Popen:
+    code = (
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); import _rewards; _rewards.register_all(); "
+        "from rewardlab.cli.main import main; "
+        f"sys.exit(main(['serve', {str(spec)!r}, '--port', '{port}', '--cache', {str(cache)!r}, "
+        "'--workers', '1', '--log-level', 'warning']))"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            raise RuntimeError(proc.stderr.read().decode())
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
+    spec = tmp_path / "slow.toml"
+    spec.write_text(SPEC)
+    data = tmp_path / "data.jsonl"
+    n = 3000
+    data.write_text("".join(json.dumps({"response": f"row {i} " + "w" * (i % 13)}) + "\n" for i in range(n)))
+    out = tmp_path / "scored.jsonl"
+    port, server_cache = free_port(), tmp_path / "server.sqlite"
+    runs = ResultStore(tmp_path / "runs.sqlite")
+    options = RunOptions(chunk_size=100)
+
+    server = _start_server(spec, port, server_cache)
+    try:
+        executor = RemoteExecutor(f"http://127.0.0.1:{port}", "slow", retries=1, backoff=0.05)
+        spec_hash = executor.spec_hash()
+        failure: dict = {}
+
+        def first_run() -> None:
+            try:
+                score_file_resumable(executor, data, out, store=runs, spec_hash=spec_hash, options=options)
+            except ServerError as exc:
+                failure["error"] = exc
+
+        thread = threading.Thread(target=first_run)
+        thread.start()
+        run_id = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # kill once a few chunks are recorded, mid-run
+            rows = runs._db.execute("SELECT run_id, COUNT(*) FROM run_rows GROUP BY run_id").fetchall()
+            if rows and rows[0][1] >= 500:
+                run_id = rows[0][0]
+                break
+            time.sleep(0.01)
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+        thread.join(60)
+        assert "error" in failure, "the first run should fail when its server is killed"
+        recorded = runs.run_info(run_id)
+        assert 0 < recorded.done < n and not recorded.finished and not out.exists()
+
+        with ResultStore(server_cache) as cache:  # the killed server's cache is consistent
+            assert cache.integrity_check() == "ok"
+            cached_before = cache.stats().rows
+        assert cached_before >= recorded.done
+
+        server = _start_server(spec, port, server_cache)
+        resumed_from: list[int] = []
+        summary, resumed_id = score_file_resumable(
+            executor, data, out, store=runs, spec_hash=spec_hash, options=options, progress=resumed_from.append
+        )
+        assert resumed_id == run_id and resumed_from[0] == recorded.done  # recorded rows were skipped
+        assert summary.rows == n
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [row["source_line"] for row in lines] == list(range(1, n + 1))  # each row once, in order
+        assert all(row["reward"] == len(row["response"]) / 100 for row in lines)
+        assert all(row["spec_hash"] == spec_hash for row in lines)
+        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        hits = float(metrics.split('rewardlab_cache_hits_total{reward="slow"} ')[1].split()[0])
+        assert hits == cached_before - recorded.done  # computed before the kill, never recorded: free now
+        executor.close()
+    finally:
+        server.kill()
+        server.wait()
+    with ResultStore(server_cache) as cache:
+        assert cache.integrity_check() == "ok"
+        assert cache.stats().rows == n
