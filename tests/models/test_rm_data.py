@@ -1,0 +1,52 @@
+"""Preference files: bad rows fail with file and line, never silently dropped."""
+
+import json
+
+import pytest
+
+from rewardlab.errors import InputError
+from rewardlab.models import read_pairs, split_pairs
+from rewardlab.models.data import pairs_from_rows
+
+
+def _write(tmp_path, rows):
+    path = tmp_path / "prefs.jsonl"
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows))
+    return path
+
+
+def test_reads_strings_chat_messages_margin_and_tie(tmp_path):
+    path = _write(tmp_path, [
+        {"prompt": "p", "chosen": "good", "rejected": "bad", "margin": 1.5},
+        {"prompt": [{"role": "user", "content": "q"}], "chosen": [{"role": "assistant", "content": "a"}],
+         "rejected": "b", "tie": True},
+    ])
+    pairs = read_pairs(path)
+    assert (pairs[0].margin, pairs[1].prompt, pairs[1].chosen, pairs[1].tie) == (1.5, "q", "a", True)
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"prompt": "p", "chosen": "a"}, "prefs.jsonl:2: .*missing field 'rejected'"),
+    ({"prompt": "p", "chosen": " ", "rejected": "b"}, "prefs.jsonl:2: .*'chosen' is empty"),
+    ({"chosen": "a", "rejected": "b", "margin": "big"}, "prefs.jsonl:2: .*'margin' must be a finite number"),
+    ({"chosen": "a", "rejected": 3}, "prefs.jsonl:2: .*'rejected' must be a string"),
+    ("{broken", "prefs.jsonl:2: .*invalid JSON"),
+])
+def test_bad_rows_name_file_and_line(tmp_path, row, message):
+    path = _write(tmp_path, [{"chosen": "a", "rejected": "b"}, row])
+    with pytest.raises(InputError, match=message):
+        read_pairs(path)
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        read_pairs(tmp_path / "none.jsonl")
+    with pytest.raises(InputError, match="no rows"):
+        read_pairs(_write(tmp_path, [""]))
+
+
+def test_split_never_puts_one_prompt_on_both_sides():
+    rows = [{"prompt": f"q{i % 10}", "chosen": "a", "rejected": "b"} for i in range(100)]
+    train, val = split_pairs(pairs_from_rows(rows), val_fraction=0.2)
+    assert len(train) + len(val) == 100 and val
+    assert not {p.prompt for p in train} & {p.prompt for p in val}
