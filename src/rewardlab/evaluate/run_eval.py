@@ -190,6 +190,10 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
         "not correct; a selector's error results rank below all its scores.",
         columns=["selector", "best-of-N [95% CI]", "weighted vote", "ECE", "Brier", "Spearman vs gold", "calibrated on"],
         rows=rows, figures=[("best-of-n curves", rp.plot_bon(ns, curves))])]
+    gains = {k: v["bon_curve"].gold - v["bon_curve"].gold[0] for k, v in sels.items()}
+    fits = {k: v["bon_fit"] for k, v in sels.items() if "bon_fit" in v}
+    if fits:
+        sections[0].figures.append(("over-optimisation", rp.plot_overoptimization(first["bon_curve"].kl, gains, fits)))
     figures = []
     for name, v in sels.items():
         if name == LENGTH:

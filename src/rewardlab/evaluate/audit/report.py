@@ -30,6 +30,7 @@ __all__ = [
     "plot_bon",
     "plot_hist_by_label",
     "plot_length_scatter",
+    "plot_overoptimization",
     "plot_probe_deltas",
     "plot_reliability",
     "stamps",
@@ -125,6 +126,22 @@ def plot_bon(n: Sequence[float], curves: Mapping[str, Sequence[float]], *, title
     ax.set_xscale("log", base=2)
     ax.set(xlabel="N (candidates per problem)", ylabel="accuracy / gold reward", title=title)
     ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_overoptimization(kl: Sequence[float], gains: Mapping[str, Sequence[float]], fits: Mapping[str, Any], *, title: str = "Gold gain vs KL (best-of-n)") -> str:
+    """Gold-reward gain over n = 1 against KL(best-of-n), with Gao et al.'s fitted curve."""
+    fig, ax = _figure()
+    k = np.asarray(kl, dtype=float)
+    dense = np.linspace(0, max(float(k.max()), 1e-6) * 1.5, 100)
+    for name, gain in gains.items():
+        line = ax.plot(k, gain, "o", label=name)[0]
+        if name in fits:
+            ax.plot(dense, fits[name].predict(dense), "--", color=line.get_color(),
+                    label=f"fit α={fits[name].alpha:.3g}, β={fits[name].beta:.3g}")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set(xlabel="KL = log n − (n−1)/n  (nats)", ylabel="gold gain over n = 1", title=title)
+    ax.legend(fontsize=7)
     return _png(fig)
 
 
