@@ -76,3 +76,16 @@ def test_importing_credit_and_shape_does_not_import_torch():
     code = "import sys, rewardlab.credit, rewardlab.shape; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_advantages_by_group_reports_unscored_rows_and_flat_groups():
+    from rewardlab.credit import advantages_by_group
+
+    scores = np.array([1.0, np.nan, 0.0, 1.0, 1.0, 0.5])
+    ok = ~np.isnan(scores)
+    result = advantages_by_group(scores, ["a", "a", "a", "b", "b", "c"], ok, estimator="dr_grpo")
+    np.testing.assert_allclose(result.advantages[[0, 2]], [0.5, -0.5])
+    assert np.isnan(result.advantages[1])  # no score: no advantage, not a silent 0
+    assert (result.groups, result.zero_variance_groups, result.unscored_rows) == (3, 2, 1)
+    with pytest.raises(ArrayError, match="estimator"):
+        advantages_by_group(scores, ["a"] * 6, ok, estimator="ppo")

@@ -33,6 +33,7 @@ GROUPS = [
     "rewardlab.cli.serve",  # serve + cache (issue 7)
     "rewardlab.cli.eval", "rewardlab.cli.audit",  # eval + audit (issue 9)
     "rewardlab.cli.import_grader",  # import-grader (issue 5)
+    "rewardlab.cli.advantages",  # advantages (issue 6)
     "rewardlab.cli.train",  # train rm (issue 8)
 ]
 

@@ -5,7 +5,15 @@ torch tensors (torch is never imported unless one arrives). Float64 inside, expl
 Every estimator is a small pure function citing its paper and equation. See docs/credit.md.
 """
 
-from rewardlab.credit.grouping import Packed, by_size, from_results, pack
+from rewardlab.credit.grouping import (
+    OUTCOME_ESTIMATORS,
+    GroupedAdvantages,
+    Packed,
+    advantages_by_group,
+    by_size,
+    from_results,
+    pack,
+)
 from rewardlab.credit.outcome import a_hpo, dr_grpo, gdpo, grpo, hpo, reinforce_pp, rloo
 from rewardlab.credit.steps import gae, process_advantages, segment_advantages, steps_to_tokens
 from rewardlab.credit.tokens import (
@@ -18,8 +26,11 @@ from rewardlab.credit.tokens import (
 from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
 
 __all__ = [
+    "OUTCOME_ESTIMATORS",
+    "GroupedAdvantages",
     "Packed",
     "a_hpo",
+    "advantages_by_group",
     "aggregate_tokens",
     "by_size",
     "dr_grpo",

@@ -20,7 +20,15 @@ from rewardlab.core.result import RewardResult, Status
 from rewardlab.errors import ArrayError
 from rewardlab.shape._arrays import F64, Bool, check_finite, like, to_numpy
 
-__all__ = ["Packed", "by_size", "from_results", "pack"]
+__all__ = [
+    "OUTCOME_ESTIMATORS",
+    "GroupedAdvantages",
+    "Packed",
+    "advantages_by_group",
+    "by_size",
+    "from_results",
+    "pack",
+]
 
 
 def by_size(flat: Any, group_size: int) -> Any:
@@ -100,3 +108,60 @@ def from_results(results: Sequence[RewardResult], group_size: int) -> tuple[F64,
     ok = np.array([r.status is Status.OK for r in results], dtype=bool)
     counts = {s.value: sum(r.status is s for r in results) for s in Status}
     return scores.reshape(-1, group_size), ok.reshape(-1, group_size), counts
+
+
+#: estimators `advantages_by_group` (and `rewardlab advantages`) can apply by name
+OUTCOME_ESTIMATORS = ("grpo", "dr_grpo", "rloo", "reinforce_pp")
+
+
+@dataclass(frozen=True)
+class GroupedAdvantages:
+    """Advantages of a flat batch grouped by prompt id, with what carried no signal.
+
+    Attributes:
+        advantages: `(batch,)` in the input's row order; NaN where the row had no score.
+        groups: number of distinct group ids.
+        zero_variance_groups: groups whose valid scores are all equal (or that have < 2).
+        unscored_rows: rows excluded because they had no score (errors, skips).
+    """
+
+    advantages: F64
+    groups: int
+    zero_variance_groups: int
+    unscored_rows: int
+
+
+def advantages_by_group(
+    scores: Any,
+    group_ids: Sequence[Any] | np.ndarray,
+    mask: Any = None,
+    *,
+    estimator: str = "grpo",
+) -> GroupedAdvantages:
+    """Group a flat batch by id, apply an outcome estimator, and return it in row order.
+
+    Args:
+        scores: `(batch,)` rewards; entries with `mask=False` may be NaN.
+        group_ids: `(batch,)` prompt ids (any hashable), rows of a group in any order.
+        mask: `(batch,)` rows that hold a score.
+        estimator: one of `OUTCOME_ESTIMATORS`.
+    """
+    from rewardlab.credit import outcome
+    from rewardlab.shape.zero_variance import zero_variance
+
+    if estimator not in OUTCOME_ESTIMATORS:
+        raise ArrayError("estimator", f"unknown {estimator!r}; choose from {', '.join(OUTCOME_ESTIMATORS)}")
+    flat = to_numpy(scores, "scores", ndim=1)
+    ok = np.ones(flat.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if ok.shape != flat.shape:
+        raise ArrayError("mask", f"needs one entry per row ({flat.shape[0]}), got shape {ok.shape}")
+    packed = pack(flat, group_ids, ok)
+    adv = np.asarray(getattr(outcome, estimator)(packed.values, packed.mask))
+    out = np.where(ok, packed.unpack(adv), np.nan)
+    flat_groups = np.asarray(zero_variance(packed.values, packed.mask))
+    return GroupedAdvantages(
+        advantages=out,
+        groups=len(packed.keys),
+        zero_variance_groups=int(flat_groups.sum()),
+        unscored_rows=int((~ok).sum()),
+    )

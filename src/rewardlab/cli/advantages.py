@@ -1,0 +1,90 @@
+"""`rewardlab advantages SCORED`: group-relative advantages of a scored file, and what was wasted.
+
+A thin shell over `rewardlab.credit.advantages_by_group`: reads rows (the output of `rewardlab
+score`, or any JSONL/Parquet with a score and a group column), adds an `advantage` column (null
+for rows without a score: errors and skips move no baseline), and prints how many groups carried
+no signal (zero variance).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+
+from rewardlab.errors import InputError, UsageError
+
+
+def default_output(input_path: Path) -> Path:
+    """`data.scored.jsonl` -> `data.scored.advantages.jsonl` next to it."""
+    suffix = ".parquet" if input_path.suffix in (".parquet", ".pq") else ".jsonl"
+    return input_path.with_name(f"{input_path.stem}.advantages{suffix}")
+
+
+def _score_of(row: dict[str, object], column: str, source: str, line: int) -> float | None:
+    """The row's score, or None when it has none (status not ok, or a null score)."""
+    status = row.get("reward_status", "ok")
+    value = row.get(column)
+    if status != "ok" or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"column {column!r} holds {type(value).__name__}, not a number", source=source, line=line)
+    score = float(value)
+    if not math.isfinite(score):
+        raise InputError(f"column {column!r} is {score} on an ok row; fix the reward or mark the row", source=source, line=line)
+    return score
+
+
+def advantages_command(
+    input: Path = typer.Argument(..., help="Scored rows (.jsonl or .parquet), e.g. from `rewardlab score`."),
+    group_by: str = typer.Option("group", "--group-by", "-g", help="Column holding the prompt (group) id."),
+    estimator: str = typer.Option("grpo", "--estimator", "-e", help="grpo, dr_grpo, rloo or reinforce_pp."),
+    score_column: str = typer.Option("reward", "--score-column", help="Column holding the score."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write. Default: INPUT.advantages.jsonl"),
+) -> None:
+    """Add an `advantage` column computed per group; report zero-variance groups."""
+    import numpy as np
+
+    from rewardlab.cli._render import console
+    from rewardlab.credit import OUTCOME_ESTIMATORS, advantages_by_group
+    from rewardlab.runner.io import RowWriter, decode_row, iter_raw_rows
+
+    if estimator not in OUTCOME_ESTIMATORS:
+        raise UsageError(f"--estimator must be one of {', '.join(OUTCOME_ESTIMATORS)}; got {estimator!r}")
+    source = str(input)
+    rows, scores, groups = [], [], []
+    for line, raw in iter_raw_rows(input):
+        row = decode_row(raw, source, line)
+        score = _score_of(row, score_column, source, line)
+        group = row.get(group_by)
+        if group is None and score is not None:
+            raise InputError(f"no {group_by!r} column; choose the group column with --group-by", source=source, line=line)
+        rows.append(row)
+        scores.append(score)
+        groups.append(None if group is None else str(group))  # an unreadable row keeps its place
+    if not rows:
+        raise InputError("no rows to read", source=source)
+    placed = np.array([g is not None for g in groups])
+    ok = np.array([s is not None for s in scores])[placed]
+    values = np.array([np.nan if s is None else s for s in scores], dtype=np.float64)[placed]
+    ids = np.array([g for g in groups if g is not None], dtype=object)
+    result = advantages_by_group(values, ids, ok, estimator=estimator)
+    advantages = np.full(len(rows), np.nan)
+    advantages[placed] = result.advantages
+    unscored = int((~placed).sum()) + result.unscored_rows
+    out = output or default_output(input)
+    with RowWriter(out) as writer:
+        for row, adv in zip(rows, advantages, strict=True):
+            writer.write({**row, "advantage": None if np.isnan(adv) else float(adv)})
+    share = result.zero_variance_groups / result.groups
+    console.print(
+        f"{len(rows)} rows in {result.groups} groups ({estimator}): "
+        f"{result.zero_variance_groups} zero-variance groups ({share:.0%}) give no signal; "
+        f"{unscored} rows had no score"
+    )
+    console.print(f"wrote {len(rows)} rows to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("advantages")(advantages_command)
