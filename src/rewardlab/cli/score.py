@@ -43,6 +43,12 @@ def score_command(
     limit: int | None = typer.Option(None, "--limit", help="Score only the first N rows."),
     progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
+    resume: bool = typer.Option(False, "--resume", help="Resume an interrupted run: rows in the run store are not scored again (issue 7)."),
+    remote: str | None = typer.Option(None, "--remote", help="Score on a reward server at URL; SPEC is then the served name or its spec file."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes) or ray."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster for --backend ray (default: start a local Ray)."),
+    token: str | None = typer.Option(None, "--token", envvar="REWARDLAB_TOKEN", help="Bearer token for --remote."),
+    run_store: Path | None = typer.Option(None, "--cache", help="Run store for --resume/--remote/--backend ray (default: $REWARDLAB_CACHE)."),
 ) -> None:
     """Score every row of INPUT with SPEC; every input row gets exactly one output row."""
     from rewardlab.cli._render import console, print_summary, progress_bar
@@ -61,8 +67,18 @@ def score_command(
         strict=strict,
         limit=limit,
     )
-    with progress_bar(progress, f"scoring {input.name}") as (advance, set_total):
-        summary = score_file(spec, input, out, options, progress=advance, on_total=set_total)
+    if resume or remote or backend != "local":  # recorded, resumable runs: rewardlab.serve.runs
+        from rewardlab.serve.runs import RunOptions, score_file_with
+
+        run_options = RunOptions(fields=options.fields, keep_input=keep_input, strict=strict, limit=limit)
+        with progress_bar(progress, f"scoring {input.name}") as (advance, _):
+            summary = score_file_with(
+                str(spec), input, out, run_options, backend=backend, workers=workers, timeout=timeout, remote=remote,
+                token=token, ray_address=ray_address, resume=resume, cache_path=run_store, progress=advance,
+            )
+    else:
+        with progress_bar(progress, f"scoring {input.name}") as (advance, set_total):
+            summary = score_file(spec, input, out, options, progress=advance, on_total=set_total)
     print_summary(summary)
     console.print(f"wrote {summary.rows} rows to {out}")
     if summary_json is not None:

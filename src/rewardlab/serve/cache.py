@@ -322,6 +322,12 @@ class ResultStore:
                 yield int(index), json.loads(text)
             last = int(rows[-1][0])
 
+    def drop_run(self, run_id: str) -> None:
+        """Forget run `run_id` and its rows (a fresh start under the same id)."""
+        with self._lock:
+            self._db.execute("DELETE FROM run_rows WHERE run_id = ?", (run_id,))
+            self._db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
     def finish_run(self, run_id: str) -> None:
         """Mark `run_id` finished."""
         with self._lock:

@@ -6,7 +6,7 @@ server it talks to) is killed, the rows of committed chunks are kept; the next c
 same run id skips them. The output file is written only at the end, from the store, in input
 order — so every input row appears exactly once, however many times the run was interrupted.
 
-Output rows have the same columns as `rewardlab.runner.score_file` (`RowScorer.flatten`).
+Output rows have the same columns as `rewardlab.runner.score_file` (`runner.io.flatten`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,19 @@ from typing import Any
 from rewardlab._version import __version__
 from rewardlab.core import ErrorKind, RewardResult, Sample, content_hash
 from rewardlab.errors import InputError
-from rewardlab.runner.io import RawRow, RowScorer, RowWriter, decode_row, iter_raw_rows
+from rewardlab.runner.io import RawRow, RowWriter, decode_row, flatten, iter_raw_rows
 from rewardlab.runner.summary import RunSummary
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.executors import Executor
 
-__all__ = ["RemoteExecutor", "RunOptions", "input_fingerprint", "run_id_for", "score_file_resumable"]
+__all__ = [
+    "RemoteExecutor",
+    "RunOptions",
+    "input_fingerprint",
+    "run_id_for",
+    "score_file_resumable",
+    "score_file_with",
+]
 
 Progress = Callable[[int], None]
 
@@ -90,13 +97,18 @@ def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
         yield chunk
 
 
-def _score_chunk(chunk: Sequence[RawRow], executor: Executor, flat: RowScorer, source: str) -> list[tuple[int, dict[str, Any]]]:
-    """Output rows for a chunk: bad rows become `invalid_input` rows, the rest one batch."""
+def _score_chunk(
+    chunk: Sequence[RawRow], executor: Executor, opts: RunOptions, source: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """Recorded payloads for a chunk: ``{"row": input fields, "result": RewardResult dict}``.
+
+    Bad rows become `invalid_input` results naming file and line; the rest go out as one batch.
+    """
     decoded: list[tuple[int, dict[str, Any], Sample | RewardResult]] = []
     for number, raw in chunk:
         try:
             row = decode_row(raw, source, number)
-            decoded.append((number, row, Sample.from_dict(row, fields=flat.fields, source=source, line=number)))
+            decoded.append((number, row, Sample.from_dict(row, fields=opts.fields, source=source, line=number)))
         except InputError as exc:
             base = {"raw_line": raw[:1000]} if isinstance(raw, str) else {}
             decoded.append((number, base, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))))
@@ -105,7 +117,8 @@ def _score_chunk(chunk: Sequence[RawRow], executor: Executor, flat: RowScorer, s
     out = []
     for number, row, item in decoded:
         result = next(scored) if isinstance(item, Sample) else item
-        out.append((number, flat.flatten(row if flat.keep_input else {}, number, result)))
+        kept = row if opts.keep_input or isinstance(item, RewardResult) else {}
+        out.append((number, {"row": kept, "result": result.to_dict()}))
     return out
 
 
@@ -118,6 +131,7 @@ def score_file_resumable(
     spec_hash: str,
     options: RunOptions | None = None,
     run_id: str | None = None,
+    resume: bool = True,
     progress: Progress | None = None,
 ) -> tuple[RunSummary, str]:
     """Score a data file through `executor`, recording rows in `store` so the run can resume.
@@ -130,6 +144,7 @@ def score_file_resumable(
         spec_hash: stamped on every row, and part of the default run id.
         options: fields, keep_input, strict, limit, chunk size.
         run_id: the run to start or resume (default: `run_id_for` spec, input, output).
+        resume: keep the rows a previous attempt of `run_id` recorded; ``False`` starts over.
         progress: called with the number of rows just recorded.
 
     Returns:
@@ -144,38 +159,123 @@ def score_file_resumable(
     input_path, output_path = Path(input_path), Path(output_path)
     source = str(input_path)
     run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit)
+    if not resume:
+        store.drop_run(run_id)
     store.start_run(run_id, spec_hash=spec_hash, source=input_fingerprint(input_path))
     done = store.done_rows(run_id)
     if progress is not None and done:
         progress(len(done))
-    flat = RowScorer(None, source, spec_hash, __version__, opts.fields, opts.keep_input)  # type: ignore[arg-type]
     rows: Iterable[RawRow] = iter_raw_rows(input_path)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
     pending = (r for r in rows if r[0] not in done)
     for chunk in _chunks(pending, opts.chunk_size):
-        out = _score_chunk(chunk, executor, flat, source)
+        out = _score_chunk(chunk, executor, opts, source)
         if opts.strict:
-            bad = next((row for _, row in out if row["reward_error_kind"] == ErrorKind.INVALID_INPUT.value), None)
+            bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
             if bad is not None:
-                raise InputError(f"{bad['reward_error']} (--strict stops at the first bad row)")
+                raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
         store.record_rows(run_id, out)
         if progress is not None:
             progress(len(out))
-    summary = _write_output(store, run_id, output_path)
+    summary = _write_output(store, run_id, output_path, spec_hash)
     summary.seconds = time.perf_counter() - started
     store.finish_run(run_id)
     return summary, run_id
 
 
-def _write_output(store: ResultStore, run_id: str, output_path: Path) -> RunSummary:
+def _write_output(store: ResultStore, run_id: str, output_path: Path, spec_hash: str) -> RunSummary:
     """Write the run's rows in order to a temporary file, then rename it into place."""
     summary = RunSummary()
     tmp = output_path.with_name(f".{output_path.stem}.{os.getpid()}.partial{output_path.suffix}")
     with RowWriter(tmp) as writer:
-        for _, row in store.iter_run(run_id):
+        for number, payload in store.iter_run(run_id):
+            result = RewardResult.from_dict(payload["result"])
+            row, stats = flatten(payload["row"], number, result, __version__, spec_hash)
             writer.write(row)
-            summary.add_row(row)
+            summary.add(stats)
     os.replace(tmp, output_path)  # atomic: readers see the old file or the whole new one
     return summary
+
+
+def score_file_with(
+    spec: str | Path,
+    input_path: Path,
+    output_path: Path,
+    options: RunOptions,
+    *,
+    backend: str = "local",
+    workers: int | None = None,
+    timeout: float | None = 60.0,
+    remote: str | None = None,
+    token: str | None = None,
+    ray_address: str | None = None,
+    resume: bool = False,
+    run_id: str | None = None,
+    cache_path: str | Path | None = None,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """``rewardlab score`` with ``--resume``, ``--remote URL`` or ``--backend ray``.
+
+    With `remote`, `spec` is the served reward's name, or a spec file whose ``[reward] name``
+    is served (its hash must match the server's, so the rows are stamped truthfully).
+
+    Raises:
+        UsageError: the server serves another version of the spec; an unknown backend.
+    """
+    from rewardlab.errors import UsageError
+    from rewardlab.serve.cache import default_cache_path
+    from rewardlab.serve.executors import make_executor
+
+    executor: Executor
+    if remote is not None:
+        local = _build_if_file(spec)
+        remote_exec = RemoteExecutor(remote, local.name if local is not None else str(spec), token=token)
+        spec_hash = remote_exec.spec_hash()
+        if local is not None and _hash(local) != spec_hash:
+            raise UsageError(
+                f"the server's {remote_exec.reward!r} has spec hash {spec_hash}, the local spec {_hash(local)}; "
+                "restart the server with this spec or pass the served name instead of the file"
+            )
+        executor = remote_exec
+    else:
+        from rewardlab.compose import build
+        from rewardlab.runner import default_workers
+
+        reward = build(Path(spec))
+        spec_hash = _hash(reward)
+        if backend == "ray":
+            from rewardlab.serve.ray_backend import RayExecutor
+
+            executor = RayExecutor(reward, timeout=timeout, address=ray_address)
+        elif backend == "local":
+            n = default_workers() if workers is None else workers
+            executor = make_executor(reward, backend="pool", workers=n, timeout=timeout)
+        else:
+            raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
+    store = ResultStore(cache_path or default_cache_path())
+    try:
+        summary, _ = score_file_resumable(
+            executor, input_path, output_path, store=store, spec_hash=spec_hash, options=options,
+            run_id=run_id, resume=resume, progress=progress,
+        )
+    finally:
+        executor.close()
+        store.close()
+    return summary
+
+
+def _build_if_file(spec: str | Path) -> Any:
+    path = Path(spec)
+    if not path.is_file():
+        return None
+    from rewardlab.compose import build
+
+    return build(path)
+
+
+def _hash(reward: Any) -> str:
+    from rewardlab.compose import spec_hash_of
+
+    return spec_hash_of(reward)
