@@ -23,12 +23,14 @@ parents taken at fork points so the no-sharing case reduces to GRPO.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rewardlab.errors import ArrayError
-from rewardlab.shape._arrays import EPS, check_finite, like, prefix_mask, to_mask, to_numpy
+from rewardlab.shape._arrays import EPS, F64, check_finite, like, prefix_mask, to_mask, to_numpy
 
 __all__ = ["tree_advantages", "tree_advantages_batch"]
 
@@ -59,56 +61,81 @@ def tree_advantages(
     check_finite(r, "rewards")
     if r.shape[0] < 2 or r.max() == r.min():
         return [np.zeros(len(seq)) for seq in responses]
-    node_of: dict[tuple[int, Any], int] = {}
-    parent = [-1]  # node 0 is the root (empty prefix)
-    total = [float(r.sum())]
-    count = [r.shape[0]]
-    children = [0]
-    ends_here = [0]
-    end_total = [0.0]
-    paths: list[list[int]] = []
-    for i, seq in enumerate(responses):
-        node, path = 0, []
-        for tok in seq:
-            key = (node, tok)
-            child = node_of.get(key)
-            if child is None:
-                child = node_of[key] = len(parent)
-                parent.append(node)
-                total.append(0.0)
-                count.append(0)
-                children.append(0)
-                ends_here.append(0)
-                end_total.append(0.0)
-                children[node] += 1
-            total[child] += float(r[i])
-            count[child] += 1
-            node = child
-            path.append(child)
-        ends_here[node] += 1
-        end_total[node] += float(r[i])
-        paths.append(path)
-    value = np.asarray(total) / np.asarray(count)
-    is_fork = (np.asarray(children) + np.asarray(ends_here)) > 1
+    trie = _Trie.build(responses, r)
+    value = trie.total / trie.count
+    is_fork = (trie.children + trie.ends_here) > 1
     is_fork[0] = True
     # Nodes are created after their parent, so one forward pass resolves each node's fork.
-    fork_value = np.zeros(len(parent))
-    for n in range(1, len(parent)):
-        p = parent[n]
+    fork_value = np.zeros(len(trie.parent))
+    for n in range(1, len(trie.parent)):
+        p = trie.parent[n]
         fork_value[n] = value[p] if is_fork[p] else fork_value[p]
     # Stopping is a branch too: a response that ends where others go on gets, on its last
     # token (the EOS decision), the value of "ending here" relative to the node.
-    ends = np.asarray(ends_here)
-    stop_bonus = np.where(ends > 0, np.asarray(end_total) / np.maximum(ends, 1) - value, 0.0)
+    ends = trie.ends_here
+    stop_bonus = np.where(ends > 0, trie.end_total / np.maximum(ends, 1) - value, 0.0)
     scale = 1.0 / (float(np.std(r, ddof=ddof)) + eps) if scale_std else 1.0
     out = []
-    for path in paths:
+    for path in trie.paths:
         idx = np.asarray(path, dtype=np.int64)
         adv = value[idx] - fork_value[idx]
         if idx.size:
             adv[-1] += stop_bonus[idx[-1]]
         out.append(adv * scale)
     return out
+
+
+@dataclass(frozen=True)
+class _Trie:
+    """Prefix tree of a group's responses; node 0 is the root (the empty prefix).
+
+    Per node: `parent`, reward `total` and `count` of the responses passing through it, number
+    of `children`, and the responses that end exactly there (`ends_here`, `end_total`);
+    `paths[i]` lists the nodes after each token of response i.
+    """
+
+    parent: list[int]
+    total: F64
+    count: F64
+    children: NDArray[np.int64]
+    ends_here: NDArray[np.int64]
+    end_total: F64
+    paths: list[list[int]]
+
+    @classmethod
+    def build(cls, responses: Sequence[Sequence[Any]], r: F64) -> _Trie:
+        node_of: dict[tuple[int, Any], int] = {}
+        parent, total, count, children = [-1], [float(r.sum())], [r.shape[0]], [0]
+        ends_here, end_total = [0], [0.0]
+        paths: list[list[int]] = []
+        for i, seq in enumerate(responses):
+            node, path = 0, []
+            for tok in seq:
+                child = node_of.get((node, tok))
+                if child is None:
+                    child = node_of[(node, tok)] = len(parent)
+                    parent.append(node)
+                    for column in (total, end_total):
+                        column.append(0.0)
+                    for counter in (count, children, ends_here):
+                        counter.append(0)
+                    children[node] += 1
+                total[child] += float(r[i])
+                count[child] += 1
+                node = child
+                path.append(child)
+            ends_here[node] += 1
+            end_total[node] += float(r[i])
+            paths.append(path)
+        return cls(
+            parent=parent,
+            total=np.asarray(total),
+            count=np.asarray(count, dtype=np.float64),
+            children=np.asarray(children, dtype=np.int64),
+            ends_here=np.asarray(ends_here, dtype=np.int64),
+            end_total=np.asarray(end_total),
+            paths=paths,
+        )
 
 
 def tree_advantages_batch(
