@@ -256,11 +256,12 @@ def _job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, 
         # A died before prctl took effect (a parent outside our pid namespace shows as 0).
         if os.getppid() not in (parent, 0):
             os._exit(124)
+        # A new session and process group: kill(0, ...) in the job must not reach the server,
+        # which it otherwise could (process groups ignore pid namespaces).
+        os.setsid()
         if isolate:
             private_mounts(libc, tmp_bytes)
             drop_capabilities(libc)
-        else:
-            os.setsid()
         child = os.fork()
     except BaseException:
         _fault(fds["setup_w"])
@@ -399,8 +400,10 @@ class Server:
         report = self._watch(job, spare, start)
         write_frame(self.host_out, report, tag=b"S")
         self.spares.append(self._new_spare(tmp_bytes))
-        self.dying.append(spare)
-        self.dying = [d for d in self.dying if not d.reap(block=len(self.dying) > 4)]
+        for old in self.dying:  # spares dropped for other limits: killed, reaped here
+            old.reap(block=True)
+        self.dying = []
+        spare.reap(block=True)  # A exits right after C's status: this takes a moment
 
     def _watch(self, job: dict[str, Any], spare: Spare, start: float) -> dict[str, Any]:
         """Pump output and session frames until C's status arrives or a limit is hit."""

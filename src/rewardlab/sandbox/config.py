@@ -138,6 +138,9 @@ def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) ->
     for path in (*binds, *extra_ro_binds):
         argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    # bwrap builds the new root (and /dev) on tmpfs: writable unless remounted. Read-only, no
+    # job can leave files behind for the next one or fill memory through them.
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     return argv
 
 
