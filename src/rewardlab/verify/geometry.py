@@ -40,13 +40,16 @@ def _as_numbers(value: JSON, size: int, what: str) -> list[float]:
     raise ScoringError("invalid_input", f"{what} must be a list of {size} numbers, got {value!r}")
 
 
+def _area(box: Sequence[float]) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
 def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
     """Intersection over union of two `(x1, y1, x2, y2)` boxes; degenerate boxes give 0."""
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     inter = ix * iy
-    area = lambda r: max(0.0, r[2] - r[0]) * max(0.0, r[3] - r[1])  # noqa: E731
-    union = area(a) + area(b) - inter
+    union = _area(a) + _area(b) - inter
     return inter / union if union > 0 else 0.0
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sysconfig
+from collections.abc import Callable
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
@@ -77,12 +78,13 @@ class TextSimilarity(BaseReward):
                 f"evaluation_metric {evaluation_metric!r} is not supported offline ({_UNSUPPORTED_METRICS[evaluation_metric]}); "
                 "use fuzzy_match, bleu, rouge_1..rouge_5 or rouge_l"
             )
+        self._metric: Callable[[str, str], float]
         if evaluation_metric == "fuzzy_match":
             from rapidfuzz import fuzz, utils
 
             self._metric = lambda text, ref: fuzz.WRatio(text, ref, processor=utils.default_process) / 100.0
         elif evaluation_metric == "bleu":
-            from sacrebleu.metrics import BLEU
+            from sacrebleu.metrics.bleu import BLEU
 
             bleu = BLEU(effective_order=True)
             self._metric = lambda text, ref: bleu.sentence_score(text, [ref]).score / 100.0

@@ -32,7 +32,7 @@ class BLEU(BaseReward):
         lowercase: bool = False,
         reference_key: str | None = None,
     ):
-        from sacrebleu.metrics import BLEU as SacreBLEU
+        from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
         # effective_order: sentence-level BLEU without zero n-gram orders collapsing it to 0.
         self._metric = SacreBLEU(
@@ -59,7 +59,7 @@ class ChrF(BaseReward):
     range = (0.0, 1.0)
 
     def __init__(self, *, word_order: int = 0, lowercase: bool = False, reference_key: str | None = None):
-        from sacrebleu.metrics import CHRF
+        from sacrebleu.metrics.chrf import CHRF
 
         if word_order < 0:
             raise ValueError(f"word_order must be >= 0, got {word_order}")
