@@ -109,6 +109,7 @@ def _candidate_rows():
     ]
 
 
+@pytest.mark.slow
 def test_eval_candidates_hand_computed(tmp_path):
     data = write_jsonl(tmp_path / "cands.jsonl", _candidate_rows())
     report = run_eval(keyword, data)
@@ -132,6 +133,7 @@ def test_read_candidates_names_bad_row(tmp_path):
         read_candidates(write_jsonl(tmp_path / "cands.jsonl", rows))
 
 
+@pytest.mark.slow
 def test_cli_audit_and_eval(maths_file, tmp_path, capsys):
     spec = tmp_path / "weak.toml"
     spec.write_text(WEAK_TOML)
