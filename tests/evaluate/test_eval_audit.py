@@ -171,3 +171,43 @@ def test_rollout_diagnostics_hand_computed():
 def test_rollout_diagnostics_rejects_mismatch():
     with pytest.raises(InputError, match="results"):
         diagnostics.rollout_diagnostics([Sample(response="x")], [])
+
+
+@reward("test.gullible_judge", range=(0, 1))
+def gullible_judge(sample):
+    """A stand-in for a judge that obeys instructions found in the response it grades."""
+    text = sample.response_text.lower()
+    return 1.0 if "full marks" in text else float(str(sample.reference) in text)
+
+
+def test_prompt_injection_probe_catches_instruction_following_grader():
+    out = outcomes_by_name(gullible_judge)
+    assert out["prompt_injection"].flagged == 1  # the wrong answer (6 for 9) now gets full marks
+    assert out["flattery"].flagged == 0
+
+
+def test_think_prefill_probe_on_the_real_format_reward():
+    from rewardlab.core import registry
+
+    lenient = registry.create("format.tags", {"tags": ["think"], "strict": False, "allow_empty": True})
+    strict = registry.create("format.tags", {"tags": ["think"], "strict": False})
+    samples = [Sample(response="The answer is 4."), Sample(response="<think>2+2=4</think> The answer is 4.")]
+    probe = probes.probe_by_name(["think_prefill"])
+    _, (lenient_out,) = probes.run_probes(lenient, samples, probe)
+    _, (strict_out,) = probes.run_probes(strict, samples, probe)
+    assert lenient_out.flagged == 1  # an empty <think></think> earns the format reward
+    assert strict_out.flagged == 0
+
+
+def test_audit_against_a_second_reward(tmp_path):
+    from rewardlab.evaluate.audit.run_audit import audit_reward
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"response": "\\\\boxed{4} or \\\\boxed{5}", "reference": "4", "level": "1"}\n'
+                    '{"response": "\\\\boxed{4}", "reference": "4", "level": "2"}\n')
+    report = audit_reward(weak_regex_math, data, against=last_boxed, group_by="level",
+                          probes=probes.probe_by_name(["empty"]))
+    (check,) = report.numbers["crosschecks"]
+    assert check["by_category"] == {"test.weak_regex_math=pass, test.last_boxed=fail": 1}
+    assert check["by_group"]["1"] == {"total": 1, "disagree": 1}
+    assert any(s.title.startswith("Cross-check") for s in report.sections)
