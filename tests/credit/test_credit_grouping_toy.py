@@ -89,3 +89,21 @@ def test_advantages_by_group_reports_unscored_rows_and_flat_groups():
     assert (result.groups, result.zero_variance_groups, result.unscored_rows) == (3, 2, 1)
     with pytest.raises(ArrayError, match="estimator"):
         advantages_by_group(scores, ["a"] * 6, ok, estimator="ppo")
+
+
+def test_steps_from_results_pads_and_masks_without_inventing_zeros():
+    from rewardlab.core import ErrorKind, RewardResult
+    from rewardlab.credit import steps_from_results
+    from rewardlab.shape import aggregate_steps
+
+    results = [
+        RewardResult.ok(0.5, steps=(0.9, 0.4)),
+        RewardResult.failure(ErrorKind.CRASH, "prm died"),
+        RewardResult.ok(1.0, steps=(0.7, 0.8, 0.95)),
+        RewardResult.ok(1.0),  # an outcome-only result: no steps
+    ]
+    steps, mask = steps_from_results(results)
+    assert steps.shape == (4, 3)
+    np.testing.assert_array_equal(mask.sum(axis=1), [2, 0, 3, 0])
+    assert np.isnan(steps[1]).all()
+    np.testing.assert_allclose(aggregate_steps(steps, mask, how="min", empty=np.nan)[[0, 2]], [0.4, 0.7])

@@ -13,6 +13,7 @@ from rewardlab.credit.grouping import (
     by_size,
     from_results,
     pack,
+    steps_from_results,
 )
 from rewardlab.credit.outcome import a_hpo, dr_grpo, gdpo, grpo, hpo, reinforce_pp, rloo
 from rewardlab.credit.steps import gae, process_advantages, segment_advantages, steps_to_tokens
@@ -47,6 +48,7 @@ __all__ = [
     "reinforce_pp",
     "rloo",
     "segment_advantages",
+    "steps_from_results",
     "steps_to_tokens",
     "to_tokens",
     "tree_advantages",

@@ -28,6 +28,7 @@ __all__ = [
     "by_size",
     "from_results",
     "pack",
+    "steps_from_results",
 ]
 
 
@@ -109,6 +110,23 @@ def from_results(results: Sequence[RewardResult], group_size: int) -> tuple[F64,
     counts = {s.value: sum(r.status is s for r in results) for s in Status}
     return scores.reshape(-1, group_size), ok.reshape(-1, group_size), counts
 
+
+
+def steps_from_results(results: Sequence[RewardResult]) -> tuple[F64, Bool]:
+    """Process rewards (`RewardResult.steps`) as a padded `(batch, max_steps)` array + prefix mask.
+
+    A result that is not `ok`, or carries no steps, becomes an all-False row (NaN values): it is
+    kept in place, so row i is still sample i, and nothing is turned into a 0.
+    """
+    width = max((len(r.steps) for r in results if r.status is Status.OK and r.steps), default=0)
+    steps = np.full((len(results), width), np.nan)
+    mask = np.zeros((len(results), width), dtype=bool)
+    for i, result in enumerate(results):
+        if result.status is Status.OK and result.steps:
+            n = len(result.steps)
+            steps[i, :n] = result.steps
+            mask[i, :n] = True
+    return steps, mask
 
 #: estimators `advantages_by_group` (and `rewardlab advantages`) can apply by name
 OUTCOME_ESTIMATORS = ("grpo", "dr_grpo", "rloo", "reinforce_pp")
