@@ -196,3 +196,14 @@ def test_eval_candidates_compare_adds_selectors(tmp_path):
     assert {"test.keyword", "test.longer_is_better", "file scores", "length baseline"} <= set(report.numbers["selectors"])
     assert "test.keyword vs test.longer_is_better" in report.numbers["comparisons"]
     assert report.numbers["reward_errors"] == {"test.keyword": {}, "test.longer_is_better": {}}
+
+
+def test_cli_audit_field_mapping(tmp_path):
+    spec = tmp_path / "weak.toml"
+    spec.write_text(WEAK_TOML)
+    data = write_jsonl(tmp_path / "d.jsonl", [{"completion": "it is 6 \\boxed{6}", "answer": "9"}])
+    out = tmp_path / "o"
+    args = ["audit", str(spec), "--data", str(data), "-o", str(out), "--probe", "hedge"]
+    assert main([*args, "--field", "response=completion", "--field", "reference=answer"]) == 0
+    assert json.loads((out / "report.json").read_text())["flagged_probes"] == ["hedge"]
+    assert main([*args, "--field", "answer"]) == 2

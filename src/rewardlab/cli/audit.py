@@ -6,6 +6,21 @@ from pathlib import Path
 
 import typer
 
+from rewardlab.errors import UsageError
+
+_FIELDS = ("prompt", "response", "reference", "steps", "id", "group", "meta")
+
+
+def field_mapping(items: list[str]) -> dict[str, str] | None:
+    """`["response=completion", ...]` as `{"response": "completion"}` (Sample field -> column)."""
+    mapping = {}
+    for item in items:
+        name, sep, column = item.partition("=")
+        if not sep or name not in _FIELDS or not column:
+            raise UsageError(f"--field expects NAME=COLUMN with NAME in {', '.join(_FIELDS)}; got {item!r}")
+        mapping[name] = column
+    return mapping or None
+
 
 def audit_command(
     spec: Path = typer.Argument(..., help="Reward spec (TOML) to audit."),
@@ -15,6 +30,7 @@ def audit_command(
     against: Path | None = typer.Option(None, "--against", help="A second reward spec to cross-check against."),
     label_field: str | None = typer.Option(None, "--label-field", help="Sample meta field with true/false labels to cross-check against."),
     group_by: str | None = typer.Option(None, "--group-by", help="Meta field to group disagreements by (e.g. level)."),
+    field: list[str] = typer.Option([], "--field", help="Map a Sample field to a column, NAME=COLUMN (e.g. response=completion)."),
     candidates: bool = typer.Option(False, "--candidates", help="DATA is a candidate-set file (list of responses per row, Qwen eval format); labels become meta 'label'."),
     limit: int | None = typer.Option(None, "--limit", help="Audit a seeded random subset of N samples."),
     seed: int = typer.Option(0, "--seed", help="Seed of the subset."),
@@ -30,7 +46,7 @@ def audit_command(
     from rewardlab.evaluate.datasets import CandidateColumns
 
     report = audit_reward(
-        spec, data, probes=probe_by_name(probe or None), candidates=CandidateColumns() if candidates else None,
+        spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
         limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
         workers=workers, timeout=timeout,
     )
