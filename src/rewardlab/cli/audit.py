@@ -38,8 +38,11 @@ def audit_command(
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
 ) -> int:
-    """Run hacking probes (empty, hedge, padding, grader injection, format changes...) against a
-    reward, optionally cross-check it, and report which probes moved the score and by how much."""
+    """Probe a reward for hacks (hedging, padding, grader injection, format changes...).
+
+    Reports which probes moved the score and by how much, with examples; optionally cross-checks
+    the reward against another one or the data's labels. HTML and JSON report in --out.
+    """
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
     from rewardlab.evaluate.audit.run_audit import audit_reward

@@ -51,9 +51,12 @@ def eval_command(
     threshold: float = typer.Option(0.5, "--threshold", help="Process mode: a step scoring below this is predicted wrong."),
     compare: list[Path] = typer.Option([], "--compare", help="Another reward spec to compare with SPEC by paired tests (repeatable)."),
 ) -> None:
-    """Evaluate a reward: best-of-N / votes / pass@k / calibration on candidate sets, or pairwise
-    accuracy with the length baseline on preference pairs, training diagnostics on scored rollouts;
-    bootstrap CIs on every number."""
+    """Evaluate a reward on candidate sets, preference pairs, benchmarks or scored rollouts.
+
+    Candidate sets: best-of-N, votes, pass@k, calibration. Pairs: accuracy per subset with the
+    length baseline. Also best-of-k (RewardBench 2), RM-Bench grids, ProcessBench F1 and rollout
+    diagnostics. Bootstrap CIs on every number; HTML and JSON report in --out.
+    """
     from rewardlab.evaluate.datasets import CandidateColumns
     from rewardlab.evaluate.run_eval import MODES, run_eval
 
