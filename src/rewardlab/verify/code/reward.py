@@ -169,8 +169,8 @@ class CodeTests(BaseReward):
         except SessionEnded as ended:  # exited or was killed while loading (sys.exit before tests)
             program = ended.result
             load_error = f"the program ended before the tests ran: {ended.result.reason()}"
-        if report is None:
-            tests: list[dict[str, Any]] = [{"test": 0, "verdict": "not_reached", "detail": load_error}]
+        if report is None:  # every test counts as failed, so pass fractions stay comparable
+            tests: list[dict[str, Any]] = [{**v.to_info(), "detail": load_error} for v in prepared.fresh_verdicts()]
             return {"style": "check", "tests": tests, "load_error": load_error, "program": program.to_info() if program else None}
         tests = [v.to_info() for v in report.verdicts]
         out: dict[str, Any] = {"style": "check", "tests": tests, "calls": report.calls, "completed": report.completed}
