@@ -1,0 +1,51 @@
+"""The plain-algebra fast parser agrees with latex2sympy2_extended on the subset it accepts."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from latex2sympy2_extended import latex2sympy
+
+from rewardlab.verify.math.symbolic import _NORM, _fast_parse
+
+SUBSET = [
+    "x^2+8x+15", "(x+3)(x+5)", "2x^2y", "\\sqrt{8}", "2\\sqrt{2}", "\\frac{\\sqrt{3}}{2}",
+    "\\frac12", "\\pi r^2", "4a-2", "x^{-1}", "3\\sqrt2", "\\frac{x+1}{x-1}", "0.5x", "ab+c",
+    "7\\pi", "x^{2}-1", "(x-1)(x+1)", "x^2y^3", "2(x+1)", "x y", "\\sqrt{x^2+1}", "x2", "x\\sqrt{2}",
+    "\\frac{1}{2^{99}}", "2^{-99}", "\\frac{\\frac{1}{2}}{3}", "10^{3}", "x/y", "(x+1)2",
+    "x \\cdot y", "3 \\times 4",
+]
+REFUSED = ["x^23", "x^22^2", "x(2)", "n(n+1)/2", "1/2x", "e^2", "\\sin x", "1, 2", "\\{1\\}", "i+1", "\\sqrt[3]{2}", "x=3", "\\ln 2"]
+
+
+def _same(latex: str) -> bool:
+    fast = _fast_parse(latex)
+    full = latex2sympy(latex, normalization_config=_NORM)
+    diff = sympy.nsimplify(fast) - sympy.nsimplify(full)
+    return sympy.expand(diff) == 0 or sympy.simplify(diff) == 0
+
+
+@pytest.mark.parametrize("latex", SUBSET)
+def test_fast_parser_agrees_with_latex2sympy(latex: str) -> None:
+    assert _fast_parse(latex) is not None
+    assert _same(latex)
+
+
+@pytest.mark.parametrize("latex", REFUSED)
+def test_fast_parser_leaves_the_rest_to_latex2sympy(latex: str) -> None:
+    assert _fast_parse(latex) is None
+
+
+_atoms = st.sampled_from(["x", "y", "2", "3", "7", "\\pi", "\\sqrt{2}", "(x+1)", "\\frac{1}{2}"])
+_ops = st.sampled_from(["+", "-", "", "\\cdot "])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_atoms, _ops, st.sampled_from(["", "^2", "^{3}"])), min_size=1, max_size=5))
+def test_random_polynomials_parse_the_same(parts: list[tuple[str, str, str]]) -> None:
+    latex = "".join(f"{atom}{power}{op}" for atom, op, power in parts).rstrip("+-").rstrip("\\cdot ").strip()
+    if not latex or _fast_parse(latex) is None:
+        return
+    assert _same(latex), latex
