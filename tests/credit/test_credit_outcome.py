@@ -75,10 +75,12 @@ def test_grpo_matches_verl_loop(norm_by_std):
 @given(data=batches_with_flat_groups())
 def test_zero_variance_groups_give_exactly_zero_advantage(data):
     r, flat = data
-    for fn in (grpo, dr_grpo, rloo):
+    for fn in (grpo, dr_grpo, rloo, reinforce_pp):
         out = fn(r)
         assert np.all(out[flat] == 0.0), fn.__name__
     assert np.all(grpo(r, scale="batch")[flat] == 0.0)
+    two_components = np.stack([r, r * 0.5 + 1.0], axis=2)  # both constant on the flat rows
+    assert np.all(gdpo(two_components)[flat] == 0.0)
 
 
 def test_zero_variance_exactly_zero_even_in_float32_torch():

@@ -7,7 +7,8 @@ skips) are excluded from every baseline and statistic and get an advantage of ex
 Documented edge cases, the same for every estimator here:
     * a group with a single valid response has no baseline: advantage 0;
     * a group whose valid rewards are all equal gives exactly 0 (checked with max == min, so no
-      float residue such as 1e-17 survives to be divided by a tiny std);
+      float residue such as 1e-17 survives to be divided by a tiny std) — except
+      `reinforce_pp(baseline="none")`, whose baseline is the batch mean by design;
     * NaN/inf in a valid entry raises `NonFiniteError`; never propagated;
     * an all-masked batch gives all zeros (no signal, no NaN).
 
@@ -120,17 +121,18 @@ def reinforce_pp(
     statistics are per response (not per token). Masked entries get 0.
     """
     values, valid = grouped(rewards, mask)
-    if baseline == "group":
-        stats = group_stats(values, valid, ddof=0)
-        a = np.where(stats.constant, 0.0, values - stats.mean)
-    elif baseline == "none":
-        a = values
-    else:
-        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
     if not valid.any():
         return like(np.zeros_like(values), rewards)
-    mean = a[valid].mean()
-    adv = (a - mean) / (_batch_std(a, valid, ddof) + eps)
+    if baseline == "group":
+        stats = group_stats(values, valid, ddof=0)
+        a = np.where(valid & ~stats.constant, values - stats.mean, 0.0)
+        # Group-centred values have batch mean 0 by construction; not subtracting its float
+        # residue keeps zero-variance groups at exactly 0.
+        adv = a / (_batch_std(a, valid, ddof) + eps)
+    elif baseline == "none":
+        adv = (values - values[valid].mean()) / (_batch_std(values, valid, ddof) + eps)
+    else:
+        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
     return like(np.where(valid, adv, 0.0), rewards)
 
 
@@ -159,8 +161,9 @@ def gdpo(
     valid = to_mask(mask, "mask", summed.shape)
     if not valid.any():
         return like(summed, components)
-    mean = summed[valid].mean()
-    adv = (summed - mean) / (_batch_std(summed, valid, ddof) + eps)
+    # Each group's decoupled sum is centred (Σ of z-scores is 0), so the batch mean is 0 by
+    # construction: dividing by the batch std alone keeps zero-variance groups at exactly 0.
+    adv = summed / (_batch_std(summed, valid, ddof) + eps)
     return like(np.where(valid, adv, 0.0), components)
 
 
