@@ -236,9 +236,15 @@ def _become_submission(fds: dict[str, int], isolate: bool, workdir: str) -> None
     except BaseException:
         _fault(setup)
     os.close(setup)  # from here on the code is untrusted: it must not be able to report faults
-    if job["op"] == "session":
-        serve_calls(job, 3, 4)
-    run_program(job)
+    try:
+        if job["op"] == "session":
+            serve_calls(job, 3, 4)
+        run_program(job)
+    except SystemExit as exc:  # sys.exit() at import or inside a call: exit with its status
+        _flush_and_exit(_exit_code(exc))
+    except BaseException:
+        _flush_and_exit(1)
+    _flush_and_exit(0)
 
 
 def _fault(fd: int) -> None:
