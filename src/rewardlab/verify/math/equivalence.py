@@ -17,7 +17,7 @@ Order of decision, cheapest first (most answers never reach sympy):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
 from functools import lru_cache
@@ -127,7 +127,7 @@ def check(
     """
     opts = options or CheckOptions()
     if overrides:
-        opts = CheckOptions(**{**opts.__dict__, **overrides})
+        opts = replace(opts, **overrides)  # type: ignore[arg-type]
     if not isinstance(reference, str) or not isinstance(candidate, str):
         raise TypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
     if pool is not None:

@@ -22,7 +22,7 @@ does not count.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 __all__ = ["SOURCES", "ExtractOptions", "Extraction", "extract_answer", "find_boxed"]
@@ -191,16 +191,12 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
     """
     opts = options or ExtractOptions()
     if overrides:
-        opts = ExtractOptions(**{**_fields(opts), **overrides})  # type: ignore[arg-type]
+        opts = replace(opts, **overrides)  # type: ignore[arg-type]
     for source in opts._sources:
         answer = _from_source(text, source, opts)
         if answer is not None and answer.strip():
             return Extraction(answer.strip(), source)
     return Extraction(None, None)
-
-
-def _fields(opts: ExtractOptions) -> dict[str, object]:
-    return {"priority": opts.priority, "strict": opts.strict, "boxed": opts.boxed, "tail_chars": opts.tail_chars}
 
 
 def choice_letter(answer: str) -> str | None:

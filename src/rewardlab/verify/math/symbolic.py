@@ -40,7 +40,7 @@ class ParseFailure(ValueError):
 # meaning latex2sympy decides), + - * / ^ ( ) { } and \frac, \sqrt, \pi, \cdot, \times.
 # latex2sympy's ANTLR parser takes ~20 ms per answer; sympy's own expression parser takes
 # ~0.5 ms on this subset, which covers most polynomial and radical answers.
-# tests/verify/math/test_symbolic.py checks both parsers agree on it.
+# tests/verify/math/test_math_symbolic.py checks both parsers agree on it.
 _SIMPLE_RE = re.compile(r"^[0-9a-df-hj-z+\-*/^(){}. ]+$")
 _FRAC_RE = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
 _SQRT_RE = re.compile(r"\\sqrt\{([^{}]*)\}")

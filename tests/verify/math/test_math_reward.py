@@ -75,3 +75,22 @@ def test_usable_from_a_spec() -> None:
     }
     results = rewardlab.score(spec, [{"response": "\\boxed{12}", "reference": "12"}, {"response": "12", "reference": "12"}])
     assert [r.score for r in results] == [1.0, 0.0]
+
+
+def test_public_surface() -> None:
+    import rewardlab.verify.math as math_pkg
+
+    assert sorted(math_pkg.__all__) == sorted(
+        ["SOURCES", "CheckOptions", "ExtractOptions", "Extraction", "MathAnswer", "Outcome", "SympyPool",
+         "Verdict", "check", "default_pool", "extract_answer", "find_boxed", "warm_up"]
+    )
+    assert all(hasattr(math_pkg, name) for name in math_pkg.__all__)
+
+
+def test_importing_the_package_does_not_import_sympy() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, rewardlab.verify.math; print('sympy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # sympy lives in the worker processes only
