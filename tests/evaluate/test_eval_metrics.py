@@ -213,6 +213,14 @@ def test_majority_and_weighted_vote_hand_computed():
     assert passk.vote_accuracy(["1", "2"], [1, 0]) == 0.5  # tie between answers
 
 
+def test_ties_first_follows_input_order():
+    assert passk.best_of_n([0.9, 0.9, 0.1], [0, 1, 1], ties="first") == 0.0
+    assert passk.best_of_n([0.9, 0.9, 0.1], [1, 0, 1], ties="first") == 1.0
+    # "2" and "1" tie 2-2; "2" is seen first
+    assert passk.vote_accuracy(["2", "1", "1", "2"], [0, 1, 1, 0], ties="first") == 0.0
+    assert passk.vote_accuracy(["2", "1", "1", "2"], [0, 1, 1, 0]) == 0.5
+
+
 def test_weighted_vote_rejects_negative_weights():
     with pytest.raises(InputError, match="sigmoid"):
         passk.vote(["a"], [-1.0])

@@ -81,3 +81,12 @@ def test_maths_verifier_as_gold_and_cross_checked_against_labels():
     assert all(kind for kind in numbers["gold_errors"])
     assert dict(summary)["gold"] == "math_answer"
     assert 0.9 <= numbers["selectors"]["file scores"]["best_of_n"].estimate <= 1.0
+
+
+def test_reproduces_qwen_rm_maj_eval_totals(with_labels):
+    # Qwen2.5-Math evaluation/rm_maj_eval.py on this file, with the file's `score` labels, breaks
+    # ties by order (`list.index(max)`, `Counter.most_common`): maj@8 = 93.0, rm@8 = 94.0.
+    assert with_labels["majority_vote_first_tie"] == pytest.approx(0.93)
+    assert with_labels["selectors"]["file scores"]["best_of_n_first_tie"] == pytest.approx(0.94)
+    # Ours by default credits ties with their expected value, so it differs only by tied votes.
+    assert with_labels["majority_vote"].estimate == pytest.approx(0.925)

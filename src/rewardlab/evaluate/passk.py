@@ -10,17 +10,24 @@
   "Making Large Language Models Better Reasoners with Step-Aware Verifier"): group candidates by
   their final answer, add 1 (or the reward) per candidate, pick the answer with the largest total;
   ties at the top are again credited with the mean correctness of the tied answers.
+
+`ties="first"` instead breaks ties by input order (the first top-scored candidate; the answer
+seen first), which is what Qwen2.5-Math's `evaluation/rm_maj_eval.py` does (`list.index(max)`,
+`Counter.most_common`), so its published rm@k / maj@k totals can be reproduced exactly.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, same_length
+
+Ties = Literal["expected", "first"]
 
 __all__ = ["best_of_n", "best_of_n_accuracy", "pass_at_k", "vote", "vote_accuracy"]
 
@@ -63,23 +70,27 @@ def pass_at_k_many(n: Numbers, c: Numbers, k: int) -> np.ndarray:
     return out
 
 
-def best_of_n(scores: Numbers, correct: Numbers) -> float:
-    """Credit of best-of-N selection for one problem (1, 0, or a tie's mean correctness)."""
+def best_of_n(scores: Numbers, correct: Numbers, *, ties: Ties = "expected") -> float:
+    """Credit of best-of-N selection for one problem (1, 0, or a tie's mean correctness;
+    with `ties="first"`, the correctness of the first top-scored candidate)."""
     s = as_1d(scores, "scores", where="best_of_n")
     y = as_binary(correct, "correct", where="best_of_n")
     if same_length("best_of_n", scores=s, correct=y) == 0:
         raise InputError("a problem with no candidates", source="best_of_n")
+    if ties == "first":
+        return float(y[int(np.argmax(s))])  # argmax returns the first maximum
     top = s == s.max()
     return float(y[top].mean())
 
 
 def best_of_n_accuracy(
-    scores: Sequence[Numbers] | np.ndarray, correct: Sequence[Numbers] | np.ndarray, *, n: int | None = None
+    scores: Sequence[Numbers] | np.ndarray, correct: Sequence[Numbers] | np.ndarray, *, n: int | None = None,
+    ties: Ties = "expected",
 ) -> float:
     """Mean best-of-N credit over problems, using each problem's first `n` candidates (all if None)."""
-    if len(scores) != len(correct) or not scores:
+    if len(scores) != len(correct) or not len(scores):
         raise InputError(f"{len(scores)} score lists for {len(correct)} correctness lists", source="best_of_n_accuracy")
-    return float(np.mean([best_of_n(s[:n], y[:n]) for s, y in zip(scores, correct, strict=True)]))
+    return float(np.mean([best_of_n(s[:n], y[:n], ties=ties) for s, y in zip(scores, correct, strict=True)]))
 
 
 def vote(answers: Sequence[Hashable], weights: Sequence[float] | None = None) -> dict[Hashable, float]:
@@ -100,6 +111,8 @@ def vote_accuracy(
     answers: Sequence[Hashable],
     correct: Numbers,
     weights: Sequence[float] | None = None,
+    *,
+    ties: Ties = "expected",
 ) -> float:
     """Credit of a (weighted) vote for one problem.
 
@@ -109,12 +122,16 @@ def vote_accuracy(
         correct: whether each candidate is correct (candidates with the same answer should agree;
             the winning answer's credit is the mean correctness of its candidates).
         weights: reward per candidate for a reward-weighted vote; None for a majority vote.
+        ties: "expected" credits a tie with the mean over the tied answers; "first" picks the
+            tied answer seen first.
     """
     y = as_binary(correct, "correct", where="vote_accuracy")
     if len(y) != len(answers) or not answers:
         raise InputError(f"{len(answers)} answers for {len(y)} correctness labels", source="vote_accuracy")
     totals = vote(answers, weights)
     best = max(totals.values())
-    winners = [a for a, t in totals.items() if np.isclose(t, best)]
+    winners = [a for a, t in totals.items() if np.isclose(t, best)]  # in order of first appearance
+    if ties == "first":
+        winners = winners[:1]
     credit = [y[[a == w for a in answers]].mean() for w in winners]
     return float(np.mean(credit))

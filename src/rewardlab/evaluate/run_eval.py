@@ -68,9 +68,11 @@ def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, corre
     by_problem = _per_problem(scores, cands.problem)
     gold = _per_problem(correct.astype(float).tolist(), cands.problem)
     credit = np.asarray([passk.best_of_n(s, g) for s, g in zip(by_problem, gold, strict=True)])
+    first = passk.best_of_n_accuracy(by_problem, gold, ties="first")  # Qwen rm@k convention
     curve = bon_curve(by_problem, gold)
     s = np.asarray(scores, dtype=float)
     out: dict[str, Any] = {"best_of_n": stats.bootstrap_ci(credit, seed=seed), "best_of_n_per_problem": credit,
+                           "best_of_n_first_tie": first,
                            "bon_curve": curve, "spearman_vs_gold": stats.spearman(s, correct.astype(float))[0]}
     if len(curve.n) >= 3:  # Gao et al. form fitted to the gold gain over n = 1
         out["bon_fit"] = fit_bon(curve.kl, curve.gold - curve.gold[0])
@@ -138,6 +140,8 @@ def evaluate_candidates(
         answers = _per_problem(cands.answers, cands.problem)
         maj = np.asarray([passk.vote_accuracy(a, g) for a, g in zip(answers, gold_by_problem, strict=True)])
         numbers["majority_vote"] = stats.bootstrap_ci(maj, seed=seed)
+        numbers["majority_vote_first_tie"] = float(np.mean([passk.vote_accuracy(a, g, ties="first")
+                                                            for a, g in zip(answers, gold_by_problem, strict=True)]))
         for sel in numbers["selectors"].values():
             sel["vs_majority_vote"] = stats.compare_paired(sel["best_of_n_per_problem"], maj, seed=seed)
     names = list(numbers["selectors"])
@@ -162,6 +166,8 @@ def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append((f"weighted vote by {name}", str(sel["weighted_vote"])))
     if "majority_vote" in numbers:
         rows.append(("majority vote", str(numbers["majority_vote"])))
+        first = ", ".join(f"best-of-N by {k} {v['best_of_n_first_tie']:.4f}" for k, v in numbers["selectors"].items())
+        rows.append(("ties broken by order (Qwen rm_maj_eval)", f"majority vote {numbers['majority_vote_first_tie']:.4f}; {first}"))
     rows += [(f"pass@{k}", f"{v:.4f}") for k, v in numbers["pass_at_k"].items()]
     for label, c in numbers["comparisons"].items():
         rows.append((f"best-of-N: {label}", f"Δ = {c.difference} (p = {c.p_value:.3g}, {c.test})"))
