@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -20,8 +22,10 @@ def test_docs_have_examples():
 
 
 @pytest.mark.parametrize("code", [pytest.param(b, marks=pytest.mark.slow) if "from trl" in b else b for b in BLOCKS], ids=_ids())
-def test_doc_block_runs(code, capsys):
-    exec(compile(code, str(DOC), "exec"), {"__name__": "__docs__"})
+def test_doc_block_runs(code, capsys, monkeypatch):
+    module = types.ModuleType("credit_docs_example")  # a real module: dataclasses need one
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(code, str(DOC), "exec"), module.__dict__)
     assert capsys.readouterr().out  # every block shows something
 
 
