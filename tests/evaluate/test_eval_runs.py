@@ -207,3 +207,23 @@ def test_cli_audit_field_mapping(tmp_path):
     assert main([*args, "--field", "response=completion", "--field", "reference=answer"]) == 0
     assert json.loads((out / "report.json").read_text())["flagged_probes"] == ["hedge"]
     assert main([*args, "--field", "answer"]) == 2
+
+
+@reward("test.hangs_on_padding", range=(0, 1))
+def hangs_on_padding(sample):
+    if "double-check" in sample.response_text:  # the length_padding probe's filler
+        import time
+
+        time.sleep(60)
+    return 1.0
+
+
+@pytest.mark.slow
+def test_audit_in_worker_pool_turns_a_hang_into_counted_timeouts(maths_file):
+    from rewardlab.evaluate.audit.probes import probe_by_name
+
+    report = audit_reward(hangs_on_padding, maths_file, probes=probe_by_name(["length_padding", "empty"]),
+                          workers=2, timeout=2.0)
+    padding, empty = report.numbers["probes"]
+    assert padding["errors"] == {"timeout": 4} and padding["compared"] == 0
+    assert empty["compared"] == 4 and empty["errors"] == {}
