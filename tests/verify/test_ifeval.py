@@ -129,3 +129,13 @@ def test_registered_and_unknown_fixed_id_fails_at_build():
     assert registry.create("ifeval.constraints").name == "ifeval.constraints"
     with pytest.raises(Exception, match="unknown IFEval instruction"):
         registry.create("ifeval.constraints", {"instruction_ids": ["bogus"]})
+
+
+def test_undetectable_language_follows_as_in_ifeval_unless_closed():
+    assert check("language:response_language", "...!!!", {"language": "fr"}) is True
+    assert check("language:response_language", "...!!!", {"language": "fr", "undetectable_follows": False}) is False
+
+
+def test_two_responses_allows_empty_ends_like_ifeval():
+    assert check("combination:two_responses", "******\nfirst\n******\nsecond\n******") is True
+    assert check("combination:two_responses", "first\n******\n\n******\nsecond") is False

@@ -5,9 +5,12 @@ Evaluation for Large Language Models", `instruction_following_eval/instructions.
 of the released dataset (`instruction_id_list` + `kwargs`) is checked as is. Each checker is
 `check(text, **kwargs) -> bool` and raises `ValueError` when its arguments are unusable.
 
-Known differences from the reference implementation, chosen to stay offline and dependency-
-light: sentences are split with a regular expression (IFEval uses NLTK's Punkt model), and the
-language is detected with `langdetect` (as IFEval does) seeded for determinism.
+Every checker except two gives the reference's verdict on seeded random texts
+(`tests/verify/test_ifeval_reference.py`, against the `if-verifiable` port of IFEval's code).
+The two, to stay offline: sentences are split with a regular expression and capital words
+counted over word tokens (IFEval uses NLTK's Punkt model, a data download). The language is
+detected with `langdetect` as in IFEval, seeded for determinism; undetectable text counts as
+following (IFEval's choice) unless `undetectable_follows=False`.
 """
 
 from __future__ import annotations
@@ -64,7 +67,13 @@ def letter_frequency(text: str, *, letter: str, let_frequency: int, let_relation
 
 
 # -- language --------------------------------------------------------------------------------------
-def response_language(text: str, *, language: str) -> bool:
+def response_language(text: str, *, language: str, undetectable_follows: bool = True) -> bool:
+    """Whether langdetect's guess is `language` (ISO 639-1).
+
+    Text with nothing to detect from (punctuation, digits) counts as following, as in IFEval's
+    reference; `undetectable_follows=False` makes it fail instead, closing that loophole when
+    the checker is a training reward.
+    """
     import langdetect
 
     # langdetect is randomised; a fixed seed makes the verdict reproducible (its own docs).
@@ -72,7 +81,7 @@ def response_language(text: str, *, language: str) -> bool:
     try:
         return bool(langdetect.detect(text) == language)
     except langdetect.LangDetectException:
-        return False  # no features to detect from (empty, digits only): not in the language
+        return undetectable_follows
 
 
 # -- length ------------------------------------------------------------------------------------------
@@ -151,11 +160,15 @@ def title(text: str) -> bool:
 
 # -- combination, start/end, case, punctuation ---------------------------------------------------------
 def two_responses(text: str) -> bool:
+    # Empty parts are allowed only before the first and after the last "******" (IFEval).
     parts = text.split("******")
-    non_empty = [p.strip() for p in parts]
-    if len(parts) != 2 or not all(non_empty):
-        return False
-    return non_empty[0] != non_empty[1]
+    kept = []
+    for index, part in enumerate(parts):
+        if part.strip():
+            kept.append(part.strip())
+        elif index not in (0, len(parts) - 1):
+            return False
+    return len(kept) == 2 and kept[0] != kept[1]
 
 
 def repeat_prompt(text: str, *, prompt_to_repeat: str) -> bool:
@@ -171,12 +184,12 @@ def capital_word_frequency(text: str, *, capital_frequency: int, capital_relatio
     return _compare(sum(1 for w in words if w.isupper()), capital_relation, capital_frequency)
 
 
-def english_capital(text: str) -> bool:
-    return text.isupper() and response_language(text, language="en")
+def english_capital(text: str, *, undetectable_follows: bool = True) -> bool:
+    return text.isupper() and response_language(text, language="en", undetectable_follows=undetectable_follows)
 
 
-def english_lowercase(text: str) -> bool:
-    return text.islower() and response_language(text, language="en")
+def english_lowercase(text: str, *, undetectable_follows: bool = True) -> bool:
+    return text.islower() and response_language(text, language="en", undetectable_follows=undetectable_follows)
 
 
 def no_comma(text: str) -> bool:
