@@ -97,6 +97,8 @@ def bootstrap_ci(
         method="percentile",
         random_state=np.random.default_rng(seed),
         vectorized=True,
+        # resamples per batch, so memory stays ~160 MB (2e7 floats) however many items there are
+        batch=max(1, min(n_resamples, 20_000_000 // len(data))),
     )
     ci = result.confidence_interval
     return Interval(estimate, float(ci.low), float(ci.high), confidence, len(data))
