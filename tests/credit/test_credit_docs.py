@@ -1,4 +1,4 @@
-"""Every ```python block in docs/credit.md runs as written (TRL's import is slow: marked slow)."""
+"""Every ```python block in docs/credit.md runs as written (torch/TRL blocks are marked slow)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ def test_docs_have_examples():
     assert len(BLOCKS) >= 10
 
 
-@pytest.mark.parametrize("code", [pytest.param(b, marks=pytest.mark.slow) if "from trl" in b else b for b in BLOCKS], ids=_ids())
+def _heavy(block: str) -> bool:
+    """Blocks importing trl or torch take 5-20 s on a loaded machine: run them as slow tests."""
+    return "from trl" in block or "import torch" in block
+
+
+@pytest.mark.parametrize("code", [pytest.param(b, marks=pytest.mark.slow) if _heavy(b) else b for b in BLOCKS], ids=_ids())
 def test_doc_block_runs(code, capsys, monkeypatch):
     module = types.ModuleType("credit_docs_example")  # a real module: dataclasses need one
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -29,6 +34,7 @@ def test_doc_block_runs(code, capsys, monkeypatch):
     assert capsys.readouterr().out  # every block shows something
 
 
+@pytest.mark.slow
 def test_trl_hook_uses_real_trl_api_names():
     trl = pytest.importorskip("trl")
     for name in ("_calculate_rewards", "_generate_and_score_completions", "_compute_loss"):
