@@ -137,3 +137,12 @@ def test_inside_the_runner_worker_pool() -> None:
         results = runner.map(samples)
     assert [r.score for r in results] == [1.0, 1.0, 0.0, None] * 3
     assert [r.status for r in results][3] is Status.ERROR
+
+
+def test_worker_that_cannot_start_is_a_crash_verdict_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDLAB_MATH_WORKER_MEM_MB", "1")  # too little to import sympy
+    pool = SympyPool(max_workers=1)
+    verdict = check("\\sqrt{8}", "2\\sqrt{2}", pool=pool)
+    assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "crash"
+    assert "did not start" in verdict.reason and "Error" in verdict.reason  # the worker's stderr tail
+    pool.close()

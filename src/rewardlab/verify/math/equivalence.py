@@ -174,7 +174,7 @@ def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) ->
             return _decide_clean(r, c_rhs, opts, pool)
         if r_rhs is not None and "=" not in c:
             return _decide_clean(r_rhs, c, opts, pool)
-    letter = choice_letter(unwrap_text(rk))
+    letter = choice_letter(unwrap_text(r))
     if letter is not None:
         got = choice_letter(unwrap_text(c))
         if got == letter:

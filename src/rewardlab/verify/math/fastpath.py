@@ -32,7 +32,7 @@ _MAX_EXP = 400
 _DEC = r"(?:\d+\.?\d*|\.\d+)"
 _NUM_RE = re.compile(
     rf"^(?P<sign>[-+]?)(?P<mant>{_DEC})"
-    rf"(?:(?:e|E|\\times10\^|\\cdot10\^|\*10\^|×10\^)(?P<exp>\{{[-+]?\d+\}}|[-+]?\d))?"
+    rf"(?:[eE](?P<eexp>[-+]?\d+)|(?:\\times10\^|\\cdot10\^|\*10\^|×10\^)(?P<exp>\{{[-+]?\d+\}}|[-+]?\d))?"
     r"(?P<pct>%)?$"
 )
 _REPEAT_RE = re.compile(r"^(?P<sign>-?)(?P<int>\d*)\.(?P<fixed>\d*)\\overline\{(?P<rep>\d+)\}(?P<pct>%)?$")
@@ -78,7 +78,8 @@ def parse_number(s: str) -> Num | None:
         return None
     m = _NUM_RE.match(s)
     if m:
-        exp = int(m.group("exp").strip("{}")) if m.group("exp") else 0
+        exp_text = m.group("exp") or m.group("eexp")
+        exp = int(exp_text.strip("{}")) if exp_text else 0
         if abs(exp) > _MAX_EXP:
             return None
         num = _decimal(m.group("sign"), m.group("mant"), exp)

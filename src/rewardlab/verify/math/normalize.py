@@ -55,7 +55,7 @@ def clean(answer: str, opts: CheckOptions) -> str:
         compact = s.replace(" ", "")
         if _PLAIN_THOUSANDS_RE.match(compact):
             s = compact.replace(",", "")
-    s = _DROP_RE.sub(" ", s)
+    s = _DROP_RE.sub(" ", s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     if opts.degrees == "strip":
         s = _DEGREE_RE.sub("", s)

@@ -25,6 +25,7 @@ import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
+from sympy.core.relational import Relational
 from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
 _NORM = NormalizationConfig(basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="none", equations=False)
@@ -144,6 +145,8 @@ def _equal(a: Any, b: Any, rel_tol: float, equations: bool) -> tuple[bool | None
             return _equal(a, b.rhs, rel_tol, equations)
         if isinstance(a, Eq) and isinstance(b, Eq):
             return _equations_equal(a, b, rel_tol)
+    if isinstance(a, Relational) and isinstance(b, Relational) and not isinstance(a, Eq):
+        return _inequalities_equal(a, b, rel_tol)
     if isinstance(a, FiniteSet) and isinstance(b, FiniteSet):
         return _sets_equal(list(a), list(b), rel_tol, equations)
     if isinstance(a, Interval) and isinstance(b, Interval):
@@ -193,6 +196,15 @@ def _equations_equal(a: Eq, b: Eq, rel_tol: float) -> tuple[bool | None, str]:
     if ratio is not None and ratio.is_number and ratio != 0:
         return True, "equations equal up to a constant factor"
     return False, "different equations"
+
+
+def _inequalities_equal(a: Relational, b: Relational, rel_tol: float) -> tuple[bool | None, str]:
+    """`x > 3` equals `3 < x`: same direction after `.canonical`, same `lhs - rhs`."""
+    ca, cb = a.canonical, b.canonical
+    if type(ca) is not type(cb):
+        return False, f"different relations ({type(ca).__name__} vs {type(cb).__name__})"
+    same, reason = _expr_equal(ca.lhs - ca.rhs, cb.lhs - cb.rhs, rel_tol)
+    return same, f"inequalities: {reason}"
 
 
 def _close(x: Any, y: Any, rel_tol: float) -> bool:

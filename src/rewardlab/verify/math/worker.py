@@ -29,6 +29,7 @@ import select
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -65,21 +66,26 @@ class _Worker:
     """One worker process and its pipes."""
 
     def __init__(self) -> None:
-        env = dict(os.environ)
+        # stderr goes to an unnamed temporary file (a pipe nobody reads could fill and block
+        # the worker); its tail explains a worker that fails to start.
+        self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rewardlab.verify.math._server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            stderr=self._stderr,
             close_fds=True,
         )
         self._out = self.proc.stdout.fileno()  # type: ignore[union-attr]
         try:
             kind, _ = self._receive(time.monotonic() + STARTUP_TIMEOUT)
         except (TimeoutError, WorkerCrashed) as exc:
+            self.proc.kill()
+            self.proc.wait()
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-600:].decode(errors="replace").strip()
             self.kill()
-            raise WorkerCrashed(f"sympy worker did not start: {type(exc).__name__} {exc}") from exc
+            raise WorkerCrashed(f"sympy worker did not start ({type(exc).__name__}): {tail or exc}") from exc
         if kind != "ready":
             self.kill()
             raise WorkerCrashed(f"sympy worker sent {kind!r} instead of 'ready'")
@@ -106,7 +112,7 @@ class _Worker:
             self.proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             pass
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
             try:
                 if stream is not None:
                     stream.close()
