@@ -8,22 +8,24 @@
 
 A `SandboxPool` keeps `size` sandboxes running, each a fork server (`_server.py`) inside
 bubblewrap; every job is a fresh child of it in fresh namespaces, so isolation does not cost an
-interpreter start per job. `pool.session(source)` loads a module in such a child and calls its
+interpreter start per job. The server keeps two job sandboxes forked ahead of time, so setting
+up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)` loads a module in such a child and calls its
 functions; values cross the boundary as plain builtins (exact types, tagged JSON), so the
 trusted caller compares them itself — an object whose `__eq__` always says True never leaves.
 
 What is covered
     * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files and the
-      interpreter's prefix are visible, read-only. /home, /root, the project, /sys, /run and
-      the rest of /etc are absent. Each job gets its own tmpfs /tmp (size-capped, `tmp_bytes`)
+      interpreter's prefix are visible, read-only; the sandbox's own root and /dev are remounted
+      read-only too. /home, /root, the project, /sys, /run and the rest of /etc are absent. Each job gets its own tmpfs /tmp (size-capped, `tmp_bytes`)
       and /dev/shm, gone when the job ends; files are capped by RLIMIT_FSIZE.
     * Privileges: uid/gid 65534 in the sandbox; started as root, bubblewrap itself runs as the
       host user `nobody` when the interpreter is reachable by it. Every capability is dropped
       (bwrap `--cap-drop ALL`, then the job's own bounding/ambient/effective sets are emptied and
       `no_new_privs` is set), so `mount -o remount,rw` of a read-only bind fails.
     * Namespaces: new user, pid, network (loopback only), IPC, UTS and cgroup namespaces per
-      worker (`bwrap --unshare-all`), plus new user, pid, mount and IPC namespaces per job. A job
-      sees only its own processes in /proc and cannot signal or ptrace the server or the host.
+      worker (`bwrap --unshare-all`), plus new user, pid, mount and IPC namespaces and a new
+      session per job. A job sees only its own processes in /proc and cannot signal (not even
+      through its process group) or ptrace the server or the host; the server is not dumpable.
     * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
     * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
       machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own user

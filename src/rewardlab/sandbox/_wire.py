@@ -107,6 +107,7 @@ class EncodeError(Exception):
     """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
 
 
+_CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
 _ATOMS = "None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset"
 
 
@@ -137,8 +138,7 @@ def encode_value(value: Any, *, max_nodes: int = 1_000_000, max_depth: int = 100
         if t is bytes:
             return ["y", base64.b64encode(v).decode()]
         if t is list or t is tuple or t is set or t is frozenset:
-            tag = {list: "l", tuple: "t", set: "S", frozenset: "F"}[t]
-            return [tag, [enc(x, depth + 1) for x in v]]
+            return [_CONTAINER_TAGS[t], [enc(x, depth + 1) for x in v]]
         if t is dict:
             return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]]
         raise EncodeError(f"a value of type {t.__module__}.{t.__qualname__} cannot leave the sandbox (allowed: {_ATOMS})")

@@ -416,7 +416,7 @@ class Session:
         """Start the child; `prefetch` calls run right after loading, in this order, and their
         answers are kept for the first matching `call`s (one round trip instead of many)."""
         self._deadline = time.monotonic() + self.limits.wall_seconds + _GRACE
-        pre = []
+        pre: list[dict[str, Any]] = []
         for name, args in prefetch:
             try:
                 pre.append({"name": name, "args": [_wire.encode_value(a) for a in args]})
@@ -454,7 +454,7 @@ class Session:
             TypeError: an argument is not a plain builtin value.
         """
         try:
-            frame = {"op": "call", "name": name, "args": [_wire.encode_value(a) for a in args],
+            frame: dict[str, Any] = {"op": "call", "name": name, "args": [_wire.encode_value(a) for a in args],
                      "kwargs": {k: _wire.encode_value(v) for k, v in kwargs.items()}}  # fmt: skip
         except _wire.EncodeError as exc:
             raise TypeError(f"cannot pass this argument into the sandbox: {exc}") from None

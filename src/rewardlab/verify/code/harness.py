@@ -134,7 +134,8 @@ class _AssertRewriter(ast.NodeTransformer):
 def free_names(tree: ast.Module) -> set[str]:
     """Names the tests read but never bind and that are not builtins: they come from the
     program (HumanEval's tests share one namespace with it)."""
-    loaded, bound = set(), set()
+    loaded: set[str] = set()
+    bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)

@@ -124,19 +124,19 @@ class CodeTests(BaseReward):
     # runner workers, and each process starts its own sandboxes on first use.
     @property
     def pool(self) -> SandboxPool:
-        return shared_pool(int(self.params["workers"]), self.config)  # type: ignore[call-overload]
+        return shared_pool(int(self.params["workers"]), self.config)
 
     # -- scoring -------------------------------------------------------------------------------------
-    def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
+    def compute_batch(self, samples: Sequence[Sample]) -> Sequence[RewardResult | float | bool | None]:
         if len(samples) <= 1:
-            return [self._safe_compute(s) for s in samples]  # type: ignore[misc]
-        with ThreadPoolExecutor(int(self.params["workers"])) as executor:  # type: ignore[call-overload]
-            return list(executor.map(self._safe_compute, samples))  # type: ignore[arg-type]
+            return [self._safe_compute(s) for s in samples]
+        with ThreadPoolExecutor(int(self.params["workers"])) as executor:
+            return list(executor.map(self._safe_compute, samples))
 
     def compute(self, sample: Sample) -> RewardResult:
         reference = _reference(sample.reference)
         language = str(self.params["language"])
-        extracted = extract_code(sample.response_text, pick=self.params["extract"], language=language)  # type: ignore[arg-type]
+        extracted = extract_code(sample.response_text, pick=self.params["extract"], language=language)
         code = extracted.code
         if self.params["prepend_prompt"]:
             code = f"{sample.prompt if isinstance(sample.prompt, str) else ''}{code}"
