@@ -51,7 +51,7 @@ def test_cache_survives_reopen(tmp_path):
 
 
 def test_size_is_bounded_and_least_recently_used_are_evicted(tmp_path):
-    store = ResultStore(tmp_path / "c.sqlite", max_rows=100, evict_fraction=0.1)
+    store = ResultStore(tmp_path / "c.sqlite", max_rows=100, evict_fraction=0.1, touch_after=0.0)
     first = _samples(100)
     store.put_many("h", [(s, RewardResult.ok(1)) for s in first])
     store.get_many("h", first[:10])  # touch the first ten: they are now the most recently used

@@ -24,15 +24,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Mutable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
-from rewardlab.core import Reward, Status
+from rewardlab.core import Reward, Sample, Status
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
 from rewardlab.serve.schemas import (
@@ -42,6 +45,7 @@ from rewardlab.serve.schemas import (
     RewardsOut,
     ScoreRequest,
     ScoreResponse,
+    fast_samples,
 )
 from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
 from rewardlab.serve.settings import ServeSettings
@@ -160,8 +164,61 @@ def create_app(
     app.state.service = service
     _install_error_handlers(app)
     _install_routes(app, service)
+    _install_openapi(app, (ScoreRequest,))
     app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # type: ignore[arg-type]
     return app
+
+
+def _invalid(errors: list[Any], prefix: tuple[str, ...] = ()) -> ApiError:
+    details = [{"loc": [*prefix, *e.get("loc", ())], "type": e.get("type"), "msg": e.get("msg")} for e in errors]
+    if any(d["type"] == "json_invalid" for d in details):
+        return ApiError(400, "malformed_json", "the request body is not valid JSON", details=details)
+    where = "; ".join(f"{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in details[:5])
+    return ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details)
+
+
+def parse_score_body(body: bytes) -> tuple[list[Sample], bool]:
+    """Samples and `use_cache` of a score request: orjson + `fast_samples`, else pydantic.
+
+    Raises:
+        ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
+    """
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
+    if isinstance(data, dict) and data.keys() <= {"samples", "use_cache"} and isinstance(data.get("use_cache", True), bool):
+        samples = fast_samples(data.get("samples"))
+        if samples is not None:
+            return samples, data.get("use_cache", True)
+    try:
+        request = ScoreRequest.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc.errors(), ("body",)) from exc
+    return [s.to_sample() for s in request.samples], request.use_cache
+
+
+def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
+
+
+def _install_openapi(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
+    """OpenAPI from the routes, plus the request models the hot route parses by hand."""
+
+    def build() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in models:
+                js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, sub in js.pop("$defs", {}).items():
+                    components.setdefault(name, sub)
+                components.setdefault(model.__name__, js)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = build  # type: ignore[method-assign]
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -171,13 +228,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = [
-            {"loc": list(e.get("loc", ())), "type": e.get("type"), "msg": e.get("msg")} for e in exc.errors()
-        ]
-        if any(d["type"] == "json_invalid" for d in details):
-            return _json_error(ApiError(400, "malformed_json", "the request body is not valid JSON", details=details))
-        where = "; ".join(f"{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in details[:5])
-        return _json_error(ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details))
+        return _json_error(_invalid(list(exc.errors())))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -232,23 +283,19 @@ def _install_routes(app: FastAPI, service: RewardService) -> None:
 
     @app.post(
         "/v1/rewards/{name}:score", tags=["rewards"], response_model=ScoreResponse,
-        dependencies=auth, responses=_ERRORS,
+        dependencies=auth, responses=_ERRORS, openapi_extra=_body_schema(ScoreRequest),
     )
-    async def score(name: str, body: ScoreRequest) -> Any:
-        """Score a batch of samples with reward `name`; one result per sample, in order."""
+    async def score(name: str, request: Request) -> Any:
+        """Score a batch of samples (`ScoreRequest`) with reward `name`; one result per sample, in order."""
         hosted = service.get(name)
-        samples = [s.to_sample() for s in body.samples]
+        samples, use_cache = parse_score_body(await request.body())
         start = time.perf_counter()
-        outcome = await service.score(name, samples, use_cache=body.use_cache)
+        outcome = await service.score(name, samples, use_cache=use_cache)
         service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
-        return JSONResponse(
-            {
-                "reward": name,
-                "spec_hash": hosted.spec_hash,
-                "results": [r.to_dict() for r in outcome.results],
-                "cached": outcome.cached,
-            }
-        )
+        # The results are JSON already (from the worker thread or the cache): join, don't re-encode.
+        head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
+        body = b"".join((head[:-1], b',"results":[', b",".join(outcome.encoded), b"]}"))
+        return Response(body, media_type="application/json")
 
     @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)
     async def get_reward(body: OpenRLHFRequest) -> Any:

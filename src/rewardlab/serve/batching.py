@@ -20,7 +20,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rewardlab.core import Reward, RewardResult, Sample
+import orjson
+
+from rewardlab._version import __version__
+from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.serve.cache import ResultStore, sample_key
 from rewardlab.serve.executors import Executor
 from rewardlab.serve.metrics import ServerMetrics
@@ -45,17 +48,26 @@ class BackendError(Exception):
 
 @dataclass
 class ScoreOutcome:
-    """Results of one request, in request order, and how many came from the cache."""
+    """Results of one request, in request order, as JSON bytes, and how many were cached.
 
-    results: list[RewardResult]
+    Results stay encoded from the worker thread (or the cache) to the socket: a reply is the
+    stored bytes joined, not 10,000 dicts decoded and encoded again.
+    """
+
+    encoded: list[bytes]
     cached: int
+
+    @property
+    def results(self) -> list[RewardResult]:
+        """The results decoded (for callers that need the values, like `/get_reward`)."""
+        return [RewardResult.from_dict(orjson.loads(text)) for text in self.encoded]
 
 
 @dataclass
 class _Item:
     sample: Sample
     key: str
-    future: asyncio.Future[RewardResult] = field(repr=False)
+    future: asyncio.Future[bytes] = field(repr=False)
 
 
 class Batcher:
@@ -99,7 +111,7 @@ class Batcher:
         self.max_queue = max_queue
         self.concurrency = concurrency
         self._queue: collections.deque[_Item] = collections.deque()
-        self._inflight: dict[str, asyncio.Future[RewardResult]] = {}
+        self._inflight: dict[str, asyncio.Future[bytes]] = {}
         self._wakeup: asyncio.Event | None = None
         self._slots: asyncio.Semaphore | None = None
         self._task: asyncio.Task[None] | None = None
@@ -117,7 +129,7 @@ class Batcher:
         """
         self._ensure_started()
         keys, hits = await asyncio.to_thread(self._lookup, samples, use_cache)
-        futures: dict[str, asyncio.Future[RewardResult]] = {}
+        futures: dict[str, asyncio.Future[bytes]] = {}
         fresh: list[_Item] = []
         loop = asyncio.get_running_loop()
         for sample, key in zip(samples, keys, strict=True):
@@ -145,14 +157,14 @@ class Batcher:
         if futures:
             await asyncio.wait(list(futures.values()))  # wait() never cancels the shared futures
         computed = {k: f.result() for k, f in futures.items()}  # re-raises a BackendError
-        results = [hits[k] if k in hits else computed[k] for k in keys]
-        return ScoreOutcome(results, sum(1 for k in keys if k in hits))
+        encoded = [hits[k] if k in hits else computed[k] for k in keys]
+        return ScoreOutcome(encoded, sum(1 for k in keys if k in hits))
 
-    def _lookup(self, samples: Sequence[Sample], use_cache: bool) -> tuple[list[str], dict[str, RewardResult]]:
+    def _lookup(self, samples: Sequence[Sample], use_cache: bool) -> tuple[list[str], dict[str, bytes]]:
         keys = [sample_key(s) for s in samples]
         if self.cache is None or not use_cache:
             return keys, {}
-        return keys, self.cache.get_keys(self.spec_hash, keys)
+        return keys, self.cache.get_encoded(self.spec_hash, keys)
 
     # -- the dispatcher --------------------------------------------------------------------
     def _ensure_started(self) -> None:
@@ -204,12 +216,12 @@ class Batcher:
             self.metrics.in_flight.labels(self.name).dec()
             self._slots.release()
 
-    def _compute(self, batch: list[_Item]) -> list[RewardResult]:
+    def _compute(self, batch: list[_Item]) -> list[bytes]:
         start = time.perf_counter()
-        raw = self.executor.map([item.sample for item in batch])
-        if len(raw) != len(batch):
-            raise BackendError(f"executor returned {len(raw)} results for {len(batch)} samples")
-        results = [r if r.stamp is not None else r.stamped(self.spec_hash) for r in raw]
+        results = self.executor.map([item.sample for item in batch])
+        if len(results) != len(batch):
+            raise BackendError(f"executor returned {len(results)} results for {len(batch)} samples")
+        encoded = [self._encode(r) for r in results]
         seconds = time.perf_counter() - start
         self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * seconds
         self.metrics.batch_latency.labels(self.name).observe(seconds)
@@ -217,8 +229,21 @@ class Batcher:
         self.metrics.cache_misses.labels(self.name).inc(len(batch))
         self.metrics.observe_results(self.name, results)
         if self.cache is not None:
-            self.cache.put_many(self.spec_hash, ((item.key, r) for item, r in zip(batch, results, strict=True)))
-        return results
+            keep = [
+                (item.key, text)
+                for item, r, text in zip(batch, results, encoded, strict=True)
+                if r.status is not Status.ERROR  # an error may pass on a retry: never cache it
+            ]
+            self.cache.put_encoded(self.spec_hash, keep)
+        return encoded
+
+    def _encode(self, result: RewardResult) -> bytes:
+        # Stamped as a dict, not with `RewardResult.stamped` (a dataclass copy per result).
+        row = result.to_dict()
+        if result.stamp is None:
+            row["rewardlab_version"] = __version__
+            row["spec_hash"] = self.spec_hash
+        return orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS)
 
     @property
     def queued(self) -> int:

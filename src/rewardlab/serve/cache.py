@@ -22,6 +22,7 @@ used from the server's worker threads.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -32,10 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import RewardResult, Sample, Status, content_hash
+import orjson
+
+from rewardlab.core import RewardResult, Sample, Status, canonical_json
 from rewardlab.errors import InputError
 
-__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "sample_key"]
+__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "encode_result", "sample_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -77,9 +80,20 @@ def sample_key(sample: Sample) -> str:
     """Hash of what a reward can see of `sample` (not its id or group).
 
     `Sample.id` is caller-chosen when given, so it cannot key a cache: two different responses
-    with id ``"7"`` must not share a result.
+    with id ``"7"`` must not share a result. orjson with sorted keys is the fast path (this runs
+    once per served sample); values orjson refuses fall back to `canonical_json`.
     """
-    return content_hash([sample.prompt, sample.response, sample.reference, sample.steps, sample.meta])
+    payload = [sample.prompt, sample.response, sample.reference, sample.steps, sample.meta]
+    try:
+        data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        data = canonical_json(payload).encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def encode_result(result: RewardResult) -> bytes:
+    """JSON bytes of `result.to_dict()` (what the cache stores and the server sends)."""
+    return orjson.dumps(result.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,8 @@ class ResultStore:
         path: the database file (created with its parent directories), or ``":memory:"``.
         max_rows: bound on cached results; beyond it the least recently used are evicted.
         evict_fraction: share of `max_rows` removed per eviction, so eviction runs rarely.
+        touch_after: seconds before a hit refreshes its LRU time (a hit is then a read, not a
+            write, for rows used in the last minute).
 
     Example:
         >>> store = ResultStore(":memory:")
@@ -127,13 +143,21 @@ class ResultStore:
         1.0
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, max_rows: int = 1_000_000, evict_fraction: float = 0.1):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_rows: int = 1_000_000,
+        evict_fraction: float = 0.1,
+        touch_after: float = 60.0,
+    ):
         if max_rows < 1:
             raise ValueError(f"max_rows must be >= 1, got {max_rows}")
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.max_rows = max_rows
+        self.touch_after = touch_after
         self._evict_batch = max(1, int(max_rows * evict_fraction))
         self._lock = threading.Lock()
         try:
@@ -154,7 +178,11 @@ class ResultStore:
 
     def get_keys(self, spec_hash: str, keys: Sequence[str]) -> dict[str, RewardResult]:
         """Cached results by sample key; marks the hits as used (for LRU eviction)."""
-        out: dict[str, RewardResult] = {}
+        return {k: RewardResult.from_dict(orjson.loads(v)) for k, v in self.get_encoded(spec_hash, keys).items()}
+
+    def get_encoded(self, spec_hash: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """Cached results as stored JSON bytes (the server splices them into replies as is)."""
+        out: dict[str, bytes] = {}
         unique = list(dict.fromkeys(keys))
         now = time.time()
         with self._lock:
@@ -163,35 +191,41 @@ class ResultStore:
                 chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
-                    f"SELECT sample_key, result FROM results WHERE spec_hash = ? AND sample_key IN ({marks})",
+                    f"SELECT sample_key, result, used FROM results WHERE spec_hash = ? AND sample_key IN ({marks})",
                     [spec_hash, *chunk],
                 ).fetchall()
-                for key, text in rows:
-                    out[key] = RewardResult.from_dict(json.loads(text))
-                if rows:
+                for key, text, _ in rows:
+                    out[key] = text if isinstance(text, bytes) else text.encode()
+                # LRU bookkeeping is a write; skip rows touched within `touch_after`, which
+                # eviction (oldest first, a tenth of the cache at a time) would not pick anyway.
+                stale = [key for key, _, used in rows if used <= now - self.touch_after]
+                if stale:
                     self._db.execute(
-                        f"UPDATE results SET used = ? WHERE spec_hash = ? AND sample_key IN ({marks})",
-                        [now, spec_hash, *chunk],
+                        f"UPDATE results SET used = ? WHERE spec_hash = ? AND sample_key IN ({','.join('?' * len(stale))})",
+                        [now, spec_hash, *stale],
                     )
         return out
 
     def put_many(self, spec_hash: str, items: Iterable[tuple[Sample | str, RewardResult]]) -> int:
         """Store results (errors are skipped, see the module doc). Returns how many were stored."""
-        now = time.time()
         rows = [
-            (spec_hash, item if isinstance(item, str) else sample_key(item), json.dumps(result.to_dict()), now, now)
+            (item if isinstance(item, str) else sample_key(item), encode_result(result))
             for item, result in items
             if result.status is not Status.ERROR
         ]
+        return self.put_encoded(spec_hash, rows)
+
+    def put_encoded(self, spec_hash: str, rows: Sequence[tuple[str, bytes]]) -> int:
+        """Store already encoded results ``(sample_key, json bytes)``; the caller leaves out errors."""
         if not rows:
             return 0
+        now = time.time()
+        values = [(spec_hash, key, text, now, now) for key, text in rows]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 before = self._db.total_changes
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows
-                )
+                self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -199,7 +233,7 @@ class ResultStore:
             self._rows += self._db.total_changes - before
             if self._rows > self.max_rows:
                 self._evict()
-        return len(rows)
+        return len(values)
 
     def _evict(self) -> None:
         # Called with the lock held. REPLACE counts as a change, so re-count before deciding.

@@ -22,8 +22,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
+import orjson
 
-from rewardlab.core import JSON, BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.core import (
+    JSON,
+    BaseReward,
+    ErrorKind,
+    RewardError,
+    RewardResult,
+    Sample,
+    Stamp,
+    Status,
+)
 from rewardlab.errors import RewardLabError
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "ServerError"]
@@ -49,7 +59,24 @@ class ServerError(RewardLabError):
 
 
 def _payload(sample: SampleLike) -> dict[str, JSON]:
-    return sample.to_dict() if isinstance(sample, Sample) else dict(sample)
+    if not isinstance(sample, Sample):
+        return dict(sample)
+    # Not `Sample.to_dict()`: that also computes a content hash the server does not need.
+    row: dict[str, JSON] = {"prompt": sample.prompt, "response": sample.response, "reference": sample.reference}
+    if sample.meta:
+        row["meta"] = dict(sample.meta)
+    if sample.steps is not None:
+        row["steps"] = list(sample.steps)
+    if sample.id:
+        row["id"] = sample.id
+    if sample.group is not None:
+        row["group"] = sample.group
+    return row
+
+
+def _score_body(chunk: Sequence[SampleLike], use_cache: bool) -> dict[str, Any]:
+    body = orjson.dumps({"samples": [_payload(s) for s in chunk], "use_cache": use_cache}, default=str)
+    return {"content": body, "headers": {"Content-Type": "application/json"}}
 
 
 def _error_from(response: httpx.Response) -> ServerError:
@@ -78,11 +105,40 @@ class _Retry:
         return response.status_code in _RETRY_STATUS
 
 
+_STATUS = {s.value: s for s in Status}
+_KIND = {k.value: k for k in ErrorKind}
+
+
+def _decode(row: dict[str, Any], stamps: dict[tuple[str, str], Stamp]) -> RewardResult:
+    """`RewardResult.from_dict` for the client's hot path: enum lookups by dict, one shared
+    `Stamp` per (version, spec hash). Same values; unknown kinds fall back to `from_dict`."""
+    try:
+        error = row.get("error")
+        components = row.get("components")
+        steps = row.get("steps")
+        stamp = None
+        if "spec_hash" in row:
+            key = (str(row.get("rewardlab_version", "")), str(row["spec_hash"]))
+            stamp = stamps.get(key) or stamps.setdefault(key, Stamp(*key))
+        return RewardResult(
+            row.get("score"),
+            _STATUS[row.get("status", "ok")],
+            {k: _decode(v, stamps) for k, v in components.items()} if components else {},
+            tuple(float(x) for x in steps) if steps is not None else None,
+            row.get("info") or {},
+            RewardError(_KIND[error["kind"]], str(error["message"])) if error else None,
+            stamp,
+        )
+    except KeyError:
+        return RewardResult.from_dict(row)
+
+
 def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
-    rows = response.json()["results"]
+    rows = orjson.loads(response.content)["results"]
     if len(rows) != expected:  # the server promises one per sample; never pad or truncate
         raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
-    return [RewardResult.from_dict(r) for r in rows]
+    stamps: dict[tuple[str, str], Stamp] = {}
+    return [_decode(r, stamps) for r in rows]
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -140,8 +196,8 @@ class Client:
         out: list[RewardResult] = []
         for start in range(0, len(samples), self.batch_size):
             chunk = samples[start : start + self.batch_size]
-            body = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
-            out.extend(_results(self.request("POST", f"/v1/rewards/{reward}:score", json=body), len(chunk)))
+            reply = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache))
+            out.extend(_results(reply, len(chunk)))
         return out
 
     def rewards(self) -> list[dict[str, Any]]:
@@ -209,8 +265,8 @@ class AsyncClient:
 
         async def one(chunk: Sequence[SampleLike]) -> list[RewardResult]:
             async with gate:
-                body = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
-                return _results(await self.request("POST", f"/v1/rewards/{reward}:score", json=body), len(chunk))
+                reply = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache))
+                return _results(reply, len(chunk))
 
         chunks = [samples[i : i + self.batch_size] for i in range(0, len(samples), self.batch_size)]
         parts = await asyncio.gather(*(one(c) for c in chunks))

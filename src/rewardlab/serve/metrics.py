@@ -7,11 +7,12 @@ only this server's numbers.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from rewardlab.core import RewardResult, Status
+from rewardlab.core import RewardResult
 
 __all__ = ["ServerMetrics"]
 
@@ -67,18 +68,30 @@ class ServerMetrics:
         )
 
     def observe_results(self, reward: str, results: Sequence[RewardResult]) -> None:
-        """Count statuses and error kinds of the totals and of every component."""
+        """Count statuses and error kinds of the totals and of every component.
+
+        Counted in plain dicts first: one `labels().inc()` per label set, not per sample
+        (prometheus-client takes a lock per call).
+        """
+        counts: collections.Counter[tuple[str, ...]] = collections.Counter()
         for result in results:
-            self.samples.labels(reward, result.status.value).inc()
-            if result.status is Status.ERROR and result.error is not None:
-                self.errors.labels(reward, "", result.error.kind.value).inc()
+            counts["s", result.status.value] += 1
+            if result.error is not None:
+                counts["e", "", result.error.kind.value] += 1
             for component, sub in result.components.items():
-                self.component_results.labels(reward, component, sub.status.value).inc()
-                if sub.status is Status.ERROR and sub.error is not None:
-                    self.errors.labels(reward, component, sub.error.kind.value).inc()
+                counts["c", component, sub.status.value] += 1
+                if sub.error is not None:
+                    counts["e", component, sub.error.kind.value] += 1
                 seconds = sub.info.get("seconds") if sub.info else None
                 if isinstance(seconds, int | float):
                     self.component_seconds.labels(reward, component).observe(float(seconds))
+        for key, n in counts.items():
+            if key[0] == "s":
+                self.samples.labels(reward, key[1]).inc(n)
+            elif key[0] == "e":
+                self.errors.labels(reward, key[1], key[2]).inc(n)
+            else:
+                self.component_results.labels(reward, key[1], key[2]).inc(n)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of this registry."""

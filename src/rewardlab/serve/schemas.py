@@ -60,6 +60,46 @@ class SampleIn(BaseModel):
         )
 
 
+_FIELDS = frozenset({"prompt", "response", "reference", "steps", "meta", "id", "group"})
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in value)
+    )
+
+
+def fast_samples(rows: Any) -> list[Sample] | None:
+    """`Sample`s for rows of the common shapes, without pydantic; ``None`` if any row is unusual.
+
+    Accepts only what `SampleIn` accepts (a subset: plain strings or messages with string
+    content, string ids); for anything else the caller validates with `SampleIn`, which gives
+    the precise error. This is the server's hot path: pydantic plus model-to-Sample copies cost
+    more than a cheap reward.
+    """
+    if not isinstance(rows, list):
+        return None
+    out = []
+    for row in rows:
+        if not isinstance(row, dict) or row.keys() - _FIELDS:
+            return None
+        prompt, response = row.get("prompt", ""), row.get("response")
+        steps, meta = row.get("steps"), row.get("meta", {})
+        id_, group = row.get("id"), row.get("group")
+        if (
+            response is None or not _text(response) or not _text(prompt)
+            or not isinstance(meta, dict)
+            or (steps is not None and not (isinstance(steps, list) and all(isinstance(x, str) for x in steps)))
+            or (id_ is not None and not isinstance(id_, str))
+            or (group is not None and not isinstance(group, str))
+        ):
+            return None
+        out.append(
+            Sample(prompt, response, row.get("reference"), tuple(steps) if steps is not None else None, meta, id_ or "", group)
+        )
+    return out
+
+
 class ScoreRequest(BaseModel):
     """Body of ``POST /v1/rewards/{name}:score``."""
 
