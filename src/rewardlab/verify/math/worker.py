@@ -68,7 +68,7 @@ class _Worker:
     def __init__(self) -> None:
         # stderr goes to an unnamed temporary file (a pipe nobody reads could fill and block
         # the worker); its tail explains a worker that fails to start.
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker; closed in kill)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rewardlab.verify.math._server"],
             stdin=subprocess.PIPE,
