@@ -56,6 +56,7 @@ class LLMJudge(BaseReward):
     """
 
     name = "judge.llm"
+    range = (0.0, 1.0)  # the default, normalised; the raw scale without `normalize`
 
     def __init__(
         self,

@@ -163,7 +163,7 @@ class RepetitionPenalty(BaseReward):
     """
 
     name = "shaping.repetition"
-    range = (-math.inf, 0.0)
+    range = (-1.0, 0.0)  # the default max_penalty; an instance declares its own
 
     def __init__(self, *, ngram_size: int = 3, max_penalty: float = -1.0, unit: Literal["tokens", "words"] = "words"):
         if ngram_size < 1:
@@ -239,6 +239,7 @@ class AdaptiveLengthPenalty(BaseReward):
     """
 
     name = "shaping.adaptive_length"
+    range = (-1.0, 0.0)  # the default max_strength; an instance declares its own
 
     def __init__(
         self,
