@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
@@ -34,23 +35,27 @@ COMPILERS: dict[str, tuple[str, str, str]] = {
     "c": ("gcc", "main.c", "gcc -O2 -std=gnu17 -o /tmp/main main.c -lm"),
     "cpp": ("g++", "main.cpp", "g++ -O2 -std=gnu++17 -o /tmp/main main.cpp"),
 }
-_POOLS: dict[tuple[int, SandboxConfig], SandboxPool] = {}
+# Keyed by pid too: a forked runner worker must start its own sandboxes, never talk through
+# pipes it inherited from its parent's pool.
+_POOLS: dict[tuple[int, int, SandboxConfig], SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
 def shared_pool(size: int, config: SandboxConfig) -> SandboxPool:
     """One warm pool per (size, config) in this process, closed at exit."""
+    key = (os.getpid(), size, config)
     with _POOLS_LOCK:
-        pool = _POOLS.get((size, config))
+        pool = _POOLS.get(key)
         if pool is None:
-            pool = _POOLS[(size, config)] = SandboxPool(size, config)
+            pool = _POOLS[key] = SandboxPool(size, config)
         return pool
 
 
 @atexit.register
 def _close_pools() -> None:
-    for pool in _POOLS.values():
-        pool.close()
+    for (pid, _, _), pool in list(_POOLS.items()):
+        if pid == os.getpid():
+            pool.close()
 
 
 def output_matches(expected: str, actual: str, *, strict_whitespace: bool = False) -> bool:
