@@ -107,3 +107,12 @@ def test_steps_from_results_pads_and_masks_without_inventing_zeros():
     np.testing.assert_array_equal(mask.sum(axis=1), [2, 0, 3, 0])
     assert np.isnan(steps[1]).all()
     np.testing.assert_allclose(aggregate_steps(steps, mask, how="min", empty=np.nan)[[0, 2]], [0.4, 0.7])
+
+
+def test_toy_compare_summarises_each_estimator_on_shared_seeds():
+    from rewardlab.credit.toy import compare
+
+    rows = compare(["grpo", "none"], seeds=range(2), steps=60)
+    by_name = {r.estimator: r for r in rows}
+    assert by_name["grpo"].steps_to_threshold < 60 < by_name["none"].steps_to_threshold
+    assert by_name["grpo"].final_success > 0.9 > by_name["none"].final_success

@@ -34,7 +34,7 @@ from rewardlab.errors import ArrayError
 from rewardlab.shape._arrays import F64
 from rewardlab.shape.zero_variance import zero_variance
 
-__all__ = ["ESTIMATORS", "ToyRun", "ToyTask", "train_toy"]
+__all__ = ["ESTIMATORS", "ToyComparison", "ToyRun", "ToyTask", "compare", "train_toy"]
 
 
 @dataclass(frozen=True)
@@ -163,3 +163,36 @@ def train_toy(
         run.success.append(_exact_success(task, _softmax(theta), all_seqs, hits))
     run.seconds = time.perf_counter() - start
     return run
+
+
+@dataclass(frozen=True)
+class ToyComparison:
+    """One estimator's summary over seeds: how fast it learns and where it ends."""
+
+    estimator: str
+    steps_to_threshold: float  # mean over seeds; `steps + 1` counts a seed that never got there
+    final_success: float  # mean over seeds
+    seconds: float  # total training time over seeds
+
+
+def compare(
+    estimators: list[str] | None = None,
+    *,
+    seeds: range = range(3),
+    steps: int = 150,
+    threshold: float = 0.9,
+) -> list[ToyComparison]:
+    """Train every estimator on the same seeds and summarise (the toy's comparison table)."""
+    rows = []
+    for name in estimators or list(ESTIMATORS):
+        runs = [train_toy(name, steps=steps, seed=seed) for seed in seeds]
+        reached = [next((i + 1 for i, s in enumerate(r.success) if s >= threshold), steps + 1) for r in runs]
+        rows.append(
+            ToyComparison(
+                estimator=name,
+                steps_to_threshold=float(np.mean(reached)),
+                final_success=float(np.mean([r.success[-1] for r in runs])),
+                seconds=float(sum(r.seconds for r in runs)),
+            )
+        )
+    return rows
