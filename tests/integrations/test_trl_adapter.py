@@ -113,3 +113,20 @@ def test_worker_pool_mode_gives_the_same_scores(spec_text):
         f.close()
     assert out == pytest.approx([1.3, 0.3])
     assert not any(math.isnan(x) for x in out)
+
+
+def test_token_repetition_through_the_adapter_equals_trl():
+    from trl.rewards import get_repetition_penalty_reward
+
+    spec = '[reward]\nname = "rep"\n[[reward.components]]\nname = "rep"\nuse = "shaping.repetition"\nparams = { ngram_size = 2, unit = "tokens" }\n'
+    ids = [[1, 2, 3, 4], [5, 5, 5, 5, 5], [1, 2, 1, 2, 1, 2]]
+    ours = as_trl_reward(spec, token_ids=True)(prompts=["p"] * 3, completions=["x"] * 3, completion_ids=ids)
+    assert ours == pytest.approx(get_repetition_penalty_reward(ngram_size=2)(ids))
+    # without token_ids the term cannot see the tokens: an error per row, not a 0
+    assert as_trl_reward(spec)(prompts=["p"], completions=["x"], completion_ids=[[1, 1, 1]]) == [None]
+
+
+def test_spec_hash_is_exposed(spec_text):
+    from rewardlab import build
+
+    assert as_trl_reward(spec_text).spec_hash == build(spec_text).spec_hash

@@ -37,6 +37,7 @@ from rewardlab.integrations._common import (
     build_reward,
     component_names,
     first_key,
+    spec_hash,
 )
 
 __all__ = ["REFERENCE_COLUMNS", "TRLReward", "as_trl_reward", "samples_from_trl"]
@@ -135,6 +136,7 @@ class TRLReward:
         self.log_components = log_components
         self.workers, self.timeout = workers, timeout
         self.components = component_names(self.reward)
+        self.spec_hash = spec_hash(self.reward)  # what the scores can be traced back to
         # TRL logs rewards/<__name__>/mean; keep it a valid metric key.
         self.__name__ = name or str(getattr(self.reward, "name", "rewardlab")).replace(" ", "_")
         self._pool: Any = None
