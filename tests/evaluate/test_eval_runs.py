@@ -227,3 +227,21 @@ def test_audit_in_worker_pool_turns_a_hang_into_counted_timeouts(maths_file):
     padding, empty = report.numbers["probes"]
     assert padding["errors"] == {"timeout": 4} and padding["compared"] == 0
     assert empty["compared"] == 4 and empty["errors"] == {}
+
+
+def test_eval_candidates_selector_errors_never_enter_calibration(tmp_path):
+    @reward("test.fails_on_4", range=(0, 1))
+    def fails_on_4(sample):
+        if "4" in sample.response_text:
+            raise ValueError("cannot read a 4")
+        return 0.9 if "correct" in sample.response_text else 0.2
+
+    data = write_jsonl(tmp_path / "cands.jsonl", _candidate_rows())
+    n = run_eval(fails_on_4, data).numbers
+    sel = n["selectors"]["test.fails_on_4"]
+    assert n["reward_errors"]["test.fails_on_4"] == {"crash": 3}  # the three \boxed{4} of problem 2
+    assert sel["calibrated_on_n"] == 5  # the crashed candidates are left out
+    assert sum(sel["reliability"].count) == 5
+    # p1: "\\boxed{1} correct" (0.9) is right; p2: the crashed candidates rank below the only
+    # scored one, \\boxed{5} (0.2), which is right
+    assert sel["best_of_n"].estimate == 1.0

@@ -64,7 +64,11 @@ def _as_probs(scores: np.ndarray) -> tuple[np.ndarray, str]:
     return calibration.sigmoid(scores), "sigmoid(score)"
 
 
-def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, correct: np.ndarray, seed: int) -> dict[str, Any]:
+def _selector_numbers(
+    name: str, scores: list[float], cands: CandidateSet, correct: np.ndarray, valid: np.ndarray, seed: int
+) -> dict[str, Any]:
+    """Selection, calibration and vote numbers of one selector. `valid` marks candidates whose
+    selector score and gold are both real results: calibration and correlation use only those."""
     by_problem = _per_problem(scores, cands.problem)
     gold = _per_problem(correct.astype(float).tolist(), cands.problem)
     credit = np.asarray([passk.best_of_n(s, g) for s, g in zip(by_problem, gold, strict=True)])
@@ -73,16 +77,18 @@ def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, corre
     s = np.asarray(scores, dtype=float)
     out: dict[str, Any] = {"best_of_n": stats.bootstrap_ci(credit, seed=seed), "best_of_n_per_problem": credit,
                            "best_of_n_first_tie": first,
-                           "bon_curve": curve, "spearman_vs_gold": stats.spearman(s, correct.astype(float))[0]}
+                           "bon_curve": curve, "calibrated_on_n": int(valid.sum()),
+                           "spearman_vs_gold": stats.spearman(s[valid], correct[valid].astype(float))[0]}
     if len(curve.n) >= 3:  # Gao et al. form fitted to the gold gain over n = 1
         out["bon_fit"] = fit_bon(curve.kl, curve.gold - curve.gold[0])
     if name == LENGTH:  # a length is not a probability: no calibration, no weighted vote
         return out
     probs, mapped = _as_probs(s)
+    p, y = probs[valid], correct[valid]
     out |= {
         "calibration_input": mapped,
-        "ece": calibration.ece(probs, correct), "mce": calibration.mce(probs, correct),
-        "brier": calibration.brier_score(probs, correct), "reliability": calibration.reliability(probs, correct),
+        "ece": calibration.ece(p, y), "mce": calibration.mce(p, y),
+        "brier": calibration.brier_score(p, y), "reliability": calibration.reliability(p, y),
     }
     if cands.answers is not None:
         answers = _per_problem(cands.answers, cands.problem)
@@ -93,13 +99,17 @@ def _selector_numbers(name: str, scores: list[float], cands: CandidateSet, corre
     return out
 
 
-def _gold(cands: CandidateSet, gold: Reward | None, workers: int, timeout: float | None) -> tuple[np.ndarray, str, dict[str, Any]]:
-    """Gold correctness per candidate: the gold reward's pass (score >= 0.5), else file labels."""
+def _gold(
+    cands: CandidateSet, gold: Reward | None, workers: int, timeout: float | None
+) -> tuple[np.ndarray, np.ndarray, str, dict[str, Any]]:
+    """Gold correctness per candidate (the gold reward's pass, score >= 0.5, else the file's
+    labels), which candidates have a real gold result, the gold's name, and extra numbers."""
     extra: dict[str, Any] = {}
     if gold is None:
         if cands.labels is None:
             raise UsageError("no gold: pass a gold reward (--gold SPEC) or a labels column (--labels)")
-        return np.asarray(cands.labels, dtype=bool), "file labels", extra
+        labels = np.asarray(cands.labels, dtype=bool)
+        return labels, np.ones_like(labels), "file labels", extra
     with scorer(gold, workers=workers, timeout=timeout) as score:
         results = score(cands.samples)
     extra["gold_errors"] = error_counts(results)
@@ -108,7 +118,7 @@ def _gold(cands: CandidateSet, gold: Reward | None, workers: int, timeout: float
                                              names=(gold.name, "file labels"), group_by="level")
     # An error is not a pass; it is counted in gold_errors and shown in the summary.
     correct = np.asarray([r.score is not None and r.score >= 0.5 for r in results])
-    return correct, gold.name, extra
+    return correct, np.asarray([r.score is not None for r in results]), gold.name, extra
 
 
 def evaluate_candidates(
@@ -119,19 +129,22 @@ def evaluate_candidates(
 
     `reward` and each of `others` become selectors next to the file's scores and the length
     baseline; every two selectors are compared with a paired test."""
-    correct, gold_name, extra = _gold(cands, gold, workers, timeout)
+    correct, gold_ok, gold_name, extra = _gold(cands, gold, workers, timeout)
     selectors: dict[str, list[float]] = {}
+    valid: dict[str, np.ndarray] = {}
     extra["reward_errors"] = {}
     for each in [r for r in (reward, *others) if r is not None]:
         with scorer(each, workers=workers, timeout=timeout) as score:
             results = score(cands.samples)
         extra["reward_errors"][each.name] = error_counts(results)
         selectors[each.name] = _scores_or_floor(results)
+        valid[each.name] = gold_ok & np.asarray([r.score is not None for r in results])
     if cands.scores is not None:
         selectors["file scores"] = cands.scores
     selectors[LENGTH] = [float(len(s.response_text)) for s in cands.samples]
     numbers: dict[str, Any] = {"gold": gold_name, "n_problems": cands.n_problems, "n_candidates": len(cands.samples), **extra}
-    numbers["selectors"] = {name: _selector_numbers(name, s, cands, correct, seed) for name, s in selectors.items()}
+    numbers["selectors"] = {name: _selector_numbers(name, s, cands, correct, valid.get(name, gold_ok), seed)
+                            for name, s in selectors.items()}
     gold_by_problem = _per_problem(correct.astype(int).tolist(), cands.problem)
     n_max = min(len(g) for g in gold_by_problem)
     ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n_max]
@@ -192,8 +205,9 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
              _num(v["spearman_vs_gold"]), v.get("calibration_input", "—")] for name, v in sels.items()]
     sections = [rp.Section(
         "Selection from candidates", text=f"gold = {numbers['gold']}; intervals are 95% bootstrap over problems "
-        "(seeded). The length baseline picks the longest response. A gold error (see the summary) counts as "
-        "not correct; a selector's error results rank below all its scores.",
+        "(seeded). The length baseline picks the longest response. For selection, a gold error (see the "
+        "summary) counts as not correct and a selector's error results rank below all its scores; calibration "
+        "and correlation use only candidates where both are real results.",
         columns=["selector", "best-of-N [95% CI]", "weighted vote", "ECE", "Brier", "Spearman vs gold", "calibrated on"],
         rows=rows, figures=[("best-of-n curves", rp.plot_bon(ns, curves))])]
     gains = {k: v["bon_curve"].gold - v["bon_curve"].gold[0] for k, v in sels.items()}
