@@ -154,3 +154,12 @@ def test_bad_construction():
 
 def test_render_serialises_non_strings():
     assert render("{{ meta.k }} {{ reference }}", Sample(response="r", reference=[1, 2], meta={"k": {"a": 1}})) == '{"a": 1} [1, 2]'
+
+
+def test_rubric_template_reads_the_rubric_from_the_row(server):
+    j = judge(server, template="rubric_1_10")
+    result = j.score(Sample(prompt="q", response="GOOD", meta={"rubric": "- mentions Paris"}))
+    assert result.score == pytest.approx(8 / 9)
+    assert "[Rubric]\n- mentions Paris" in server.requests[0]["messages"][1]["content"]
+    missing = j.score(Sample(prompt="q", response="GOOD"))
+    assert missing.error.kind == "invalid_input" and "item.rubric" in missing.error.message

@@ -37,7 +37,7 @@ class LLMJudge(BaseReward):
     Args:
         base_url: the OpenAI-compatible API root (`.../v1`).
         model: the judge model name the endpoint serves.
-        template: a built-in name (`score_1_10`, `reference_1_10`, `pass_fail`) or the user
+        template: a built-in name (`score_1_10`, `reference_1_10`, `rubric_1_10`, `pass_fail`) or the user
             message text with `{{ placeholders }}` (see `rewardlab.judges.templates`).
         system: the system message (default: the built-in template's; none for custom text).
         messages: a full message list `[{role, content}]` of templates, instead of

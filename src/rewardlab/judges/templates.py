@@ -39,6 +39,14 @@ BUILTIN: dict[str, tuple[str, str, str, tuple[float, float]]] = {
         r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]",
         (1.0, 10.0),
     ),
+    "rubric_1_10": (
+        "You are an impartial judge. Grade the response strictly against the rubric: check each "
+        "criterion, give a short explanation, then your rating strictly as \"Rating: [[N]]\" with N "
+        "an integer from 1 to 10.",
+        "[Question]\n{{ prompt }}\n\n[Rubric]\n{{ item.rubric }}\n\n[Response]\n{{ response }}",
+        r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]",
+        (1.0, 10.0),
+    ),
     "pass_fail": (
         "You are a strict grader. Decide whether the response correctly and completely answers "
         'the question, using the reference if one is given. End with "VERDICT: PASS" or "VERDICT: FAIL".',
