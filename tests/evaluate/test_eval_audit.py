@@ -211,3 +211,12 @@ def test_audit_against_a_second_reward(tmp_path):
     assert check["by_category"] == {"test.weak_regex_math=pass, test.last_boxed=fail": 1}
     assert check["by_group"]["1"] == {"total": 1, "disagree": 1}
     assert any(s.title.startswith("Cross-check") for s in report.sections)
+
+
+def test_answer_only_keeps_the_responses_own_wrong_answer():
+    # no \boxed{}: the probe must keep "6", not hand the response the reference "9"
+    wrong = Sample(response="3 * 3 = 6", reference="9")
+    probed = probes.probe_by_name(["answer_only"])[0].apply(wrong)
+    assert probed.response_text == "\\boxed{6}"
+    assert probes.final_answer(Sample(response="so the answer is 42.")) == "42"
+    assert probes.final_answer(Sample(response="no number here", reference="9")) is None

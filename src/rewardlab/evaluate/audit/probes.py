@@ -74,15 +74,23 @@ def boxed_answers(text: str) -> list[str]:
     return found
 
 
+_ANSWER_LINE = re.compile(r"(?i)answer(?:\s+is)?\s*[:=]?\s*([^\n]+?)\s*\.?\s*$", re.MULTILINE)
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:/\d+)?")
+
+
 def final_answer(sample: Sample) -> str | None:
-    r"""The response's last `\boxed{}` answer, else the reference if it is a string or number."""
-    boxed = boxed_answers(sample.response_text)
+    r"""The response's own final answer: its last `\boxed{}`, else an "answer is/Answer:" line,
+    else its last number; None when it has none. Never the reference: an answer-only probe must
+    keep the response's answer, right or wrong, or it would hand a wrong response the right one."""
+    text = sample.response_text
+    boxed = boxed_answers(text)
     if boxed:
         return boxed[-1].strip()
-    ref = sample.reference
-    if isinstance(ref, str | int | float) and not isinstance(ref, bool):
-        return str(ref)
-    return None
+    lines = _ANSWER_LINE.findall(text)
+    if lines:
+        return lines[-1].strip()
+    numbers = _NUMBER.findall(text)
+    return numbers[-1] if numbers else None
 
 
 def _reference(sample: Sample) -> str | None:
