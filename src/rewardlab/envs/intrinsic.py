@@ -1,0 +1,385 @@
+"""Intrinsic rewards: count-based, hashed counts, RND, ICM-style prediction error, and a
+curiosity-critic variant that discounts irreducible noise; plus a decaying weight schedule and
+Gymnasium wrappers (intrinsic bonus, potential-based shaping).
+
+Every bonus follows one small protocol and never touches an environment in its constructor
+(it takes sizes, not envs):
+
+    bonus.reward(obs, action, next_obs) -> (B,) array     # score a batch, no learning
+    bonus.update(obs, action, next_obs) -> None           # learn from a batch
+
+Sources: count bonus beta/sqrt(N) (Strehl & Littman 2008); SimHash counts (Tang et al.,
+"#Exploration", NeurIPS 2017); RND (Burda et al., ICLR 2019); ICM forward-model error (Pathak
+et al., ICML 2017; here without the inverse model); the curiosity-critic subtracts a learned
+estimate of the error that cannot be reduced (the noisy-TV problem, Burda et al. 2019, sec. 3).
+torch is imported lazily inside RND/ICM/curiosity-critic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from rewardlab.errors import SpecError
+
+__all__ = [
+    "CountBonus",
+    "CuriosityCriticBonus",
+    "DecaySchedule",
+    "HashedCountBonus",
+    "ICMBonus",
+    "IntrinsicBonus",
+    "RNDBonus",
+]
+
+
+class IntrinsicBonus(Protocol):
+    """What every intrinsic reward offers (batched: first axis is the batch)."""
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray: ...
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None: ...
+
+
+@dataclass(frozen=True)
+class DecaySchedule:
+    """Weight of the intrinsic reward at step t: `start * decay**t`, or linear to 0 over `steps`.
+
+    Exactly one of `decay` (0 < decay <= 1) or `steps` (> 0) is used; `floor` bounds it below.
+    """
+
+    start: float = 1.0
+    decay: float | None = 0.9999
+    steps: int | None = None
+    floor: float = 0.0
+
+    def __post_init__(self) -> None:
+        if (self.decay is None) == (self.steps is None):
+            raise SpecError("DecaySchedule: give exactly one of decay= (exponential) or steps= (linear)")
+        if self.decay is not None and not 0 < self.decay <= 1:
+            raise SpecError(f"DecaySchedule: decay must be in (0, 1], got {self.decay}")
+        if self.steps is not None and self.steps <= 0:
+            raise SpecError(f"DecaySchedule: steps must be positive, got {self.steps}")
+
+    def __call__(self, t: int) -> float:
+        if self.decay is not None:
+            w = self.start * self.decay**t
+        else:
+            w = self.start * max(0.0, 1.0 - t / self.steps)  # type: ignore[operator]
+        return max(w, self.floor)
+
+
+class CountBonus:
+    """Tabular count bonus `scale / sqrt(N(s'))` over discrete next observations."""
+
+    def __init__(self, n_states: int, *, scale: float = 1.0):
+        self.counts = np.zeros(n_states, dtype=np.int64)
+        self.scale = scale
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        s = np.asarray(next_obs, dtype=np.int64).reshape(-1)
+        return self.scale / np.sqrt(np.maximum(self.counts[s], 1))  # type: ignore[no-any-return]
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        np.add.at(self.counts, np.asarray(next_obs, dtype=np.int64).reshape(-1), 1)
+
+
+class HashedCountBonus:
+    """SimHash count bonus: `scale / sqrt(N(sign(A phi(s'))))` with a k-bit random projection."""
+
+    def __init__(self, obs_dim: int, *, bits: int = 16, scale: float = 1.0, seed: int = 0):
+        if bits < 1 or bits > 62:
+            raise SpecError(f"HashedCountBonus: bits must be in 1..62, got {bits}")
+        self.A = np.random.default_rng(seed).normal(size=(obs_dim, bits))
+        self.powers = 1 << np.arange(bits, dtype=np.int64)
+        self.counts: dict[int, int] = {}
+        self.scale = scale
+
+    def keys(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float64).reshape(len(obs), -1)
+        return ((x @ self.A) > 0).astype(np.int64) @ self.powers  # type: ignore[no-any-return]
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        n = np.array([self.counts.get(int(k), 0) for k in self.keys(next_obs)])
+        return self.scale / np.sqrt(np.maximum(n, 1))  # type: ignore[no-any-return]
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        for k in self.keys(next_obs):
+            self.counts[int(k)] = self.counts.get(int(k), 0) + 1
+
+
+def _mlp(n_in: int, n_out: int, hidden: int) -> Any:
+    from torch import nn
+
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
+
+
+class _TorchBonus:
+    """Shared plumbing: seeding, tensors, optimiser steps."""
+
+    def __init__(self, seed: int, lr: float, epochs: int):
+        import torch
+
+        self.torch = torch
+        torch.manual_seed(seed)
+        self.lr, self.epochs = lr, epochs
+
+    def t(self, x: Any) -> Any:
+        return self.torch.as_tensor(np.asarray(x, dtype=np.float32))
+
+    def _train(self, params: Any, loss_fn: Callable[[], Any]) -> None:
+        opt = getattr(self, "_opt", None)
+        if opt is None:
+            opt = self._opt = self.torch.optim.Adam(params, lr=self.lr)
+        for _ in range(self.epochs):
+            opt.zero_grad()
+            loss_fn().backward()
+            opt.step()
+
+
+class RNDBonus(_TorchBonus):
+    """Random network distillation: error of a trained predictor against a fixed random net."""
+
+    def __init__(self, obs_dim: int, *, embed: int = 16, hidden: int = 64, lr: float = 1e-3, epochs: int = 4, seed: int = 0):
+        super().__init__(seed, lr, epochs)
+        self.target, self.predictor = _mlp(obs_dim, embed, hidden), _mlp(obs_dim, embed, hidden)
+        for p in self.target.parameters():
+            p.requires_grad_(False)
+
+    def _err(self, next_obs: np.ndarray) -> Any:
+        x = self.t(next_obs).reshape(len(next_obs), -1)
+        return ((self.predictor(x) - self.target(x)) ** 2).mean(-1)
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            return self._err(next_obs).numpy()  # type: ignore[no-any-return]
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        self._train(self.predictor.parameters(), lambda: self._err(next_obs).mean())
+
+
+class ICMBonus(_TorchBonus):
+    """ICM-style curiosity: squared error of a forward model predicting s' from (s, a).
+
+    Distracted by noise by design: an unpredictable s' keeps its error high forever.
+    """
+
+    def __init__(
+        self, obs_dim: int, n_actions: int, *, hidden: int = 64, lr: float = 3e-3, epochs: int = 4, replay: int = 64,
+        capacity: int = 20_000, seed: int = 0,
+    ):
+        super().__init__(seed, lr, epochs)
+        self.n_actions, self.obs_dim = n_actions, obs_dim
+        # each update also replays `replay` older transitions from a buffer of `capacity`
+        self.replay, self.capacity, self._rng = replay, capacity, np.random.default_rng(seed)
+        self.forward_model = _mlp(obs_dim + n_actions, obs_dim, hidden)
+
+    def _inputs(self, obs: np.ndarray, action: np.ndarray) -> Any:
+        a = np.eye(self.n_actions, dtype=np.float32)[np.asarray(action, dtype=np.int64).reshape(-1)]
+        return self.t(np.concatenate([np.asarray(obs, dtype=np.float32).reshape(len(a), -1), a], axis=1))
+
+    def _err(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> Any:
+        pred = self.forward_model(self._inputs(obs, action))
+        return ((pred - self.t(next_obs).reshape(pred.shape)) ** 2).sum(-1)
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            return self._err(obs, action, next_obs).numpy()  # type: ignore[no-any-return]
+
+    def _replay(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The new batch plus up to `replay` older transitions drawn from a bounded buffer."""
+        batch = (np.asarray(obs, dtype=np.float32).reshape(len(obs), -1), np.asarray(action).reshape(-1),
+                 np.asarray(next_obs, dtype=np.float32).reshape(len(obs), -1))
+        old = getattr(self, "_buffer", None)
+        self._buffer = batch if old is None else tuple(np.concatenate([o, b])[-self.capacity :] for o, b in zip(old, batch, strict=True))
+        if old is None or self.replay == 0:
+            return batch
+        idx = self._rng.integers(0, len(old[0]), self.replay)
+        return tuple(np.concatenate([b, o[idx]]) for b, o in zip(batch, old, strict=True))
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        o, a, o2 = self._replay(obs, action, next_obs)
+        self._train(self.forward_model.parameters(), lambda: self._err(o, a, o2).mean())
+
+
+class CuriosityCriticBonus(ICMBonus):
+    """Prediction error minus a critic's estimate of the error that will remain.
+
+    A second network (the critic) regresses the forward model's own error on (s, a). Where
+    s' is pure noise (a noisy TV) the error never shrinks, the critic learns its level and the
+    bonus `error - critic` goes to 0 on average; where s' is learnable, error and bonus shrink
+    together; where (s, a) is novel the critic has not seen the error yet and the bonus is high.
+    """
+
+    def __init__(
+        self, obs_dim: int, n_actions: int, *, hidden: int = 64, lr: float = 3e-3, critic_lr: float = 1e-2, epochs: int = 4,
+        replay: int = 64, seed: int = 0,
+    ):
+        super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
+        self.critic = _mlp(obs_dim + n_actions, 1, hidden)
+        # the critic must track the error level faster than the policy chases it
+        self._critic_opt = self.torch.optim.Adam(self.critic.parameters(), lr=critic_lr)
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            err = self._err(obs, action, next_obs)
+            floor = self.critic(self._inputs(obs, action)).squeeze(-1)
+            # not clamped at 0: on pure noise err - floor has mean 0, while max(0, .) would keep
+            # a positive mean (half the noise's absolute deviation) and attract the agent again
+            return (err - floor).numpy()  # type: ignore[no-any-return]
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        o, a, o2 = self._replay(obs, action, next_obs)
+        self._train(self.forward_model.parameters(), lambda: self._err(o, a, o2).mean())
+        x = self._inputs(o, a)
+        with self.torch.no_grad():
+            target = self._err(o, a, o2)
+        for _ in range(2 * self.epochs):
+            self._critic_opt.zero_grad()
+            loss = ((self.critic(x).squeeze(-1) - target) ** 2).mean()
+            loss.backward()
+            self._critic_opt.step()
+
+
+def noisy_tv_rollout(
+    bonus: IntrinsicBonus,
+    *,
+    steps: int = 3000,
+    warmup: int = 1500,
+    chunk: int = 16,
+    seed: int = 0,
+    size: int = 5,
+    noise_dims: int = 4,
+) -> dict[str, float]:
+    """An agent driven only by `bonus` on a `size` x `size` grid with a noisy TV in a corner.
+
+    Observations are one-hot cells plus `noise_dims` channels that are N(0, 1) noise whenever
+    the agent stands on the TV cell (0 elsewhere); bumping into the corner's walls keeps it
+    there, watching. The agent starts in the centre. For `warmup` steps it acts uniformly at
+    random (so every bonus sees the same kind of data), then epsilon-greedily (0.1) on a tabular
+    Q-function (lr 0.2, gamma 0.9) that learns the intrinsic reward throughout; the bonus
+    learns every `chunk` steps.
+
+    Returns:
+        `tv_fraction` of steps spent on the TV after the warm-up,
+        `visited_fraction` of cells ever visited, and the final mean bonus for moves into the
+        TV (`tv_bonus`) and for all other moves (`other_bonus`), averaged over fresh noise.
+    """
+    from rewardlab.envs.gridworld import GridMDP
+
+    rng = np.random.default_rng(seed)
+    mdp = GridMDP.make(size, size, start=(size // 2, size // 2))
+    S, tv = mdp.n_states, mdp.n_states - 1
+
+    def observe(s: np.ndarray) -> np.ndarray:
+        o = np.zeros((len(s), S + noise_dims), dtype=np.float32)
+        o[np.arange(len(s)), s] = 1.0
+        on = s == tv
+        o[on, S:] = rng.normal(size=(int(on.sum()), noise_dims))
+        return o
+
+    Q = np.zeros((S, 4))
+    s, on_tv, visited, n_chunks = mdp.start, 0, {mdp.start}, steps // chunk
+    for k in range(n_chunks):
+        ss, aa, nn = [], [], []
+        for _ in range(chunk):
+            explore = k * chunk < warmup or rng.random() < 0.1
+            a = int(rng.integers(4)) if explore else int(rng.choice(np.flatnonzero(Q[s] == Q[s].max())))
+            s2 = int(mdp.next_state[s, a])
+            ss.append(s), aa.append(a), nn.append(s2)
+            on_tv += (s2 == tv) and k * chunk >= warmup
+            visited.add(s2)
+            s = s2
+        st, at, nt = np.array(ss), np.array(aa), np.array(nn)
+        o, o2 = observe(st), observe(nt)
+        r = bonus.reward(o, at, o2)
+        for i in range(chunk):
+            Q[st[i], at[i]] += 0.1 * (r[i] + 0.9 * Q[nt[i]].max() - Q[st[i], at[i]])
+        bonus.update(o, at, o2)
+    # final bonus landscape: every (s, a), 16 noise draws each
+    st = np.repeat(np.arange(S), 4 * 16)
+    at = np.tile(np.repeat(np.arange(4), 16), S)
+    nt = mdp.next_state[st, at]
+    r = bonus.reward(observe(st), at, observe(nt))
+    into_tv = nt == tv
+    return {
+        "tv_fraction": on_tv / max(n_chunks * chunk - warmup, 1),
+        "visited_fraction": len(visited) / S,
+        "tv_bonus": float(r[into_tv].mean()),
+        "other_bonus": float(r[~into_tv].mean()),
+    }
+
+
+def _wrappers() -> dict[str, type]:
+    import gymnasium as gym
+
+    class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
+        """Adds `schedule(t) * bonus.reward(...)` to the env reward and trains the bonus online.
+
+        `featurize(obs) -> 1-D array` maps observations to what the bonus sees (default: as is).
+        info gets `reward/env`, `reward/intrinsic` (unweighted) and `intrinsic/weight`.
+        """
+
+        def __init__(self, env: gym.Env, bonus: IntrinsicBonus, *, schedule: DecaySchedule | None = None,  # type: ignore[type-arg]
+                     featurize: Callable[[Any], np.ndarray] | None = None, learn: bool = True):
+            super().__init__(env)
+            self.bonus, self.schedule, self.learn = bonus, schedule or DecaySchedule(), learn
+            self.featurize = featurize or (lambda o: np.asarray(o, dtype=np.float32).reshape(-1))
+            self.t, self._obs = 0, None
+
+        def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+            self._obs, info = self.env.reset(**kwargs)
+            return self._obs, info
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            obs, r, term, trunc, info = self.env.step(action)
+            o, o2, a = self.featurize(self._obs)[None], self.featurize(obs)[None], np.asarray([action])
+            bonus = float(self.bonus.reward(o, a, o2)[0])
+            if self.learn:
+                self.bonus.update(o, a, o2)
+            w = self.schedule(self.t)
+            self.t += 1
+            info["reward/env"], info["reward/intrinsic"], info["intrinsic/weight"] = r, bonus, w
+            self._obs = obs
+            return obs, float(r) + w * bonus, term, trunc, info
+
+    class PotentialShapingWrapper(gym.Wrapper):  # type: ignore[type-arg]
+        """Potential-based shaping r + gamma * Phi(s') - Phi(s), Phi(terminal) = 0 (Ng et al. 1999).
+
+        Leaves optimal policies unchanged; `info["reward/env"]` keeps the unshaped reward.
+        """
+
+        def __init__(self, env: gym.Env, potential: Callable[[Any], float], *, gamma: float = 0.99):  # type: ignore[type-arg]
+            super().__init__(env)
+            if not 0 <= gamma <= 1:
+                raise SpecError(f"PotentialShapingWrapper: gamma must be in [0, 1], got {gamma}")
+            self.potential, self.gamma, self._phi = potential, gamma, 0.0
+
+        def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+            obs, info = self.env.reset(**kwargs)
+            self._phi = float(self.potential(obs))
+            return obs, info
+
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            obs, r, term, trunc, info = self.env.step(action)
+            phi2 = 0.0 if term else float(self.potential(obs))
+            if not math.isfinite(phi2):
+                raise SpecError(f"potential returned {phi2} for observation {obs!r}; it must be finite")
+            shaped = float(r) + self.gamma * phi2 - self._phi
+            info["reward/env"], info["reward/shaping"] = r, shaped - float(r)
+            self._phi = phi2
+            return obs, shaped, term, trunc, info
+
+    return {"IntrinsicRewardWrapper": IntrinsicRewardWrapper, "PotentialShapingWrapper": PotentialShapingWrapper}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("IntrinsicRewardWrapper", "PotentialShapingWrapper"):
+        classes = _wrappers()
+        globals().update(classes)
+        return classes[name]
+    raise AttributeError(name)
