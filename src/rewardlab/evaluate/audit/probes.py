@@ -74,7 +74,7 @@ def boxed_answers(text: str) -> list[str]:
     return found
 
 
-_ANSWER_LINE = re.compile(r"(?i)answer(?:\s+is)?\s*[:=]?\s*([^\n]+?)\s*\.?\s*$", re.MULTILINE)
+_ANSWER_LINE = re.compile(r"(?i)answer(?:\s+is|\s*[:=])\s*([^\n]+?)\s*\.?\s*$", re.MULTILINE)
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:/\d+)?")
 
 
