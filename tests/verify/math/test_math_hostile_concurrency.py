@@ -146,3 +146,17 @@ def test_worker_that_cannot_start_is_a_crash_verdict_with_the_reason(monkeypatch
     assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "crash"
     assert "did not start" in verdict.reason and "Error" in verdict.reason  # the worker's stderr tail
     pool.close()
+
+
+@pytest.mark.slow
+def test_one_deadline_for_all_entries_of_a_structure() -> None:
+    pool = SympyPool(max_workers=1)
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        started = time.perf_counter()
+        verdict = check(f"({hard}, {hard}, {hard})", "(1, 2, 3)", CheckOptions(timeout=1.0), pool=pool)
+        assert time.perf_counter() - started < 3.0  # not 3 x 1 s
+        assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "timeout"
+    finally:
+        pool.close()

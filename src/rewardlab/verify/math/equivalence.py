@@ -17,6 +17,7 @@ Order of decision, cheapest first (most answers never reach sympy):
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
@@ -150,6 +151,16 @@ def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
 _HEDGE_RE = re.compile(r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor")
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One verdict in progress: its options, its workers, and when its time is up (the deadline
+    is shared by every entry of a structure, so a 10-entry tuple gets one timeout, not ten)."""
+
+    opts: CheckOptions
+    pool: SympyPool | None
+    deadline: float
+
+
 def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
     if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
         side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
@@ -159,10 +170,11 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
         return _ne("empty", "candidate is empty", r, c)
-    return _decide_clean(r, c, opts, pool)
+    return _decide_clean(r, c, _Run(opts, pool, time.monotonic() + opts.timeout))
 
 
-def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
+    opts = run.opts
     rk, ck = comparison_key(r), comparison_key(c)
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
@@ -171,9 +183,9 @@ def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) ->
     if opts.equations:  # `x = 3` for `3` (and the reverse) without sympy
         r_rhs, c_rhs = _assignment_rhs(r), _assignment_rhs(c)
         if c_rhs is not None and "=" not in r:
-            return _decide_clean(r, c_rhs, opts, pool)
+            return _decide_clean(r, c_rhs, run)
         if r_rhs is not None and "=" not in c:
-            return _decide_clean(r_rhs, c, opts, pool)
+            return _decide_clean(r_rhs, c, run)
     letter = choice_letter(unwrap_text(r))
     if letter is not None:
         got = choice_letter(unwrap_text(c))
@@ -192,10 +204,10 @@ def _decide_clean(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) ->
         if numbers_equal(rn, cn, opts):
             return _eq("number", "equal numbers", r, c)
         return _ne("number", "different numbers", r, c)
-    structured = _structure_verdict(r, c, opts, pool)
+    structured = _structure_verdict(r, c, run)
     if structured is not None:
         return structured
-    return _symbolic(r, c, rn, cn, opts, pool)
+    return _symbolic(r, c, rn, cn, run)
 
 
 _ASSIGNMENT_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?\s*=\s*([^=<>]+)$")
@@ -246,7 +258,7 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-def _structure_verdict(r: str, c: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict | None:
+def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
     rs, cs = _shape(r), _shape(c)
     if rs is None and cs is None:
         return None
@@ -266,11 +278,11 @@ def _structure_verdict(r: str, c: str, opts: CheckOptions, pool: SympyPool | Non
         if len(ritems) != len(citems):
             return _ne("structure", "matrix shapes differ", r, c)
     ordered = rkind not in ("set", "union")
-    return _match_items(ritems, citems, ordered, opts, pool, r, c)
+    return _match_items(ritems, citems, ordered, run, r, c)
 
 
 def _match_items(
-    ritems: list[str], citems: list[str], ordered: bool, opts: CheckOptions, pool: SympyPool | None, r: str, c: str
+    ritems: list[str], citems: list[str], ordered: bool, run: _Run, r: str, c: str
 ) -> Verdict:
     undecided: Verdict | None = None
     left = list(citems)
@@ -278,7 +290,7 @@ def _match_items(
         candidates = [left[i]] if ordered else left
         found = False
         for j, cand_item in enumerate(candidates):
-            v = _decide_clean(ref_item, cand_item, opts, pool) if ref_item and cand_item else _ne("empty", "", "", "")
+            v = _decide_clean(ref_item, cand_item, run) if ref_item and cand_item else _ne("empty", "", "", "")
             if v.equivalent:
                 found = True
                 if not ordered:
@@ -294,7 +306,15 @@ def _match_items(
 
 
 # -- sympy --------------------------------------------------------------------------------------
-def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+def _remaining(run: _Run) -> float:
+    left = run.deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, run: _Run) -> Verdict:
+    opts = run.opts
     problem = screen(r, max_chars=opts.max_chars)
     if problem:
         return _undecided("unsupported", "screen", f"reference refused before sympy: {problem}", r, c)
@@ -304,18 +324,19 @@ def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, opts: CheckOptions
     if not opts.allow_symbolic:
         return _undecided("unsupported", "fastpath", "needs sympy and allow_symbolic is False", r, c)
     radians = opts.degrees == "radians"
-    workers = pool or default_pool()
+    workers = run.pool or default_pool()
     try:
         # A decimal on one side is a rounding (or not) of the other's exact value: compare
         # with the significant-figure rule rather than sympy's exact equality.
         if (rn is not None and rn.place is not None) or (cn is not None and cn.place is not None):
             other = c if rn is not None else r
-            value = workers.call("numeric", (other, radians), timeout=opts.timeout)
+            value = workers.call("numeric", (other, radians), timeout=_remaining(run))
             if value is not None:
                 exact = Num(Fraction(value))
                 same = numbers_equal(rn, exact, opts) if rn is not None else numbers_equal(exact, cn, opts)  # type: ignore[arg-type]
                 return (_eq if same else _ne)("number", f"decimal vs value {value[:20]}", r, c)
-        outcome, reason, _ref_sympy, _cand_sympy = workers.call("compare", (r, c, opts.rel_tol, opts.equations, radians), timeout=opts.timeout)
+        args = (r, c, opts.rel_tol, opts.equations, radians)
+        outcome, reason, _ref_sympy, _cand_sympy = workers.call("compare", args, timeout=_remaining(run))
     except TimeoutError:
         raise _Uncached(_undecided("timeout", "timeout", f"sympy took longer than {opts.timeout}s (worker killed)", r, c)) from None
     except WorkerCrashed as exc:
