@@ -103,3 +103,17 @@ def test_process_rejects_bad_label(tmp_path):
     rows[2]["label"] = 5
     with pytest.raises(InputError, match=r"pb.jsonl:3.*label"):
         run_eval(toy_prm, write_jsonl(tmp_path / "pb.jsonl", rows))
+
+
+def test_judge_mode_from_saved_verdicts(tmp_path):
+    rows = [
+        {"verdict_ab": "A", "verdict_ba": "B", "label": "A", "subset": "math"},  # consistent, right
+        {"verdict_ab": "A", "verdict_ba": "A", "label": "A", "subset": "math"},  # position bias: inconsistent
+        {"verdict_ab": "tie", "verdict_ba": "A", "label": "B", "subset": "code"},  # tie + B -> B, right
+    ]
+    report = run_eval(None, write_jsonl(tmp_path / "judge.jsonl", rows))
+    n = report.numbers
+    assert n["mode"] == "judge"
+    assert n["subsets"]["all"].consistency == pytest.approx(1 / 3)
+    assert n["subsets"]["all"].accuracy == pytest.approx(2 / 3)
+    assert n["subsets"]["math"].inconsistent == 1

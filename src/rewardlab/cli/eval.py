@@ -37,7 +37,7 @@ def eval_command(
     spec: Path | None = typer.Argument(None, help="Reward spec (TOML) to evaluate; optional for candidate files with scores."),
     data: Path = typer.Option(..., "--data", "-d", help="Candidate sets (list of responses per row) or pairs (chosen/rejected)."),
     out: Path = typer.Option(Path("rewardlab-eval"), "--out", "-o", help="Directory for report.html and report.json."),
-    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk | rmbench | process | rollouts (a `rewardlab score` output file)."),
+    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk | rmbench | process | judge | rollouts (a `rewardlab score` output file)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold reward spec for candidate sets (e.g. the maths verifier); default: the labels column."),
     responses: str = typer.Option("code", "--responses", help="Candidate column: list of responses."),
     reference: str = typer.Option("gt", "--reference", help="Candidate column: gold answer."),

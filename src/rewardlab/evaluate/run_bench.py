@@ -7,7 +7,9 @@ Row shapes (JSONL/Parquet; column names follow the benchmarks' releases):
 - RM-Bench: `prompt`, `chosen` and `rejected` as lists of three responses in the styles
   concise, detailed plain, detailed markdown; `domain` (or `subset`);
 - process: `problem`, `steps` (list of strings), `label` (index of the first wrong step, −1 when
-  all are right), `subset`. The reward must return per-step scores (`RewardResult.steps`).
+  all are right), `subset`. The reward must return per-step scores (`RewardResult.steps`);
+- judge: saved verdicts of a pairwise judge in both orders, `verdict_ab`, `verdict_ba`, and
+  optionally `label` and `subset` (no reward is run).
 
 A reward error on any response of an item drops the item; drops are counted by kind.
 """
@@ -26,7 +28,7 @@ from rewardlab.evaluate._scoring import error_counts, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.datasets import read_rows
 
-__all__ = ["evaluate_bestofk", "evaluate_process", "evaluate_rmbench"]
+__all__ = ["evaluate_bestofk", "evaluate_judge", "evaluate_process", "evaluate_rmbench"]
 
 Outcome = tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]
 
@@ -183,3 +185,36 @@ def evaluate_process(path: str | Path, reward: Reward, *, threshold: float = 0.5
     section = rp.Section("First-error detection (ProcessBench)", text=f"a step scoring below {threshold} is predicted wrong.",
                          columns=["subset", "acc (flawed)", "acc (correct)", "F1", "flawed", "correct"], rows=rows)
     return summary, [section], {"threshold": threshold, "dropped": dropped, "subsets": by_subset, "step_f1": step}
+
+
+def evaluate_judge(path: str | Path) -> Outcome:
+    """Order-swap consistency (and accuracy, with labels) of a pairwise judge's saved verdicts.
+
+    Rows: `verdict_ab` (the judge shown A then B), `verdict_ba` (shown B then A; "A" means the
+    response shown first), each "A", "B" or "tie"; optional `label` ("A"/"B") and `subset`.
+    """
+    source = str(path)
+    rows = read_rows(path)
+    for line, row in rows:
+        if "verdict_ab" not in row or "verdict_ba" not in row:
+            raise InputError("judge rows need `verdict_ab` and `verdict_ba`", source=source, line=line)
+    has_labels = all("label" in row for _, row in rows)
+    subsets = [str(row.get("subset", "all")) for _, row in rows]
+    by_subset: dict[str, pairwise.JudgeConsistency] = {}
+    for name in [*sorted(set(subsets)), "all"]:
+        part = [row for (_, row), s in zip(rows, subsets, strict=True) if name in ("all", s)]
+        by_subset[name] = pairwise.judge_consistency(
+            [r["verdict_ab"] for r in part], [r["verdict_ba"] for r in part],
+            [r["label"] for r in part] if has_labels else None,
+        )
+    total = by_subset["all"]
+    summary = [("items", str(len(rows))), ("order-swap consistency", f"{total.consistency:.4f}"),
+               ("inconsistent (counted wrong)", str(total.inconsistent))]
+    if total.accuracy is not None:
+        summary.append(("accuracy (JudgeBench rule)", f"{total.accuracy:.4f}"))
+    table = [[k, f"{v.consistency:.4f}", v.inconsistent, "—" if v.accuracy is None else f"{v.accuracy:.4f}"]
+             for k, v in by_subset.items()]
+    section = rp.Section("Judge order-swap consistency (JudgeBench)",
+                         text="A decisive verdict and a tie resolve to the decisive one; opposite verdicts are inconsistent.",
+                         columns=["subset", "consistency", "inconsistent", "accuracy"], rows=table)
+    return summary, [section], {"items": len(rows), "subsets": by_subset}

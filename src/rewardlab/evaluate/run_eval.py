@@ -328,14 +328,16 @@ def evaluate_rollouts(
     return summary, [diagnostics_section(diag, None)], numbers
 
 
-Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process"]
-MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process")
+Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "judge"]
+MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "judge")
 
 
 def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
     _, first = read_rows(data)[0]
     if "reward_status" in first:
         return "rollouts"
+    if "verdict_ab" in first:
+        return "judge"
     if isinstance(first.get("steps"), list) and "label" in first:
         return "process"
     if isinstance(first.get("rejected"), list):
@@ -364,7 +366,7 @@ def run_eval(
         data: JSONL/Parquet/saved dataset of candidate sets or preference pairs.
         mode: data shape; "auto" looks at the first row. "rollouts" reads a `rewardlab score`
             output file and reports training diagnostics (the spec, if given, gives the bounds);
-            "bestofk", "rmbench" and "process" are described in `run_bench`.
+            "bestofk", "rmbench", "process" and "judge" are described in `run_bench`.
         gold: gold reward for candidate sets (e.g. the maths verifier); default the file labels.
         columns: column names of a candidate-set file.
         seed: seed of every bootstrap; stamped into the report.
@@ -375,7 +377,9 @@ def run_eval(
     columns = columns or CandidateColumns()
     mode = _detect_mode(data, columns) if mode == "auto" else mode
     reward = load_reward(spec) if spec is not None else None
-    if mode == "rollouts":
+    if mode == "judge":
+        summary, sections, numbers = run_bench.evaluate_judge(data)
+    elif mode == "rollouts":
         samples, results = read_scored_rollouts(data)
         bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
         summary, sections, numbers = evaluate_rollouts(samples, results, bounds=bounds)

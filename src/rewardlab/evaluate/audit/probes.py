@@ -88,7 +88,7 @@ def final_answer(sample: Sample) -> str | None:
         return boxed[-1].strip()
     lines = _ANSWER_LINE.findall(text)
     if lines:
-        return lines[-1].strip()
+        return str(lines[-1]).strip()
     numbers = _NUMBER.findall(text)
     return numbers[-1] if numbers else None
 
