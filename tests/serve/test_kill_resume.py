@@ -34,12 +34,11 @@ params = { delay = 0.002 }
 """
 
 
-def _start_server(spec: Path, port: int, cache: Path) -> subprocess.Popen:
+def _start_server(spec: Path, port: int, cache: Path, *extra: str) -> subprocess.Popen:
+    argv = ["serve", str(spec), "--port", str(port), "--cache", str(cache), "--workers", "1", "--log-level", "warning", *extra]
     code = (
         f"import sys; sys.path.insert(0, {str(HERE)!r}); import _rewards; _rewards.register_all(); "
-        "from rewardlab.cli.main import main; "
-        f"sys.exit(main(['serve', {str(spec)!r}, '--port', '{port}', '--cache', {str(cache)!r}, "
-        "'--workers', '1', '--log-level', 'warning']))"
+        f"from rewardlab.cli.main import main; sys.exit(main({argv!r}))"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -121,3 +120,26 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     with ResultStore(server_cache) as cache:
         assert cache.integrity_check() == "ok"
         assert cache.stats().rows == n
+
+
+def test_rewardlab_serve_applies_its_options(tmp_path):
+    """`rewardlab serve --timeout --token --max-samples` end to end: a hung sample times out."""
+    spec = tmp_path / "faulty.toml"
+    spec.write_text(SPEC.replace('"slow"', '"faulty"').replace("test.slow", "test.faulty").replace("params = { delay = 0.002 }", ""))
+    port = free_port()
+    server = _start_server(spec, port, tmp_path / "c.sqlite", "--timeout", "0.5", "--token", "tok", "--max-samples", "3")
+    url = f"http://127.0.0.1:{port}/v1/rewards/faulty:score"
+    try:
+        auth = {"Authorization": "Bearer tok"}
+        started = time.monotonic()
+        reply = httpx.post(url, json={"samples": [{"response": "hang"}, {"response": "ok"}]}, headers=auth, timeout=60)
+        assert time.monotonic() - started < 20
+        results = reply.json()["results"]
+        assert results[0]["error"]["kind"] == "timeout" and "0.5s" in results[0]["error"]["message"]
+        assert results[1]["score"] == 0.02
+        assert httpx.post(url, json={"samples": [{"response": "x"}]}).status_code == 401
+        too_many = httpx.post(url, json={"samples": [{"response": "x"}] * 4}, headers=auth)
+        assert too_many.json()["error"]["code"] == "too_many_samples"
+    finally:
+        server.kill()
+        server.wait()

@@ -41,7 +41,8 @@ def serve_command(
 
     try:
         settings = ServeSettings(
-            backend=backend, workers=workers, sample_timeout=timeout, max_batch=max_batch, max_queue=max_queue,
+            backend=backend,  # type: ignore[arg-type]  # a str: pydantic checks it against Backend
+            workers=workers, max_wait_ms=2.0, sample_timeout=timeout, max_batch=max_batch, max_queue=max_queue,
             max_samples=max_samples, max_body_bytes=int(max_body_mb * 1024 * 1024), concurrency=concurrency,
             request_timeout=request_timeout, token=token or None, openrlhf_reward=openrlhf_reward,
             openrlhf_error_reward=openrlhf_error_reward,

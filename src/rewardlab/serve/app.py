@@ -165,7 +165,7 @@ def create_app(
     _install_error_handlers(app)
     _install_routes(app, service)
     _install_openapi(app, (ScoreRequest,))
-    app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # type: ignore[arg-type]
+    app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)
     return app
 
 

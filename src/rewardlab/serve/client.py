@@ -99,7 +99,7 @@ class _Retry:
                 return min(self.max_backoff, float(response.headers["retry-after"]))
             except ValueError:
                 pass
-        return min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
+        return float(min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2))
 
     def retryable(self, response: httpx.Response) -> bool:
         return response.status_code in _RETRY_STATUS

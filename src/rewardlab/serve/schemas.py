@@ -106,7 +106,7 @@ class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     samples: list[SampleIn] = Field(description="samples to score; results come back in this order")
-    use_cache: bool = Field(True, description="read and write the result cache for this request")
+    use_cache: bool = Field(default=True, description="read and write the result cache for this request")
 
 
 class ErrorOut(BaseModel):

@@ -20,26 +20,26 @@ class ServeSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # -- execution ---------------------------------------------------------------------------
-    backend: Backend = Field("pool", description="inline (server threads), pool (worker processes) or ray")
+    backend: Backend = Field(default="pool", description="inline (server threads), pool (worker processes) or ray")
     # 2 workers: the reference machine has 2 cores; more only adds context switches.
-    workers: int = Field(2, ge=0, description="worker processes per reward (pool backend); 0 means inline")
-    sample_timeout: float | None = Field(60.0, gt=0, description="seconds per sample before its worker is killed")
+    workers: int = Field(default=2, ge=0, description="worker processes per reward (pool backend); 0 means inline")
+    sample_timeout: float | None = Field(default=60.0, gt=0, description="seconds per sample before its worker is killed")
     # 256 is what trainers send per micro-batch (and what the benchmark uses).
-    max_batch: int = Field(256, ge=1, description="samples per backend batch, across clients")
+    max_batch: int = Field(default=256, ge=1, description="samples per backend batch, across clients")
     # 2 ms is below one HTTP round trip on loopback, so waiting to fill a batch costs little.
-    max_wait_ms: float = Field(2.0, ge=0, description="wait this long for a batch to fill")
-    concurrency: int = Field(2, ge=1, description="backend batches in flight per reward")
+    max_wait_ms: float = Field(default=2.0, ge=0, description="wait this long for a batch to fill")
+    concurrency: int = Field(default=2, ge=1, description="backend batches in flight per reward")
     # --- limits and backpressure ------------------------------------------------------------
-    max_queue: int = Field(16384, ge=1, description="queued samples per reward before 429")
-    max_samples: int = Field(4096, ge=1, description="samples per request before 413")
-    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="request body bytes before 413")
-    request_timeout: float = Field(600.0, gt=0, description="seconds a request may wait before 504")
+    max_queue: int = Field(default=16384, ge=1, description="queued samples per reward before 429")
+    max_samples: int = Field(default=4096, ge=1, description="samples per request before 413")
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, description="request body bytes before 413")
+    request_timeout: float = Field(default=600.0, gt=0, description="seconds a request may wait before 504")
     # --- security ---------------------------------------------------------------------------
-    token: str | None = Field(None, description="bearer token required on /v1 and /get_reward; None: open")
+    token: str | None = Field(default=None, description="bearer token required on /v1 and /get_reward; None: open")
     # --- OpenRLHF ---------------------------------------------------------------------------
-    openrlhf_reward: str | None = Field(None, description="reward behind POST /get_reward (default: the first)")
+    openrlhf_reward: str | None = Field(default=None, description="reward behind POST /get_reward (default: the first)")
     # None: a batch with an error result is refused (HTTP 500 naming the rows), so a broken
     # verifier stops training loudly. A number: errors become it and are counted in extra_logs.
     openrlhf_error_reward: float | None = Field(
-        None, description="reward sent to OpenRLHF for error results; None refuses the batch"
+        default=None, description="reward sent to OpenRLHF for error results; None refuses the batch"
     )
