@@ -16,6 +16,13 @@ def write_jsonl(path, rows):
     return path
 
 
+def assert_writes_strict_json(report, tmp_path):
+    html, js = report.write(tmp_path / "out")
+    payload = json.loads(js.read_text())  # strict JSON: NaN would have failed to serialise
+    assert payload["stamps"]["data_hash"] and payload["mode"] == report.numbers["mode"]
+    assert report.title in html.read_text()
+
+
 @reward("test.mentions_correct", range=(0, 1))
 def mentions_correct(sample):
     return float("correct" in sample.response_text)
@@ -33,6 +40,7 @@ def test_bestofk_ties_and_length_baseline(tmp_path):
         {"prompt": "q", "chosen": "nope", "rejected": ["correct", "y", "z"], "subset": "Focus"},  # 0
     ]
     report = run_eval(mentions_correct, write_jsonl(tmp_path / "rb2.jsonl", rows))
+    assert_writes_strict_json(report, tmp_path)
     n = report.numbers
     assert n["mode"] == "bestofk"
     assert n["subsets"]["Math"]["accuracy"].estimate == pytest.approx((1 + 0.25) / 2)
@@ -50,6 +58,7 @@ def test_rmbench_grid_for_a_length_loving_reward(tmp_path):
     rejected = ["bad!", "bad bad bad!", "**bad bad bad bad bad**"]
     rows = [{"prompt": "q", "chosen": chosen, "rejected": rejected, "domain": "chat"}]
     report = run_eval(length, write_jsonl(tmp_path / "rm.jsonl", rows))
+    assert_writes_strict_json(report, tmp_path)
     grid = report.numbers["grids"]["chat"]["reward"]
     assert report.numbers["mode"] == "rmbench"
     assert grid.normal == 0.0 and grid.hard == 0.0
@@ -80,6 +89,7 @@ def _process_rows():
 
 def test_process_processbench_f1_and_step_f1(tmp_path):
     report = run_eval(toy_prm, write_jsonl(tmp_path / "pb.jsonl", _process_rows()))
+    assert_writes_strict_json(report, tmp_path)
     n = report.numbers
     assert n["mode"] == "process"
     total = n["subsets"]["all"]
@@ -112,6 +122,7 @@ def test_judge_mode_from_saved_verdicts(tmp_path):
         {"verdict_ab": "tie", "verdict_ba": "A", "label": "B", "subset": "code"},  # tie + B -> B, right
     ]
     report = run_eval(None, write_jsonl(tmp_path / "judge.jsonl", rows))
+    assert_writes_strict_json(report, tmp_path)
     n = report.numbers
     assert n["mode"] == "judge"
     assert n["subsets"]["all"].consistency == pytest.approx(1 / 3)
