@@ -56,3 +56,19 @@ def test_fuzzy_unknown_method_fails_at_construction():
 def test_missing_reference_is_error():
     result = score(BLEU(), "text", None)
     assert result.status is Status.ERROR and result.error.kind == "invalid_input"
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("similarity.bleu", {"tokenize": "nope"}, "unknown sacrebleu tokenize"),
+        ("similarity.rouge", {"rouge_type": "rouge9"}, "rouge_type"),
+        ("similarity.chrf", {"word_order": -1}, "word_order"),
+    ],
+)
+def test_bad_parameters_fail_when_the_spec_is_built(name, params, message):
+    from rewardlab import registry
+    from rewardlab.errors import SpecError
+
+    with pytest.raises(SpecError, match=message):
+        registry.create(name, params)

@@ -35,9 +35,13 @@ class BLEU(BaseReward):
         from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
         # effective_order: sentence-level BLEU without zero n-gram orders collapsing it to 0.
-        self._metric = SacreBLEU(
-            tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase, effective_order=True
-        )
+        try:
+            self._metric = SacreBLEU(
+                tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase, effective_order=True
+            )
+        except KeyError as exc:  # sacrebleu looks tokenizers up in a dict
+            known = ", ".join(sorted(SacreBLEU.TOKENIZERS))
+            raise ValueError(f"unknown sacrebleu tokenize {tokenize!r}; known: {known}") from exc
         self._reference_key = reference_key
         self.params = {
             "tokenize": tokenize,
