@@ -49,17 +49,20 @@ class IntrinsicBonus(Protocol):
 class DecaySchedule:
     """Weight of the intrinsic reward at step t: `start * decay**t`, or linear to 0 over `steps`.
 
-    Exactly one of `decay` (0 < decay <= 1) or `steps` (> 0) is used; `floor` bounds it below.
+    Give at most one of `decay` (0 < decay <= 1) or `steps` (> 0); with neither, decay is
+    0.9999 per step. `floor` bounds the weight below.
     """
 
     start: float = 1.0
-    decay: float | None = 0.9999
+    decay: float | None = None
     steps: int | None = None
     floor: float = 0.0
 
     def __post_init__(self) -> None:
-        if (self.decay is None) == (self.steps is None):
+        if self.decay is not None and self.steps is not None:
             raise SpecError("DecaySchedule: give exactly one of decay= (exponential) or steps= (linear)")
+        if self.decay is None and self.steps is None:
+            object.__setattr__(self, "decay", 0.9999)
         if self.decay is not None and not 0 < self.decay <= 1:
             raise SpecError(f"DecaySchedule: decay must be in (0, 1], got {self.decay}")
         if self.steps is not None and self.steps <= 0:
