@@ -38,12 +38,10 @@ from typing import Any
 if __name__ != "__main__":  # on the host; inside the sandbox `_wire.py`'s text comes first
     from rewardlab.sandbox._wire import (
         FrameReader,
-        ProtocolError,
         decode_payload,
         decode_value,
         encode_value,
         write_frame,
-        write_raw,
     )
 
 # -- kernel interfaces (ctypes: Python 3.11 has no os.unshare or capset) -------------------------
@@ -316,7 +314,7 @@ def _job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir:
 class Spare:
     """A job sandbox forked ahead of time: A, B and C exist, C waits on `job_w` for its job."""
 
-    def __init__(self, *, isolate: bool, tmp_bytes: int, keep: tuple[int, ...]):
+    def __init__(self, *, isolate: bool, tmp_bytes: int, keep: tuple[int, ...], calls: tuple[int, int]):
         self.tmp_bytes = tmp_bytes
         self.workdir = "/tmp"
         if not isolate:
@@ -326,15 +324,19 @@ class Spare:
         self.isolate = isolate
         fds: dict[str, int] = {}
         for a, b in (("job_r", "job_w"), ("out_r", "out_w"), ("err_r", "err_w"), ("status_r", "status_w"),
-                     ("setup_r", "setup_w"), ("cin", "to_child"), ("from_child", "cout")):  # fmt: skip
+                     ("setup_r", "setup_w")):  # fmt: skip
             fds[a], fds[b] = os.pipe()
+        # The call channel goes straight to the host (no relay through us): C keeps it as fd 3/4
+        # in a session, closes it otherwise.
+        fds["cin"], fds["cout"] = calls
         self.pid = os.fork()
         if self.pid == 0:
             for fd in keep:
                 os.close(fd)
             _job_namespaces(fds, isolate, tmp_bytes, self.workdir)
-        for name in ("job_r", "out_w", "err_w", "status_w", "setup_w", "cin", "cout"):
+        for name in ("job_r", "out_w", "err_w", "status_w", "setup_w"):
             os.close(fds.pop(name))
+        del fds["cin"], fds["cout"]
         self.fds = fds
         self.pidfd = os.pidfd_open(self.pid)
 
@@ -361,15 +363,16 @@ class Server:
 
     SPARES = 2  # job sandboxes kept ready: the next job never waits for namespace set-up
 
-    def __init__(self, host_in: int, host_out: int, *, isolate: bool):
+    def __init__(self, host_in: int, host_out: int, *, isolate: bool, calls: tuple[int, int]):
         self.host = FrameReader(host_in)
         self.host_out = host_out
         self.isolate = isolate
+        self.calls = calls
         self.spares: list[Spare] = []
         self.dying: list[Spare] = []
 
     def _new_spare(self, tmp_bytes: int) -> Spare:
-        return Spare(isolate=self.isolate, tmp_bytes=tmp_bytes, keep=(self.host.fd, self.host_out))
+        return Spare(isolate=self.isolate, tmp_bytes=tmp_bytes, keep=(self.host.fd, self.host_out), calls=self.calls)
 
     def serve(self) -> None:
         hello = {"op": "hello", "python": sys.version.split()[0], "isolate": self.isolate, "uid": os.getuid()}
@@ -412,21 +415,19 @@ class Server:
         spare.reap(block=True)  # A exits right after C's status: this takes a moment
 
     def _watch(self, job: dict[str, Any], spare: Spare, start: float) -> dict[str, Any]:
-        """Pump output and session frames until C's status arrives or a limit is hit."""
+        """Pump output until C's status arrives or a limit is hit (calls bypass us)."""
         limits, fds = job["limits"], spare.fds
         deadline = start + limits["wall_seconds"]
         cap = limits["output_bytes"]
         out, err = bytearray(), bytearray()
         killed_for = None
-        session = job["op"] == "session"
-        child = FrameReader(fds["from_child"], max_frame=limits["frame_bytes"])
         watched = {fds["out_r"]: out, fds["err_r"]: err}
         while killed_for is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 killed_for = "wall"
                 break
-            rlist = [spare.pidfd, fds["status_r"], *watched] + ([self.host.fd, child.fd] if session and not child.eof else [])
+            rlist = [spare.pidfd, fds["status_r"], self.host.fd, *watched]
             ready, _, _ = select.select(rlist, [], [], remaining)
             if spare.pidfd in ready or fds["status_r"] in ready:
                 break
@@ -437,33 +438,13 @@ class Server:
                     del watched[fd]
             if len(out) + len(err) > cap:
                 killed_for = "output"
-            if child.fd in ready:  # relayed unparsed, tagged as the child's
-                try:
-                    for payload in child.pump_raw():
-                        write_raw(self.host_out, b"C" + payload)
-                except ProtocolError as exc:
-                    killed_for = f"protocol: {exc}"
-            if self.host.fd in ready:
-                for payload in self.host.pump_raw():
-                    if payload[:1] == b"C":
-                        write_raw(fds["to_child"], payload[1:])
-                    else:  # the only server op during a job is "kill"
-                        killed_for = "host"
-                if self.host.eof:
-                    killed_for = "host closed"
+            if self.host.fd in ready:  # during a job the host only ever says "kill"
+                payloads = self.host.pump_raw()
+                if payloads or self.host.eof:
+                    killed_for = "host" if payloads else "host closed"
         if killed_for:
             os.kill(spare.pid, signal.SIGKILL)
-        elif session:
-            self._drain_child(child)
         return self._report(fds, out, err, cap, killed_for, time.monotonic() - start)
-
-    def _drain_child(self, child: FrameReader) -> None:
-        """Forward frames the child wrote just before it exited."""
-        os.set_blocking(child.fd, False)
-        with contextlib.suppress(BlockingIOError, ProtocolError):
-            while not child.eof:
-                for payload in child.pump_raw():
-                    write_raw(self.host_out, b"C" + payload)
 
     @staticmethod
     def _report(fds: dict[str, int], out: bytearray, err: bytearray, cap: int, killed_for: str | None, wall: float) -> dict[str, Any]:
@@ -492,8 +473,9 @@ class Server:
 
 
 def main(argv: list[str]) -> None:
-    """Entry point inside the sandbox: `python -c <source> [--isolate]`."""
+    """Entry point inside the sandbox: `python -c <source> --calls R,W [--isolate]`."""
     isolate = "--isolate" in argv
+    calls_r, calls_w = (int(fd) for fd in argv[argv.index("--calls") + 1].split(","))
     # Frames travel on private copies of fd 0/1; fd 0/1 themselves become /dev/null and stderr so
     # nothing a job inherits can reach the host channel.
     host_in, host_out = os.dup(0), os.dup(1)
@@ -505,7 +487,7 @@ def main(argv: list[str]) -> None:
                  "string", "random", "typing", "fractions", "decimal", "hashlib", "copy", "statistics"):  # fmt: skip
         __import__(name)  # warm the interpreter once; every job forks from here
     gc.freeze()  # keep the collector off inherited objects: fewer copy-on-write faults per job
-    Server(host_in, host_out, isolate=isolate).serve()
+    Server(host_in, host_out, isolate=isolate, calls=(calls_r, calls_w)).serve()
 
 
 if __name__ == "__main__":

@@ -144,9 +144,10 @@ def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) ->
     return argv
 
 
-def python_argv(python: str, source: str, *, isolate: bool) -> list[str]:
-    """Interpreter command that runs the fork server (`-S -s`: no site-packages of the host)."""
-    return [python, "-S", "-s", "-B", "-c", source] + (["--isolate"] if isolate else [])
+def python_argv(python: str, source: str, *, isolate: bool, calls: tuple[int, int]) -> list[str]:
+    """Interpreter command that runs the fork server (`-S -s`: no site-packages of the host);
+    `calls` are the inherited read/write descriptors of the call channel."""
+    return [python, "-S", "-s", "-B", "-c", source, "--calls", f"{calls[0]},{calls[1]}"] + (["--isolate"] if isolate else [])
 
 
 def clean_env() -> dict[str, str]:

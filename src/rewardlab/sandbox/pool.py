@@ -22,7 +22,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -151,16 +151,28 @@ def classify(report: dict[str, Any], limits: Limits, isolation: str) -> ExecResu
 class _Worker:
     """One sandboxed fork server, spoken to over its stdin/stdout."""
 
-    def __init__(self, argv: list[str], *, user: int | None, timeout: float):
+    def __init__(self, make_argv: Callable[[tuple[int, int]], list[str]], *, user: int | None, timeout: float):
         self.errors = tempfile.TemporaryFile()  # noqa: SIM115 — lives as long as the worker
         extra: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+        # The call channel: the job's child reads calls from `call_in` and answers on `call_out`
+        # directly, without a relay through the server. We keep the read end of `call_in` too,
+        # to drain calls a dead child never read.
+        self.call_in_r, self.call_in_w = os.pipe()
+        call_out_r, call_out_w = os.pipe()
+        argv = make_argv((self.call_in_r, call_out_w))
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                env=clean_env(), start_new_session=True, close_fds=True, **extra,
+                env=clean_env(), start_new_session=True, close_fds=True,
+                pass_fds=(self.call_in_r, call_out_w), **extra,
             )  # fmt: skip
         except OSError as exc:
+            for fd in (self.call_in_r, self.call_in_w, call_out_r, call_out_w):
+                os.close(fd)
             raise SandboxError(f"cannot start a sandbox worker ({argv[0]}): {exc}") from exc
+        os.close(call_out_w)
+        os.set_blocking(self.call_in_w, False)
+        self.calls = _wire.FrameReader(call_out_r)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin_fd = self.proc.stdin.fileno()
         self.reader = _wire.FrameReader(self.proc.stdout.fileno())
@@ -208,6 +220,52 @@ class _Worker:
                 return {"op": "child", "frame": {"op": "garbage", "error": str(exc)}}
         raise _wire.ProtocolError(f"frame with unknown channel tag {payload[:1]!r}")
 
+    def send_call(self, frame: dict[str, Any], deadline: float) -> None:
+        """Write a frame to the child; stops early if the server reports the child's end."""
+        payload = json.dumps(frame, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
+        view = memoryview(len(payload).to_bytes(4, "big") + payload)
+        while view:
+            try:
+                view = view[os.write(self.call_in_w, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxError("the sandboxed child stopped reading its calls")
+            readable, _, _ = select.select([self.reader.fd], [self.call_in_w], [], remaining)
+            if readable:
+                return  # the server has news (the child ended): the caller reads it next
+
+    def read_any(self, deadline: float) -> tuple[str, dict[str, Any]]:
+        """The next frame from the child ("call", frame) or from the server ("main", frame)."""
+        while True:
+            frames = self.calls.raw_frames(limit=1)  # raises ProtocolError on an oversized frame
+            if frames:
+                return "call", _wire.decode_payload(frames[0])
+            frames = self.reader.raw_frames(limit=1)
+            if frames:
+                return "main", self._decode(frames[0])
+            if self.reader.eof:
+                raise SandboxError(f"sandbox worker exited (status {self.proc.poll()})")
+            remaining = deadline - time.monotonic()
+            fds = [self.reader.fd] + ([] if self.calls.eof else [self.calls.fd])
+            ready = select.select(fds, [], [], remaining)[0] if remaining > 0 else []
+            if not ready:
+                raise SandboxError("sandbox worker did not answer in time")
+            for fd in ready:
+                (self.reader if fd == self.reader.fd else self.calls).feed()
+
+    def drain_calls(self) -> None:
+        """Forget whatever a finished child left in the call channel (both directions)."""
+        self.calls._buf.clear()
+        for fd in (self.calls.fd, self.call_in_r):
+            os.set_blocking(fd, False)
+            with contextlib.suppress(BlockingIOError):
+                while os.read(fd, 1 << 16):
+                    pass
+            os.set_blocking(fd, True)
+
     def stderr_text(self) -> str:
         self.errors.seek(0)
         return self.errors.read().decode("utf-8", "replace")
@@ -225,6 +283,9 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 stream.close()  # type: ignore[union-attr]
+        for fd in (self.call_in_r, self.call_in_w, self.calls.fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         self.errors.close()
 
 
@@ -249,22 +310,24 @@ class SandboxPool:
             raise SandboxError("isolation='bubblewrap' but bwrap is not installed: apt-get install bubblewrap")
         self.isolated = bwrap is not None and self.config.isolation != "rlimits"
         self.isolation = "bubblewrap" if self.isolated else "rlimits-only"
-        python = self.config.interpreter()
-        server = python_argv(python, _SERVER_SOURCE, isolate=self.isolated)
+        self._python = python = self.config.interpreter()
         if self.isolated:
             assert bwrap is not None
-            self._argv = [*bwrap_argv(bwrap, python, self.config.extra_ro_binds), "--", *server]
+            self._prefix = [*bwrap_argv(bwrap, python, self.config.extra_ro_binds), "--"]
             self._user = host_user(python)
         else:
             if self.config.isolation == "auto":
                 warnings.warn(FALLBACK_WARNING, RuntimeWarning, stacklevel=2)
                 log.warning(FALLBACK_WARNING)
-            self._argv, self._user = server, None
+            self._prefix, self._user = [], None
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(size)
         self._live = 0
         self._closed = False
+
+    def _server_argv(self, calls: tuple[int, int]) -> list[str]:
+        return [*self._prefix, *python_argv(self._python, _SERVER_SOURCE, isolate=self.isolated, calls=calls)]
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> SandboxPool:
@@ -299,7 +362,7 @@ class SandboxPool:
                 try:
                     worker = self._idle.get_nowait()
                 except queue.Empty:
-                    return _Worker(self._argv, user=self._user, timeout=self.config.start_timeout)
+                    return _Worker(self._server_argv, user=self._user, timeout=self.config.start_timeout)
                 if worker.alive():
                     return worker
                 worker.kill()
@@ -464,7 +527,7 @@ class Session:
             return self._value(pending.popleft())
         if self.result is not None:
             raise SessionEnded(self.result, f"before call {self.calls} ({name})")
-        self._worker.send(frame, to_child=True)
+        self._worker.send_call(frame, self._deadline)
         reply = self._next_child_frame(f"during call {self.calls} ({name})")
         if reply.get("op") not in ("return", "raise"):
             self._violation(f"during call {self.calls}", f"unexpected {reply.get('op')!r}")
@@ -481,7 +544,7 @@ class Session:
     def close(self) -> ExecResult:
         """End the child (if still running) and return how it ended."""
         if self.result is None:
-            self._worker.send({"op": "end"}, to_child=True)
+            self._worker.send_call({"op": "end"}, self._deadline)
             with contextlib.suppress(SessionEnded):
                 while True:
                     self._next_child_frame("at the end")
@@ -492,27 +555,43 @@ class Session:
     def _next_child_frame(self, stage: str) -> dict[str, Any]:
         """The child's next frame; on the server's `result` frame, raise SessionEnded."""
         try:
-            frame = self._worker.read(self._deadline)
+            channel, frame = self._worker.read_any(self._deadline)
+        except _wire.ProtocolError as exc:
+            self._violation(stage, str(exc))
         except SandboxError:
             self.healthy = False
             self._worker.kill()
             self.result = ExecResult(Outcome.WALL_TIMEOUT, None, None, "", "", False, None,
                                      self.limits.wall_seconds + _GRACE, None, self.isolation)  # fmt: skip
             raise SessionEnded(self.result, stage) from None
-        if frame.get("op") == "child" and isinstance(frame.get("frame"), dict):
-            return frame["frame"]  # type: ignore[no-any-return]
+        if channel == "call":
+            return frame
         if frame.get("op") == "result":
+            self._worker.drain_calls()
             self.result = classify(frame, self.limits, self.isolation)
             raise SessionEnded(self.result, stage)
         self.healthy = False
         raise SandboxError(f"sandbox worker sent {frame.get('op')!r} during a session")
 
     def _violation(self, stage: str, what: str) -> NoReturn:
-        self._worker.send({"op": "kill"})
-        with contextlib.suppress(SessionEnded):
-            while True:
-                self._next_child_frame(stage)
-        assert self.result is not None
+        """The child broke the protocol: have the server kill it, report PROTOCOL."""
+        self._worker.calls._buf.clear()
+        if self.result is None:
+            self._worker.send({"op": "kill"})
+        while self.result is None:
+            try:
+                channel, frame = self._worker.read_any(self._deadline)
+            except _wire.ProtocolError:  # more garbage from the dying child: drop it
+                self._worker.calls._buf.clear()
+                continue
+            except SandboxError:
+                self.healthy = False
+                self._worker.kill()
+                self.result = ExecResult(Outcome.PROTOCOL, None, None, "", "", False, None, 0.0, None, self.isolation)
+                break
+            if channel == "main" and frame.get("op") == "result":
+                self._worker.drain_calls()
+                self.result = classify(frame, self.limits, self.isolation)
         self.result = ExecResult(Outcome.PROTOCOL, None, None, self.result.stdout, f"{what}\n{self.result.stderr}",
                                  False, self.result.cpu_seconds, self.result.wall_seconds, None, self.isolation)  # fmt: skip
         raise SessionEnded(self.result, stage)
