@@ -201,7 +201,7 @@ class HFBackbone(nn.Module):
         """Pad to the longest text of the batch; truncation follows `encode_config` (counted)."""
         cfg = self.encode_config
         self.tokenizer.truncation_side = cfg.truncation_side
-        full = self.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        full = self.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         self.n_truncated += sum(len(ids) > cfg.max_length for ids in full)
         batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=cfg.max_length,
                                return_tensors="pt")

@@ -21,9 +21,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rewardlab.core import Sample
 from rewardlab.models.data import PreferencePair
 
-__all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs"]
+__all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "make_step_samples"]
 
 _SUM = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _FILLER = "Let me think about this step carefully before I answer."
@@ -128,3 +129,32 @@ def best_of_n_pool(n_prompts: int, n: int, *, config: SyntheticConfig | None = N
         ]
         pool.append((prompt, responses))
     return pool
+
+
+def make_step_samples(n: int, *, rollouts: int = 8, p_step: float = 0.8, n_steps: int = 4,
+                      seed: int = 0) -> tuple[list[Sample], list[list[float]], list[list[int]]]:
+    """Solutions split into steps, with gold step labels and simulated Monte-Carlo rollouts.
+
+    Each step states one sum and is right with probability `p_step`. The gold label of step t is
+    1 while every step so far is right (one wrong sum ruins the answer). A continuation sampled
+    after step t succeeds only if the prefix is right and the remaining steps all come out right
+    (probability p_step^(remaining)); `successes[t]` counts successes of `rollouts` such draws —
+    the input the `step_labels` estimators expect.
+
+    Returns:
+        (samples with `steps`, gold prefix labels, MC successes per step).
+    """
+    rng = random.Random(f"{seed}-steps")
+    samples, gold, successes = [], [], []
+    for _ in range(n):
+        sums = [(rng.randint(0, 4), rng.randint(0, 4)) for _ in range(n_steps)]
+        right = [rng.random() < p_step for _ in sums]
+        steps = [f"{a}+{b}={a + b if ok else a + b + rng.choice([-1, 1])}" for (a, b), ok in zip(sums, right, strict=True)]
+        prefix_ok = [float(all(right[: t + 1])) for t in range(n_steps)]
+        wins = [sum(rng.random() < p_step ** (n_steps - 1 - t) for _ in range(rollouts)) if ok else 0
+                for t, ok in enumerate(prefix_ok)]
+        prompt = "Compute: " + ", ".join(f"{a}+{b}" for a, b in sums)
+        samples.append(Sample(prompt=prompt, response=" ".join(steps), steps=tuple(steps)))
+        gold.append(prefix_ok)
+        successes.append(wins)
+    return samples, gold, successes

