@@ -78,6 +78,8 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             self.observation_space = spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
         self.task, self.u = -1, 0
         self._obs: Any = None
+        #: (env obs, action, next env obs, labels, env terminated) of the last step, for CRM
+        self.last_transition: tuple[Any, Any, Any, frozenset[str], bool] | None = None
 
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
@@ -125,6 +127,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         info["reward/env"], info["reward/rm"] = env_r, rm_r
         info["rm/state"], info["rm/labels"], info["rm/task"] = rm.states[v], labels, self.task
         info["rm/accepted"], info["rm/rejected"] = acc, rej
+        self.last_transition = (self._obs, action, obs, labels, bool(terminated))
         self.u, self._obs = v, obs
         return self.encode(obs, self.task, v), reward, bool(done), bool(truncated and not done), info
 
