@@ -35,6 +35,7 @@ GROUPS = [
     "rewardlab.cli.import_grader",  # import-grader (issue 5)
     "rewardlab.cli.advantages",  # advantages (issue 6)
     "rewardlab.cli.train",  # train rm (issue 8)
+    "rewardlab.cli.rm",  # rm check/convert/run (issue 10)
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)

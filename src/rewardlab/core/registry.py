@@ -67,6 +67,7 @@ BUILTINS: dict[str, str] = {
     "code.tests": "rewardlab.verify.code.reward:CodeTests",  # issue 4
     "model.rm": "rewardlab.models.reward:ModelReward",  # issue 8
     "model.prm": "rewardlab.models.prm:ProcessReward",  # issue 8
+    "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # issue 10
 }
 
 
