@@ -142,14 +142,14 @@ class PythonGrader(BaseReward):
         site_packages: bool = True,
         isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
     ):
-        from rewardlab.sandbox import Limits, SandboxConfig
-
         try:
             compile(source, "<grader>", "exec")
         except SyntaxError as exc:
             raise ValueError(f"python grader source does not compile: {exc}") from exc
         if "def grade" not in source:
             raise ValueError("python grader source must define grade(sample, item)")
+        from rewardlab.sandbox import Limits, SandboxConfig
+
         path = sysconfig.get_paths()["purelib"]
         binds = (path,) if site_packages else ()
         prefix = f"import sys as _rl_sys\n_rl_sys.path.append({path!r})\n" if site_packages else ""
