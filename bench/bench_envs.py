@@ -2,11 +2,15 @@
 
     .venv/bin/python bench/bench_envs.py curves [--seeds 20] [--steps 100000]
     .venv/bin/python bench/bench_envs.py speed
+    .venv/bin/python bench/bench_envs.py extras     # preferences, noisy TV, delayed chain
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
 (coffee and mail) and the four-task setting, in compatibility mode (the original code's
 behaviour) and with correct semantics. Writes bench/envs_curves.png and prints a table.
+
+`extras`: the preference label-efficiency curve (disagreement vs uniform queries), the noisy-TV
+comparison of ICM and curiosity-critic, and the delayed-chain redistribution speed-up.
 
 `speed`: env steps/s of `RewardMachineWrapper` over the plain env (overhead ratio, goal <= 1.5x)
 and steps/s of the vectorised tabular learners against a per-step dict-based Q-learning loop
@@ -163,9 +167,45 @@ def speed_learners(steps: int) -> None:
         print(f"| {method} | {ref_s} | {rates[0]:,.0f} | {rates[1]:,.0f} | {ratio} |", flush=True)
 
 
+def run_extras(seeds: int = 5) -> None:
+    import torch
+
+    from rewardlab.envs.intrinsic import CuriosityCriticBonus, ICMBonus, noisy_tv_rollout
+    from rewardlab.envs.preferences import learn_grid_reward, preference_grid
+    from rewardlab.envs.redistribution import DelayedChain, chain_q_learning
+
+    torch.set_num_threads(1)  # tiny models: one thread avoids oversubscribing the shared CPU
+    mdp = preference_grid()
+    budgets = (8, 16, 32, 64, 128)
+    print("Preference learning, 6x6 grid, oracle teacher: normalised true return of the learned reward's")
+    print(f"optimal policy (0 = random policy, 1 = optimal), median [min, max] over {seeds} seeds")
+    print("| labels | " + " | ".join(str(b) for b in budgets) + " |")
+    print("|---|" + "---|" * len(budgets))
+    for sel in ("disagreement", "uniform"):
+        cells = []
+        for b in budgets:
+            v = [learn_grid_reward(mdp, b, selection=sel, seed=s).normalised_return for s in range(seeds)]
+            cells.append(f"{np.median(v):.2f} [{min(v):.2f}, {max(v):.2f}]")
+        print(f"| {sel} | " + " | ".join(cells) + " |", flush=True)
+    print("\nNoisy TV (5x5 grid, TV in a corner; 1,500 random steps then 1,500 epsilon-greedy on the bonus)")
+    print("| bonus | share of steps on the TV after warm-up | bonus into the TV | bonus elsewhere |")
+    print("|---|---|---|---|")
+    dim = 25 + 4
+    for name, make in (("ICM (prediction error)", ICMBonus), ("curiosity-critic", CuriosityCriticBonus)):
+        runs = [noisy_tv_rollout(make(dim, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(seeds)]
+        mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
+        print(f"| {name} | {mean['tv_fraction']:.2f} | {mean['tv_bonus']:.2f} | {mean['other_bonus']:.2f} |", flush=True)
+    print("\nDelayed chain (10 states, horizon 20, reward only at the end; optimum with epsilon 0.2 ~ 18)")
+    print("| per-step rewards | mean return, episodes 1-20 | 21-40 | 41-60 |")
+    print("|---|---|---|---|")
+    for mode in ("delayed", "uniform", "least_squares"):
+        r = np.array([chain_q_learning(DelayedChain(), episodes=60, mode=mode, seed=s) for s in range(seeds)])
+        print(f"| {mode} | {r[:, :20].mean():.1f} | {r[:, 20:40].mean():.1f} | {r[:, 40:].mean():.1f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "all"))
+    parser.add_argument("what", choices=("curves", "speed", "extras", "all"))
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
@@ -173,6 +213,8 @@ def main() -> None:
     if args.what in ("speed", "all"):
         speed_wrapper(50_000)
         speed_learners(20_000)
+    if args.what in ("extras", "all"):
+        run_extras()
     if args.what in ("curves", "all"):
         run_curves(args.seeds, args.steps, args.out)
 
