@@ -13,8 +13,14 @@ Sides (all score the same samples with the same built spec, `format.tags` + `tex
 Then latency at a fixed request rate (open loop: requests are sent on a schedule, not when the
 previous one returns): p50/p99 of batches of 256 for both servers, cache off.
 
+Last, an expensive reward, where a cache pays: `math.answer` (the sympy-backed maths verifier)
+on the 800 real model responses of ``../shared/data/qwen25-math-cot-100.jsonl``, first pass
+(cold cache) versus re-score, through a server with the worker-pool backend (skipped when the
+data file is absent).
+
 Run: .venv/bin/python bench/bench_serve.py [--n 10000] [--batch 256] [--rate 8] [--requests 40]
-Loopback only; every server is started and stopped by this script.
+Loopback only; every server is started and stopped by this script. Each pass is timed
+--rounds times (fresh cache for every first pass) and the best is kept: the machine is shared.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import httpx
 
 from rewardlab.compose import build
 from rewardlab.core import Sample
+from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.client import AsyncClient, Client
 
 SPEC = """
@@ -112,6 +119,79 @@ def timed(fn, repeat: int = 1) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
+MATH_SPEC = """
+[reward]
+name = "math"
+[[reward.components]]
+name = "correct"
+use = "math.answer"
+"""
+MATH_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qwen25-math-cot-100.jsonl"
+
+
+def math_samples() -> list[Sample]:
+    import json
+
+    out = []
+    for line in MATH_DATA.read_text().splitlines():
+        row = json.loads(line)
+        out.extend(Sample(prompt=row["question"], response=r, reference=row["gt"]) for r in row["response"])
+    return out
+
+
+def _cold_inprocess_seconds(spec: str) -> float:
+    """In-process time in a fresh interpreter: the verifier's memo caches start empty."""
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from bench_serve import build, math_samples; "
+        "r = build(sys.argv[2]); s = math_samples(); t = time.perf_counter(); r.score_batch(s); "
+        "print(time.perf_counter() - t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), spec], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_math(tmp: str, batch: int, rounds: int) -> None:
+    """Cold versus cached scoring of an expensive verifier through the server (pool backend).
+
+    Every round starts a new server (new worker processes, empty cache), because the maths
+    verifier memoises parses inside its process: a warm worker is not a first pass.
+    """
+    if not MATH_DATA.exists():
+        print(f"math section skipped: {MATH_DATA} not found")
+        return
+    samples = math_samples()
+    expected = [r.score for r in build(MATH_SPEC).score_batch(samples)]
+    spec = Path(tmp, "math.toml")
+    spec.write_text(MATH_SPEC)
+    inproc, firsts, cached = [], [], []
+    for k in range(rounds):
+        inproc.append(_cold_inprocess_seconds(MATH_SPEC))
+        port, cache = free_port(), Path(tmp, f"math{k}.sqlite")
+        server = start(
+            [sys.executable, "-c", "import sys; from rewardlab.cli.main import main; sys.exit(main(sys.argv[1:]))",
+             "serve", str(spec), "--port", str(port), "--workers", "2", "--cache", str(cache), "--log-level", "warning"],
+            port,
+        )
+        try:
+            with Client(f"http://127.0.0.1:{port}", batch_size=batch) as client:
+                started = time.perf_counter()
+                first = client.score("math", samples)
+                firsts.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                again = client.score("math", samples)
+                cached.append(time.perf_counter() - started)
+                assert [r.score for r in first] == [r.score for r in again] == expected
+        finally:
+            server.terminate()
+            server.wait(10)
+    n, t_inproc, t_first, t_cached = len(samples), min(inproc), min(firsts), min(cached)
+    print(f"\nexpensive reward: math.answer on {n} real responses (Qwen2.5-Math CoT); server with 2 workers")
+    print(f"{'in-process reward.score_batch (cold)':<44}{t_inproc:>9.3f}{n / t_inproc:>12,.0f}")
+    print(f"{'rewardlab server, first pass (cold cache)':<44}{t_first:>9.3f}{n / t_first:>12,.0f}")
+    print(f"{'rewardlab server, re-score (cached)':<44}{t_cached:>9.3f}{n / t_cached:>12,.0f}")
+    print(f"cached re-score speed-up over first pass:   {t_first / t_cached:.1f}x (goal >= 20x)")
+
+
 def peer_pass(url: str, rows: list[dict], batch: int) -> list[float | None]:
     scores: list[float | None] = []
     with httpx.Client(base_url=url, timeout=600) as http:
@@ -149,13 +229,14 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--rate", type=float, default=8.0, help="requests per second for the latency test")
     parser.add_argument("--requests", type=int, default=40, help="requests in the latency test")
+    parser.add_argument("--rounds", type=int, default=3, help="best of this many timings per pass")
     args = parser.parse_args()
 
     reward = build(SPEC)
     samples = make_samples(args.n)
     rows = [s.to_dict() for s in samples]
     expected = [r.score for r in reward.score_batch(samples)]
-    t_inproc = timed(lambda: reward.score_batch(samples), repeat=3)
+    t_inproc = timed(lambda: reward.score_batch(samples), repeat=args.rounds)
 
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp, "cheap.toml")
@@ -176,16 +257,27 @@ def main() -> None:
                 client.score("cheap", samples[: args.batch], use_cache=False)  # warm-up (imports, JIT of regexes)
                 peer_pass(peer_url, rows[: args.batch], args.batch)
                 out: dict[str, list] = {}
-                t_first = timed(lambda: out.__setitem__("first", client.score("cheap", samples)))
-                t_cached = timed(lambda: out.__setitem__("cached", client.score("cheap", samples)))
-                t_nocache = timed(lambda: out.__setitem__("nocache", client.score("cheap", samples, use_cache=False)))
+                times: dict[str, list[float]] = {k: [] for k in ("first", "cached", "nocache", "pipelined", "peer")}
 
-            async def pipelined() -> list:
-                async with AsyncClient(url, batch_size=args.batch, max_concurrency=2) as aclient:
-                    return await aclient.score("cheap", samples, use_cache=False)
+                async def pipelined() -> list:
+                    async with AsyncClient(url, batch_size=args.batch, max_concurrency=2) as aclient:
+                        return await aclient.score("cheap", samples, use_cache=False)
 
-            t_pipe = timed(lambda: out.__setitem__("pipelined", asyncio.run(pipelined())))
-            t_peer = timed(lambda: out.__setitem__("peer", peer_pass(peer_url, rows, args.batch)))
+                passes = {
+                    "first": lambda: client.score("cheap", samples),
+                    "cached": lambda: client.score("cheap", samples),
+                    "nocache": lambda: client.score("cheap", samples, use_cache=False),
+                    "pipelined": lambda: asyncio.run(pipelined()),
+                    "peer": lambda: peer_pass(peer_url, rows, args.batch),
+                }
+                for _ in range(args.rounds):  # sides interleaved per round: the load drifts
+                    with ResultStore(Path(tmp, "cache.sqlite")) as store:
+                        store.clear()  # every first pass starts from an empty cache
+                    for name, run in passes.items():
+                        started = time.perf_counter()
+                        out[name] = run()
+                        times[name].append(time.perf_counter() - started)
+                t_first, t_cached, t_nocache, t_pipe, t_peer = (min(times[k]) for k in passes)
             for name in ("first", "cached", "nocache", "pipelined"):
                 assert [r.score for r in out[name]] == expected, f"{name}: results differ from in-process"
             assert out["peer"] == expected
@@ -220,6 +312,8 @@ def main() -> None:
     print(f"latency at {args.rate:g} req/s x {args.requests} requests of {args.batch} (open loop, cache off):")
     print(f"  rewardlab p50 {pct(lat_rl, 50) * 1000:.1f} ms  p99 {pct(lat_rl, 99) * 1000:.1f} ms")
     print(f"  peer      p50 {pct(lat_peer, 50) * 1000:.1f} ms  p99 {pct(lat_peer, 99) * 1000:.1f} ms")
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_math(tmp, args.batch, args.rounds)
 
 
 if __name__ == "__main__":

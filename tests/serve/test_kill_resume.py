@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rewardlab.serve.cache import ResultStore
+from rewardlab.core import Sample
+from rewardlab.serve.cache import ResultStore, sample_key
 from rewardlab.serve.client import ServerError
 from rewardlab.serve.runs import RemoteExecutor, RunOptions, score_file_resumable
 
@@ -60,6 +61,8 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     data = tmp_path / "data.jsonl"
     n = 3000
     data.write_text("".join(json.dumps({"response": f"row {i} " + "w" * (i % 13)}) + "\n" for i in range(n)))
+    samples = [Sample(response=f"row {i} " + "w" * (i % 13)) for i in range(n)]
+    scores_by_key = {sample_key(s): len(s.response) / 100 for s in samples}
     out = tmp_path / "scored.jsonl"
     port, server_cache = free_port(), tmp_path / "server.sqlite"
     runs = ResultStore(tmp_path / "runs.sqlite")
@@ -96,8 +99,11 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
 
         with ResultStore(server_cache) as cache:  # the killed server's cache is consistent
             assert cache.integrity_check() == "ok"
-            cached_before = cache.stats().rows
-        assert cached_before >= recorded.done
+            cached_keys = {k for (k,) in cache._db.execute("SELECT sample_key FROM results")}
+            for key, text in cache._db.execute("SELECT sample_key, result FROM results"):
+                assert json.loads(text)["score"] == scores_by_key[key]  # every cached row is right
+        unrecorded = {sample_key(s) for i, s in enumerate(samples, start=1) if i not in runs.done_rows(run_id)}
+        expected_hits = len(unrecorded & cached_keys)  # computed before the kill, never recorded
 
         server = _start_server(spec, port, server_cache)
         resumed_from: list[int] = []
@@ -112,7 +118,7 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
         assert all(row["spec_hash"] == spec_hash for row in lines)
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         hits = float(metrics.split('rewardlab_cache_hits_total{reward="slow"} ')[1].split()[0])
-        assert hits == cached_before - recorded.done  # computed before the kill, never recorded: free now
+        assert hits == expected_hits  # and they were not computed again
         executor.close()
     finally:
         server.kill()

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import orjson
@@ -29,6 +31,8 @@ from rewardlab.serve.executors import Executor
 from rewardlab.serve.metrics import ServerMetrics
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
+
+_MAX_PENDING_WRITES = 16
 
 
 class Overloaded(Exception):
@@ -118,6 +122,13 @@ class Batcher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._batch_tasks: set[asyncio.Task[None]] = set()
         self._batch_seconds = 0.1  # running estimate, for Retry-After
+        # Cache writes happen on one writer thread, after the waiting requests got their
+        # results: a reply never waits for SQLite. At most `_MAX_PENDING_WRITES` batches wait
+        # to be written; past that, `_compute` writes itself (backpressure, bounded memory).
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"cache-writer:{name}")
+        self._pending_writes = 0
+        self._writes_lock = threading.Lock()
+        self._unwritten: dict[str, bytes] = {}  # queued for the writer; lookups see them too
 
     # -- the request side ------------------------------------------------------------------
     async def score(self, samples: Sequence[Sample], *, use_cache: bool = True) -> ScoreOutcome:
@@ -164,7 +175,12 @@ class Batcher:
         keys = [sample_key(s) for s in samples]
         if self.cache is None or not use_cache:
             return keys, {}
-        return keys, self.cache.get_encoded(self.spec_hash, keys)
+        with self._writes_lock:
+            hits = {k: self._unwritten[k] for k in keys if k in self._unwritten}
+        missing = [k for k in keys if k not in hits]
+        if missing:
+            hits.update(self.cache.get_encoded(self.spec_hash, missing))
+        return keys, hits
 
     # -- the dispatcher --------------------------------------------------------------------
     def _ensure_started(self) -> None:
@@ -234,8 +250,31 @@ class Batcher:
                 for item, r, text in zip(batch, results, encoded, strict=True)
                 if r.status is not Status.ERROR  # an error may pass on a retry: never cache it
             ]
-            self.cache.put_encoded(self.spec_hash, keep)
+            self._write_later(keep)
         return encoded
+
+    def _write_later(self, rows: list[tuple[str, bytes]]) -> None:
+        assert self.cache is not None
+        with self._writes_lock:
+            behind = self._pending_writes >= _MAX_PENDING_WRITES
+            if not behind:
+                self._pending_writes += 1
+                self._unwritten.update(rows)
+        if behind:
+            self.cache.put_encoded(self.spec_hash, rows)
+            return
+        self._writer.submit(self._write, rows)
+
+    def _write(self, rows: list[tuple[str, bytes]]) -> None:
+        assert self.cache is not None
+        try:
+            self.cache.put_encoded(self.spec_hash, rows)
+        finally:
+            with self._writes_lock:
+                self._pending_writes -= 1
+                for key, text in rows:
+                    if self._unwritten.get(key) is text:
+                        del self._unwritten[key]
 
     def _encode(self, result: RewardResult) -> bytes:
         # Stamped as a dict, not with `RewardResult.stamped` (a dataclass copy per result).
@@ -258,4 +297,5 @@ class Batcher:
                 await asyncio.gather(self._task, return_exceptions=True)
             if self._batch_tasks:
                 await asyncio.gather(*self._batch_tasks, return_exceptions=True)
+        await asyncio.to_thread(self._writer.shutdown, wait=True)  # pending cache writes land
         await asyncio.to_thread(self.executor.close)
