@@ -25,7 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rewardlab.envs.officeworld import TASK_ORDER, OfficeWorld, office_labels, office_problem, office_task
+from rewardlab.envs.officeworld import (
+    TASK_ORDER,
+    OfficeWorld,
+    office_labels,
+    office_problem,
+    office_task,
+)
 from rewardlab.envs.rm.wrapper import RewardMachineWrapper
 from rewardlab.envs.tabular import METHODS, greedy_reward_per_step, optimal_q, run_learner
 

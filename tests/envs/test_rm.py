@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rewardlab.envs.rm import NoTransitionError, RewardMachine, parse_guard, parse_text_rm, to_text_rm
+from rewardlab.envs.rm import (
+    NoTransitionError,
+    RewardMachine,
+    parse_guard,
+    parse_text_rm,
+    to_text_rm,
+)
 from rewardlab.envs.rm.counterfactual import counterfactual_experiences
 from rewardlab.envs.rm.shaping import rm_values
 from rewardlab.errors import InputError, SpecError
@@ -154,7 +160,7 @@ def test_load_toml_json_and_txt(tmp_path) -> None:
         loaded = RewardMachine.load(tmp_path / name)
         assert [s.reward for s in loaded.run(trace)] == [0.0, 0.0, 1.0], name
     (tmp_path / "broken.toml").write_text("initial = ")
-    with pytest.raises(InputError, match="broken.toml"):
+    with pytest.raises(InputError, match=r"broken\.toml"):
         RewardMachine.load(tmp_path / "broken.toml")
     with pytest.raises(InputError, match="cannot read"):
         RewardMachine.load(tmp_path / "missing.toml")
@@ -196,3 +202,29 @@ def test_history_dependent_task_needs_the_rm() -> None:
     ab = sum(s.reward for s in rm.run([{"a"}, {"b"}]))
     ba = sum(s.reward for s in rm.run([{"b"}, {"a"}]))
     assert (ab, ba) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "rewardlab.envs", "rewardlab.envs.rm", "rewardlab.envs.officeworld", "rewardlab.envs.tabular",
+        "rewardlab.envs.preferences", "rewardlab.envs.intrinsic", "rewardlab.envs.redistribution",
+        "rewardlab.envs.starc", "rewardlab.envs.gridworld", "rewardlab.envs.rm.wrapper",
+        "rewardlab.envs.rm.hierarchical", "rewardlab.envs.rm.timed", "rewardlab.envs.rm.counterfactual",
+    ],
+)  # fmt: skip
+def test_public_surface_exists(module: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    missing = [name for name in mod.__all__ if not hasattr(mod, name)]
+    assert not missing, f"{module}.__all__ lists missing names {missing}"
+
+
+def test_import_envs_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, rewardlab.envs, rewardlab.envs.tabular, rewardlab.envs.officeworld; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

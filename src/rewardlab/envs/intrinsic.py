@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import gymnasium as gym
 import numpy as np
 
 from rewardlab.errors import SpecError
@@ -33,7 +34,10 @@ __all__ = [
     "HashedCountBonus",
     "ICMBonus",
     "IntrinsicBonus",
+    "IntrinsicRewardWrapper",
+    "PotentialShapingWrapper",
     "RNDBonus",
+    "noisy_tv_rollout",
 ]
 
 
@@ -317,72 +321,59 @@ def noisy_tv_rollout(
     }
 
 
-def _wrappers() -> dict[str, type]:
-    import gymnasium as gym
+class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
+    """Adds `schedule(t) * bonus.reward(...)` to the env reward and trains the bonus online.
 
-    class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
-        """Adds `schedule(t) * bonus.reward(...)` to the env reward and trains the bonus online.
+    `featurize(obs) -> 1-D array` maps observations to what the bonus sees (default: as is).
+    info gets `reward/env`, `reward/intrinsic` (unweighted) and `intrinsic/weight`.
+    """
 
-        `featurize(obs) -> 1-D array` maps observations to what the bonus sees (default: as is).
-        info gets `reward/env`, `reward/intrinsic` (unweighted) and `intrinsic/weight`.
-        """
+    def __init__(self, env: gym.Env, bonus: IntrinsicBonus, *, schedule: DecaySchedule | None = None,  # type: ignore[type-arg]
+                 featurize: Callable[[Any], np.ndarray] | None = None, learn: bool = True):
+        super().__init__(env)
+        self.bonus, self.schedule, self.learn = bonus, schedule or DecaySchedule(), learn
+        self.featurize = featurize or (lambda o: np.asarray(o, dtype=np.float32).reshape(-1))
+        self.t, self._obs = 0, None
 
-        def __init__(self, env: gym.Env, bonus: IntrinsicBonus, *, schedule: DecaySchedule | None = None,  # type: ignore[type-arg]
-                     featurize: Callable[[Any], np.ndarray] | None = None, learn: bool = True):
-            super().__init__(env)
-            self.bonus, self.schedule, self.learn = bonus, schedule or DecaySchedule(), learn
-            self.featurize = featurize or (lambda o: np.asarray(o, dtype=np.float32).reshape(-1))
-            self.t, self._obs = 0, None
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._obs, info = self.env.reset(**kwargs)
+        return self._obs, info
 
-        def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-            self._obs, info = self.env.reset(**kwargs)
-            return self._obs, info
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, r, term, trunc, info = self.env.step(action)
+        o, o2, a = self.featurize(self._obs)[None], self.featurize(obs)[None], np.asarray([action])
+        bonus = float(self.bonus.reward(o, a, o2)[0])
+        if self.learn:
+            self.bonus.update(o, a, o2)
+        w = self.schedule(self.t)
+        self.t += 1
+        info["reward/env"], info["reward/intrinsic"], info["intrinsic/weight"] = r, bonus, w
+        self._obs = obs
+        return obs, float(r) + w * bonus, term, trunc, info
 
-        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-            obs, r, term, trunc, info = self.env.step(action)
-            o, o2, a = self.featurize(self._obs)[None], self.featurize(obs)[None], np.asarray([action])
-            bonus = float(self.bonus.reward(o, a, o2)[0])
-            if self.learn:
-                self.bonus.update(o, a, o2)
-            w = self.schedule(self.t)
-            self.t += 1
-            info["reward/env"], info["reward/intrinsic"], info["intrinsic/weight"] = r, bonus, w
-            self._obs = obs
-            return obs, float(r) + w * bonus, term, trunc, info
+class PotentialShapingWrapper(gym.Wrapper):  # type: ignore[type-arg]
+    """Potential-based shaping r + gamma * Phi(s') - Phi(s), Phi(terminal) = 0 (Ng et al. 1999).
 
-    class PotentialShapingWrapper(gym.Wrapper):  # type: ignore[type-arg]
-        """Potential-based shaping r + gamma * Phi(s') - Phi(s), Phi(terminal) = 0 (Ng et al. 1999).
+    Leaves optimal policies unchanged; `info["reward/env"]` keeps the unshaped reward.
+    """
 
-        Leaves optimal policies unchanged; `info["reward/env"]` keeps the unshaped reward.
-        """
+    def __init__(self, env: gym.Env, potential: Callable[[Any], float], *, gamma: float = 0.99):  # type: ignore[type-arg]
+        super().__init__(env)
+        if not 0 <= gamma <= 1:
+            raise SpecError(f"PotentialShapingWrapper: gamma must be in [0, 1], got {gamma}")
+        self.potential, self.gamma, self._phi = potential, gamma, 0.0
 
-        def __init__(self, env: gym.Env, potential: Callable[[Any], float], *, gamma: float = 0.99):  # type: ignore[type-arg]
-            super().__init__(env)
-            if not 0 <= gamma <= 1:
-                raise SpecError(f"PotentialShapingWrapper: gamma must be in [0, 1], got {gamma}")
-            self.potential, self.gamma, self._phi = potential, gamma, 0.0
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        self._phi = float(self.potential(obs))
+        return obs, info
 
-        def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-            obs, info = self.env.reset(**kwargs)
-            self._phi = float(self.potential(obs))
-            return obs, info
-
-        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-            obs, r, term, trunc, info = self.env.step(action)
-            phi2 = 0.0 if term else float(self.potential(obs))
-            if not math.isfinite(phi2):
-                raise SpecError(f"potential returned {phi2} for observation {obs!r}; it must be finite")
-            shaped = float(r) + self.gamma * phi2 - self._phi
-            info["reward/env"], info["reward/shaping"] = r, shaped - float(r)
-            self._phi = phi2
-            return obs, shaped, term, trunc, info
-
-    return {"IntrinsicRewardWrapper": IntrinsicRewardWrapper, "PotentialShapingWrapper": PotentialShapingWrapper}
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("IntrinsicRewardWrapper", "PotentialShapingWrapper"):
-        classes = _wrappers()
-        globals().update(classes)
-        return classes[name]
-    raise AttributeError(name)
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, r, term, trunc, info = self.env.step(action)
+        phi2 = 0.0 if term else float(self.potential(obs))
+        if not math.isfinite(phi2):
+            raise SpecError(f"potential returned {phi2} for observation {obs!r}; it must be finite")
+        shaped = float(r) + self.gamma * phi2 - self._phi
+        info["reward/env"], info["reward/shaping"] = r, shaped - float(r)
+        self._phi = phi2
+        return obs, shaped, term, trunc, info

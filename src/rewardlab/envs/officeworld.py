@@ -18,9 +18,11 @@ state by the learners (no bootstrapping). Correct semantics are the default.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.envs.rm.text import parse_text_rm
@@ -55,7 +57,7 @@ OBJECTS: Mapping[tuple[int, int], str] = {
 }  # fmt: skip
 
 #: every label set a step can emit (a cell holds at most one proposition); index = label id
-OFFICE_ALPHABET: tuple[frozenset[str], ...] = (frozenset(),) + tuple(frozenset(p) for p in "abcdefgn")
+OFFICE_ALPHABET: tuple[frozenset[str], ...] = (frozenset(), *(frozenset(p) for p in "abcdefgn"))
 
 # The four tasks in the original text format (guards exclude n, so n falls off = failure).
 OFFICE_TASKS: Mapping[str, str] = {
@@ -156,64 +158,45 @@ def office_labels(obs: Any, action: Any, next_obs: Any, info: Mapping[str, Any])
     return frozenset(OBJECTS[(x, y)]) if (x, y) in OBJECTS else frozenset()
 
 
-def _make_env_class() -> type:
-    import gymnasium as gym
-    from gymnasium import spaces
+class OfficeWorld(gym.Env[np.ndarray, int]):
+    """The office-world grid. Observation: `[x, y]`; actions: up, right, down, left.
 
-    class OfficeWorld(gym.Env[np.ndarray, int]):
-        """The office-world grid. Observation: `[x, y]`; actions: up, right, down, left.
+    Reward is always 0 and the episode never terminates by itself: pair it with a task's
+    reward machine (`RewardMachineWrapper(env, office_task("coffee"), office_labels)`).
+    `info["labels"]` holds the proposition of the cell entered. Truncates after
+    `max_episode_steps` steps (1,000 in the paper).
+    """
 
-        Reward is always 0 and the episode never terminates by itself: pair it with a task's
-        reward machine (`RewardMachineWrapper(env, office_task("coffee"), office_labels)`).
-        `info["labels"]` holds the proposition of the cell entered. Truncates after
-        `max_episode_steps` steps (1,000 in the paper).
-        """
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
 
-        metadata = {"render_modes": ["ansi"]}
+    def __init__(self, max_episode_steps: int = 1000, render_mode: str | None = None):
+        self.observation_space = spaces.Box(0, np.array([WIDTH - 1, HEIGHT - 1]), shape=(2,), dtype=np.int64)
+        self.action_space = spaces.Discrete(4)
+        self.max_episode_steps = max_episode_steps
+        self.render_mode = render_mode
+        self._next, self._label = office_transitions()
+        self._cell = cell_index(*START)
+        self._t = 0
 
-        def __init__(self, max_episode_steps: int = 1000, render_mode: str | None = None):
-            self.observation_space = spaces.Box(0, np.array([WIDTH - 1, HEIGHT - 1]), shape=(2,), dtype=np.int64)
-            self.action_space = spaces.Discrete(4)
-            self.max_episode_steps = max_episode_steps
-            self.render_mode = render_mode
-            self._next, self._label = office_transitions()
-            self._labels = OFFICE_ALPHABET
-            self._cell = cell_index(*START)
-            self._t = 0
+    def _obs(self) -> np.ndarray:
+        return np.array([self._cell % WIDTH, self._cell // WIDTH], dtype=np.int64)
 
-        def _obs(self) -> np.ndarray:
-            return np.array([self._cell % WIDTH, self._cell // WIDTH], dtype=np.int64)
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._cell, self._t = cell_index(*START), 0
+        return self._obs(), {"labels": OFFICE_ALPHABET[self._label[self._cell]]}
 
-        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-            super().reset(seed=seed)
-            self._cell, self._t = cell_index(*START), 0
-            return self._obs(), {"labels": self._labels[self._label[self._cell]]}
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._cell = int(self._next[self._cell, int(action)])
+        self._t += 1
+        info = {"labels": OFFICE_ALPHABET[self._label[self._cell]]}
+        return self._obs(), 0.0, False, self._t >= self.max_episode_steps, info
 
-        def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-            self._cell = int(self._next[self._cell, int(action)])
-            self._t += 1
-            info = {"labels": self._labels[self._label[self._cell]]}
-            return self._obs(), 0.0, False, self._t >= self.max_episode_steps, info
-
-        def render(self) -> str:
-            rows = []
-            for y in range(HEIGHT - 1, -1, -1):
-                row = "".join(
-                    "A" if cell_index(x, y) == self._cell else OBJECTS.get((x, y), ".") for x in range(WIDTH)
-                )
-                rows.append(row)
-            return "\n".join(rows)
-
-    return OfficeWorld
-
-
-def __getattr__(name: str) -> Any:
-    # gymnasium is the `rl` extra: build the Env subclass only when someone asks for it
-    if name == "OfficeWorld":
-        cls = _make_env_class()
-        globals()["OfficeWorld"] = cls
-        return cls
-    raise AttributeError(name)
+    def render(self) -> str:  # type: ignore[override]
+        rows = []
+        for y in range(HEIGHT - 1, -1, -1):
+            rows.append("".join("A" if cell_index(x, y) == self._cell else OBJECTS.get((x, y), ".") for x in range(WIDTH)))
+        return "\n".join(rows)
 
 
 def office_problem(tasks: Sequence[str] = ("coffee_mail",), *, compat: bool = False) -> Any:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from rewardlab.errors import SpecError
@@ -244,40 +245,27 @@ def select_queries(
     return np.argsort(-spread, kind="stable")[:k]
 
 
-def _make_wrapper_class() -> type:
-    import gymnasium as gym
+class LearnedRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
+    """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`.
 
-    class LearnedRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
-        """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`.
+    The env's own reward stays in `info["reward/env"]`; the learned one is `info["reward/learned"]`.
+    """
 
-        The env's own reward stays in `info["reward/env"]`; the learned one is `info["reward/learned"]`.
-        """
+    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):  # type: ignore[type-arg]
+        super().__init__(env)
+        self.model, self.featurize = model, featurize
+        self._obs: Any = None
 
-        def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):  # type: ignore[type-arg]
-            super().__init__(env)
-            self.model, self.featurize = model, featurize
-            self._obs: Any = None
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._obs, info = self.env.reset(**kwargs)
+        return self._obs, info
 
-        def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-            self._obs, info = self.env.reset(**kwargs)
-            return self._obs, info
-
-        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-            obs, r, term, trunc, info = self.env.step(action)
-            learned = float(self.model.reward(self.featurize(self._obs, action, obs)[None])[0])
-            info["reward/env"], info["reward/learned"] = r, learned
-            self._obs = obs
-            return obs, learned, term, trunc, info
-
-    return LearnedRewardWrapper
-
-
-def __getattr__(name: str) -> Any:
-    if name == "LearnedRewardWrapper":
-        cls = _make_wrapper_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(name)
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, r, term, trunc, info = self.env.step(action)
+        learned = float(self.model.reward(self.featurize(self._obs, action, obs)[None])[0])
+        info["reward/env"], info["reward/learned"] = r, learned
+        self._obs = obs
+        return obs, learned, term, trunc, info
 
 
 def random_segments(mdp: Any, n: int, horizon: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

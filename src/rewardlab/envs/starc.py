@@ -37,7 +37,7 @@ def canonicalise(P: np.ndarray, R: np.ndarray, *, gamma: float = 0.9) -> np.ndar
     _check(P, R)
     if not 0 <= gamma < 1:
         raise SpecError(f"gamma must be in [0, 1), got {gamma}")
-    S, A, _ = P.shape
+    S = P.shape[0]
     P_pi = P.mean(axis=1)  # (S, S) under the uniform policy
     r_pi = (P * R).sum(axis=2).mean(axis=1)  # (S,) expected one-step reward
     V = np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi)
