@@ -195,3 +195,10 @@ def test_bad_options_fail_at_construction() -> None:
 def test_non_string_input_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="must be str"):
         check(5, "5")  # type: ignore[arg-type]
+
+
+def test_unparsed_reference_as_text_is_an_explicit_choice(pool) -> None:
+    assert check("4:30p..", "4:30 \\text{ p.m.}", pool=pool).outcome is Outcome.UNDECIDED
+    as_text = check("4:30p..", "4:30 \\text{ p.m.}", CheckOptions(unparsed_reference="text"), pool=pool)
+    assert as_text.outcome is Outcome.NOT_EQUIVALENT and "compared as text" in as_text.reason
+    assert check("4:30p..", "4:30p..", CheckOptions(unparsed_reference="text"), pool=pool).equivalent

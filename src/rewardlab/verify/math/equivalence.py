@@ -343,5 +343,8 @@ def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, run: _Run) -> Verd
         raise _Uncached(_undecided("crash", "crash", f"sympy worker died: {exc}", r, c)) from None
     except RuntimeError as exc:
         return _undecided("unsupported", "sympy", f"sympy failed: {exc}", r, c)
-    kind = "parse" if reason.startswith("reference could not be parsed") else "unsupported"
+    unparsed = reason.startswith("reference could not be parsed")
+    if unparsed and opts.unparsed_reference == "text":  # keys differ: the string step ran first
+        return _ne("text", f"{reason}; compared as text, the answers differ", r, c)
+    kind = "parse" if unparsed else "unsupported"
     return Verdict(Outcome(outcome), reason, "sympy", r, c, kind if outcome == "undecided" else None)

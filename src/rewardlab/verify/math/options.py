@@ -28,6 +28,10 @@ class CheckOptions:
         thousands: read `1,000` / `10{,}000` / `1\\,000` as one number (not a pair).
         equations: compare `x = 3` with `3` by the right-hand side when the left-hand side is a
             single symbol, and rearranged equations as equal up to a non-zero factor.
+        unparsed_reference: what a reference no parser understands gives. `"undecided"` (the
+            default) makes it an error result, so a broken gold answer is seen, not silently
+            scored 0; `"text"` compares it as text (equal after normalisation or not
+            equivalent), which is what graders that ignore the problem do.
         allow_symbolic: use sympy for what the fast paths cannot decide. False makes every such
             case `undecided` (useful to measure what the fast paths cover).
         max_chars: longest answer (after extraction) that is compared at all.
@@ -41,6 +45,7 @@ class CheckOptions:
     percent: Literal["either", "strip", "fraction"] = "either"
     thousands: bool = True
     equations: bool = True
+    unparsed_reference: Literal["undecided", "text"] = "undecided"
     allow_symbolic: bool = True
     max_chars: int = 2000
 

@@ -44,6 +44,7 @@ class MathAnswer(BaseReward):
         degrees: Literal["strip", "radians"] = "strip",
         percent: Literal["either", "strip", "fraction"] = "either",
         equations: bool = True,
+        unparsed_reference: Literal["undecided", "text"] = "undecided",
     ):
         self.extract_options = ExtractOptions(priority=tuple(priority or SOURCES), strict=strict, boxed=boxed)
         self.check_options = CheckOptions(
@@ -53,6 +54,7 @@ class MathAnswer(BaseReward):
             degrees=degrees,
             percent=percent,
             equations=equations,
+            unparsed_reference=unparsed_reference,
         )
         self._reference_key = reference_key
         self._reference_mode = reference_mode
@@ -68,6 +70,7 @@ class MathAnswer(BaseReward):
             "degrees": degrees,
             "percent": percent,
             "equations": equations,
+            "unparsed_reference": unparsed_reference,
         }
 
     def _reference_answer(self, ref: str) -> str:
