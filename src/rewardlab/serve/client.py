@@ -316,8 +316,12 @@ class RemoteReward(BaseReward):
             return [RewardResult.failure(ErrorKind.REMOTE, str(exc))] * len(samples)
 
     def describe(self) -> dict[str, JSON]:
-        # The served spec's hash, so results stamped locally trace to the remote reward.
-        info = next((r for r in self._client.rewards() if r["name"] == self._reward), None)
+        # The served spec's hash, so results stamped locally trace to the remote reward; None
+        # when the server cannot be asked (its results then carry the server's own stamps).
+        try:
+            info = next((r for r in self._client.rewards() if r["name"] == self._reward), None)
+        except ServerError:
+            info = None
         return {"use": "remote", "reward": self._reward, "spec_hash": info["spec_hash"] if info else None}
 
     def close(self) -> None:
