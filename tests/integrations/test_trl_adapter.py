@@ -130,3 +130,14 @@ def test_spec_hash_is_exposed(spec_text):
     from rewardlab import build
 
     assert as_trl_reward(spec_text).spec_hash == build(spec_text).spec_hash
+
+
+def test_async_variant_is_awaited_by_trl_and_gives_the_same_scores(spec_text):
+    import asyncio
+
+    from trl.trainer.utils import is_async_callable
+
+    sync_f, async_f = as_trl_reward(spec_text), as_trl_reward(spec_text, asynchronous=True)
+    assert is_async_callable(async_f) and not is_async_callable(sync_f)
+    kwargs = {"prompts": ["q"] * 3, "completions": [GOOD, WRONG, None], "solution": ["Paris"] * 3}
+    assert asyncio.run(async_f(**kwargs)) == sync_f(**kwargs)

@@ -23,7 +23,8 @@ params = { method = "partial_ratio" }
 """
 
 
-def test_grpo_trainer_runs_with_a_rewardlab_spec(tmp_path):
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_grpo_trainer_runs_with_a_rewardlab_spec(tmp_path, asynchronous):
     import torch
     from datasets import Dataset
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -41,7 +42,7 @@ def test_grpo_trainer_runs_with_a_rewardlab_spec(tmp_path):
     model = LlamaForCausalLM(config)
     before = [p.detach().clone() for p in model.parameters()]
     dataset = Dataset.from_dict({"prompt": ["What is the capital of France?"] * 8, "solution": ["Paris"] * 8})
-    reward = as_trl_reward(SPEC_WITH_SIMILARITY)
+    reward = as_trl_reward(SPEC_WITH_SIMILARITY, asynchronous=asynchronous)
     args = GRPOConfig(
         output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_completion_length=12,
         max_steps=2, logging_steps=1, report_to=[], use_cpu=True, save_strategy="no", seed=0, learning_rate=1e-2,

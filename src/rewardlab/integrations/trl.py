@@ -40,7 +40,7 @@ from rewardlab.integrations._common import (
     spec_hash,
 )
 
-__all__ = ["REFERENCE_COLUMNS", "TRLReward", "as_trl_reward", "samples_from_trl"]
+__all__ = ["REFERENCE_COLUMNS", "AsyncTRLReward", "TRLReward", "as_trl_reward", "samples_from_trl"]
 
 #: Dataset columns taken as the reference, in order of preference.
 REFERENCE_COLUMNS = ("reference", "solution", "answer", "ground_truth", "label")
@@ -149,9 +149,17 @@ class TRLReward:
         completion_ids: Sequence[Sequence[int]] | None = None,
         **columns: Any,
     ) -> list[float | None]:
-        log_metric: Callable[[str, float], None] | None = columns.get("log_metric")
-        log_extra: Callable[[str, list[Any]], None] | None = columns.get("log_extra")
-        samples = samples_from_trl(
+        samples = self._samples(prompts, completions, completion_ids, columns)
+        return self._finish(self._score(samples), columns)
+
+    def _samples(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]] | None,
+        columns: dict[str, Any],
+    ) -> list[Sample]:
+        return samples_from_trl(
             prompts,
             completions,
             completion_ids,
@@ -159,10 +167,11 @@ class TRLReward:
             reference_column=self.reference_column,
             token_ids=self.token_ids,
         )
-        results = self._score(samples)
+
+    def _finish(self, results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
         self.last_results = results
         if self.log_components:
-            self._log(results, log_metric, log_extra)
+            self._log(results, columns.get("log_metric"), columns.get("log_extra"))
         return [self._value(r) for r in results]
 
     def _score(self, samples: list[Sample]) -> list[RewardResult]:
@@ -215,13 +224,41 @@ class TRLReward:
         return f"TRLReward({self.__name__!r}, on_error={self.on_error!r})"
 
 
+class AsyncTRLReward(TRLReward):
+    """The same adapter as an `async` reward function.
+
+    GRPOTrainer awaits async reward functions concurrently (`asyncio.gather` on its event loop),
+    so a spec with slow, I/O-bound components (an LLM judge) does not hold up the other rewards.
+    Scoring runs in a worker thread (`Reward.ascore_batch`), or in the process pool with `workers`.
+    """
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        **columns: Any,
+    ) -> list[float | None]:
+        import asyncio
+
+        samples = self._samples(prompts, completions, completion_ids, columns)
+        if self.workers <= 0 and self.timeout is None:
+            results = await self.reward.ascore_batch(samples)
+        else:
+            results = await asyncio.to_thread(self._score, samples)
+        return self._finish(results, columns)
+
+
 def _component_score(result: RewardResult, name: str) -> float | None:
     sub = result.components.get(name)
     return sub.score if sub is not None else None
 
 
-def as_trl_reward(spec: SpecLike, **options: Any) -> TRLReward:
+def as_trl_reward(spec: SpecLike, *, asynchronous: bool = False, **options: Any) -> TRLReward:
     """A rewardlab spec as a `trl.GRPOTrainer` reward function; see `TRLReward` for options.
+
+    With `asynchronous=True` it is an `async` function (`AsyncTRLReward`), which TRL awaits
+    concurrently with its other async rewards: use it for specs with LLM judges.
 
     Example:
         >>> from rewardlab.integrations.trl import as_trl_reward
@@ -236,4 +273,4 @@ def as_trl_reward(spec: SpecLike, **options: Any) -> TRLReward:
         >>> f(prompts=["Capital of France?"] * 2, completions=["Paris", "Rome"], solution=["paris"] * 2)
         [1.0, 0.0]
     """
-    return TRLReward(spec, **options)
+    return AsyncTRLReward(spec, **options) if asynchronous else TRLReward(spec, **options)
