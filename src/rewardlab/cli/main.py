@@ -36,6 +36,7 @@ GROUPS = [
     "rewardlab.cli.advantages",  # advantages (issue 6)
     "rewardlab.cli.train",  # train rm (issue 8)
     "rewardlab.cli.rm",  # rm check/convert/run (issue 10)
+    "rewardlab.cli.math_answers",  # math check/extract (issue 3)
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)
