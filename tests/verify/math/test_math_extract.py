@@ -23,6 +23,7 @@ CASES: list[tuple[str, str | None, str | None]] = [
     ("Thus the final answer is $\\frac{3}{4}$.", "\\frac{3}{4}", "final_answer"),
     ("The final answer is 12.\nDone", "12", "final_answer"),
     ("work...\nAnswer: 7", "7", "answer_line"),
+    ("Natalia sold 48/2 = 24 clips.\n#### 72", "72", "answer_line"),
     ("so it is **12**", "12", "bold"),
     ("we get \\(x = 2 + 3 = 5\\)", "5", "last_latex"),
     ("we get $x = 3$", "x = 3", "last_latex"),

@@ -9,7 +9,7 @@ Sources, tried in `ExtractOptions.priority` order (the first that finds somethin
 - ``boxed``: ``\\boxed{...}`` / ``\\fbox{...}`` with nested braces (the last one by default);
 - ``answer_tag``: ``<answer>...</answer>`` (a box inside the tag is preferred);
 - ``final_answer``: "the final answer is ..." / "the answer is ...";
-- ``answer_line``: a line starting with "Answer:";
+- ``answer_line``: a line starting with "Answer:" (or GSM8K's "####");
 - ``bold``: the last ``**...**`` span;
 - ``last_latex``: the last ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` span (right-hand side of an
   equation if it is one);
@@ -36,7 +36,8 @@ _FINAL_RE = re.compile(
     r"(?:final\s+answer|the\s+answer)\s*(?:is|:)\s*:?\s*(.{1,400}?)(?:\.\s|\.?\s*\n|\.?\s*$)",
     re.IGNORECASE,
 )
-_ANSWER_LINE_RE = re.compile(r"^[ \t>*#]*answer\s*[:：]\s*(.{1,400}?)\s*$", re.IGNORECASE | re.MULTILINE)
+# "Answer: 7", and GSM8K's "#### 7"
+_ANSWER_LINE_RE = re.compile(r"^(?:[ \t>*#]*answer\s*[:：]|\s*####)\s*(.{1,400}?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
 _NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
