@@ -57,3 +57,25 @@ def test_sets_ignore_order_tuples_do_not(items: list[int], rng) -> None:
     as_tuple = lambda xs: "(" + ", ".join(map(str, xs)) + ")"  # noqa: E731
     assert check(as_set(items), as_set(shuffled), FAST).equivalent
     assert check(as_tuple(items), as_tuple(shuffled), FAST).equivalent is (items == shuffled)
+
+
+_PIECES = list("0123456789+-*/^_(){}[],.=<>!|% xyz") + [
+    "\\frac", "\\sqrt", "\\pi", "\\infty", "\\{", "\\}", "\\cup", "\\text{", "\\boxed{", "\\left(",
+    "\\right)", "\\cdot", "\\\\", "\\begin{pmatrix}", "\\end{pmatrix}", "\\overline{", " or ", "\\%", "$",
+]
+_garbage = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_garbage, _garbage)
+def test_garbage_never_raises_fast_paths(reference: str, candidate: str) -> None:
+    verdict = check(reference, candidate, FAST)
+    assert verdict.outcome in tuple(Outcome)
+    assert (verdict.error_kind is not None) is (verdict.outcome is Outcome.UNDECIDED)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_garbage, _garbage)
+def test_garbage_never_raises_with_sympy(pool, reference: str, candidate: str) -> None:
+    verdict = check(reference, candidate, CheckOptions(timeout=5.0), pool=pool)
+    assert verdict.outcome in tuple(Outcome)
