@@ -224,12 +224,17 @@ class CuriosityCriticBonus(ICMBonus):
 
     def __init__(
         self, obs_dim: int, n_actions: int, *, hidden: int = 64, lr: float = 3e-3, critic_lr: float = 1e-2, epochs: int = 4,
-        replay: int = 64, seed: int = 0,
+        replay: int = 64, critic_window: int = 2000, seed: int = 0,
     ):
         super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
         self.critic = _mlp(obs_dim + n_actions, 1, hidden)
         # the critic must track the error level faster than the policy chases it
         self._critic_opt = self.torch.optim.Adam(self.critic.parameters(), lr=critic_lr)
+        # recent (input, fresh error) pairs the critic regresses on; old errors go stale as the
+        # forward model learns, so only the last `critic_window` are kept
+        self.critic_window = critic_window
+        self._critic_x: Any = None
+        self._critic_y: Any = None
 
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
@@ -240,11 +245,19 @@ class CuriosityCriticBonus(ICMBonus):
             return (err - floor).numpy()  # type: ignore[no-any-return]
 
     def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        # the critic's targets are errors on transitions the forward model has NOT trained on
+        # yet: once replayed, noise samples get memorised and their error would understate
+        # what a fresh visit to the noisy TV yields
+        x_new = self._inputs(obs, action)
+        with self.torch.no_grad():
+            fresh = self._err(obs, action, next_obs)
         o, a, o2 = self._replay(obs, action, next_obs)
         self._train(self.forward_model.parameters(), lambda: self._err(o, a, o2).mean())
-        x = self._inputs(o, a)
-        with self.torch.no_grad():
-            target = self._err(o, a, o2)
+        xs = x_new if self._critic_x is None else self.torch.cat([self._critic_x, x_new])[-self.critic_window :]
+        ys = fresh if self._critic_y is None else self.torch.cat([self._critic_y, fresh])[-self.critic_window :]
+        self._critic_x, self._critic_y = xs, ys
+        idx = self.torch.as_tensor(self._rng.integers(0, len(xs), len(x_new) + self.replay))
+        x, target = xs[idx], ys[idx]
         for _ in range(2 * self.epochs):
             self._critic_opt.zero_grad()
             loss = ((self.critic(x).squeeze(-1) - target) ** 2).mean()
@@ -297,7 +310,9 @@ def noisy_tv_rollout(
             explore = k * chunk < warmup or rng.random() < 0.1
             a = int(rng.integers(4)) if explore else int(rng.choice(np.flatnonzero(Q[s] == Q[s].max())))
             s2 = int(mdp.next_state[s, a])
-            ss.append(s), aa.append(a), nn.append(s2)
+            ss.append(s)
+            aa.append(a)
+            nn.append(s2)
             on_tv += (s2 == tv) and k * chunk >= warmup
             visited.add(s2)
             s = s2

@@ -90,7 +90,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if self.obs_mode == "onehot":
             if self._box:  # fast path: a Box flattens to its ravelled values
                 return np.concatenate((np.asarray(obs, dtype=np.float32).ravel(), self._onehot[g]))
-            flat = spaces.flatten(self.env.observation_space, obs).astype(np.float32, copy=False)
+            flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
             return np.concatenate((flat, self._onehot[g]))
         return obs
 
