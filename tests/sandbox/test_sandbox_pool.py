@@ -127,3 +127,23 @@ def test_required_bubblewrap_missing_is_an_error(monkeypatch: pytest.MonkeyPatch
         warnings.simplefilter("error")
         with pytest.raises(SandboxError, match="apt-get install bubblewrap"):
             SandboxPool(1, SandboxConfig(isolation="bubblewrap"))
+
+
+def test_a_killed_job_cannot_write_into_the_next_session(pool: SandboxPool) -> None:
+    """A daemon spams the call channel; the job is killed for breaking the protocol. The server
+    reports only once every process of that job is gone, so the next session reads clean."""
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.close(1); os.close(2)\n"
+        "    while True:\n"
+        "        os.write(4, b'\\xff\\xff\\xff\\xffgarbage')\n"
+        "def f():\n"
+        "    time.sleep(60)\n"
+    )
+    with pytest.raises(SessionEnded) as ended, pool.session(code, limits=Limits(cpu_seconds=1, wall_seconds=3)) as s:
+        s.call("f")  # the garbage may already end the session while the module loads
+    assert ended.value.result.outcome is Outcome.PROTOCOL
+    for _ in range(3):
+        with pool.session("def g():\n    return 42\n") as clean:
+            assert clean.call("g") == 42

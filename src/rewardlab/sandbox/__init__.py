@@ -51,16 +51,9 @@ What is not covered
 
 from rewardlab.sandbox._wire import EncodeError, decode_value, encode_value
 from rewardlab.sandbox.config import Limits, SandboxConfig, bwrap_argv, find_bwrap
-from rewardlab.sandbox.pool import (
-    FALLBACK_WARNING,
-    CandidateError,
-    ExecResult,
-    Outcome,
-    SandboxError,
-    SandboxPool,
-    Session,
-    SessionEnded,
-)
+from rewardlab.sandbox.pool import FALLBACK_WARNING, SandboxPool
+from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError
+from rewardlab.sandbox.session import CandidateError, Session, SessionEnded
 
 __all__ = [
     "FALLBACK_WARNING",

@@ -311,6 +311,32 @@ def _job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir:
 
 
 # -- the server -----------------------------------------------------------------------------------
+def _live_pids() -> list[int]:
+    """Processes of this (worker) pid namespace that are not zombies."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in ("Z", "X"):
+                pids.append(int(name))
+    return pids
+
+
+def _process_tree(pid: int) -> set[int]:
+    """`pid` and its descendants."""
+    tree, todo = set(), [pid]
+    while todo:
+        current = todo.pop()
+        tree.add(current)
+        with contextlib.suppress(OSError), open(f"/proc/{current}/task/{current}/children") as f:
+            todo += [int(c) for c in f.read().split()]
+    return tree
+
+
 class Spare:
     """A job sandbox forked ahead of time: A, B and C exist, C waits on `job_w` for its job."""
 
@@ -444,7 +470,22 @@ class Server:
                     killed_for = "host" if payloads else "host closed"
         if killed_for:
             os.kill(spare.pid, signal.SIGKILL)
+            if self.isolate:
+                self._wait_until_gone()
         return self._report(fds, out, err, cap, killed_for, time.monotonic() - start)
+
+    def _wait_until_gone(self, timeout: float = 5.0) -> None:
+        """After killing a job, wait until none of its processes is alive: until then one could
+        still write into the call channel that the next job will use. (A job that ends by itself
+        needs no wait: its init kills and reaps everything before it reports the status.)"""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            keep = {1, os.getpid()}
+            for spare in self.spares:
+                keep |= _process_tree(spare.pid)
+            if not [pid for pid in _live_pids() if pid not in keep]:
+                return
+            time.sleep(0.002)
 
     @staticmethod
     def _report(fds: dict[str, int], out: bytearray, err: bytearray, cap: int, killed_for: str | None, wall: float) -> dict[str, Any]:

@@ -15,6 +15,7 @@ _MIB = 1 << 20
 # the host is visible: not /home, /root, /work, /etc (only the files below), /sys or /run.
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/mime.types")
+HOST_GRACE_SECONDS = 3.0  # the host waits this long past a job's wall limit, then kills the worker
 SANDBOX_UID = 65534  # "nobody", inside the sandbox and, when we start as root, on the host too
 
 
