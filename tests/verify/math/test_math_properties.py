@@ -59,7 +59,8 @@ def test_sets_ignore_order_tuples_do_not(items: list[int], rng) -> None:
     assert check(as_tuple(items), as_tuple(shuffled), FAST).equivalent is (items == shuffled)
 
 
-_PIECES = list("0123456789+-*/^_(){}[],.=<>!|% xyz") + [
+_PIECES = [
+    *"0123456789+-*/^_(){}[],.=<>!|% xyz",
     "\\frac", "\\sqrt", "\\pi", "\\infty", "\\{", "\\}", "\\cup", "\\text{", "\\boxed{", "\\left(",
     "\\right)", "\\cdot", "\\\\", "\\begin{pmatrix}", "\\end{pmatrix}", "\\overline{", " or ", "\\%", "$",
 ]
