@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(MAKE) system-deps
 	$(BIN)/pip install "torch==2.13.0"
 	$(BIN)/pip install -e ".[dev]"
+	@# verl pins transformers<5.11, which conflicts with the rest; its reward API needs none of
+	@# that, so the verl adapter test runs against verl installed without its dependencies.
+	$(BIN)/pip install --no-deps "verl==0.9.1"
+	$(BIN)/pip install "tensordict==0.10.0" omegaconf
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (issue 4); chromium renders report screenshots (issue 9);
