@@ -222,3 +222,44 @@ def test_json_of_a_reply_round_trips_to_reward_results(make_app):
 
     rows = json.loads(run(go()))["results"]
     assert [RewardResult.from_dict(r).score for r in rows] == [Length().compute(Sample.from_dict(x)) for x in _rows(2)]
+
+
+def test_per_reward_limits_apply_to_their_reward_only(make_app):
+    from rewardlab.serve.settings import RewardLimits
+
+    settings = ServeSettings(workers=0, max_batch=4, concurrency=1, per_reward={"slow": RewardLimits(max_queue=8)})
+    app = make_app({"slow": Slow(delay=0.05), "other": Slow(delay=0.05)}, None, settings)
+
+    async def go(name: str):
+        async with asgi_client(app) as c:
+            first = asyncio.create_task(c.post(f"/v1/rewards/{name}:score", json={"samples": _rows(8)}))
+            await asyncio.sleep(0.01)
+            second = await c.post(f"/v1/rewards/{name}:score", json={"samples": _rows(8, prefix="b")})
+            return (await first).status_code, second.status_code
+
+    assert run(go("slow")) == (200, 429)
+    assert run(go("other")) == (200, 200)
+
+
+def test_per_reward_settings_for_an_unserved_name_are_refused():
+    import pytest
+
+    from rewardlab.errors import UsageError
+    from rewardlab.serve.app import create_app
+    from rewardlab.serve.settings import RewardLimits
+
+    with pytest.raises(UsageError, match="not served"):
+        create_app({"len": Length()}, None, ServeSettings(workers=0, per_reward={"lenn": RewardLimits(workers=1)}))
+
+
+def test_readyz_is_503_while_shutting_down(make_app):
+    app = make_app({"len": Length()}, None, INLINE)
+
+    async def go():
+        async with asgi_client(app) as c:
+            await app.state.service.aclose()
+            return await c.get("/readyz"), await c.post("/v1/rewards/len:score", json={"samples": _rows(1)})
+
+    ready, scored = run(go())
+    assert ready.status_code == 503 and scored.status_code == 503
+    assert scored.json()["error"]["code"] == "shutting_down"

@@ -63,6 +63,15 @@ def test_serve_with_an_invalid_option_is_a_usage_error(tmp_path):
     assert main(["serve", str(spec), "--workers", "-1", "--no-cache"]) == 2
 
 
+def test_serve_with_a_malformed_or_unserved_override_is_a_usage_error(tmp_path):
+    spec = tmp_path / "exact.toml"
+    spec.write_text(EXACT_SPEC)
+    assert main(["serve", str(spec), "--no-cache", "--set", "exact.workers=many"]) == 2
+    assert main(["serve", str(spec), "--no-cache", "--set", "exact.colour=red"]) == 2
+    assert main(["serve", str(spec), "--no-cache", "--set", "nosuch.workers=1"]) == 2
+    assert main(["serve", str(spec), "--no-cache", "--set", "workers=1"]) == 2
+
+
 def test_serve_with_a_broken_spec_exits_1(tmp_path):
     spec = tmp_path / "bad.toml"
     spec.write_text(EXACT_SPEC.replace("text.exact", "text.exactt"))
@@ -89,6 +98,19 @@ def test_score_remote_writes_the_same_rows_as_local(tmp_path, make_app):
     for name in ("remote", "by_name"):
         assert [{k: r[k] for k in keep} for r in rows[name]] == [{k: r[k] for k in keep} for r in rows["local"]]
     assert rows["remote"][0]["spec_hash"] == spec_hash_of(reward)
+
+
+@pytest.mark.network
+def test_score_remote_refuses_a_spec_the_server_does_not_serve(tmp_path, make_app):
+    served = build(EXACT_SPEC)
+    spec = tmp_path / "exact.toml"
+    spec.write_text(EXACT_SPEC + "params = { case_sensitive = true }\n")  # same name, other spec
+    data = _data(tmp_path / "data.jsonl", 3)
+    app = make_app({"exact": served}, None, ServeSettings(workers=0))
+    with LiveServer(app) as server:
+        code = main(["score", str(spec), str(data), "-o", str(tmp_path / "o.jsonl"), "--remote", server.url,
+                     "--cache", str(tmp_path / "runs.sqlite"), "--no-progress"])
+    assert code == 2 and not (tmp_path / "o.jsonl").exists()
 
 
 @pytest.mark.slow

@@ -129,11 +129,13 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_rewardlab_serve_applies_its_options(tmp_path):
-    """`rewardlab serve --timeout --token --max-samples` end to end: a hung sample times out."""
+    """`rewardlab serve --set NAME.timeout --token --max-samples` end to end: a hung sample times out."""
     spec = tmp_path / "faulty.toml"
     spec.write_text(SPEC.replace('"slow"', '"faulty"').replace("test.slow", "test.faulty").replace("params = { delay = 0.002 }", ""))
     port = free_port()
-    server = _start_server(spec, port, tmp_path / "c.sqlite", "--timeout", "0.5", "--token", "tok", "--max-samples", "3")
+    server = _start_server(
+        spec, port, tmp_path / "c.sqlite", "--timeout", "30", "--set", "faulty.timeout=0.5", "--token", "tok", "--max-samples", "3"
+    )
     url = f"http://127.0.0.1:{port}/v1/rewards/faulty:score"
     try:
         auth = {"Authorization": "Bearer tok"}

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from rewardlab.errors import UsageError
+
+if TYPE_CHECKING:
+    from rewardlab.serve.settings import RewardLimits
 
 
 def serve_command(
@@ -31,6 +35,7 @@ def serve_command(
     openrlhf_error_reward: float | None = typer.Option(None, "--openrlhf-error-reward", help="Send this for error rows to OpenRLHF (default: refuse the batch)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    per_reward: list[str] = typer.Option([], "--set", help="Per-reward override NAME.KEY=VALUE, KEY in workers, timeout, max-batch, concurrency, max-queue, request-timeout."),
 ) -> None:
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
@@ -45,7 +50,7 @@ def serve_command(
             workers=workers, max_wait_ms=2.0, sample_timeout=timeout, max_batch=max_batch, max_queue=max_queue,
             max_samples=max_samples, max_body_bytes=int(max_body_mb * 1024 * 1024), concurrency=concurrency,
             request_timeout=request_timeout, token=token or None, openrlhf_reward=openrlhf_reward,
-            openrlhf_error_reward=openrlhf_error_reward,
+            openrlhf_error_reward=openrlhf_error_reward, per_reward=_overrides(per_reward),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -57,6 +62,23 @@ def serve_command(
         specs, settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
         ray_address=ray_address, log_level=log_level,
     )
+
+
+_KEYS = {"timeout": "sample_timeout", "max-batch": "max_batch", "max-queue": "max_queue", "request-timeout": "request_timeout"}
+
+
+def _overrides(items: list[str]) -> dict[str, RewardLimits]:
+    """``["code.workers=8", "code.timeout=30"]`` -> ``{"code": RewardLimits(workers=8, sample_timeout=30)}``."""
+    from rewardlab.serve.settings import RewardLimits
+
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        name, dot, key = target.rpartition(".")
+        if not sep or not dot or not name:
+            raise UsageError(f"--set expects NAME.KEY=VALUE (e.g. code.workers=8), got {item!r}")
+        out.setdefault(name, {})[_KEYS.get(key, key.replace("-", "_"))] = value
+    return {name: RewardLimits.model_validate(values) for name, values in out.items()}
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ import asyncio
 import random
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -155,7 +156,8 @@ class Client:
         retries: extra attempts after a retryable failure.
         backoff: first backoff in seconds (doubles per attempt).
         batch_size: samples per request.
-        transport: an httpx transport (tests pass ``httpx.ASGITransport``... for the async client).
+        max_concurrency: requests in flight at once (2 keeps both ends busy).
+        transport: an httpx transport.
     """
 
     def __init__(
@@ -167,9 +169,11 @@ class Client:
         retries: int = 4,
         backoff: float = 0.5,
         batch_size: int = 256,
+        max_concurrency: int = 2,
         transport: httpx.BaseTransport | None = None,
     ):
         self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
         self._retry = _Retry(retries, backoff)
         self._http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
 
@@ -192,13 +196,22 @@ class Client:
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
-        """Results for `samples` under the served reward `reward`, in order."""
-        out: list[RewardResult] = []
-        for start in range(0, len(samples), self.batch_size):
+        """Results for `samples` under the served reward `reward`, in order.
+
+        With ``max_concurrency > 1`` the batches go out from a few threads, so the server
+        computes one batch while this process encodes the next and decodes the last.
+        """
+
+        def one(start: int) -> list[RewardResult]:
             chunk = samples[start : start + self.batch_size]
             reply = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache))
-            out.extend(_results(reply, len(chunk)))
-        return out
+            return _results(reply, len(chunk))
+
+        starts = range(0, len(samples), self.batch_size)
+        if self.max_concurrency <= 1 or len(starts) <= 1:
+            return [r for start in starts for r in one(start)]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
+            return [r for part in pool.map(one, starts) for r in part]  # map keeps the order
 
     def rewards(self) -> list[dict[str, Any]]:
         """The served rewards with their spec hashes and schemas."""

@@ -97,6 +97,9 @@ class RewardService:
             raise UsageError(f"reward names {bad} cannot be used in a URL; use letters, digits and '_.-'")
         if settings.openrlhf_reward is not None and settings.openrlhf_reward not in rewards:
             raise UsageError(f"openrlhf_reward {settings.openrlhf_reward!r} is not served; served: {sorted(rewards)}")
+        unknown = sorted(set(settings.per_reward) - set(rewards))
+        if unknown:
+            raise UsageError(f"per-reward settings for {unknown}, which are not served; served: {sorted(rewards)}")
         self.settings = settings
         self.cache = cache
         self.metrics = ServerMetrics()
@@ -104,6 +107,7 @@ class RewardService:
         self.hosted: dict[str, Hosted] = {}
         for name, reward in rewards.items():
             spec_hash = spec_hash_of(reward)
+            own = settings.for_reward(name)
             batcher = Batcher(
                 name,
                 reward,
@@ -111,16 +115,16 @@ class RewardService:
                 spec_hash=spec_hash,
                 cache=cache,
                 metrics=self.metrics,
-                max_batch=settings.max_batch,
-                max_wait=settings.max_wait_ms / 1000.0,
-                max_queue=settings.max_queue,
-                concurrency=settings.concurrency,
+                max_batch=own.max_batch,
+                max_wait=own.max_wait_ms / 1000.0,
+                max_queue=own.max_queue,
+                concurrency=own.concurrency,
             )
             self.hosted[name] = Hosted(name, reward, spec_hash, batcher)
         self.closing = False
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
-        s = self.settings
+        s = self.settings.for_reward(name)
         return make_executor(reward, backend=s.backend, workers=s.workers, timeout=s.sample_timeout)
 
     # -- lookups -----------------------------------------------------------------------------
@@ -167,6 +171,7 @@ class RewardService:
         hosted = self.get(name)
         if self.closing:
             raise ApiError(503, "shutting_down", "the server is shutting down; retry on another replica")
+        limits = self.settings.for_reward(name)
         if len(samples) > self.settings.max_samples:
             raise ApiError(
                 413, "too_many_samples",
@@ -174,7 +179,7 @@ class RewardService:
             )
         try:
             return await asyncio.wait_for(
-                hosted.batcher.score(samples, use_cache=use_cache), timeout=self.settings.request_timeout
+                hosted.batcher.score(samples, use_cache=use_cache), timeout=limits.request_timeout
             )
         except Overloaded as exc:
             raise ApiError(
@@ -185,7 +190,7 @@ class RewardService:
         except TimeoutError as exc:
             raise ApiError(
                 504, "timeout",
-                f"the request waited more than {self.settings.request_timeout}s; send smaller batches or raise "
+                f"the request waited more than {limits.request_timeout}s; send smaller batches or raise "
                 "--request-timeout (results computed meanwhile are cached)",
             ) from exc
 

@@ -6,7 +6,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rewardlab.serve.executors import Backend
 
-__all__ = ["ServeSettings"]
+__all__ = ["RewardLimits", "ServeSettings"]
+
+# What one reward may set differently from the server-wide defaults.
+PER_REWARD = ("workers", "sample_timeout", "max_batch", "concurrency", "max_queue", "request_timeout")
+
+
+class RewardLimits(BaseModel):
+    """Per-reward overrides of `ServeSettings` (``None``: the server-wide value).
+
+    A code-execution reward may need 8 workers and a 30 s timeout while a format check runs
+    inline in microseconds; one server hosts both.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workers: int | None = Field(default=None, ge=0)
+    sample_timeout: float | None = Field(default=None, gt=0)
+    max_batch: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    max_queue: int | None = Field(default=None, ge=1)
+    request_timeout: float | None = Field(default=None, gt=0)
 
 
 class ServeSettings(BaseModel):
@@ -40,6 +60,17 @@ class ServeSettings(BaseModel):
     openrlhf_reward: str | None = Field(default=None, description="reward behind POST /get_reward (default: the first)")
     # None: a batch with an error result is refused (HTTP 500 naming the rows), so a broken
     # verifier stops training loudly. A number: errors become it and are counted in extra_logs.
+    per_reward: dict[str, RewardLimits] = Field(
+        default_factory=dict, description="overrides by reward name (workers, sample_timeout, concurrency, ...)"
+    )
     openrlhf_error_reward: float | None = Field(
         default=None, description="reward sent to OpenRLHF for error results; None refuses the batch"
     )
+
+    def for_reward(self, name: str) -> ServeSettings:
+        """These settings with `name`'s overrides applied."""
+        limits = self.per_reward.get(name)
+        if limits is None:
+            return self
+        update = {k: v for k in PER_REWARD if (v := getattr(limits, k)) is not None}
+        return self.model_copy(update=update)
