@@ -4,8 +4,9 @@ Sides (all score the same samples with the same built spec, `format.tags` + `tex
 
 - in-process: `reward.score_batch(samples)` — the floor.
 - rewardlab server: `rewardlab serve` in its own process on 127.0.0.1 (inline backend, SQLite
-  cache), called by `rewardlab.serve.Client` in batches of 256: first pass (cold cache),
-  re-score (every result cached), and a pass with ``use_cache=false`` (pure serving cost).
+  cache), called by `rewardlab.serve.Client` (default: 2 requests in flight) in batches of 256:
+  first pass (cold cache), re-score (every result cached), a pass with ``use_cache=false``
+  (pure serving cost), and `AsyncClient` with 4 in flight.
 - peer: the server people write by hand (OpenRLHF's `serve_rm.py` shape): a bare FastAPI +
   uvicorn route that builds Samples and calls `reward.score_batch`, no batching across
   clients, cache, limits or metrics; called with httpx in batches of 256.
@@ -260,7 +261,7 @@ def main() -> None:
                 times: dict[str, list[float]] = {k: [] for k in ("first", "cached", "nocache", "pipelined", "peer")}
 
                 async def pipelined() -> list:
-                    async with AsyncClient(url, batch_size=args.batch, max_concurrency=2) as aclient:
+                    async with AsyncClient(url, batch_size=args.batch, max_concurrency=4) as aclient:
                         return await aclient.score("cheap", samples, use_cache=False)
 
                 passes = {
@@ -297,10 +298,10 @@ def main() -> None:
     print(f"{'side':<44}{'seconds':>9}{'samples/s':>12}{'x in-process':>14}")
     table = [
         ("in-process reward.score_batch", t_inproc),
-        ("rewardlab server, first pass (cold cache)", t_first),
-        ("rewardlab server, re-score (cached)", t_cached),
-        ("rewardlab server, use_cache=false", t_nocache),
-        ("rewardlab AsyncClient, 2 in flight, no cache", t_pipe),
+        ("rewardlab Client, first pass (cold cache)", t_first),
+        ("rewardlab Client, re-score (cached)", t_cached),
+        ("rewardlab Client, use_cache=false", t_nocache),
+        ("rewardlab AsyncClient, 4 in flight, no cache", t_pipe),
         ("peer: bare FastAPI endpoint", t_peer),
     ]
     for name, seconds in table:
