@@ -46,8 +46,9 @@ _SERVER_SOURCE = "\n".join(
 )
 _GRACE = HOST_GRACE_SECONDS
 FALLBACK_WARNING = (
-    "bubblewrap (bwrap) not found: sandboxed code runs with rlimits only, WITHOUT namespaces; "
-    "it can read your files and reach the network. Install it: apt-get install bubblewrap"
+    "sandboxed code runs with rlimits only, WITHOUT namespaces (bubblewrap not found, or "
+    "isolation='rlimits'): it can read your files and reach the network. "
+    "Install bubblewrap: apt-get install bubblewrap"
 )
 
 
