@@ -64,8 +64,8 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if obs_mode not in ("dict", "onehot", "none") or reward_mode not in ("rm", "sum"):
             raise SpecError(f"obs_mode must be dict|onehot|none and reward_mode rm|sum, got {obs_mode!r}, {reward_mode!r}")
         self.label, self.obs_mode, self.reward_mode, self.task_schedule = label, obs_mode, reward_mode, task_schedule
-        self.offsets = np.cumsum([0] + [m.n_states for m in self.machines])
-        n = int(self.offsets[-1])
+        self.offsets = [0, *np.cumsum([m.n_states for m in self.machines]).tolist()]  # plain ints: fast
+        n = self.offsets[-1]
         self._onehot = np.eye(n, dtype=np.float32)
         self.shaping_gamma = shaping_gamma
         self._phi = [rm_potentials(m, gamma=shaping_gamma) for m in self.machines] if shaping_gamma else None
@@ -84,7 +84,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
         """The augmented observation for env obs `obs` in state index `u` of task `task`."""
-        g = int(self.offsets[task]) + u
+        g = self.offsets[task] + u
         if self.obs_mode == "dict":
             return {"obs": obs, "rm": g}
         if self.obs_mode == "onehot":
@@ -124,12 +124,13 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if self._phi is not None:
             phi = self._phi[self.task]
             reward += self.shaping_gamma * (0.0 if done else phi[v]) - phi[u]  # type: ignore[operator]
-        info["reward/env"], info["reward/rm"] = env_r, rm_r
-        info["rm/state"], info["rm/labels"], info["rm/task"] = rm.states[v], labels, self.task
-        info["rm/accepted"], info["rm/rejected"] = acc, rej
-        self.last_transition = (self._obs, action, obs, labels, bool(terminated))
+        task = self.task
+        info.update({"reward/env": env_r, "reward/rm": rm_r, "rm/state": rm.states[v], "rm/labels": labels,
+                     "rm/task": task, "rm/accepted": acc, "rm/rejected": rej})
+        self.last_transition = (self._obs, action, obs, labels, terminated)
         self.u, self._obs = v, obs
-        return self.encode(obs, self.task, v), reward, bool(done), bool(truncated and not done), info
+        out = {"obs": obs, "rm": self.offsets[task] + v} if self.obs_mode == "dict" else self.encode(obs, task, v)
+        return out, reward, bool(done), bool(truncated and not done), info
 
     # -- counterfactuals -------------------------------------------------------------------
     def counterfactual_batch(
