@@ -147,3 +147,15 @@ def test_a_killed_job_cannot_write_into_the_next_session(pool: SandboxPool) -> N
     for _ in range(3):
         with pool.session("def g():\n    return 42\n") as clean:
             assert clean.call("g") == 42
+
+
+def test_program_cannot_create_new_namespaces(pool: SandboxPool) -> None:
+    """A fresh user namespace would give the program capabilities over it (and a wider kernel
+    surface); the job's limits forbid any."""
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "for flag in (0x10000000, 0x40000000, 0x20000, 0x20000000):  # user, net, mount, pid\n"
+        "    print(libc.unshare(flag), ctypes.get_errno())\n"
+    )
+    lines = pool.run(code).stdout.splitlines()
+    assert len(lines) == 4 and all(line.startswith("-1 ") for line in lines), lines

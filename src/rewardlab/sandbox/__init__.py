@@ -26,6 +26,8 @@ What is covered
       worker (`bwrap --unshare-all`), plus new user, pid, mount and IPC namespaces and a new
       session per job. A job sees only its own processes in /proc and cannot signal (not even
       through its process group) or ptrace the server or the host; the server is not dumpable.
+      The job may not create namespaces of its own (its user namespace's limits are 0), so it
+      cannot gain capabilities in a fresh one.
     * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
     * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
       machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own user

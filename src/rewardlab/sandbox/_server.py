@@ -86,6 +86,16 @@ def private_mounts(libc: Any, tmp_bytes: int) -> None:
         _check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount /dev/shm")
 
 
+def forbid_user_namespaces() -> None:
+    """Run in B: no further user namespaces below this job. A new user namespace would hand
+    the program a fresh set of capabilities over it and widen the kernel surface it can reach
+    (the usual first step of namespace-based kernel exploits). The limit is per user
+    namespace, and B holds CAP_SYS_RESOURCE over its own (user_namespaces(7), /proc/sys/user)."""
+    for name in ("max_user_namespaces", "max_mnt_namespaces", "max_pid_namespaces", "max_net_namespaces"):
+        with open(f"/proc/sys/user/{name}", "w") as f:
+            f.write("0")
+
+
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -265,6 +275,7 @@ def _job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, 
         os.setsid()
         if isolate:
             private_mounts(libc, tmp_bytes)
+            forbid_user_namespaces()
             drop_capabilities(libc)
         child = os.fork()
     except BaseException:
