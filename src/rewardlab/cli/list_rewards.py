@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import typer
 
@@ -26,7 +27,7 @@ def list_command(
     from rewardlab.core import registry
     from rewardlab.errors import SpecError
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in registry.names():
         if pattern and pattern not in name:
             continue
@@ -44,10 +45,10 @@ def list_command(
     for column in ("name", "range", "parameters", "summary"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        params = "\n".join(
+        described = "\n".join(
             f"{p['name']}: {p['type']}" + (" (required)" if p["required"] else f" = {p['default']!r}") for p in row["params"]
         )
-        table.add_row(row["name"], _range(row["range"]), params, row["summary"])
+        table.add_row(str(row["name"]), _range(row["range"]), described, str(row["summary"]))
     console.print(table)
     return 0
 

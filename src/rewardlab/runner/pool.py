@@ -94,7 +94,7 @@ class _Worker:
     process: Any
     conn: Connection
     progress: Any
-    task: _Task | None = None
+    task: _Task[Any] | None = None
     sent_at: float = 0.0
     tasks_done: int = 0
 
@@ -304,7 +304,7 @@ class _Dispatch(Generic[Item, Out]):
             if w is not None and w.task is not None and w.conn.poll():
                 self._receive(w)
         for obj in ready:
-            w = by_sentinel.get(obj)  # type: ignore[call-overload]
+            w = by_sentinel.get(obj)
             if w is not None and w.task is not None and not w.process.is_alive():
                 self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
         if self.pool.timeout is not None:
