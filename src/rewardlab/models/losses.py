@@ -9,6 +9,8 @@ pairs; `margin` (B,) is how much better the chosen one is known to be (0 when un
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
@@ -95,10 +97,12 @@ def odin_loss(
     len_c: torch.Tensor,
     len_r: torch.Tensor,
     *,
-    corr_coef: float = 1.0,
+    quality_coef: float = 1.0,
+    length_coef: float = 1.0,
     ortho: torch.Tensor | None = None,
     ortho_coef: float = 1.0,
-    **bt_kwargs: float,
+    stratified: bool = True,
+    **bt_kwargs: Any,
 ) -> torch.Tensor:
     """ODIN's disentangled reward loss: Chen et al. 2024, "ODIN: Disentangled Reward Mitigates
     Hacking in RLHF", Sec. 3.
@@ -107,21 +111,31 @@ def odin_loss(
     ranking loss; the quality head is pushed to be uncorrelated with response length L and the
     length head to carry it; the heads' weight vectors are kept orthogonal:
 
-        L = L_BT(r^Q + r^L)  +  λ_corr·(|ρ(r^Q, L)| − ρ(r^L, L))  +  λ_ortho·|W_Q·W_L|
+        L = L_BT(r^Q + r^L)  +  λ_Q·|ρ(r^Q, L)|  −  λ_L·ρ(r^L, L)  +  λ_O·|W_Q·W_L|
 
     Only `r^Q` is used at inference. Correlations are over the 2B responses of the batch.
+
+    `stratified` (our variant, default on): when chosen responses of the training data are also
+    longer, true quality correlates with length over the pooled batch, and |ρ(r^Q, L)| → 0 there
+    forces r^Q to *penalise* length (it then anti-correlates with length on neutral data).
+    Computing ρ within the chosen and within the rejected responses removes that label-induced
+    correlation, so the penalty's zero is a quality head that ignores length. `stratified=False`
+    is the paper's pooled form.
 
     Args:
         quality_c, quality_r, length_c, length_r: (B,) head outputs for chosen/rejected.
         len_c, len_r: (B,) response lengths (any unit; correlation is scale-free).
         ortho: |W_Q·W_L| computed by the caller from the head weights (or None).
     """
-    rank = bradley_terry_loss(quality_c + length_c, quality_r + length_r, **bt_kwargs)  # type: ignore[arg-type]
-    q = torch.cat([quality_c, quality_r])
-    lh = torch.cat([length_c, length_r])
-    length = torch.cat([len_c, len_r]).float()
-    corr = pearson(q, length).abs() - pearson(lh, length)
-    total = rank + corr_coef * corr
+    rank = bradley_terry_loss(quality_c + length_c, quality_r + length_r, **bt_kwargs)
+    if stratified:  # correlations within chosen and within rejected responses, then averaged
+        corr_q = (pearson(quality_c, len_c).abs() + pearson(quality_r, len_r).abs()) / 2
+        corr_l = (pearson(length_c, len_c) + pearson(length_r, len_r)) / 2
+    else:
+        length = torch.cat([len_c, len_r]).float()
+        corr_q = pearson(torch.cat([quality_c, quality_r]), length).abs()
+        corr_l = pearson(torch.cat([length_c, length_r]), length)
+    total = rank + quality_coef * corr_q - length_coef * corr_l
     if ortho is not None:
         total = total + ortho_coef * ortho
     return total

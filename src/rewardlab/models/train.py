@@ -57,7 +57,9 @@ class TrainConfig:
     label_smoothing: float = 0.0
     center_coef: float = 0.0  # Eisenstein et al. 2023 use 0.01
     use_margin: bool = True  # use the rows' `margin` values (Llama 2 eq. 2)
-    odin_corr_coef: float = 1.0
+    odin_quality_coef: float = 1.0  # λ_Q of ODIN; see losses.odin_loss on when to set it to 0
+    odin_length_coef: float = 1.0
+    odin_stratified: bool = True  # correlations within chosen / within rejected (losses.odin_loss)
     odin_ortho_coef: float = 1.0
     members: int = 5  # head="ensemble"
     ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
@@ -151,7 +153,8 @@ def _loss(head: nn.Module, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config
     if isinstance(head, OdinHead):
         qc, lc = head.parts(xc)
         qr, lr = head.parts(xr)
-        return odin_loss(qc, qr, lc, lr, b.length[:, 0], b.length[:, 1], corr_coef=config.odin_corr_coef,
+        return odin_loss(qc, qr, lc, lr, b.length[:, 0], b.length[:, 1], quality_coef=config.odin_quality_coef,
+                         length_coef=config.odin_length_coef, stratified=config.odin_stratified,
                          ortho=head.ortho(), ortho_coef=config.odin_ortho_coef, **kwargs)
     if isinstance(head, EnsembleHead):  # (K, B) member rewards, bootstrap weights (K, B)
         return bradley_terry_loss(head.member_scores(xc), head.member_scores(xr), weight=boot, **kwargs)

@@ -1,0 +1,68 @@
+"""Anti-hacking pieces on synthetic data with a known gold reward: ODIN heads and ensembles."""
+
+import numpy as np
+import pytest
+import torch
+
+from rewardlab.models import TrainConfig, evaluate_pairs, train_reward_model
+from rewardlab.models.ensemble import best_of_n_curve, train_ensemble, with_aggregation
+from rewardlab.models.losses import pearson
+from rewardlab.models.synthetic import SyntheticConfig, best_of_n_pool, gold_reward, make_pairs
+
+
+@pytest.fixture(scope="module")
+def biased_data():
+    """Training pairs whose chosen side carries the spurious features 70% of the time."""
+    return (make_pairs(1500, split="train"), make_pairs(200, split="test", config=SyntheticConfig(seed=1)),
+            make_pairs(1000, split="test", config=SyntheticConfig(seed=2)))
+
+
+def _length_corr(model, pairs) -> float:
+    texts = [p.chosen for p in pairs] + [p.rejected for p in pairs]
+    scores = torch.from_numpy(model.score_texts(texts))
+    return float(pearson(scores, torch.tensor([float(len(t.split())) for t in texts], dtype=torch.float64)))
+
+
+def test_gold_reward_is_an_exact_checker():
+    assert gold_reward("2+2=4 1+1=3") == 0.5
+    assert gold_reward("Great question! **2+2=4**") == 1.0
+    assert gold_reward("no sums") == 0.0
+
+
+def test_train_split_is_hackable_and_test_split_is_not(biased_data):
+    train, _, test = biased_data
+    longer = [len(p.chosen) > len(p.rejected) for p in train]
+    assert np.mean(longer) > 0.6
+    assert abs(np.mean([len(p.chosen) > len(p.rejected) for p in test]) - 0.5) < 0.06
+
+
+@pytest.mark.slow
+def test_odin_quality_head_is_far_less_length_correlated(hashing, biased_data):
+    train, val, test = biased_data
+    plain, _ = train_reward_model(train, val, backbone=hashing, config=TrainConfig())
+    odin, _ = train_reward_model(train, val, backbone=hashing, config=TrainConfig(head="odin", batch_size=128))
+    plain_corr, odin_corr = _length_corr(plain, test), _length_corr(odin, test)
+    assert plain_corr > 0.25  # the plain model learnt "longer is better"
+    assert abs(odin_corr) < plain_corr / 2, (plain_corr, odin_corr)
+    assert evaluate_pairs(odin, test) > 0.55
+
+
+def test_ensemble_members_differ_and_aggregations_order(hashing, biased_data):
+    train, val, test = biased_data
+    model, _ = train_ensemble(train[:600], val, backbone=hashing, members=4, config=TrainConfig(epochs=4))
+    texts = [p.chosen for p in test[:50]]
+    members = model.head.member_scores(model.backbone.embed(texts)).detach()
+    assert members.std(0).mean() > 0  # bootstraps and seeds give different members
+    mean = with_aggregation(model, "mean").score_texts(texts)
+    low = with_aggregation(model, "min").score_texts(texts)
+    uwo = with_aggregation(model, "uwo", penalty=1.0).score_texts(texts)
+    assert (low <= mean + 1e-9).all() and (uwo <= mean + 1e-9).all()
+    assert evaluate_pairs(model, test) > 0.55
+
+
+def test_best_of_n_curve_with_the_gold_reward_is_the_oracle():
+    pool = best_of_n_pool(40, 16)
+    curve = best_of_n_curve(lambda texts: np.array([gold_reward(t) for t in texts]), gold_reward, pool, [1, 4, 16])
+    assert curve[1] < curve[4] <= curve[16] <= 1.0
+    with pytest.raises(ValueError, match="responses"):
+        best_of_n_curve(lambda t: np.zeros(len(t)), gold_reward, pool, [32])
