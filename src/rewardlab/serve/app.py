@@ -257,8 +257,11 @@ def _auth(service: RewardService) -> Callable[..., None]:
 
 
 def _install_routes(app: FastAPI, service: RewardService) -> None:
-    auth = [Depends(_auth(service))]
+    _install_ops_routes(app, service)
+    _install_reward_routes(app, service, [Depends(_auth(service))])
 
+
+def _install_ops_routes(app: FastAPI, service: RewardService) -> None:
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         """The process is up."""
@@ -276,6 +279,8 @@ def _install_routes(app: FastAPI, service: RewardService) -> None:
         """Prometheus metrics of this server."""
         return Response(service.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+
+def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]) -> None:
     @app.get("/v1/rewards", tags=["rewards"], response_model=RewardsOut, dependencies=auth, responses=_ERRORS)
     async def list_rewards() -> Any:
         """Hosted rewards with their spec hash, tree and the sample/result schemas."""

@@ -224,36 +224,9 @@ def score_file_with(
     Raises:
         UsageError: the server serves another version of the spec; an unknown backend.
     """
-    from rewardlab.errors import UsageError
     from rewardlab.serve.cache import default_cache_path
-    from rewardlab.serve.executors import make_executor
 
-    executor: Executor
-    if remote is not None:
-        local = _build_if_file(spec)
-        remote_exec = RemoteExecutor(remote, local.name if local is not None else str(spec), token=token)
-        spec_hash = remote_exec.spec_hash()
-        if local is not None and _hash(local) != spec_hash:
-            raise UsageError(
-                f"the server's {remote_exec.reward!r} has spec hash {spec_hash}, the local spec {_hash(local)}; "
-                "restart the server with this spec or pass the served name instead of the file"
-            )
-        executor = remote_exec
-    else:
-        from rewardlab.compose import build
-        from rewardlab.runner import default_workers
-
-        reward = build(Path(spec))
-        spec_hash = _hash(reward)
-        if backend == "ray":
-            from rewardlab.serve.ray_backend import RayExecutor
-
-            executor = RayExecutor(reward, timeout=timeout, address=ray_address)
-        elif backend == "local":
-            n = default_workers() if workers is None else workers
-            executor = make_executor(reward, backend="pool", workers=n, timeout=timeout)
-        else:
-            raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
+    executor, spec_hash = _executor_for(spec, backend, workers, timeout, remote, token, ray_address)
     store = ResultStore(cache_path or default_cache_path())
     try:
         summary, _ = score_file_resumable(
@@ -264,6 +237,43 @@ def score_file_with(
         executor.close()
         store.close()
     return summary
+
+
+def _executor_for(
+    spec: str | Path,
+    backend: str,
+    workers: int | None,
+    timeout: float | None,
+    remote: str | None,
+    token: str | None,
+    ray_address: str | None,
+) -> tuple[Executor, str]:
+    """The executor for a run and the spec hash its rows are stamped with."""
+    from rewardlab.errors import UsageError
+
+    if remote is not None:
+        local = _build_if_file(spec)
+        remote_exec = RemoteExecutor(remote, local.name if local is not None else str(spec), token=token)
+        spec_hash = remote_exec.spec_hash()
+        if local is not None and _hash(local) != spec_hash:
+            raise UsageError(
+                f"the server's {remote_exec.reward!r} has spec hash {spec_hash}, the local spec {_hash(local)}; "
+                "restart the server with this spec or pass the served name instead of the file"
+            )
+        return remote_exec, spec_hash
+    from rewardlab.compose import build
+    from rewardlab.runner import default_workers
+    from rewardlab.serve.executors import make_executor
+
+    reward = build(Path(spec))
+    if backend == "ray":
+        from rewardlab.serve.ray_backend import RayExecutor
+
+        return RayExecutor(reward, timeout=timeout, address=ray_address), _hash(reward)
+    if backend == "local":
+        n = default_workers() if workers is None else workers
+        return make_executor(reward, backend="pool", workers=n, timeout=timeout), _hash(reward)
+    raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
 
 
 def _build_if_file(spec: str | Path) -> Any:
