@@ -67,11 +67,23 @@ class ScoreOutcome:
         return [RewardResult.from_dict(orjson.loads(text)) for text in self.encoded]
 
 
-@dataclass
+@dataclass(eq=False)
+class _Request:
+    """One waiting request: its results fill in as batches finish; one future per request
+    (not per sample: 10,000 asyncio futures cost more than a cheap reward)."""
+
+    encoded: list[bytes]
+    remaining: int
+    future: asyncio.Future[None] = field(repr=False)
+
+
+@dataclass(eq=False)
 class _Item:
+    """One sample to compute, and every (request, position) waiting for it."""
+
     sample: Sample
     key: str
-    future: asyncio.Future[bytes] = field(repr=False)
+    waiters: list[tuple[_Request, int]] = field(default_factory=list, repr=False)
 
 
 class Batcher:
@@ -115,7 +127,7 @@ class Batcher:
         self.max_queue = max_queue
         self.concurrency = concurrency
         self._queue: collections.deque[_Item] = collections.deque()
-        self._inflight: dict[str, asyncio.Future[bytes]] = {}
+        self._inflight: dict[str, _Item] = {}
         self._wakeup: asyncio.Event | None = None
         self._slots: asyncio.Semaphore | None = None
         self._task: asyncio.Task[None] | None = None
@@ -140,36 +152,39 @@ class Batcher:
         """
         self._ensure_started()
         keys, hits = await asyncio.to_thread(self._lookup, samples, use_cache)
-        futures: dict[str, asyncio.Future[bytes]] = {}
+        request = _Request([b""] * len(samples), 0, asyncio.get_running_loop().create_future())
+        plan: list[tuple[int, _Item]] = []
         fresh: list[_Item] = []
-        loop = asyncio.get_running_loop()
-        for sample, key in zip(samples, keys, strict=True):
-            if key in hits or key in futures:
+        mine: dict[str, _Item] = {}
+        for i, (sample, key) in enumerate(zip(samples, keys, strict=True)):
+            if key in hits:
+                request.encoded[i] = hits[key]
                 continue
-            shared = self._inflight.get(key)
-            if shared is not None and not shared.cancelled():
-                futures[key] = shared
-                continue
-            item = _Item(sample, key, loop.create_future())
-            futures[key] = item.future
-            fresh.append(item)
-        if fresh and len(self._queue) + len(fresh) > self.max_queue:
+            item = mine.get(key) or self._inflight.get(key)  # identical samples are computed once
+            if item is None:
+                item = _Item(sample, key)
+                fresh.append(item)
+            mine[key] = item
+            plan.append((i, item))
+        if fresh and len(self._queue) + len(fresh) > self.max_queue:  # refuse before touching shared state
             self.metrics.rejected.labels(self.name, "queue_full").inc()
             retry = max(1.0, self._batch_seconds * len(self._queue) / max(1, self.max_batch))
             raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
+        for i, item in plan:
+            item.waiters.append((request, i))
+        request.remaining = len(plan)
         for item in fresh:
-            self._inflight[item.key] = item.future
+            self._inflight[item.key] = item
             self._queue.append(item)
         self.metrics.queue_depth.labels(self.name).set(len(self._queue))
         if fresh:
             assert self._wakeup is not None
             self._wakeup.set()
-        self.metrics.cache_hits.labels(self.name).inc(sum(1 for k in keys if k in hits))
-        if futures:
-            await asyncio.wait(list(futures.values()))  # wait() never cancels the shared futures
-        computed = {k: f.result() for k, f in futures.items()}  # re-raises a BackendError
-        encoded = [hits[k] if k in hits else computed[k] for k in keys]
-        return ScoreOutcome(encoded, sum(1 for k in keys if k in hits))
+        cached = len(samples) - len(plan)
+        self.metrics.cache_hits.labels(self.name).inc(cached)
+        if plan:
+            await request.future  # raises the BackendError of a failed batch
+        return ScoreOutcome(request.encoded, cached)
 
     def _lookup(self, samples: Sequence[Sample], use_cache: bool) -> tuple[list[str], dict[str, bytes]]:
         keys = [sample_key(s) for s in samples]
@@ -219,15 +234,19 @@ class Batcher:
         except Exception as exc:  # the executor itself failed: every waiting request learns why
             error = BackendError(f"backend failed for reward {self.name!r}: {type(exc).__name__}: {exc}")
             for item in batch:
-                if not item.future.done():
-                    item.future.set_exception(error)
+                for request, _ in item.waiters:
+                    if not request.future.done():
+                        request.future.set_exception(error)
         else:
-            for item, result in zip(batch, results, strict=True):
-                if not item.future.done():
-                    item.future.set_result(result)
+            for item, text in zip(batch, results, strict=True):
+                for request, i in item.waiters:
+                    request.encoded[i] = text
+                    request.remaining -= 1
+                    if request.remaining == 0 and not request.future.done():
+                        request.future.set_result(None)
         finally:
             for item in batch:
-                if self._inflight.get(item.key) is item.future:
+                if self._inflight.get(item.key) is item:
                     del self._inflight[item.key]
             self.metrics.in_flight.labels(self.name).dec()
             self._slots.release()

@@ -68,8 +68,10 @@ def _payload(sample: SampleLike) -> dict[str, JSON]:
         row["meta"] = dict(sample.meta)
     if sample.steps is not None:
         row["steps"] = list(sample.steps)
-    if sample.id:
-        row["id"] = sample.id
+    # Only an id the caller gave: reading `sample.id` would compute a content hash per sample.
+    given = sample.__dict__.get("_given_id", sample.id) if hasattr(sample, "__dict__") else sample.id
+    if given:
+        row["id"] = given
     if sample.group is not None:
         row["group"] = sample.group
     return row
