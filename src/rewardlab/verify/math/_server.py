@@ -66,8 +66,7 @@ def main() -> None:
     _exit_with_parent()
     from rewardlab.verify.math import symbolic
 
-    symbolic.compare("\\frac{x^2}{2}", "x", 1e-9, True, False)  # load the parser tables before "ready"
-    symbolic._parse_cached.cache_clear()
+    symbolic.warm_up()
     send(("ready", os.getpid()))
     while True:
         header = _read(_HEADER.size)

@@ -102,6 +102,26 @@ def _exact(expr: Any) -> Any:
     return expr
 
 
+# One answer of each common shape, and one malformed answer. ANTLR builds its prediction DFA
+# lazily, so the first parse of each construct (and of an error) costs 10-100 ms; paying that at
+# worker start-up (~0.3 s) keeps it out of the first verdicts.
+_WARM_UP = (
+    "\\frac{x^2}{2}", "(1, 2]", "x = 1", "1:2", "1+)", "\\sin(x)+\\sqrt{2}", "\\text{a}", "\\{1,2\\}",
+    "2\\frac{1}{3}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}",
+)
+
+
+def warm_up() -> None:
+    """Parse `_WARM_UP` once with the full LaTeX parser and evaluate a value, then forget them."""
+    for latex in _WARM_UP:
+        try:
+            latex2sympy(latex, normalization_config=_NORM)
+        except Exception:
+            pass
+    compare("\\frac{x^2}{2}", "x", 1e-9, True, False)
+    _parse_cached.cache_clear()
+
+
 def numeric(latex: str, radians: bool = False) -> str | None:
     """The value of a constant real expression to 30 significant digits, or None (also when
     `latex` does not parse: `compare` then reports which side failed)."""
