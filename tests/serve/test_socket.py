@@ -108,3 +108,28 @@ def test_load_many_concurrent_clients_nothing_lost_duplicated_or_reordered(make_
     assert len(answered) == clients * requests and all(answered)
     assert f'rewardlab_samples_total{{reward="len",status="ok"}} {float(clients * requests * size)}' in metrics
     assert seconds < 60
+
+
+def test_client_backs_off_on_429_and_then_succeeds(make_app):
+    from ._rewards import Slow
+
+    app = make_app({"slow": Slow(delay=0.02)}, None, ServeSettings(workers=0, max_queue=8, max_batch=4, concurrency=1))
+    first, second = _samples(8, "a"), _samples(8, "b")
+    out: dict = {}
+    with LiveServer(app) as server:
+
+        def call(key: str, samples: list[Sample]) -> None:
+            with Client(server.url, retries=5, backoff=0.1, max_concurrency=1) as client:
+                out[key] = client.score("slow", samples)
+
+        threads = [threading.Thread(target=call, args=("a", first))]
+        threads[0].start()
+        time.sleep(0.05)  # the first request fills the queue
+        threads.append(threading.Thread(target=call, args=("b", second)))
+        threads[1].start()
+        for t in threads:
+            t.join(30)
+        metrics = httpx.get(f"{server.url}/metrics").text
+    assert [r.score for r in out["a"]] == [Length().compute(s) for s in first]
+    assert [r.score for r in out["b"]] == [Length().compute(s) for s in second]
+    assert 'rewardlab_rejected_total{reason="queue_full",reward="slow"}' in metrics
