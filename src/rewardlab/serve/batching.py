@@ -1,11 +1,12 @@
 """Batching across clients: many small requests become few large backend batches.
 
 Each hosted reward has one `Batcher`. A request first takes what it can from the result cache,
-then puts its remaining samples on the reward's queue and waits for their futures. A
+then puts its remaining samples on the reward's queue and waits (one future per request). A
 dispatcher task cuts the queue into batches of at most `max_batch` samples (waiting up to
 `max_wait` seconds for a batch to fill) and runs at most `concurrency` of them at a time on the
 executor, in a thread so the event loop keeps accepting requests. Identical samples that are
-in flight at the same time are computed once and shared.
+in flight at the same time are computed once and shared. Results are encoded to JSON once, in
+that thread, and written to the cache by a writer thread after the waiting requests have them.
 
 Backpressure: the queue is bounded (`max_queue` samples). A request that would overflow it is
 refused with `Overloaded` (HTTP 429 + Retry-After) *before* anything is queued, so the server's

@@ -1,8 +1,9 @@
 """The wire format of the reward server, as pydantic models (the OpenAPI schema comes from here).
 
-Request bodies are validated by these models; responses are built as plain dicts from
-`RewardResult.to_dict()` (same field names as `ResultOut`) so a 10,000-row reply is not
-validated twice. Every error response has the shape of `ErrorResponse`:
+Request bodies are validated by these models (the score route first tries `fast_samples`, which
+accepts a subset of what `SampleIn` accepts, and asks pydantic only when a row is unusual);
+responses are JSON built from `RewardResult.to_dict()` (the fields of `ResultOut`), so a
+10,000-row reply is not validated twice. Every error response has the shape of `ErrorResponse`:
 ``{"error": {"code": "unknown_reward", "message": "...", "details": [...]}}`` where ``code`` is
 stable and machine-readable and ``message`` says what to do.
 """
