@@ -134,7 +134,8 @@ def test_rewardlab_serve_applies_its_options(tmp_path):
     spec.write_text(SPEC.replace('"slow"', '"faulty"').replace("test.slow", "test.faulty").replace("params = { delay = 0.002 }", ""))
     port = free_port()
     server = _start_server(
-        spec, port, tmp_path / "c.sqlite", "--timeout", "30", "--set", "faulty.timeout=0.5", "--token", "tok", "--max-samples", "3"
+        spec, port, tmp_path / "c.sqlite", "--timeout", "30", "--set", "faulty.timeout=0.5", "--token", "tok",
+        "--max-samples", "3", "--log-level", "info",
     )
     url = f"http://127.0.0.1:{port}/v1/rewards/faulty:score"
     try:
@@ -148,6 +149,9 @@ def test_rewardlab_serve_applies_its_options(tmp_path):
         assert httpx.post(url, json={"samples": [{"response": "x"}]}).status_code == 401
         too_many = httpx.post(url, json={"samples": [{"response": "x"}] * 4}, headers=auth)
         assert too_many.json()["error"]["code"] == "too_many_samples"
+        server.terminate()  # SIGTERM: graceful shutdown (uvicorn re-raises the signal afterwards)
+        assert server.wait(20) in (0, -signal.SIGTERM)
+        assert "Application shutdown complete" in server.stderr.read().decode()
     finally:
         server.kill()
         server.wait()
