@@ -155,3 +155,23 @@ def test_a_then_b_corridor_is_solved_through_the_rm() -> None:
     c = run_learner(p, "ql", seeds=4, total_steps=3000, eval_every=1000, normaliser=np.array([1 / 9]),
                     config=LearnerConfig(max_episode_steps=50))
     assert np.median(c.values[:, -1]) > 0.6
+
+
+@pytest.mark.parametrize("compat", [False, True])
+def test_rm_shaping_leaves_optimal_policy_unchanged_on_office_product(compat: bool) -> None:
+    """Q* under r + gamma*Phi(u') - Phi(u) (Phi = -V on the RM, 0 on terminals) equals Q* - Phi(u)."""
+    p = office_problem(("coffee", "mail", "coffee_mail", "patrol"), compat=compat)
+    T, U, S, A = p.shape
+    gamma = 0.9
+    lab = p.obs_label[p.next_obs]
+    un, r, d = p.rm_next[:, :, lab], p.rm_reward[:, :, lab], p.rm_done[:, :, lab]
+    t_idx = np.arange(T)[:, None, None, None]
+    phi_u = p.potential[:, :, None, None]
+    shaped = r + gamma * np.where(d, 0.0, p.potential[t_idx, un]) - phi_u
+    s2 = np.broadcast_to(p.next_obs, (T, U, S, A))
+    q = np.zeros((T, U, S, A))
+    for _ in range(400):
+        q = shaped + gamma * np.where(d, 0.0, q.max(axis=-1)[t_idx, un, s2])
+    q_star = optimal_q(p, gamma)
+    live = p.rm_live[:, :, None, None] & np.ones((1, 1, S, A), dtype=bool)
+    assert np.allclose(q[live], (q_star - phi_u)[np.broadcast_to(live, q.shape)], atol=1e-6)
