@@ -44,6 +44,22 @@ def sandbox_processes(pool: SandboxPool) -> int:
     return sum(1 + len(descendants(w.proc.pid)) for w in workers)
 
 
+def process_list(pool: SandboxPool) -> list[str]:
+    """`pid name state ppid` of every process of the pool (for failure messages)."""
+    out = []
+    for worker in list(pool._idle.queue):
+        for pid in sorted(descendants(worker.proc.pid)):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            name = stat.split("(", 1)[1].rsplit(")", 1)[0]
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            out.append(f"{pid} {name} {state} {ppid}")
+    return out
+
+
 def worker_pids(pool: SandboxPool) -> list[int]:
     return [w.proc.pid for w in pool._idle.queue]
 

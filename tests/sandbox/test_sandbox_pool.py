@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import warnings
 
 import pytest
@@ -159,3 +160,19 @@ def test_program_cannot_create_new_namespaces(pool: SandboxPool) -> None:
     )
     lines = pool.run(code).stdout.splitlines()
     assert len(lines) == 4 and all(line.startswith("-1 ") for line in lines), lines
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp table is x86_64 only")
+def test_seccomp_refuses_exploit_primitives_but_not_ordinary_work(pool: SandboxPool) -> None:
+    code = (
+        "import ctypes, subprocess, threading\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "for name, nr in (('ptrace', 101), ('keyctl', 250), ('bpf', 321), ('userfaultfd', 323),\n"
+        "                 ('perf_event_open', 298), ('io_uring_setup', 425), ('x32 getpid', 0x40000000 + 39)):\n"
+        "    print(name, libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())\n"
+        "print(subprocess.run(['echo', 'spawned'], capture_output=True, text=True).stdout.strip())\n"
+        "t = threading.Thread(target=print, args=('threaded',)); t.start(); t.join()\n"
+    )
+    lines = pool.run(code).stdout.splitlines()
+    assert lines[:6] == [f"{n} -1 1" for n in ("ptrace", "keyctl", "bpf", "userfaultfd", "perf_event_open", "io_uring_setup")]
+    assert lines[6] == "x32 getpid -1 38"  # ENOSYS: the x32 ABI cannot sidestep the table
+    assert lines[7:] == ["spawned", "threaded"]

@@ -39,9 +39,13 @@ What is covered
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
       clock); never `signal.alarm`, so C-level loops are killed too.
 
+    * System calls (x86_64): a seccomp deny-list refuses ptrace, process_vm_*, keyrings, bpf,
+      userfaultfd, perf events, io_uring, module loading, mounts, namespaces and the x32 ABI.
+
 What is not covered
-    * No seccomp filter: the whole syscall surface of the kernel is reachable (as an
-      unprivileged user in nested namespaces). A kernel exploit escapes.
+    * The seccomp filter is a deny-list (like Docker's), not an allow-list, and is absent on
+      other architectures: the rest of the kernel stays reachable, and a kernel exploit through
+      it escapes.
     * No cgroups: CPU and memory limits are per process, so a job's process tree may use up to
       `processes` x the limits until the wall clock or the CPU rlimit stops it.
     * Timing side channels and the speed of the host are visible to programs.

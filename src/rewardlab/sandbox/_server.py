@@ -36,6 +36,7 @@ import traceback
 from typing import Any
 
 if __name__ != "__main__":  # on the host; inside the sandbox `_wire.py`'s text comes first
+    from rewardlab.sandbox._seccomp import install_seccomp
     from rewardlab.sandbox._wire import (
         FrameReader,
         decode_payload,
@@ -241,6 +242,7 @@ def _become_submission(fds: dict[str, int], isolate: bool, workdir: str) -> None
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # our own /proc/self stays readable
         apply_limits(job["limits"])
+        install_seccomp(libc)  # last: the set-up above needs none of the calls it refuses
     except BaseException:
         _fault(setup)
     os.close(setup)  # from here on the code is untrusted: it must not be able to report faults
@@ -267,8 +269,10 @@ def _job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, 
     libc = _libc()
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        # A died before prctl took effect (a parent outside our pid namespace shows as 0).
-        if os.getppid() not in (parent, 0):
+        # A died before prctl took effect? (getppid() cannot tell: a parent outside our pid
+        # namespace shows as 0.) A holds the only other end of `alive`: EOF means it is gone.
+        os.close(fds["alive_w"])
+        if select.select([fds["alive_r"]], [], [], 0)[0] or os.getppid() not in (parent, 0):
             os._exit(124)
         # A new session and process group: kill(0, ...) in the job must not reach the server,
         # which it otherwise could (process groups ignore pid namespaces).
@@ -300,6 +304,14 @@ def _job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, 
     os._exit(0)  # as pid 1: the kernel now kills every process left in the namespace
 
 
+def _close_all_but(keep: set[int]) -> None:
+    fd = -1
+    for nxt in [*sorted(keep), 1 << 16]:
+        if nxt > fd + 1:
+            os.closerange(fd + 1, nxt)
+        fd = nxt
+
+
 def _job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str) -> None:
     """A: enter fresh namespaces, fork B, wait for it. Never returns."""
     try:
@@ -314,7 +326,8 @@ def _job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir:
         init = os.fork()
         if init == 0:
             _job_init(fds, isolate, tmp_bytes, workdir, me)
-        os.closerange(3, 1 << 16)
+        os.closerange(3, fds["alive_w"])  # A keeps only `alive_w`: B sees EOF once A is gone
+        os.closerange(fds["alive_w"] + 1, 1 << 16)
         os.waitpid(init, 0)
         os._exit(0)
     except BaseException:
@@ -351,7 +364,7 @@ def _process_tree(pid: int) -> set[int]:
 class Spare:
     """A job sandbox forked ahead of time: A, B and C exist, C waits on `job_w` for its job."""
 
-    def __init__(self, *, isolate: bool, tmp_bytes: int, keep: tuple[int, ...], calls: tuple[int, int]):
+    def __init__(self, *, isolate: bool, tmp_bytes: int, calls: tuple[int, int]):
         self.tmp_bytes = tmp_bytes
         self.workdir = "/tmp"
         if not isolate:
@@ -366,11 +379,15 @@ class Spare:
         # The call channel goes straight to the host (no relay through us): C keeps it as fd 3/4
         # in a session, closes it otherwise.
         fds["cin"], fds["cout"] = calls
+        fds["alive_r"], fds["alive_w"] = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
-            for fd in keep:
-                os.close(fd)
+            # Keep only this job's descriptors: a job holding another spare's pipes would keep
+            # that spare waiting for a job after the server dropped it.
+            _close_all_but({0, 1, 2, *fds.values()})
             _job_namespaces(fds, isolate, tmp_bytes, self.workdir)
+        for name in ("alive_r", "alive_w"):
+            os.close(fds.pop(name))
         for name in ("job_r", "out_w", "err_w", "status_w", "setup_w"):
             os.close(fds.pop(name))
         del fds["cin"], fds["cout"]
@@ -409,7 +426,7 @@ class Server:
         self.dying: list[Spare] = []
 
     def _new_spare(self, tmp_bytes: int) -> Spare:
-        return Spare(isolate=self.isolate, tmp_bytes=tmp_bytes, keep=(self.host.fd, self.host_out), calls=self.calls)
+        return Spare(isolate=self.isolate, tmp_bytes=tmp_bytes, calls=self.calls)
 
     def serve(self) -> None:
         hello = {"op": "hello", "python": sys.version.split()[0], "isolate": self.isolate, "uid": os.getuid()}

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardlab.sandbox import _server, _wire
+from rewardlab.sandbox import _seccomp, _server, _wire
 from rewardlab.sandbox.config import (
     HOST_GRACE_SECONDS,
     Limits,
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # The program run inside the sandbox: the wire format, then the server (see `_server.py`).
 _SERVER_SOURCE = "\n".join(
     Path(module.__file__).read_text().replace("from __future__ import annotations", "")  # type: ignore[arg-type]
-    for module in (_wire, _server)
+    for module in (_wire, _seccomp, _server)
 )
 _GRACE = HOST_GRACE_SECONDS
 FALLBACK_WARNING = (
