@@ -18,7 +18,7 @@ state by the learners (no bootstrapping). Correct semantics are the default.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -167,11 +167,11 @@ class OfficeWorld(gym.Env[np.ndarray, int]):
     `max_episode_steps` steps (1,000 in the paper).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 (gymnasium declares it an instance attribute)
 
     def __init__(self, max_episode_steps: int = 1000, render_mode: str | None = None):
         self.observation_space = spaces.Box(0, np.array([WIDTH - 1, HEIGHT - 1]), shape=(2,), dtype=np.int64)
-        self.action_space = spaces.Discrete(4)
+        self.action_space = spaces.Discrete(4)  # type: ignore[assignment]
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
         self._next, self._label = office_transitions()

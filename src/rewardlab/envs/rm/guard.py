@@ -91,7 +91,12 @@ class _Parser:
             parts.append(self.conj())
         if len(parts) == 1:
             return parts[0]
-        return lambda s, ps=tuple(parts): any(p(s) for p in ps)
+        alternatives = tuple(parts)
+
+        def any_of(s: frozenset[str]) -> bool:
+            return any(p(s) for p in alternatives)
+
+        return any_of
 
     def conj(self) -> Callable[[frozenset[str]], bool]:
         parts = [self.unary()]
@@ -100,7 +105,12 @@ class _Parser:
             parts.append(self.unary())
         if len(parts) == 1:
             return parts[0]
-        return lambda s, ps=tuple(parts): all(p(s) for p in ps)
+        conjuncts = tuple(parts)
+
+        def all_of(s: frozenset[str]) -> bool:
+            return all(p(s) for p in conjuncts)
+
+        return all_of
 
     def unary(self) -> Callable[[frozenset[str]], bool]:
         if self.peek() == "!":

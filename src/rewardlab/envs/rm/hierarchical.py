@@ -139,7 +139,8 @@ class HierarchicalRM:
         start = self.initial()
         names = {start: "0"}
         queue, edges = deque([start]), []
-        accepting, rejecting = set(), set()
+        accepting: set[str] = set()
+        rejecting: set[str] = set()
         while queue:
             node = queue.popleft()
             targets: dict[tuple[Node, float], list[frozenset[str]]] = {}

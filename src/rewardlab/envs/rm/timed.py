@@ -123,7 +123,8 @@ class TimedRM:
 
         start = self.initial_state()
         seen, queue, edges = {start}, deque([start]), []
-        accepting, rejecting = set(), set()
+        accepting: set[str] = set()
+        rejecting: set[str] = set()
         while queue:
             s = queue.popleft()
             targets: dict[tuple[Any, float], list[frozenset[str]]] = {}
