@@ -94,3 +94,12 @@ def test_importing_the_package_does_not_import_sympy() -> None:
     code = "import sys, rewardlab.verify.math; print('sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # sympy lives in the worker processes only
+
+
+def test_reward_pickles_for_spawned_workers() -> None:
+    import pickle
+
+    reward = pickle.loads(pickle.dumps(MathAnswer(strict=True, min_sig_figs=4)))
+    assert reward.params["min_sig_figs"] == 4 and reward.extract_options.strict
+    assert reward.score(Sample(response="\\boxed{0.3333}", reference="\\frac13")).score == 1.0
+    assert reward.score(Sample(response="\\boxed{0.333}", reference="\\frac13")).score == 0.0
