@@ -202,3 +202,26 @@ def test_unparsed_reference_as_text_is_an_explicit_choice(pool) -> None:
     as_text = check("4:30p..", "4:30 \\text{ p.m.}", CheckOptions(unparsed_reference="text"), pool=pool)
     assert as_text.outcome is Outcome.NOT_EQUIVALENT and "compared as text" in as_text.reason
     assert check("4:30p..", "4:30p..", CheckOptions(unparsed_reference="text"), pool=pool).equivalent
+
+
+UNITS: list[tuple[str, str, str]] = [
+    ("2 \\text{ km}", "2000 \\text{ m}", "eq"),
+    ("2 \\text{ km}", "200 \\text{ m}", "ne"),
+    ("1.5 \\text{ hours}", "90 \\text{ minutes}", "eq"),
+    ("1 \\text{ inch}", "2.54 \\text{ cm}", "eq"),
+    ("3 \\text{ cm}^2", "300 \\text{ mm}^2", "eq"),
+    ("5 \\text{ kg}", "5 \\text{ m}", "ne"),  # different dimensions
+    ("12 \\text{ dollars}", "12", "eq"),  # unknown unit: stripped as usual
+    ("5", "5 \\text{ cm}", "eq"),  # only one side has a unit: stripped as usual
+]
+
+
+@pytest.mark.parametrize(("reference", "candidate", "expected"), UNITS)
+def test_unit_conversion_when_configured(reference: str, candidate: str, expected: str, pool) -> None:
+    verdict = check(reference, candidate, CheckOptions(convert_units=True), pool=pool)
+    assert verdict.outcome is EXPECT[expected], (verdict.reason, verdict.method)
+
+
+def test_units_are_not_converted_by_default(pool) -> None:
+    assert not check("2 \\text{ km}", "2000 \\text{ m}", pool=pool).equivalent
+

@@ -29,6 +29,7 @@ from rewardlab.verify.math.normalize import (
     clean,
     comparison_key,
     split_top_level,
+    split_unit,
     text_answer,
     unwrap_text,
 )
@@ -165,12 +166,17 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
     if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
         side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
         return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters", "", "")
+    run = _Run(opts, pool, time.monotonic() + opts.timeout)
+    if opts.convert_units:
+        converted = _units_verdict(reference, candidate, run)
+        if converted is not None:
+            return converted
     r, c = clean(reference, opts), clean(candidate, opts)
     if not r:
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
         return _ne("empty", "candidate is empty", r, c)
-    return _decide_clean(r, c, _Run(opts, pool, time.monotonic() + opts.timeout))
+    return _decide_clean(r, c, run)
 
 
 def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
@@ -217,6 +223,33 @@ def _assignment_rhs(s: str) -> str | None:
     """`3` for `x = 3` (a lone variable on the left, one `=`), else None."""
     m = _ASSIGNMENT_RE.match(s)
     return m.group(1).strip() if m else None
+
+
+def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
+    """Both answers `number unit` with units sympy knows: compare the values in SI units.
+    None when that does not apply (the usual path then strips the units)."""
+    rs, cs = split_unit(reference), split_unit(candidate)
+    if rs is None or cs is None:
+        return None
+    plain = replace(run.opts, strip_units=True)
+    rn = parse_number(comparison_key(clean(rs[0], plain)))
+    cn = parse_number(comparison_key(clean(cs[0], plain)))
+    if rn is None or cn is None:
+        return None
+    try:
+        workers = run.pool or default_pool()
+        rf = workers.call("unit_in_si", (rs[1],), timeout=_remaining(run))
+        cf = workers.call("unit_in_si", (cs[1],), timeout=_remaining(run))
+    except (TimeoutError, RuntimeError):
+        return None  # conversion unavailable: compare with units stripped instead
+    if rf is None or cf is None:
+        return None
+    r_text, c_text = f"{rs[0]} {rs[1]}", f"{cs[0]} {cs[1]}"
+    if rf[1] != cf[1]:
+        return _ne("units", f"different dimensions ({rf[1]} vs {cf[1]})", r_text, c_text)
+    # Exact after conversion (sympy's unit factors are exact rationals): 1.5 hours is 90 minutes.
+    same = rn.value * Fraction(rf[0]) == cn.value * Fraction(cf[0])
+    return (_eq if same else _ne)("units", f"{'equal' if same else 'different'} in SI units ({rf[1]})", r_text, c_text)
 
 
 # -- structures: tuples, intervals, sets, unions, matrices ---------------------------------------

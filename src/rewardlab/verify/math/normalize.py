@@ -11,7 +11,7 @@ import re
 
 from rewardlab.verify.math.options import CheckOptions
 
-__all__ = ["clean", "comparison_key", "split_top_level", "text_answer", "unwrap_text"]
+__all__ = ["clean", "comparison_key", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 _DROP_RE = re.compile(
     r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
@@ -119,3 +119,20 @@ def split_top_level(s: str, sep: str = ",") -> list[str]:
         i += 1
     parts.append(s[start:])
     return [p.strip() for p in parts]
+
+
+_VALUE_UNIT_RE = re.compile(
+    r"^\$?(?P<value>[-+]?[\d.,{}\\a-z]*?\d[\d.,{}]*)\s*"
+    r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(?P<braced>[a-zA-Z][a-zA-Z /.]*?)\s*\}|\s(?P<bare>[a-zA-Z]+))"
+    r"(?:\^\{?(?P<power>[23])\}?)?\s*\.?\$?$"
+)
+
+
+def split_unit(answer: str) -> tuple[str, str] | None:
+    """`("2", "km")` for `2 \\text{ km}` or `2 km`; `("3", "cm^2")` for `3 \\text{cm}^2`; else None."""
+    m = _VALUE_UNIT_RE.match(answer.strip())
+    if m is None:
+        return None
+    unit = (m.group("braced") or m.group("bare")).strip().rstrip(".")
+    return m.group("value"), unit + (f"^{m.group('power')}" if m.group("power") else "")
+

@@ -21,6 +21,9 @@ class CheckOptions:
             needs at least this many significant figures; `0.3` for 1/3 is not accepted.
         strip_units: drop trailing unit text (`5 \\text{ cm}`, `\\mbox{dollars}`) before
             comparing. No unit conversion is attempted.
+        convert_units: compare `number unit` answers after converting both to SI with
+            `sympy.physics.units` (`2 \\text{ km}` equals `2000 \\text{ m}`; different dimensions
+            are not equivalent). Off by default: `5 m` may be five times a variable `m`.
         degrees: `"strip"` reads `30^\\circ` as 30; `"radians"` reads it as pi/6 (then it
             equals `\\frac{\\pi}{6}`).
         percent: `"either"` accepts `50\\%` as 50 or as 0.5; `"strip"` only as 50;
@@ -41,6 +44,7 @@ class CheckOptions:
     rel_tol: float = 1e-9
     min_sig_figs: int = 3
     strip_units: bool = True
+    convert_units: bool = False
     degrees: Literal["strip", "radians"] = "strip"
     percent: Literal["either", "strip", "fraction"] = "either"
     thousands: bool = True

@@ -121,6 +121,28 @@ def warm_up() -> None:
     _parse_cached.cache_clear()
 
 
+_UNIT_ALIASES = {"sec": "second", "secs": "second", "min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour", "lb": "pound", "lbs": "pound"}
+
+
+@lru_cache(maxsize=256)
+def unit_in_si(unit: str) -> tuple[str, str] | None:
+    """(factor, SI dimension) of a unit name like `km`, `hours` or `cm^2`, by
+    `sympy.physics.units`; None for names it does not know (`dollars`)."""
+    from sympy.physics import units as u
+
+    name, _, power = unit.replace(" ", "").partition("^")
+    quantity = getattr(u, _UNIT_ALIASES.get(name, name), None)
+    if quantity is None and name.endswith("s"):
+        quantity = getattr(u, _UNIT_ALIASES.get(name[:-1], name[:-1]), None)
+    if not isinstance(quantity, u.Quantity):
+        return None
+    expr = u.convert_to(quantity ** int(power or 1), [u.meter, u.kilogram, u.second, u.ampere, u.kelvin, u.mole, u.candela])
+    factor, dimension = expr.as_coeff_Mul()
+    if not factor.is_Rational:
+        return None
+    return str(factor), str(dimension)
+
+
 def numeric(latex: str, radians: bool = False) -> str | None:
     """The value of a constant real expression to 30 significant digits, or None (also when
     `latex` does not parse: `compare` then reports which side failed)."""
