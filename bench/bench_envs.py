@@ -114,7 +114,7 @@ def speed_wrapper(n: int) -> None:
         for mode in ("dict", "onehot"):
             # interleave plain and wrapped runs so load from other processes hits both alike
             pairs = [(_steps_per_second(make(), n), _steps_per_second(RewardMachineWrapper(make(), rm, label, obs_mode=mode), n))
-                     for _ in range(5)]
+                     for _ in range(7)]
             plain, wrapped = np.median([p for p, _ in pairs]), np.median([w for _, w in pairs])
             print(f"| {name} | {mode} | {plain:,.0f} | {wrapped:,.0f} | {plain / wrapped:.2f}x |", flush=True)
 
@@ -219,7 +219,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
     args = parser.parse_args()
     if args.what in ("speed", "all"):
-        speed_wrapper(50_000)
+        speed_wrapper(200_000)
         speed_learners(20_000)
     if args.what in ("extras", "all"):
         run_extras()

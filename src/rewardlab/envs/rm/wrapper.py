@@ -74,8 +74,12 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if obs_mode == "dict":
             self.observation_space = spaces.Dict({"obs": base, "rm": spaces.Discrete(n)})
         elif obs_mode == "onehot":
-            dim = spaces.flatdim(base) + n
+            self._k = spaces.flatdim(base)
+            dim = self._k + n
             self.observation_space = spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
+            # row g: zeros for the env part, then the one-hot code of global RM state g
+            self._rows = np.zeros((n, dim), dtype=np.float32)
+            self._rows[:, self._k :] = self._onehot
         self.task, self.u = -1, 0
         self._obs: Any = None
         #: (env obs, action, next env obs, labels, env terminated) of the last step, for CRM
@@ -88,8 +92,10 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if self.obs_mode == "dict":
             return {"obs": obs, "rm": g}
         if self.obs_mode == "onehot":
-            if self._box:  # fast path: a Box flattens to its ravelled values
-                return np.concatenate((np.asarray(obs, dtype=np.float32).ravel(), self._onehot[g]))
+            if self._box:  # fast path: copy the row for state g and write the ravelled Box values
+                out = self._rows[g].copy()
+                out[: self._k] = np.asarray(obs).reshape(-1)
+                return out
             flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
             return np.concatenate((flat, self._onehot[g]))
         return obs
