@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import platform
 import struct
 from typing import Any
@@ -39,8 +40,10 @@ X32_SYSCALL_BIT = 0x40000000
 SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO, SECCOMP_RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_MACHINE = platform.machine()
 
 
+@functools.lru_cache(maxsize=1)  # built once in the server; every job inherits it
 def seccomp_program() -> bytes:
     """The BPF program: wrong architecture -> kill; x32 numbers -> ENOSYS; denied -> EPERM."""
     insns = [
@@ -65,7 +68,7 @@ class _SockFprog(ctypes.Structure):
 def install_seccomp(libc: Any) -> bool:
     """Install the filter on the calling process (needs no_new_privs set first). False when
     the architecture has no table; OSError when the kernel refuses."""
-    if platform.machine() != "x86_64":
+    if _MACHINE != "x86_64":
         return False
     program = seccomp_program()
     buffer = ctypes.create_string_buffer(program, len(program))

@@ -36,7 +36,7 @@ import traceback
 from typing import Any
 
 if __name__ != "__main__":  # on the host; inside the sandbox `_wire.py`'s text comes first
-    from rewardlab.sandbox._seccomp import install_seccomp
+    from rewardlab.sandbox._seccomp import install_seccomp, seccomp_program
     from rewardlab.sandbox._wire import (
         FrameReader,
         decode_payload,
@@ -555,6 +555,7 @@ def main(argv: list[str]) -> None:
     for name in ("json", "math", "re", "collections", "itertools", "functools", "heapq", "bisect",
                  "string", "random", "typing", "fractions", "decimal", "hashlib", "copy", "statistics"):  # fmt: skip
         __import__(name)  # warm the interpreter once; every job forks from here
+    seccomp_program()  # built once here, inherited by every job
     gc.freeze()  # keep the collector off inherited objects: fewer copy-on-write faults per job
     Server(host_in, host_out, isolate=isolate, calls=(calls_r, calls_w)).serve()
 
