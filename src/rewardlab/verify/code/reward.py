@@ -83,6 +83,24 @@ class CodeTests(BaseReward):
     (`score="all_pass"`) or the fraction passed (`score="pass_fraction"`); `info` carries both,
     the per-test verdicts, timeouts, memory kills and stderr excerpts. A sandbox that cannot
     start is an `error/sandbox` result, never a failing program.
+
+    Args:
+        score: "all_pass" (1.0 or 0.0) or "pass_fraction".
+        language: "python"; "c" and "cpp" run stdin/stdout cases when gcc/g++ are installed.
+        extract: which fenced block of a markdown response is the program ("last", "first",
+            "all" joined, or "none": the whole response).
+        prepend_prompt: run `prompt + code` (HumanEval completions continue the prompt).
+        cpu_seconds: CPU-time limit per program run (per session for check tests); the verdict
+            limit, unaffected by machine load.
+        wall_seconds: wall-clock limit, for programs that wait instead of computing.
+        memory_mb: address-space limit per process.
+        output_kb: stdout+stderr kept; the program is killed past it.
+        workers: sandboxes in this process's warm pool (and samples scored at once).
+        isolation: "auto" (bubblewrap if installed, else rlimits with a loud warning),
+            "bubblewrap" (refuse to run without it) or "rlimits".
+        strict_whitespace: compare stdout exactly instead of ignoring trailing blanks.
+        check_name: the test function's name in HumanEval-style tests.
+        python: interpreter inside the sandbox (default /usr/bin/python3 when present).
     """
 
     name = "code.tests"
