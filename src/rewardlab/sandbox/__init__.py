@@ -9,43 +9,45 @@
 A `SandboxPool` keeps `size` sandboxes running, each a fork server (`_server.py`) inside
 bubblewrap; every job is a fresh child of it in fresh namespaces, so isolation does not cost an
 interpreter start per job. The server keeps two job sandboxes forked ahead of time, so setting
-up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)` loads a module in such a child and calls its
-functions; values cross the boundary as plain builtins (exact types, tagged JSON), so the
-trusted caller compares them itself — an object whose `__eq__` always says True never leaves.
+up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)`
+loads a module in such a child and calls its functions over a pipe pair straight to the host;
+values cross the boundary as plain builtins (exact types, tagged JSON), so the trusted caller
+compares them itself: an object whose `__eq__` always says True never leaves.
 
 What is covered
     * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files and the
-      interpreter's prefix are visible, read-only; the sandbox's own root and /dev are remounted
-      read-only too. /home, /root, the project, /sys, /run and the rest of /etc are absent. Each job gets its own tmpfs /tmp (size-capped, `tmp_bytes`)
-      and /dev/shm, gone when the job ends; files are capped by RLIMIT_FSIZE.
+      interpreter's prefix are visible, read-only; the sandbox's own root and /dev are
+      remounted read-only too. /home, /root, the project, /sys, /run and the rest of /etc are
+      absent. Each job gets its own size-capped tmpfs /tmp (`tmp_bytes`) and /dev/shm, gone
+      when the job ends; files are capped by RLIMIT_FSIZE.
     * Privileges: uid/gid 65534 in the sandbox; started as root, bubblewrap itself runs as the
       host user `nobody` when the interpreter is reachable by it. Every capability is dropped
-      (bwrap `--cap-drop ALL`, then the job's own bounding/ambient/effective sets are emptied and
-      `no_new_privs` is set), so `mount -o remount,rw` of a read-only bind fails.
+      (bwrap `--cap-drop ALL`, then the job's own bounding/ambient/effective sets are emptied
+      and `no_new_privs` is set), so `mount -o remount,rw` of a read-only bind fails.
     * Namespaces: new user, pid, network (loopback only), IPC, UTS and cgroup namespaces per
       worker (`bwrap --unshare-all`), plus new user, pid, mount and IPC namespaces and a new
       session per job. A job sees only its own processes in /proc and cannot signal (not even
-      through its process group) or ptrace the server or the host; the server is not dumpable.
-      The job may not create namespaces of its own (its user namespace's limits are 0), so it
-      cannot gain capabilities in a fresh one.
+      through its process group) or ptrace the server or the host; the server is not
+      dumpable. A job may not create namespaces of its own (its user namespace's limits are
+      0), so it cannot gain capabilities in a fresh one.
+    * System calls (x86_64): a seccomp deny-list refuses ptrace, process_vm_*, keyrings, bpf,
+      userfaultfd, perf events, io_uring, module loading, mounts, namespaces and the x32 ABI.
     * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
     * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
-      machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own user
-      namespace), RLIMIT_NOFILE, RLIMIT_FSIZE, no core files; stdout+stderr capped at
+      machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own
+      user namespace), RLIMIT_NOFILE, RLIMIT_FSIZE, no core files; stdout+stderr capped at
       `output_bytes` (the job is killed past it); a wall-clock limit for programs that wait.
-    * Clean-up: the job's pid-namespace init exits when the program does, and the kernel kills
-      every process left in the namespace (daemons, double forks). A worker that misbehaves is
-      killed whole (bwrap is pid 1 of its namespace, `--die-with-parent`) and replaced.
+    * Clean-up: when the program exits, the job's pid-namespace init kills and reaps every
+      process left (daemons, double forks) before it reports; a job killed for a limit is
+      reported only once all its processes are gone. A worker that misbehaves is killed whole
+      (bwrap is pid 1 of its namespace, `--die-with-parent`) and replaced.
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
       clock); never `signal.alarm`, so C-level loops are killed too.
 
-    * System calls (x86_64): a seccomp deny-list refuses ptrace, process_vm_*, keyrings, bpf,
-      userfaultfd, perf events, io_uring, module loading, mounts, namespaces and the x32 ABI.
-
 What is not covered
     * The seccomp filter is a deny-list (like Docker's), not an allow-list, and is absent on
-      other architectures: the rest of the kernel stays reachable, and a kernel exploit through
-      it escapes.
+      other architectures: the rest of the kernel stays reachable, and a kernel exploit
+      through it escapes.
     * No cgroups: CPU and memory limits are per process, so a job's process tree may use up to
       `processes` x the limits until the wall clock or the CPU rlimit stops it.
     * Timing side channels and the speed of the host are visible to programs.
