@@ -125,3 +125,25 @@ def test_row_count_is_preserved_for_any_garbage(tmp_path, lines):
     summary = score_file(SPEC, path, out, ScoreFileOptions(workers=0))
     expected = sum(1 for line in path.read_text(errors="replace").split("\n") if line.strip())
     assert summary.rows == expected == len(read_jsonl(out))
+
+
+def test_explode_scores_each_list_element_and_keeps_bad_rows(tmp_path):
+    lines = [
+        json.dumps({"id": "a", "responses": ["Paris", "Rome"], "labels": [1, 0], "reference": "paris"}),
+        json.dumps({"id": "b", "responses": ["x"], "labels": [1, 0], "reference": "x"}),  # unequal lengths
+        json.dumps({"id": "c", "responses": "not a list", "labels": [1], "reference": "x"}),
+        "{broken",
+        json.dumps({"id": "d", "responses": [], "labels": [], "reference": "x"}),  # nothing to score
+    ]
+    out = tmp_path / "o.jsonl"
+    options = ScoreFileOptions(workers=1, fields={"response": "responses"}, explode=("responses", "labels"))
+    summary = score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, options)
+    rows = read_jsonl(out)
+    assert summary.rows == len(rows) == 6
+    assert [(r.get("id"), r.get("explode_index"), r["reward"]) for r in rows[:2]] == [("a", 0, 1.0), ("a", 1, 0.0)]
+    assert rows[0]["labels"] == 1 and rows[1]["labels"] == 0
+    assert [r["source_line"] for r in rows] == [1, 1, 2, 3, 4, 5]
+    assert "lengths [1, 2]" in rows[2]["reward_error"]
+    assert "missing or not lists" in rows[3]["reward_error"]
+    assert "malformed JSON" in rows[4]["reward_error"]
+    assert "need one non-zero length" in rows[5]["reward_error"]

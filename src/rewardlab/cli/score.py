@@ -41,6 +41,7 @@ def score_command(
     strict: bool = typer.Option(False, "--strict", help="Stop with exit code 1 at the first malformed row."),
     keep_input: bool = typer.Option(True, "--keep-input/--no-keep-input", help="Copy the input fields into each output row."),
     limit: int | None = typer.Option(None, "--limit", help="Score only the first N rows."),
+    explode: list[str] = typer.Option([], "--explode", help="List field(s) to score element by element (one output row per element, with explode_index)."),
     progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
     resume: bool = typer.Option(False, "--resume", help="Resume an interrupted run: rows in the run store are not scored again (issue 7)."),
@@ -66,7 +67,10 @@ def score_command(
         keep_input=keep_input,
         strict=strict,
         limit=limit,
+        explode=tuple(f for item in explode for f in item.split(",") if f),
     )
+    if options.explode and (resume or remote or backend != "local"):
+        raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
     if resume or remote or backend != "local":  # recorded, resumable runs: rewardlab.serve.runs
         from rewardlab.serve.runs import RunOptions, score_file_with
 

@@ -19,7 +19,7 @@ Output: one row per input row, in order: the input's own fields, then
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -30,8 +30,8 @@ from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 
 Format = Literal["jsonl", "parquet", "hf"]
-#: (1-based line or row number, raw JSONL text or an already decoded row)
-RawRow = tuple[int, str | dict[str, Any]]
+#: (1-based line or row number, raw JSONL text, a decoded row, or why the row cannot be read)
+RawRow = tuple[int, "str | dict[str, Any] | InputError"]
 
 RESERVED = ("reward", "reward_status", "reward_error_kind", "reward_error", "reward_info", "source_line")
 _MAX_RAW = 1000  # characters of a malformed line kept in the output
@@ -108,6 +108,34 @@ def _iter_hf(path: Path) -> Iterator[RawRow]:
         yield number, dict(row)
 
 
+def explode_rows(rows: Iterable[RawRow], fields: Sequence[str], source: str) -> Iterator[RawRow]:
+    """One row per element of the list-valued `fields` (all of equal length), e.g. the 8
+    sampled responses of a best-of-n file. Each gets `explode_index`; its line stays the input
+    line. A row whose fields are missing, not lists, of unequal or zero length becomes one
+    `invalid_input` row, so nothing is dropped."""
+    for number, raw in rows:
+        if isinstance(raw, InputError):
+            yield number, raw
+            continue
+        try:
+            row = decode_row(raw, source, number)
+        except InputError:
+            yield number, raw  # the worker reports the malformed line
+            continue
+        lists = [row.get(f) for f in fields]
+        bad = [f for f, v in zip(fields, lists, strict=True) if not isinstance(v, list)]
+        lengths = {len(v) for v in lists if isinstance(v, list)}
+        if bad or len(lengths) != 1 or 0 in lengths:
+            why = f"--explode fields {bad} are missing or not lists" if bad else f"--explode fields have lengths {sorted(lengths)}; need one non-zero length"
+            yield number, InputError(why, source=source, line=number)
+            continue
+        for index, values in enumerate(zip(*lists, strict=True)):
+            item = dict(row)
+            item.update(zip(fields, values, strict=True))
+            item["explode_index"] = index
+            yield number, item
+
+
 def read_samples(path: str | Path, *, fields: Mapping[str, str] | None = None) -> list[Sample]:
     """Every row of a data file as a `Sample`. Raises InputError on the first bad row."""
     source = str(path)
@@ -125,10 +153,12 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, default=str).encode()
 
 
-def decode_row(raw: str | dict[str, Any], source: str, line: int) -> dict[str, Any]:
+def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -> dict[str, Any]:
     """A raw row as a dict; raises InputError naming file and line."""
     if isinstance(raw, dict):
         return raw
+    if isinstance(raw, InputError):
+        raise raw
     try:
         row = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -19,6 +19,7 @@ from rewardlab.runner.io import (
     ScoredRow,
     count_rows,
     detect_format,
+    explode_rows,
     iter_raw_rows,
 )
 from rewardlab.runner.pool import ProcessPool, WorkerPool
@@ -93,6 +94,7 @@ class ScoreFileOptions:
     strict: bool = False
     chunk_size: int | None = None
     limit: int | None = None
+    explode: tuple[str, ...] = ()  # list fields to turn into one row per element
 
 
 def score_file(
@@ -122,13 +124,15 @@ def score_file(
     input_path = Path(input_path)
     fmt = detect_format(input_path)
     if on_total is not None:
-        total = count_rows(input_path, fmt)
+        total = None if opts.explode else count_rows(input_path, fmt)
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
     job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
     rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
+    if opts.explode:
+        rows = explode_rows(rows, opts.explode, str(input_path))
     summary = RunSummary()
     started = time.perf_counter()
     pool: ProcessPool[Any, ScoredRow] = ProcessPool(
