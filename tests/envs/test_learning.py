@@ -308,3 +308,24 @@ def test_timed_rm_deadline_and_delay_cost() -> None:
     assert sum(step.reward for step in flat.run([{"f"}, set(), set(), {"g"}])) == pytest.approx(0.7)
     with pytest.raises(SpecError, match="not 'clock op integer'"):
         TimedRM([{"from": "0", "to": "1", "guard": "a", "when": "x >= y"}], initial="0")
+
+
+def test_hierarchical_rm_is_learned_with_one_option_per_call() -> None:
+    """Office world: call 'coffee', then call 'mail', then reach the office (Furelos-Blanco et al.)."""
+    from rewardlab.envs.officeworld import START, cell_index, office_transitions
+    from rewardlab.envs.rm.hierarchical_learning import train_hierarchical
+
+    def fetch(p: str) -> dict[str, object]:
+        return {"initial": "0", "accepting": ["1"], "rejecting": ["x"],
+                "edges": [{"from": "0", "to": "1", "guard": f"{p} & !n"}, {"from": "0", "to": "x", "guard": "n"}]}
+
+    h = HierarchicalRM({
+        "root": {"initial": "0", "accepting": ["3"], "rejecting": ["x"], "edges": [
+            {"from": "0", "to": "1", "call": "coffee"}, {"from": "1", "to": "2", "call": "mail"},
+            {"from": "2", "to": "3", "guard": "g & !n", "reward": 1}, {"from": "2", "to": "x", "guard": "n"}]},
+        "coffee": fetch("f"), "mail": fetch("e"),
+    }, root="root")  # fmt: skip
+    nxt, lab = office_transitions()
+    run = train_hierarchical(h, next_obs=nxt, obs_label=lab, alphabet=OFFICE_ALPHABET, start=cell_index(*START), steps=30_000)
+    assert run.n_options == 3  # two calls and one guard edge (the edge into failure is no option)
+    assert run.returns[:20].mean() < 0.3 and run.returns[-50:].mean() > 0.5
