@@ -123,7 +123,8 @@ def apply_limits(limits: dict[str, Any]) -> None:
     pairs = [
         (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"]),
-        (resource.RLIMIT_NPROC, limits["processes"], limits["processes"]),
+        # + 2: the count is per user and user namespace, and the job's A and B are in it too
+        (resource.RLIMIT_NPROC, limits["processes"] + 2, limits["processes"] + 2),
         (resource.RLIMIT_NOFILE, limits["open_files"], limits["open_files"]),
         (resource.RLIMIT_FSIZE, limits["file_size_bytes"], limits["file_size_bytes"]),
         (resource.RLIMIT_CORE, 0, 0),

@@ -162,3 +162,16 @@ def test_compiled_languages_use_the_same_sandbox(language: str, program: str, ve
     result = reward.score(Sample(response=f"```{language}\n{program}\n```", reference=ADD_CASES))
     assert [t["verdict"] for t in result.info["tests"]] == verdicts
     assert result.info["isolation"] == "bubblewrap"
+
+
+def test_limits_are_parameters() -> None:
+    tight = CodeTests(workers=1, processes=4, tmp_mb=1, cpu_seconds=1.0, wall_seconds=5.0)
+    forks = (
+        "import os, time\nn = 1\ntry:\n    while True:\n        if os.fork() == 0:\n            time.sleep(5)\n"
+        "        n += 1\nexcept OSError:\n    print(n)\n"
+    )
+    result = tight.score(Sample(response=forks, reference={"cases": [{"input": "", "output": "4"}]}))
+    assert result.score == 1.0, result.info  # the program and 3 children: 4 processes
+    disk = "try:\n    open('/tmp/f', 'wb').write(b'x' * (2 << 20))\nexcept OSError as e:\n    print(e.errno)\n"
+    result = tight.score(Sample(response=disk, reference={"cases": [{"input": "", "output": "27"}]}))
+    assert result.score == 1.0, result.info  # EFBIG: no file may outgrow the 1 MiB /tmp

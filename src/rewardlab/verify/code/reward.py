@@ -95,6 +95,8 @@ class CodeTests(BaseReward):
         wall_seconds: wall-clock limit, for programs that wait instead of computing.
         memory_mb: address-space limit per process.
         output_kb: stdout+stderr kept; the program is killed past it.
+        processes: processes (threads included) a program may run at once.
+        tmp_mb: size of the program's private /tmp; also caps any single file at 16 MiB.
         workers: sandboxes in this process's warm pool (and samples scored at once).
         isolation: "auto" (bubblewrap if installed, else rlimits with a loud warning),
             "bubblewrap" (refuse to run without it) or "rlimits".
@@ -117,6 +119,8 @@ class CodeTests(BaseReward):
         wall_seconds: float = 20.0,
         memory_mb: int = 1024,
         output_kb: int = 1024,
+        processes: int = 32,
+        tmp_mb: int = 64,
         workers: int = 2,
         isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
         strict_whitespace: bool = False,
@@ -133,13 +137,15 @@ class CodeTests(BaseReward):
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.limits = Limits(
             cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
-            output_bytes=output_kb * 1024,
+            output_bytes=output_kb * 1024, processes=processes, tmp_bytes=tmp_mb * _MIB,
+            file_size_bytes=min(16, tmp_mb) * _MIB,
         )  # fmt: skip
         self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
         self.params = {
             "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
             "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
-            "output_kb": output_kb, "workers": workers, "isolation": isolation,
+            "output_kb": output_kb, "processes": processes, "tmp_mb": tmp_mb,
+            "workers": workers, "isolation": isolation,
             "strict_whitespace": strict_whitespace, "check_name": check_name, "python": python,
         }  # fmt: skip
 
