@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import threading
@@ -221,6 +222,7 @@ def test_timing_tricks_do_not_escape_the_limits(pool: SandboxPool) -> None:
     """Ignoring SIGXCPU and disarming every timer does not buy time: the hard CPU limit is a
     SIGKILL, and a program that just waits is stopped by the wall clock outside it."""
     burner = """
+import shutil
 import signal
 signal.signal(signal.SIGXCPU, signal.SIG_IGN)
 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -236,3 +238,12 @@ while True:
         assert result.outcome is Outcome.WALL_TIMEOUT
     sleeper = pool.run("import time\ntime.sleep(60)\nprint('woke')", limits=ATTACK_LIMITS)
     assert sleeper.outcome is Outcome.WALL_TIMEOUT and "woke" not in sleeper.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_cpu_burn_in_a_compiled_c_program_is_killed(pool: SandboxPool) -> None:
+    burn = "int main(void) { volatile unsigned long x = 0; for (;;) x++; }\n"
+    result = pool.run(argv=["/bin/sh", "-c", "gcc -O0 -o /tmp/burn burn.c && exec /tmp/burn"],
+                      files={"burn.c": burn}, limits=replace(ATTACK_LIMITS, wall_seconds=8.0))
+    assert result.outcome in (Outcome.CPU_TIMEOUT, Outcome.WALL_TIMEOUT), result.reason()
