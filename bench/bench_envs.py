@@ -178,7 +178,12 @@ def speed_learners(steps: int) -> None:
 def run_extras(seeds: int = 5) -> None:
     import torch
 
-    from rewardlab.envs.intrinsic import CuriosityCriticBonus, ICMBonus, noisy_tv_rollout
+    from rewardlab.envs.intrinsic import (
+        CuriosityCriticBonus,
+        DisagreementBonus,
+        ICMBonus,
+        noisy_tv_rollout,
+    )
     from rewardlab.envs.preferences import learn_grid_reward, preference_grid
     from rewardlab.envs.redistribution import DelayedChain, chain_q_learning
 
@@ -199,7 +204,9 @@ def run_extras(seeds: int = 5) -> None:
     print("| bonus | share of steps on the TV after warm-up | bonus into the TV | bonus elsewhere |")
     print("|---|---|---|---|")
     dim = 25 + 4
-    for name, make in (("ICM (prediction error)", ICMBonus), ("curiosity-critic", CuriosityCriticBonus)):
+    bonuses = (("ICM (prediction error)", ICMBonus), ("curiosity-critic", CuriosityCriticBonus),
+               ("ensemble disagreement", DisagreementBonus))
+    for name, make in bonuses:
         runs = [noisy_tv_rollout(make(dim, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(seeds)]
         mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
         print(f"| {name} | {mean['tv_fraction']:.2f} | {mean['tv_bonus']:.2f} | {mean['other_bonus']:.2f} |", flush=True)

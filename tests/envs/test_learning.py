@@ -165,6 +165,17 @@ def test_noisy_tv_distracts_icm_but_curiosity_critic_discounts_it() -> None:
     assert cc_tv < 0.5 * icm_tv, (icm, cc)  # the critic removes most of the irreducible error
 
 
+@pytest.mark.slow
+def test_ensemble_disagreement_ignores_the_noisy_tv() -> None:
+    from rewardlab.envs.intrinsic import DisagreementBonus, noisy_tv_rollout
+
+    torch.set_num_threads(1)
+    runs = [noisy_tv_rollout(DisagreementBonus(25 + 4, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(2)]
+    tv = np.mean([r["tv_bonus"] for r in runs])
+    other = np.mean([r["other_bonus"] for r in runs])
+    assert tv < 2 * other, runs  # noise earns no more than ordinary moves (ICM: ~10x more)
+
+
 def test_potential_shaping_wrapper_adds_the_potential_difference() -> None:
     from rewardlab.envs.intrinsic import PotentialShapingWrapper
 

@@ -31,6 +31,7 @@ __all__ = [
     "CountBonus",
     "CuriosityCriticBonus",
     "DecaySchedule",
+    "DisagreementBonus",
     "HashedCountBonus",
     "ICMBonus",
     "IntrinsicBonus",
@@ -263,6 +264,41 @@ class CuriosityCriticBonus(ICMBonus):
             loss = ((self.critic(x).squeeze(-1) - target) ** 2).mean()
             loss.backward()
             self._critic_opt.step()
+
+
+class DisagreementBonus(ICMBonus):
+    """Variance across an ensemble of forward models (Pathak, Gandhi, Gupta, ICML 2019).
+
+    Every member sees the same data from its own initialisation and minibatch draw; where s'
+    is pure noise they all converge to its mean and agree, so irreducible noise earns nothing,
+    while novel (s, a) keep their members apart. Unlike `CuriosityCriticBonus` the bonus does
+    not depend on the sampled s', so it carries no per-sample noise.
+    """
+
+    def __init__(
+        self, obs_dim: int, n_actions: int, *, members: int = 3, hidden: int = 64, lr: float = 3e-3, epochs: int = 4,
+        replay: int = 64, seed: int = 0,
+    ):
+        super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
+        self.models = [self.forward_model] + [_mlp(obs_dim + n_actions, obs_dim, hidden) for _ in range(members - 1)]
+        self._opts = [self.torch.optim.Adam(m.parameters(), lr=lr) for m in self.models]
+
+    def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
+        with self.torch.no_grad():
+            x = self._inputs(obs, action)
+            preds = self.torch.stack([m(x) for m in self.models])  # (K, B, obs_dim)
+            return preds.var(dim=0).sum(-1).numpy()  # type: ignore[no-any-return]
+
+    def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        self._replay(obs, action, next_obs)
+        buf = self._buffer
+        for m, opt in zip(self.models, self._opts, strict=True):
+            idx = self._rng.integers(0, len(buf[0]), len(obs) + self.replay)  # each member its own draw
+            x, y = self._inputs(buf[0][idx], buf[1][idx]), self.t(buf[2][idx])
+            for _ in range(self.epochs):
+                opt.zero_grad()
+                ((m(x) - y) ** 2).sum(-1).mean().backward()
+                opt.step()
 
 
 def noisy_tv_rollout(
