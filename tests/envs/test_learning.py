@@ -340,3 +340,23 @@ def test_hierarchical_rm_is_learned_with_one_option_per_call() -> None:
     run = train_hierarchical(h, next_obs=nxt, obs_label=lab, alphabet=OFFICE_ALPHABET, start=cell_index(*START), steps=30_000)
     assert run.n_options == 3  # two calls and one guard edge (the edge into failure is no option)
     assert run.returns[:20].mean() < 0.3 and run.returns[-50:].mean() > 0.5
+
+
+def test_model_redistribution_recovers_hidden_step_rewards() -> None:
+    from rewardlab.envs.redistribution import ModelRedistribution
+
+    chain, rng = DelayedChain(), np.random.default_rng(0)
+    feats, returns, hidden = [], [], []
+    for _ in range(60):
+        s, phi, r = 0, np.zeros((chain.horizon, 2 * chain.n)), np.zeros(chain.horizon)
+        for t in range(chain.horizon):
+            a = int(rng.integers(2))
+            phi[t, 2 * s + a] = 1.0
+            s, r[t] = chain.step(s, a)
+        feats.append(phi)
+        returns.append(r.sum())
+        hidden.append(r)
+    model = ModelRedistribution(2 * chain.n, epochs=400).fit(feats, returns)
+    pred = model.step_rewards(np.concatenate(feats))
+    assert np.corrcoef(pred, np.concatenate(hidden))[0, 1] > 0.9
+    assert model.redistribute(feats[0], 7.0).sum() == pytest.approx(7.0, abs=1e-5)

@@ -5,6 +5,7 @@
   sum_t r_t matches the episodic return across episodes (linear least squares, the linear case
   of RUDDER-style return decomposition, Arjona-Medina et al., NeurIPS 2019), then correct each
   episode so its redistributed rewards sum exactly to its return.
+- `ModelRedistribution`: the same with a small torch MLP for r_t = f(phi_t).
 - `smooth_rewards`: spread every reward over a window of neighbouring steps inside its episode
   with renormalised weights, so the episode sum is preserved exactly.
 - `DelayedChain`: a chain MDP whose reward only arrives at the end of the episode, and
@@ -25,6 +26,7 @@ from rewardlab.errors import SpecError
 __all__ = [
     "DelayedChain",
     "LeastSquaresRedistribution",
+    "ModelRedistribution",
     "chain_q_learning",
     "smooth_rewards",
     "uniform_redistribution",
@@ -92,6 +94,54 @@ class LeastSquaresRedistribution:
         if self.weights is None:
             raise SpecError("call fit() before redistribute()")
         r = np.asarray(features, dtype=float) @ self.weights
+        return r + (episode_return - r.sum()) / len(r)  # type: ignore[no-any-return]
+
+
+class ModelRedistribution:
+    """Return decomposition with a small torch MLP: r_t = f(phi_t), trained so that
+    sum_t f(phi_t) matches each episode's return (squared error, Adam); `redistribute` adds the
+    same uniform correction as `LeastSquaresRedistribution`, so episode sums are exact.
+
+    Args:
+        n_features: size of phi_t.
+        hidden: width of the 2-layer MLP.
+        epochs, lr: full-batch Adam steps and learning rate per `fit`.
+        seed: torch seed.
+    """
+
+    def __init__(self, n_features: int, *, hidden: int = 32, epochs: int = 300, lr: float = 1e-2, seed: int = 0):
+        import torch
+        from torch import nn
+
+        torch.manual_seed(seed)
+        self.torch = torch
+        self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.epochs, self.lr = epochs, lr
+
+    def fit(self, features: Sequence[np.ndarray], returns: Sequence[float]) -> ModelRedistribution:
+        if len(features) != len(returns) or not features:
+            raise SpecError(f"need one return per episode, got {len(features)} episodes and {len(returns)} returns")
+        torch = self.torch
+        lengths = [len(f) for f in features]
+        x = torch.as_tensor(np.concatenate([np.asarray(f, dtype=np.float32) for f in features]))
+        episode = torch.as_tensor(np.repeat(np.arange(len(features)), lengths))
+        y = torch.as_tensor(np.asarray(returns, dtype=np.float32))
+        opt = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        for _ in range(self.epochs):
+            opt.zero_grad()
+            per_step = self.net(x).squeeze(-1)
+            sums = torch.zeros(len(features)).index_add(0, episode, per_step)  # sum_t f(phi_t) per episode
+            ((sums - y) ** 2).mean().backward()
+            opt.step()
+        return self
+
+    def step_rewards(self, features: np.ndarray) -> np.ndarray:
+        """f(phi_t) for every step, without the sum-preserving correction."""
+        with self.torch.no_grad():
+            return self.net(self.torch.as_tensor(np.asarray(features, dtype=np.float32))).squeeze(-1).numpy().astype(float)  # type: ignore[no-any-return]
+
+    def redistribute(self, features: np.ndarray, episode_return: float) -> np.ndarray:
+        r = self.step_rewards(features)
         return r + (episode_return - r.sum()) / len(r)  # type: ignore[no-any-return]
 
 
