@@ -17,11 +17,18 @@ Semantics, per sample:
   a reward function that returns None). In a formula a gated-off component is 0.0; a skipped
   one makes the total `skipped` (a formula cannot be evaluated without it).
 - When nothing counts, the total is `skipped`, never 0.
+
+Opt-in timing (``time_components=True``, off by default): the total's
+``info["component_seconds"]`` maps each computed component to its wall time in seconds. In
+`score_batch` a component is timed per batch and its time divided evenly among the samples it
+scored (a batched reward, e.g. a model, cannot be timed per sample). The reward server uses it
+for its per-component latency histograms.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -79,12 +86,13 @@ class _Row:
     """The per-sample state while combining: each component's result, which ones a gate
     turned off, and which errors count as zero under `on_error = "zero"`."""
 
-    __slots__ = ("as_zero", "gated", "results")
+    __slots__ = ("as_zero", "gated", "results", "seconds")
 
     def __init__(self) -> None:
         self.results: dict[str, RewardResult] = {}
         self.gated: set[str] = set()
         self.as_zero: frozenset[str] = frozenset()
+        self.seconds: dict[str, float] | None = None  # only with `time_components`
 
 
 def requirement_cycles(requires: Mapping[str, Sequence[str]]) -> list[list[str]]:
@@ -144,8 +152,18 @@ class Composite(BaseReward):
     """Runs named components with gates and error policies; subclasses say how to combine."""
 
     combine: str = "composite"
+    #: Record each component's wall time in ``info["component_seconds"]`` (see the module doc).
+    #: Not part of `describe()`: timing does not change what the reward computes.
+    time_components: bool = False
 
-    def __init__(self, components: Sequence[Component], *, name: str = "composite", clip: tuple[float, float] | None = None):
+    def __init__(
+        self,
+        components: Sequence[Component],
+        *,
+        name: str = "composite",
+        clip: tuple[float, float] | None = None,
+        time_components: bool = False,
+    ):
         if not components:
             raise SpecError("a composite reward needs at least one component")
         names = [c.name for c in components]
@@ -157,6 +175,7 @@ class Composite(BaseReward):
         self.components = tuple(components)
         self.name = name
         self.clip = clip
+        self.time_components = time_components
         self._order = dependency_order(self.components)
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
@@ -175,20 +194,35 @@ class Composite(BaseReward):
         # The one-sample path of `score_batch`, without the batch bookkeeping (the runner's
         # workers call this once per row, so its overhead is the runner's overhead).
         row = _Row()
+        if self.time_components:
+            row.seconds = {}
         for comp in self._order:
             if comp.requires and self._gate(comp, row):
                 continue
-            row.results[comp.name] = comp.reward.score(sample)
+            if row.seconds is None:
+                row.results[comp.name] = comp.reward.score(sample)
+            else:
+                start = time.perf_counter()
+                row.results[comp.name] = comp.reward.score(sample)
+                row.seconds[comp.name] = time.perf_counter() - start
         return self._finish(row)
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         rows = [_Row() for _ in samples]
+        if self.time_components:
+            for row in rows:
+                row.seconds = {}
         for comp in self._order:
             active = [i for i, row in enumerate(rows) if not (comp.requires and self._gate(comp, row))]
             if active:
+                start = time.perf_counter()
                 scored = comp.reward.score_batch([samples[i] for i in active])
+                share = (time.perf_counter() - start) / len(active)
                 for i, result in zip(active, scored, strict=True):
-                    rows[i].results[comp.name] = result
+                    row = rows[i]
+                    row.results[comp.name] = result
+                    if row.seconds is not None:
+                        row.seconds[comp.name] = share
         return [self._finish(row) for row in rows]
 
     def _gate(self, comp: Component, row: _Row) -> bool:
@@ -210,7 +244,10 @@ class Composite(BaseReward):
                 continue
             if comp.on_error == "fail":
                 message = f"component {comp.name!r} failed: {result.error}"
-                return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info={"failed_component": comp.name})
+                failed: dict[str, JSON] = {"failed_component": comp.name}
+                if row.seconds is not None:
+                    failed["component_seconds"] = dict(row.seconds)
+                return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info=failed)
             (as_zero if comp.on_error == "zero" else skipped_errors).append(comp.name)
         if as_zero:
             row.as_zero = frozenset(as_zero)
@@ -220,6 +257,8 @@ class Composite(BaseReward):
             info["errors_as_zero"] = as_zero
         if skipped_errors:
             info["errors_skipped"] = skipped_errors
+        if row.seconds is not None:
+            info["component_seconds"] = dict(row.seconds)
         if total.status is not Status.OK:
             return RewardResult(None, total.status, ordered, None, info, total.error)
         score = total.score if total.score is not None else 0.0
@@ -335,6 +374,7 @@ class FormulaCombine(Composite):
         name: str = "composite",
         clip: tuple[float, float] | None = None,
         gated_value: float = 0.0,
+        time_components: bool = False,
     ):
         self.formula_text = formula
         self.gated_value = gated_value
@@ -342,7 +382,7 @@ class FormulaCombine(Composite):
             self._formula = Formula(formula, names={c.name for c in components})
         except FormulaError as exc:
             raise SpecError([SpecProblem("formula", str(exc))]) from exc
-        super().__init__(components, name=name, clip=clip)
+        super().__init__(components, name=name, clip=clip, time_components=time_components)
 
     def _describe_extra(self) -> dict[str, JSON]:
         return {"formula": self.formula_text, "gated_value": self.gated_value}
