@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rewardlab.verify.math import Outcome, check, extract_answer
+from rewardlab.core import Sample, Status
+from rewardlab.verify.math import MathAnswer, Outcome, extract_answer, find_boxed
+from rewardlab.verify.math.hedging import Hedge, final_answer
 
 DATA = "qwen25-math-cot-100.jsonl"
 SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # ../shared/data
@@ -19,10 +21,10 @@ SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # 
 DISAGREEMENTS: dict[tuple[int, int], tuple[Outcome, str]] = {
     **{
         (3, k): (
-            Outcome.UNDECIDED,
-            "gold '4:30p..' is a corrupted '\\text{4:30 p.m.}' (see the row's solution); it does "
-            "not parse, so the verdict is undecided -> an error result, not the label's silent "
-            "False. Every response answers 4:30 p.m., which is right: the labels are wrong.",
+            Outcome.EQUIVALENT,
+            "gold '4:30p..' is a damaged '\\text{4:30 p.m.}' (see the row's solution); read as a "
+            "clock time (clock.py) it is 16:30, and every response answers '4:30 \\text{ p.m.}', "
+            "which is right: the labels (False for all 8) are wrong.",
         )
         for k in range(8)
     },
@@ -34,6 +36,11 @@ DISAGREEMENTS: dict[tuple[int, int], tuple[Outcome, str]] = {
 }
 # Labels that are wrong (the correct value), used for the corrected-label comparison.
 CORRECTED = {**{(3, k): True for k in range(8)}, (72, 7): True}
+# Responses that box more than one distinct string, and why none of them is a hedge.
+SEVERAL_BOXES = {
+    **{(13, k): "\\boxed{\\phantom{2}} copied from the fill-in-the-box question, then \\boxed{4}: a placeholder is no answer" for k in range(8)},
+    (72, 6): "\\boxed{9999.857142857143} or \\boxed{9999 \\frac{6}{7}}: one value written twice, not a hedge (and wrong)",
+}
 
 
 def _pairs(path: Path) -> list[tuple[int, int, str, str, bool]]:
@@ -57,23 +64,30 @@ def shared_data_dir() -> Path:
     return SHARED_DATA
 
 
-def _ours(pairs: list[tuple[int, int, str, str, bool]], **options: object) -> dict[tuple[int, int], Outcome]:
+def _ours(pairs: list[tuple[int, int, str, str, bool]], **params: object) -> dict[tuple[int, int], Outcome]:
+    """The `math.answer` reward's verdict on every response (extraction, hedging, check)."""
+    reward = MathAnswer(timeout=30, **params)  # type: ignore[arg-type]
     verdicts = {}
     for idx, k, gt, response, _ in pairs:
-        answer = extract_answer(response).answer
-        verdicts[idx, k] = Outcome.NOT_EQUIVALENT if answer is None else check(gt, answer, timeout=30, **options).outcome
+        result = reward.score(Sample(response=response, reference=gt))
+        if result.status is Status.ERROR:
+            verdicts[idx, k] = Outcome.UNDECIDED
+        else:
+            verdicts[idx, k] = Outcome.EQUIVALENT if result.score == 1.0 else Outcome.NOT_EQUIVALENT
     return verdicts
 
 
 @pytest.mark.slow
-def test_text_fallback_for_unparsed_references_matches_the_labels_count(pairs) -> None:
-    # unparsed_reference="text" turns the broken '4:30p..' gold into a text comparison
-    # (not equivalent), like graders that ignore the problem: 799 of 800 agree with the labels,
-    # Math-Verify's count; the one left is the wrong '10{,}000' label.
-    ours = _ours(pairs, unparsed_reference="text")
-    agree = sum((ours[idx, k] is Outcome.EQUIVALENT) == label for idx, k, _, _, label in pairs)
-    assert agree == 799
-    assert ours[72, 7] is Outcome.EQUIVALENT
+def test_hedge_rejection_costs_no_agreement_on_real_responses(pairs) -> None:
+    # Precision of hedging="reject": of the 800 real responses, 20 box more than once; 9 box more
+    # than one distinct string (listed in SEVERAL_BOXES), and none of them is a hedge. The
+    # verdicts are the same as with hedging="last" (take the last box) on all 800.
+    several = {(idx, k) for idx, k, _, response, _ in pairs if len(set(find_boxed(response, which="all"))) > 1}
+    assert several == set(SEVERAL_BOXES)
+    assert sum(len(find_boxed(response, which="all")) > 1 for _, _, _, response, _ in pairs) == 20
+    hedged = [(idx, k) for idx, k, gt, response, _ in pairs if isinstance(final_answer(extract_answer(response), gt), Hedge)]
+    assert hedged == []
+    assert _ours(pairs) == _ours(pairs, hedging="last")
 
 
 @pytest.mark.slow
@@ -102,14 +116,13 @@ def test_at_least_as_good_as_math_verify(pairs) -> None:
         mv_raw += mv == label
         ours_fixed += decided and ok == fixed
         mv_fixed += mv == fixed
-    # Raw labels: Math-Verify agrees on 799, including 8 silent "wrong" verdicts on a broken
-    # gold; we agree on 791 and return 8 errors for that gold instead (listed above). Counting
-    # a documented wrong label as ours, we are at least as good:
+    # Raw labels: Math-Verify agrees on 799, by marking the 8 right answers to the damaged
+    # '4:30p..' gold wrong, as the labels do; we agree on 791 because we mark them right (and the
+    # `10{,}000` one). Counting the 9 documented wrong labels as ours, we are at least as good:
     assert ours_raw + sum(1 for key in DISAGREEMENTS if key in CORRECTED) >= mv_raw
-    # With the 9 wrong labels corrected both agree on 792; Math-Verify's 8 misses on the broken
-    # gold are silent zeros, ours are 8 error results that name the broken reference.
+    # With the 9 wrong labels corrected we agree on all 800, Math-Verify on 792.
     assert ours_fixed >= mv_fixed, (ours_fixed, mv_fixed)
-    assert (ours_raw, mv_raw, ours_fixed, mv_fixed) == (791, 799, 792, 792)
+    assert (ours_raw, mv_raw, ours_fixed, mv_fixed) == (791, 799, 800, 792)
 
 
 @pytest.mark.slow
@@ -127,6 +140,6 @@ def test_rewardlab_score_cli_on_the_real_file(pairs, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 800
     errors = [r for r in rows if r.get("reward_status") == "error" or r.get("status") == "error"]
-    assert len(errors) == 8  # the broken '4:30p..' gold, reported, not zeroed
+    assert errors == []  # the damaged '4:30p..' gold is read as a clock time since it was added
     agree = sum(1 for r in rows if r.get("reward") is not None and (r["reward"] == 1.0) == r["label"])
     assert agree == 791

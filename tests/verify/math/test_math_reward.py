@@ -81,8 +81,8 @@ def test_public_surface() -> None:
     import rewardlab.verify.math as math_pkg
 
     assert sorted(math_pkg.__all__) == sorted(
-        ["SOURCES", "CheckOptions", "ExtractOptions", "Extraction", "MathAnswer", "Outcome", "SympyPool",
-         "Verdict", "check", "default_pool", "extract_answer", "find_boxed", "warm_up"]
+        ["SOURCES", "CheckOptions", "ExtractOptions", "Extraction", "Hedge", "MathAnswer", "Outcome", "SympyPool",
+         "Verdict", "check", "default_pool", "extract_answer", "final_answer", "find_boxed", "warm_up"]
     )
     assert all(hasattr(math_pkg, name) for name in math_pkg.__all__)
 

@@ -16,6 +16,7 @@ from rewardlab.verify.math.extract import (
     extract_answer,
     find_boxed,
 )
+from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.reward import MathAnswer
 from rewardlab.verify.math.worker import SympyPool, default_pool, warm_up
@@ -25,6 +26,7 @@ __all__ = [
     "CheckOptions",
     "ExtractOptions",
     "Extraction",
+    "Hedge",
     "MathAnswer",
     "Outcome",
     "SympyPool",
@@ -32,6 +34,7 @@ __all__ = [
     "check",
     "default_pool",
     "extract_answer",
+    "final_answer",
     "find_boxed",
     "warm_up",
 ]

@@ -7,9 +7,11 @@ is simply not equivalent.
 
 Order of decision, cheapest first (most answers never reach sympy):
 1. clean both strings (normalize.py) and compare them as text: equal LaTeX is equal;
-2. hedged candidates (`1 or 2`), multiple-choice letters, text answers (`\\text{Monday}`);
+2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`),
+   multiple-choice letters, text answers (`\\text{Monday}`);
 3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
-4. structures at the string level: tuples, intervals, sets, unions, matrices; each entry
+4. structures at the string level: tuples, intervals (an inequality in one variable is read as
+   the interval it describes when the other answer is one), sets, unions, matrices; each entry
    recursively through this same list;
 5. screening of hostile input (screen.py), then sympy in a killable worker (worker.py).
 """
@@ -23,6 +25,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import lru_cache
 
+from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
 from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
 from rewardlab.verify.math.normalize import (
@@ -37,7 +40,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import screen
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
-__all__ = ["Outcome", "Verdict", "check"]
+__all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives", "inequality_interval"]
 
 
 class Outcome(StrEnum):
@@ -152,6 +155,12 @@ def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
 _HEDGE_RE = re.compile(r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor")
 
 
+def hedge_alternatives(candidate: str) -> list[str]:
+    """The answers a hedged candidate offers: `["1", "2"]` for `1 \\text{ or } 2`."""
+    parts = (item for part in _HEDGE_RE.split(candidate) for item in split_top_level(part.strip(" ,")))
+    return [item for item in parts if item]
+
+
 @dataclass(frozen=True)
 class _Run:
     """One verdict in progress: its options, its workers, and when its time is up (the deadline
@@ -166,6 +175,9 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
     if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
         side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
         return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters", "", "")
+    timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
+    if timed is not None:
+        return timed
     run = _Run(opts, pool, time.monotonic() + opts.timeout)
     if opts.convert_units:
         converted = _units_verdict(reference, candidate, run)
@@ -185,7 +197,8 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
     if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
-        return _ne("hedge", "candidate hedges between answers ('... or ...')", r, c)
+        offered = "; ".join(hedge_alternatives(c))
+        return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
     if opts.equations:  # `x = 3` for `3` (and the reverse) without sympy
         r_rhs, c_rhs = _assignment_rhs(r), _assignment_rhs(c)
         if c_rhs is not None and "=" not in r:
@@ -210,6 +223,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
         if numbers_equal(rn, cn, opts):
             return _eq("number", "equal numbers", r, c)
         return _ne("number", "different numbers", r, c)
+    as_intervals = _interval_reading(r, c)
+    if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
+        return _decide_clean(*as_intervals, run)
     structured = _structure_verdict(r, c, run)
     if structured is not None:
         return structured
@@ -223,6 +239,25 @@ def _assignment_rhs(s: str) -> str | None:
     """`3` for `x = 3` (a lone variable on the left, one `=`), else None."""
     m = _ASSIGNMENT_RE.match(s)
     return m.group(1).strip() if m else None
+
+
+def _clock_verdict(reference: str, candidate: str) -> Verdict | None:
+    """Clock times (clock.py), decided when both answers are times or the reference names
+    a.m./p.m.; None otherwise (a bare `4:30` reference may be a ratio: the usual path decides)."""
+    ref_time = parse_clock(reference)
+    if ref_time is None:
+        return None
+    r, c = reference.strip(), candidate.strip()
+    cand_time = parse_clock(candidate)
+    if cand_time is None:
+        if ref_time.half_named:
+            return _ne("time", "the reference is a time of day, the candidate is not", r, c)
+        return None
+    if clock_equal(ref_time, cand_time):
+        return _eq("time", "same time of day", r, c)
+    if cand_time.readings & ref_time.readings:
+        return _ne("time", "the candidate may be a.m. or p.m.; the reference is one time of day", r, c)
+    return _ne("time", "different times of day", r, c)
 
 
 def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
@@ -279,6 +314,60 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
         return None
     items = split_top_level(s)
     return ("set", items) if len(items) > 1 else None
+
+
+def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str, list[str]] | None:
+    """(kind, entries) of a structured answer (`_shape` after cleaning), None for one value."""
+    return _shape(clean(answer, options or CheckOptions()))
+
+
+# -- inequalities read as intervals ---------------------------------------------------------------
+_INEQ_SPLIT_RE = re.compile(r"(<=|>=|<|>|\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![a-zA-Z]))")
+_STRICT = {"<", ">", "\\lt", "\\gt"}
+_LESS = {"<", "<=", "\\lt", "\\le", "\\leq", "\\leqslant"}
+_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?$")
+_INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
+
+
+def inequality_interval(s: str) -> str | None:
+    """The interval an inequality in one variable describes, else None.
+
+    `x \\ge 3` -> `[3,\\infty)`, `x < 2` -> `(-\\infty,2)`, `-1 < x \\le 4` -> `(-1,4]`,
+    `5 > x` -> `(-\\infty,5)`, `4 \\ge x > -1` -> `(-1,4]`.
+    """
+    parts = [part.strip() for part in _INEQ_SPLIT_RE.split(s)]
+    if len(parts) == 3:  # `x op b` or `a op x`
+        a, op, b = parts
+        if _VARIABLE_RE.match(a) and b and not _VARIABLE_RE.match(b):
+            bound, less = b, op in _LESS
+        elif _VARIABLE_RE.match(b) and a and not _VARIABLE_RE.match(a):
+            bound, less = a, op not in _LESS
+        else:
+            return None
+        if less:
+            return f"(-\\infty,{bound}{')' if op in _STRICT else ']'}"
+        return f"{'(' if op in _STRICT else '['}{bound},\\infty)"
+    if len(parts) == 5 and _VARIABLE_RE.match(parts[2]) and all(parts):  # `a op x op c`
+        a, op1, _, op2, c = parts
+        if (op1 in _LESS) != (op2 in _LESS):
+            return None  # `1 < x > 3` is no interval
+        if op1 not in _LESS:  # `a > x > c` is `c < x < a`
+            a, op1, op2, c = c, op2, op1, a
+        return f"{'(' if op1 in _STRICT else '['}{a},{c}{')' if op2 in _STRICT else ']'}"
+    return None
+
+
+def _interval_reading(r: str, c: str) -> tuple[str, str] | None:
+    """(reference, candidate) with an inequality rewritten as an interval, when the other
+    answer is an interval; None when that does not apply."""
+    r_shape, c_shape = _shape(r), _shape(c)
+    if c_shape is not None and c_shape[0] in _INTERVAL_KINDS and len(c_shape[1]) == 2 and r_shape is None:
+        interval = inequality_interval(r)
+        return (interval, c) if interval is not None else None
+    if r_shape is not None and r_shape[0] in _INTERVAL_KINDS and len(r_shape[1]) == 2 and c_shape is None:
+        interval = inequality_interval(c)
+        return (r, interval) if interval is not None else None
+    return None
 
 
 def _balanced(s: str) -> bool:

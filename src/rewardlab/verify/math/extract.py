@@ -17,15 +17,22 @@ Sources, tried in `ExtractOptions.priority` order (the first that finds somethin
 
 `strict=True` (for RL) keeps only ``boxed`` and ``answer_tag``: an answer the policy did not mark
 does not count.
+
+Hedging (``hedging="reject"``, the default): the boxes of the *final answer section* (the chosen
+box and the boxes chained to it by short glue, see `ExtractOptions`) are returned in
+`Extraction.candidates`, so that the reward can refuse ``\\boxed{8} or \\boxed{10} or
+\\boxed{9}`` when they are different answers. Placeholder boxes (``\\boxed{\\phantom{2}}``,
+``\\boxed{}``, ``\\boxed{?}``, copied from a fill-in-the-box question) are never answers.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "extract_answer", "find_boxed"]
+__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
@@ -43,6 +50,18 @@ _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.
 _NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 _CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$|^\(([A-J])\)\s|^([A-J])[.:)]\s")
 _LONE_VARIABLE_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?$")
+# What is left of a placeholder box once blank-making LaTeX is removed: nothing, `?` or a square.
+_BLANK_RE = re.compile(r"\\[hv]?phantom\{[^{}]*\}|\\hspace\*?\{[^{}]*\}|\\q?quad|\\[ ,;:!]|~|\\text\{\s*\}|\s")
+_PLACEHOLDER_RE = re.compile(r"^(?:\?+|\\square|\\Box|_+|\.{3}|\\ldots|\\dots)?$")
+# Glue between two boxes that offers them as alternatives ("8 or 10", "alternatively, 10").
+_HEDGE_GLUE_RE = re.compile(
+    r"\bor\b|\\lor\b|\\vee\b|\balternative(?:ly)?\b|\beither\b|\botherwise\b|\bperhaps\b"
+    r"|\bmaybe\b|\bpossibl[ey]\b|\bmight\b|\bcould\s+(?:also\s+)?be\b",
+    re.IGNORECASE,
+)
+# Boxes closer than this are one answer section whatever the glue (`\boxed{8}, \boxed{10}`,
+# `\] \[`); a derivation between an intermediate box and the final one is longer than this.
+_BARE_GLUE_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -56,28 +75,50 @@ class ExtractOptions:
         boxed: which box to take when there are several ("last" is what solutions mean).
         tail_chars: look only at the last `tail_chars` characters for the fallback sources
             (``last_latex``, ``last_number``); a final answer sits at the end.
+        hedging: ``"reject"`` collects the boxes of the final answer section into
+            `Extraction.candidates` (the reward refuses them when they are different answers);
+            ``"last"`` takes the chosen box alone, as graders that ignore hedging do.
+        hedge_window: two boxes belong to one answer section when the text between them is at
+            most 40 characters, or at most `hedge_window` characters and offers an alternative
+            ("or", "alternatively", "could also be", ...). Boxes further apart are reasoning
+            followed by a conclusion: only the chosen box counts.
     """
 
     priority: tuple[str, ...] = SOURCES
     strict: bool = False
     boxed: Literal["last", "first"] = "last"
     tail_chars: int = 4000
+    hedging: Literal["reject", "last"] = "reject"
+    hedge_window: int = 300
     _sources: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.priority if s not in SOURCES]
         if unknown:
             raise ValueError(f"unknown extraction source(s) {unknown}; choose from {list(SOURCES)}")
+        if self.hedging not in ("reject", "last"):
+            raise ValueError(f"hedging must be 'reject' or 'last', got {self.hedging!r}")
+        if self.hedge_window < 0:
+            raise ValueError(f"hedge_window must be >= 0 characters, got {self.hedge_window}")
         sources = tuple(s for s in self.priority if not self.strict or s in _STRICT_SOURCES)
         object.__setattr__(self, "_sources", sources)
 
 
 @dataclass(frozen=True)
 class Extraction:
-    """What was extracted: the answer text (or None) and the source that found it."""
+    """What was extracted.
+
+    Attributes:
+        answer: the answer text, or None when nothing was found.
+        source: the source that found it (a name from `SOURCES`).
+        candidates: with ``hedging="reject"``, every box of the final answer section in order
+            (`answer` among them) when there are two or more; empty otherwise. Several
+            different candidates are a hedge, unless the reference has as many parts.
+    """
 
     answer: str | None
     source: str | None
+    candidates: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.answer is not None
@@ -97,29 +138,72 @@ def _brace_group(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") -> list[str]:
-    """Contents of ``\\boxed{...}``/``\\fbox{...}`` (nested braces kept), or ``\\boxed 5``."""
-    found: list[str] = []
+_TOKEN_RE = re.compile(r"[^\s$]+")
+
+
+def _iter_boxes(text: str, *, reverse: bool) -> Iterator[tuple[str, int, int]]:
+    """(content, start, end) of each box: ``\\boxed{...}`` with nested braces, or ``\\boxed 5``."""
     matches = list(_BOX_RE.finditer(text))
-    if which == "last":
-        matches.reverse()
-    for m in matches:
+    for m in reversed(matches) if reverse else matches:
         j = m.end()
         while j < len(text) and text[j] == " ":
             j += 1
         if j < len(text) and text[j] == "{":
             group = _brace_group(text, j)
-            if group is None:
-                continue
-            found.append(group[0])
+            if group is not None:
+                yield group[0], m.start(), group[1]
         else:  # `\boxed 5`: one token up to the next space or `$`
-            token = re.match(r"[^\s$]+", text[j:])
-            if token is None:
-                continue
-            found.append(token.group(0))
-        if which != "all":
+            token = _TOKEN_RE.match(text, j)
+            if token is not None:
+                yield token.group(0), m.start(), token.end()
+
+
+def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") -> list[str]:
+    """Contents of ``\\boxed{...}``/``\\fbox{...}`` (nested braces kept), or ``\\boxed 5``."""
+    if which == "all":
+        return [content for content, _, _ in _iter_boxes(text, reverse=False)]
+    chosen = next(_iter_boxes(text, reverse=which == "last"), None)
+    return [chosen[0]] if chosen is not None else []
+
+
+def is_placeholder(content: str) -> bool:
+    """Whether a box holds no answer: ``\\phantom{2}``, blank, ``?``, ``\\square``, ``___``."""
+    return bool(_PLACEHOLDER_RE.match(_BLANK_RE.sub("", content)))
+
+
+def _glued(text: str, start: int, end: int, opts: ExtractOptions) -> bool:
+    """Whether `text[start:end]`, between two boxes, keeps them in one answer section."""
+    gap = end - start
+    if gap <= _BARE_GLUE_CHARS:
+        return True
+    return gap <= opts.hedge_window and _HEDGE_GLUE_RE.search(text, start, end) is not None
+
+
+def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str, ...]:
+    """The boxes of the final answer section, in reading order, placeholders left out.
+
+    The section starts at the chosen box (`options.boxed`: the last, or the first) and takes
+    its neighbours while the text between two boxes is short glue (`ExtractOptions`). With
+    ``hedging="last"`` it is the chosen box alone.
+    """
+    opts = options or ExtractOptions()
+    last = opts.boxed == "last"
+    section: list[tuple[str, int, int]] = []
+    for content, start, end in _iter_boxes(text, reverse=last):
+        if is_placeholder(content):
+            continue
+        if section:
+            _, near_start, near_end = section[-1]
+            if (end > near_start) if last else (start < near_end):
+                continue  # a box nested in (or around) the one already taken
+            if not (_glued(text, end, near_start, opts) if last else _glued(text, near_end, start, opts)):
+                break
+        section.append((content.strip(), start, end))
+        if opts.hedging == "last":
             break
-    return found
+    if last:
+        section.reverse()
+    return tuple(content for content, _, _ in section)
 
 
 def _strip_wrappers(answer: str) -> str:
@@ -130,35 +214,38 @@ def _strip_wrappers(answer: str) -> str:
     return answer.rstrip(" .。").strip()
 
 
-def _from_source(text: str, source: str, opts: ExtractOptions) -> str | None:
+def _from_boxes(text: str, opts: ExtractOptions) -> tuple[str, tuple[str, ...]] | None:
+    section = [box for box in boxed_section(text, opts) if box]
+    if not section:
+        return None
+    answer = section[-1] if opts.boxed == "last" else section[0]
+    return answer, tuple(section) if len(section) > 1 else ()
+
+
+def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tuple[str, ...]] | None:
+    """(answer, section candidates) found by one source, or None."""
     if source == "boxed":
-        boxes = find_boxed(text, which=opts.boxed)
-        return boxes[0] if boxes else None
-    if source == "answer_tag":
-        tags = _TAG_RE.findall(text)
-        if not tags:
-            return None
-        inner = tags[-1]
-        boxes = find_boxed(inner)
-        return boxes[0] if boxes else _strip_wrappers(inner)
-    if source == "final_answer":
-        hits = _FINAL_RE.findall(text[-opts.tail_chars :])
+        return _from_boxes(text, opts)
+    if source in ("answer_tag", "final_answer"):
+        hits = _TAG_RE.findall(text) if source == "answer_tag" else _FINAL_RE.findall(text[-opts.tail_chars :])
         if not hits:
             return None
-        boxes = find_boxed(hits[-1])
-        return boxes[0] if boxes else _strip_wrappers(hits[-1])
+        return _from_boxes(hits[-1], opts) or (_strip_wrappers(hits[-1]), ())
+    hit: str | None = None
     if source == "answer_line":
-        hits = _ANSWER_LINE_RE.findall(text)
-        return _strip_wrappers(hits[-1]) if hits else None
-    if source == "bold":
-        hits = _BOLD_RE.findall(text[-opts.tail_chars :])
-        return _strip_wrappers(hits[-1]) if hits else None
-    if source == "last_latex":
-        return _last_latex(text[-opts.tail_chars :])
-    if source == "last_number":
-        hits = _NUMBER_RE.findall(text[-opts.tail_chars :])
-        return hits[-1].rstrip(",") if hits else None
-    raise ValueError(f"unknown extraction source {source!r}")
+        lines = _ANSWER_LINE_RE.findall(text)
+        hit = _strip_wrappers(lines[-1]) if lines else None
+    elif source == "bold":
+        spans = _BOLD_RE.findall(text[-opts.tail_chars :])
+        hit = _strip_wrappers(spans[-1]) if spans else None
+    elif source == "last_latex":
+        hit = _last_latex(text[-opts.tail_chars :])
+    elif source == "last_number":
+        numbers = _NUMBER_RE.findall(text[-opts.tail_chars :])
+        hit = numbers[-1].rstrip(",") if numbers else None
+    else:
+        raise ValueError(f"unknown extraction source {source!r}")
+    return (hit, ()) if hit is not None else None
 
 
 def _last_latex(text: str) -> str | None:
@@ -194,9 +281,9 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
     if overrides:
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
     for source in opts._sources:
-        answer = _from_source(text, source, opts)
-        if answer is not None and answer.strip():
-            return Extraction(answer.strip(), source)
+        found = _from_source(text, source, opts)
+        if found is not None and found[0].strip():
+            return Extraction(found[0].strip(), source, found[1])
     return Extraction(None, None)
 
 

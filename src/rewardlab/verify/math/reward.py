@@ -1,6 +1,7 @@
 """`math.answer`: 1.0 when the response's final answer equals the reference, else 0.0.
 
-A response without a findable answer scores 0.0 (a formatting failure is a wrong answer); a
+A response without a findable answer scores 0.0 (a formatting failure is a wrong answer), and so
+does a hedged one (several different boxed answers, `hedging.py`); a
 verdict that cannot be reached (reference unparseable, sympy timeout, refused input) is an
 `error` result with its `ErrorKind`, never a 0.
 """
@@ -11,8 +12,9 @@ from typing import Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.verify._common import references
-from rewardlab.verify.math.equivalence import Outcome, Verdict, check
+from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
 from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, find_boxed
+from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 
 __all__ = ["MathAnswer"]
@@ -24,7 +26,8 @@ class MathAnswer(BaseReward):
     The reference is a gold answer string (or a list of acceptable ones). With
     `reference_mode="auto"` a reference containing `\\boxed{}` (a full worked solution) is
     reduced to its boxed answer first. `info` holds the extracted and normalised answers, the
-    verdict, the step that decided it and why.
+    verdict, the step that decided it and why; a hedged response has `method="hedge"` and the
+    answers it offered in `info["candidates"]`.
     """
 
     name = "math.answer"
@@ -36,6 +39,7 @@ class MathAnswer(BaseReward):
         strict: bool = False,
         priority: list[str] | None = None,
         boxed: Literal["last", "first"] = "last",
+        hedging: Literal["reject", "last"] = "reject",
         reference_key: str | None = None,
         reference_mode: Literal["auto", "answer", "solution"] = "auto",
         timeout: float = 5.0,
@@ -47,7 +51,9 @@ class MathAnswer(BaseReward):
         equations: bool = True,
         unparsed_reference: Literal["undecided", "text"] = "undecided",
     ):
-        self.extract_options = ExtractOptions(priority=tuple(priority or SOURCES), strict=strict, boxed=boxed)
+        self.extract_options = ExtractOptions(
+            priority=tuple(priority or SOURCES), strict=strict, boxed=boxed, hedging=hedging
+        )
         self.check_options = CheckOptions(
             timeout=timeout,
             min_sig_figs=min_sig_figs,
@@ -64,6 +70,7 @@ class MathAnswer(BaseReward):
             "strict": strict,
             "priority": list(self.extract_options.priority),
             "boxed": boxed,
+            "hedging": hedging,
             "reference_key": reference_key,
             "reference_mode": reference_mode,
             "timeout": timeout,
@@ -94,7 +101,17 @@ class MathAnswer(BaseReward):
         if extraction.answer is None:
             info["reason"] = "no answer found in the response" + (" (strict: boxed or <answer> only)" if self.extract_options.strict else "")
             return RewardResult.ok(0.0, info=info)
-        verdicts = [check(ref, extraction.answer, self.check_options) for ref in refs]
+        verdicts: list[Verdict] = []
+        hedge: Hedge | None = None
+        for ref in refs:
+            answer = final_answer(extraction, ref, self.check_options)
+            if isinstance(answer, Hedge):
+                hedge = answer
+            elif answer is not None:
+                verdicts.append(check(ref, answer, self.check_options))
+        if not verdicts and hedge is not None:  # hedged for every reference: a wrong answer
+            info.update(verdict=Outcome.NOT_EQUIVALENT.value, method="hedge", reason=hedge.reason, candidates=list(hedge.candidates))
+            return RewardResult.ok(0.0, info=info)
         best = _best(verdicts)
         info.update(
             reference=best.reference,
@@ -103,6 +120,8 @@ class MathAnswer(BaseReward):
             method=best.method,
             reason=best.reason,
         )
+        if best.method == "hedge":  # one box offering several answers (`1 \text{ or } 2`)
+            info["candidates"] = hedge_alternatives(extraction.answer)
         if best.outcome is Outcome.UNDECIDED:
             return RewardResult.failure(best.error_kind or "unsupported", best.reason, info=info)
         return RewardResult.ok(1.0 if best.equivalent else 0.0, info=info)

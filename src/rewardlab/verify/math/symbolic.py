@@ -16,6 +16,7 @@ Expression equality, cheapest test first:
 
 from __future__ import annotations
 
+import cmath
 import contextlib
 import random
 import re
@@ -250,8 +251,11 @@ def _inequalities_equal(a: Relational, b: Relational, rel_tol: float) -> tuple[b
 
 def _close(x: Any, y: Any, rel_tol: float) -> bool:
     # Relative only: an absolute floor would make 2^-99 equal 2^-98 (Math-Verify's bug).
-    diff = abs(complex(x) - complex(y))
-    scale = max(abs(complex(x)), abs(complex(y)))
+    cx, cy = complex(x), complex(y)
+    if not (cmath.isfinite(cx) and cmath.isfinite(cy)):
+        return cx == cy  # `inf <= rel_tol * inf` would make 5 "close" to infinity
+    diff = abs(cx - cy)
+    scale = max(abs(cx), abs(cy))
     return diff <= rel_tol * scale
 
 
