@@ -299,6 +299,13 @@ class Batcher:
     def _encode(self, result: RewardResult) -> bytes:
         # Stamped as a dict, not with `RewardResult.stamped` (a dataclass copy per result).
         row = result.to_dict()
+        info = row.get("info")
+        if info is not None and "component_seconds" in info:
+            # Timing is for /metrics only (see `service.timed`): served and cached results
+            # equal the ones computed locally.
+            del info["component_seconds"]
+            if not info:
+                del row["info"]
         if result.stamp is None:
             row["rewardlab_version"] = __version__
             row["spec_hash"] = self.spec_hash

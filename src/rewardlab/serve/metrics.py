@@ -48,7 +48,8 @@ class ServerMetrics:
         )
         self.component_seconds = Histogram(
             "rewardlab_component_seconds",
-            "per-sample time of a component, when the component reports `info.seconds`",
+            "per-sample time of a component (from the composite's info.component_seconds, else the "
+            "component's info.seconds)",
             ["reward", "component"], buckets=_BUCKETS, registry=r,
         )
         self.errors = Counter(
@@ -68,23 +69,34 @@ class ServerMetrics:
         )
 
     def observe_results(self, reward: str, results: Sequence[RewardResult]) -> None:
-        """Count statuses and error kinds of the totals and of every component.
+        """Count statuses and error kinds of the totals and of every component, and time components.
+
+        Component times come from the total's ``info["component_seconds"]`` (a composite with
+        ``time_components``, which the server turns on) or a component's ``info["seconds"]``.
 
         Counted in plain dicts first: one `labels().inc()` per label set, not per sample
         (prometheus-client takes a lock per call).
         """
         counts: collections.Counter[tuple[str, ...]] = collections.Counter()
+        seconds: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
         for result in results:
             counts["s", result.status.value] += 1
             if result.error is not None:
                 counts["e", "", result.error.kind.value] += 1
+            timed = result.info.get("component_seconds") if result.info else None
+            if not isinstance(timed, dict):
+                timed = {}
             for component, sub in result.components.items():
                 counts["c", component, sub.status.value] += 1
                 if sub.error is not None:
                     counts["e", component, sub.error.kind.value] += 1
-                seconds = sub.info.get("seconds") if sub.info else None
-                if isinstance(seconds, int | float):
-                    self.component_seconds.labels(reward, component).observe(float(seconds))
+                took = timed.get(component, sub.info.get("seconds") if sub.info else None)
+                if isinstance(took, int | float):
+                    seconds[component].append(float(took))
+        for component, values in seconds.items():
+            histogram = self.component_seconds.labels(reward, component)  # one label lookup per batch
+            for value in values:
+                histogram.observe(value)
         for key, n in counts.items():
             if key[0] == "s":
                 self.samples.labels(reward, key[1]).inc(n)

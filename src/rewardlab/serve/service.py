@@ -7,6 +7,7 @@ tested and reused (the CLI, a notebook) without an ASGI stack.
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
 import math
 import re
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rewardlab.compose.combinators import Composite
 from rewardlab.core import Reward, Sample, describe_hash
 from rewardlab.errors import UsageError
 from rewardlab.serve.batching import BackendError, Batcher, Overloaded, ScoreOutcome
@@ -23,7 +25,7 @@ from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 
-__all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of"]
+__all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of", "timed"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -57,6 +59,20 @@ def spec_hash_of(reward: Reward) -> str:
     """The reward's `spec_hash` (set by `compose.build`), else the hash of its description."""
     value = getattr(reward, "spec_hash", None)
     return value if isinstance(value, str) and value else describe_hash(reward)
+
+
+def timed(reward: Reward) -> Reward:
+    """`reward` with per-component timing on, for the ``rewardlab_component_seconds`` histograms.
+
+    A composite gets ``time_components=True`` on a shallow copy (the caller's object is not
+    changed); the batcher feeds the histograms from ``info["component_seconds"]`` and removes
+    that key before results are returned or cached, so served results equal local ones. Other
+    rewards are returned as they are.
+    """
+    if isinstance(reward, Composite) and not reward.time_components:
+        reward = copy.copy(reward)
+        reward.time_components = True
+    return reward
 
 
 @dataclass
@@ -108,10 +124,11 @@ class RewardService:
         for name, reward in rewards.items():
             spec_hash = spec_hash_of(reward)
             own = settings.for_reward(name)
+            computed = timed(reward)
             batcher = Batcher(
                 name,
-                reward,
-                factory(name, reward),
+                computed,
+                factory(name, computed),
                 spec_hash=spec_hash,
                 cache=cache,
                 metrics=self.metrics,
