@@ -14,7 +14,7 @@ import is done before timing); Math-Verify caches nothing either. Math-Verify us
 Memory: each tool runs workload (a)+(b) in its own fresh subprocess (`--memory-child`), which
 reports `ru_maxrss` of itself and (rewardlab) of its sympy worker after the worker exits.
 
-Run:  .venv/bin/python bench/bench_math.py [--repeat 3]
+Run:  .venv/bin/python bench/bench_math.py [--repeat 3] [--only '(a)'] [--no-memory]
 """
 
 from __future__ import annotations
@@ -71,7 +71,14 @@ def categories(n: int = 200) -> dict[str, list[Item]]:
 
 
 def rewardlab_runner() -> tuple[Callable[[list[Item]], list[bool]], Callable[[], None]]:
-    from rewardlab.verify.math import CheckOptions, SympyPool, check, extract_answer
+    from rewardlab.verify.math import (
+        CheckOptions,
+        Hedge,
+        SympyPool,
+        check,
+        extract_answer,
+        final_answer,
+    )
 
     state: dict[str, SympyPool] = {}
     opts = CheckOptions()
@@ -85,9 +92,10 @@ def rewardlab_runner() -> tuple[Callable[[list[Item]], list[bool]], Callable[[],
     def run(items: list[Item]) -> list[bool]:
         pool = state["pool"]
         out = []
-        for gold, response in items:
-            answer = extract_answer(response).answer
-            out.append(answer is not None and check(gold, answer, opts, pool=pool).equivalent)
+        for gold, response in items:  # what `math.answer` does: extract, resolve hedges, check
+            answer = final_answer(extract_answer(response), gold, opts, pool=pool)
+            ok = answer is not None and not isinstance(answer, Hedge) and check(gold, answer, opts, pool=pool).equivalent
+            out.append(ok)
         return out
 
     return run, fresh
@@ -132,6 +140,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-child", choices=["rewardlab", "math-verify"])
+    parser.add_argument("--only", help="run only the workloads whose name starts with this, e.g. '(a)'")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS subprocesses")
     args = parser.parse_args()
     if args.memory_child:
         memory_child(args.memory_child)
@@ -139,6 +149,8 @@ def main() -> None:
     if not DATA.is_file():
         sys.exit(f"{DATA} is absent: the real-data workload needs it")
     workloads = {"(a) 800 real responses": real_items(), **{f"(b) {k}": v for k, v in categories().items()}}
+    if args.only:
+        workloads = {k: v for k, v in workloads.items() if k.startswith(args.only)}
     ours, ours_prep = rewardlab_runner()
     theirs, theirs_prep = math_verify_runner()
     print(f"{'workload':32} {'n':>5} {'rewardlab/s':>12} {'math-verify/s':>14} {'ratio':>7}  agree")
@@ -152,6 +164,8 @@ def main() -> None:
         agree = sum(a == b for a, b in zip(ours_out, theirs_out, strict=True))
         r_ours, r_theirs = len(items) / best_ours, len(items) / best_theirs
         print(f"{name:32} {len(items):>5} {r_ours:>12.0f} {r_theirs:>14.0f} {r_ours / r_theirs:>6.1f}x  {agree}/{len(items)}")
+    if args.no_memory:
+        return
     mem_ours, mem_theirs = _memory("rewardlab"), _memory("math-verify")
     print(
         f"peak RSS: rewardlab main {mem_ours['self_mb']:.0f} MB + sympy worker {mem_ours['worker_mb']:.0f} MB; "
