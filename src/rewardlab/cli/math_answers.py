@@ -54,7 +54,10 @@ def extract_command(
 
     text = file.read_text() if file is not None else sys.stdin.read()
     found = extract_answer(text, strict=strict)
-    typer.echo(json.dumps({"answer": found.answer, "source": found.source}, ensure_ascii=False))
+    shown: dict[str, object] = {"answer": found.answer, "source": found.source}
+    if found.candidates:  # several boxes in the final answer section: a hedge unless all equal
+        shown["candidates"] = list(found.candidates)
+    typer.echo(json.dumps(shown, ensure_ascii=False))
     return 0 if found.answer is not None else 1
 
 

@@ -38,3 +38,10 @@ def test_extract_from_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert _last_json(capsys.readouterr().out) == {"answer": "\\frac{3}{4}", "source": "boxed"}
     response.write_text("the final answer is 7")
     assert main(["math", "extract", str(response), "--strict"]) == 1
+
+
+def test_extract_shows_the_candidates_of_a_hedge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    response = tmp_path / "r.txt"
+    response.write_text("the answer is \\boxed{8} or \\boxed{9}")
+    assert main(["math", "extract", str(response)]) == 0
+    assert _last_json(capsys.readouterr().out) == {"answer": "9", "source": "boxed", "candidates": ["8", "9"]}

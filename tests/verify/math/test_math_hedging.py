@@ -38,6 +38,7 @@ HEDGES: list[tuple[str, str]] = [
     ("\\boxed{9} or \\boxed{9^9^9^9}", "9"),  # cannot be shown equal: both were offered
     ("\\boxed{1 \\text{ or } 2}", "2"),  # one box that hedges
     ("\\boxed{8, 10, \\text{or } 9}", "9"),
+    ("<answer>8</answer> On reflection: <answer>9</answer>", "9"),  # every tag is a final answer
 ]
 
 
@@ -62,6 +63,7 @@ LEGITIMATE: list[tuple[str, str]] = [
     ("$x = \\boxed{3}$ and $y = \\boxed{7}$", "(3, 7)"),
     ("\\[4 = \\boxed{\\phantom{2}}.\\] The number in the box is \\boxed{4}.", "4"),  # placeholder box
     ("\\boxed{} so \\boxed{4}", "4"),
+    ("<answer>9</answer> To repeat: <answer>9</answer>", "9"),
 ]
 
 

@@ -225,15 +225,28 @@ def _from_boxes(text: str, opts: ExtractOptions) -> tuple[str, tuple[str, ...]] 
     return answer, tuple(section) if len(section) > 1 else ()
 
 
+def _from_tags(tags: list[str], opts: ExtractOptions) -> tuple[str, tuple[str, ...]] | None:
+    """The last `<answer>` tag's answer (a box inside it preferred). Every tag is a final answer,
+    so with ``hedging="reject"`` several tags all become candidates, wherever they are."""
+    found = [_from_boxes(tag, opts) or (_strip_wrappers(tag), ()) for tag in tags]
+    found = [(answer, inner) for answer, inner in found if answer.strip()]
+    if not found:
+        return None
+    answer, inner = found[-1]
+    if opts.hedging == "reject" and len(found) > 1:
+        inner = tuple(box for tag_answer, boxes in found for box in (boxes or (tag_answer,)))
+    return answer, inner
+
+
 def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tuple[str, ...]] | None:
     """(answer, section candidates) found by one source, or None."""
     if source == "boxed":
         return _from_boxes(text, opts)
-    if source in ("answer_tag", "final_answer"):
-        hits = _TAG_RE.findall(text) if source == "answer_tag" else _FINAL_RE.findall(text[-opts.tail_chars :])
-        if not hits:
-            return None
-        return _from_boxes(hits[-1], opts) or (_strip_wrappers(hits[-1]), ())
+    if source == "answer_tag":
+        return _from_tags(_TAG_RE.findall(text), opts)
+    if source == "final_answer":
+        hits = _FINAL_RE.findall(text[-opts.tail_chars :])
+        return (_from_boxes(hits[-1], opts) or (_strip_wrappers(hits[-1]), ())) if hits else None
     hit: str | None = None
     if source == "answer_line":
         lines = _ANSWER_LINE_RE.findall(text)
