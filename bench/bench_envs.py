@@ -81,14 +81,19 @@ def run_curves(seeds: int, steps: int, out: Path) -> None:
 
 
 def _steps_per_second(env, n: int) -> float:  # type: ignore[no-untyped-def]
+    """Steps per CPU second of this process (resets included: the RM ends episodes early).
+
+    CPU time, not wall time: on the shared, loaded machine wall time mostly measures how long
+    the scheduler kept us waiting, which moved single ratios by +-0.5 between runs.
+    """
     env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, n)
-    t0 = time.perf_counter()
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, n).tolist()
+    t0 = time.process_time()
     for a in actions:
-        _, _, term, trunc, _ = env.step(int(a))
+        _, _, term, trunc, _ = env.step(a)
         if term or trunc:
             env.reset()
-    return n / (time.perf_counter() - t0)
+    return n / (time.process_time() - t0)
 
 
 def _cartpole_labels(obs, action, next_obs, info) -> frozenset[str]:  # type: ignore[no-untyped-def]
@@ -108,15 +113,16 @@ def speed_wrapper(n: int) -> None:
         "office world (1 us/step env)": (lambda: OfficeWorld(), office_task("coffee_mail"), office_labels),
         "CartPole-v1 via gym.make": (lambda: gym.make("CartPole-v1"), visit, _cartpole_labels),
     }
-    print("| env | obs mode | plain steps/s | wrapped steps/s | overhead (plain/wrapped) |")
-    print("|---|---|---|---|---|")
+    print("| env | obs mode | plain steps/s | wrapped steps/s | added us/step | overhead (plain/wrapped) |")
+    print("|---|---|---|---|---|---|")
     for name, (make, rm, label) in cases.items():
         for mode in ("dict", "onehot"):
             # interleave plain and wrapped runs so load from other processes hits both alike
             pairs = [(_steps_per_second(make(), n), _steps_per_second(RewardMachineWrapper(make(), rm, label, obs_mode=mode), n))
                      for _ in range(7)]
             plain, wrapped = np.median([p for p, _ in pairs]), np.median([w for _, w in pairs])
-            print(f"| {name} | {mode} | {plain:,.0f} | {wrapped:,.0f} | {plain / wrapped:.2f}x |", flush=True)
+            added = 1e6 / wrapped - 1e6 / plain
+            print(f"| {name} | {mode} | {plain:,.0f} | {wrapped:,.0f} | {added:.2f} | {plain / wrapped:.2f}x |", flush=True)
 
 
 def reference_q_learning(steps: int, crm: bool, seed: int = 0) -> float:

@@ -93,6 +93,41 @@ def test_wrapper_shaping_and_sum_modes() -> None:
         RewardMachineWrapper(OfficeWorld(), [], office_labels)
 
 
+def test_wrapper_fast_path_matches_the_machine_in_every_mode() -> None:
+    """The cached transition tables give what the machine gives, with shaping, sum and one-hot."""
+    rms = [office_task("coffee_mail"), office_task("patrol")]
+    envs = {mode: RewardMachineWrapper(OfficeWorld(max_episode_steps=150), rms, office_labels, obs_mode=mode,
+                                       reward_mode="sum", shaping_gamma=0.9) for mode in ("dict", "onehot")}
+    rng = np.random.default_rng(3)
+    for env in envs.values():
+        env.reset(seed=0)
+    for _ in range(2000):
+        a = int(rng.integers(4))
+        (od, rd, td, trd, info), (oo, ro, to, tro, _) = (env.step(a) for env in envs.values())
+        task, rm = envs["dict"].task, rms[envs["dict"].task]
+        assert (rd, td, trd) == (ro, to, tro) and info["rm/task"] == task
+        assert oo[2 + od["rm"]] == 1.0 and oo.sum() == od["obs"].sum() + 1 and not oo.flags.writeable
+        assert np.array_equal(oo, envs["onehot"]._onehot_of(od["obs"], od["rm"]))
+        assert info["rm/state"] == rm.states[od["rm"] - envs["dict"].offsets[task]]
+        if td:
+            assert info["rm/accepted"] or info["rm/rejected"]
+        if td or trd:
+            for env in envs.values():
+                env.reset()
+
+
+def test_wrapper_accepts_plain_set_labels_and_step_info_keys() -> None:
+    def set_labels(obs, action, next_obs, info):  # type: ignore[no-untyped-def]
+        return set(info["labels"])  # not a frozenset: the wrapper converts it
+
+    env = RewardMachineWrapper(OfficeWorld(), office_task("coffee"), set_labels)
+    env.reset()
+    _, _, _, _, info = env.step(UP)
+    # single task, machine still running: exactly the four keys the issue asks for
+    assert {k for k in info if k.startswith(("rm/", "reward/"))} == {"reward/env", "reward/rm", "rm/state", "rm/labels"}
+    assert info["rm/labels"] == frozenset() and isinstance(info["rm/labels"], frozenset)
+
+
 def test_counterfactual_batch_encodes_every_state() -> None:
     env = RewardMachineWrapper(OfficeWorld(), [office_task("coffee"), office_task("patrol")], office_labels, obs_mode="onehot")
     batch = env.counterfactual_batch(np.array([3, 6]), UP, np.array([3, 6]), frozenset("f"))

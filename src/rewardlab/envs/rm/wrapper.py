@@ -28,6 +28,17 @@ from rewardlab.errors import SpecError
 __all__ = ["LabelFn", "RewardMachineWrapper"]
 
 LabelFn = Callable[[Any, Any, Any, dict[str, Any]], frozenset[str]]
+#: (next global state, machine ends, reward, reward if the env terminates, constant info items)
+_Hop = tuple[int, bool, float, float, dict[str, Any]]
+_MEMO_LIMIT = 1 << 20  # most one-hot encodings worth memoising (values x machine states)
+
+
+def _finite_int_box(space: spaces.Box, n_rm: int) -> bool:
+    """Whether an integer Box has few enough values to memoise every one-hot encoding."""
+    if not np.issubdtype(space.dtype, np.integer) or not space.is_bounded():
+        return False
+    sizes = (np.asarray(space.high, dtype=np.float64) - np.asarray(space.low, dtype=np.float64) + 1).ravel()
+    return float(np.prod(sizes)) * n_rm <= _MEMO_LIMIT
 
 
 class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
@@ -80,29 +91,65 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             # row g: zeros for the env part, then the one-hot code of global RM state g
             self._rows = np.zeros((n, dim), dtype=np.float32)
             self._rows[:, self._k :] = self._onehot
-        self.task, self.u = -1, 0
+        self.task, self._g = -1, 0
         self._obs: Any = None
         #: (env obs, action, next env obs, labels, env terminated) of the last step, for CRM
         self.last_transition: tuple[Any, Any, Any, frozenset[str], bool] | None = None
+        # Per-step fast path (see `step`): bound env.step, label fn and one transition table per
+        # global RM state, keyed by the frozenset of labels and filled lazily from the machine.
+        self._env_step, self._label, self._sum = env.step, label, reward_mode == "sum"
+        self._hops: list[dict[frozenset[str], _Hop]] = [{} for _ in range(n)]
+        self._owner = [(t, u) for t, m in enumerate(self.machines) for u in range(m.n_states)]
+        # one-hot encodings of integer Box observations, per global RM state, keyed by obs bytes;
+        # `_dtype` None disables the memo (continuous or huge observation spaces)
+        self._memo: list[dict[bytes, np.ndarray]] | None = None
+        self._dtype: np.dtype[Any] | None = None
+        if obs_mode == "onehot" and self._box and _finite_int_box(base, n):
+            self._memo, self._dtype = [{} for _ in range(n)], base.dtype
 
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
-        """The augmented observation for env obs `obs` in state index `u` of task `task`."""
-        g = self.offsets[task] + u
+        """The augmented observation for env obs `obs` in state index `u` of task `task`.
+
+        One-hot observations of integer-valued Box envs with finitely many values (the office
+        world) are memoised and handed out **read-only**: they are shared and never mutated;
+        `np.array(obs)` gives a writable copy. Every other one-hot observation is a fresh array.
+        """
+        return self._encode(obs, self.offsets[task] + u)
+
+    def _encode(self, obs: Any, g: int) -> Any:
         if self.obs_mode == "dict":
             return {"obs": obs, "rm": g}
-        if self.obs_mode == "onehot":
-            if self._box:  # fast path: copy the row for state g and write the ravelled Box values
-                out = self._rows[g].copy()
-                out[: self._k] = np.asarray(obs).reshape(-1)
-                return out
-            flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
-            return np.concatenate((flat, self._onehot[g]))
-        return obs
+        if self.obs_mode == "none":
+            return obs
+        if type(obs) is np.ndarray and obs.dtype is self._dtype:
+            out = self._memo[g].get(obs.tobytes())  # type: ignore[index]
+            return self._remember(obs, g) if out is None else out
+        return self._onehot_of(obs, g)
+
+    def _remember(self, obs: np.ndarray, g: int) -> np.ndarray:
+        out = self._onehot_of(obs, g)
+        out.flags.writeable = False  # shared between steps: nobody may write to it
+        self._memo[g][obs.tobytes()] = out  # type: ignore[index]
+        return out
+
+    def _onehot_of(self, obs: Any, g: int) -> np.ndarray:
+        if self._box:  # copy the row for state g and write the ravelled Box values
+            out = self._rows[g].copy()
+            out[: self._k] = np.asarray(obs).reshape(-1)
+            return out
+        flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
+        return np.concatenate((flat, self._onehot[g]))
 
     @property
     def machine(self) -> RewardMachine:
+        """The machine of the current task."""
         return self.machines[self.task]
+
+    @property
+    def u(self) -> int:
+        """Index of the current state within the current task's machine."""
+        return self._g - self.offsets[self.task]
 
     # -- gym API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -114,29 +161,66 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         else:
             self.task = (self.task + 1) % len(self.machines)
         rm = self.machine
-        self.u = rm.index[rm.initial]
+        self._g = self.offsets[self.task] + rm.index[rm.initial]
         self._obs = obs
         info["rm/state"], info["rm/task"] = rm.initial, self.task
-        return self.encode(obs, self.task, self.u), info
+        return self._encode(obs, self._g), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        obs, env_r, terminated, truncated, info = self.env.step(action)
-        labels = self.label(self._obs, action, obs, info)
-        rm = self.machines[self.task]
-        u = self.u
-        v, rm_r, acc, rej, _ = rm.step_index(u, labels)
-        done = terminated or acc or rej
-        reward = rm_r + float(env_r) if self.reward_mode == "sum" else rm_r
-        if self._phi is not None:
-            phi = self._phi[self.task]
-            reward += self.shaping_gamma * (0.0 if done else phi[v]) - phi[u]  # type: ignore[operator]
-        task = self.task
-        info.update({"reward/env": env_r, "reward/rm": rm_r, "rm/state": rm.states[v], "rm/labels": labels,
-                     "rm/task": task, "rm/accepted": acc, "rm/rejected": rej})
+        """Step the env and the machine.
+
+        The hot path is one lookup in the current state's transition table (keyed by the
+        frozenset of labels; a miss asks the machine once and caches the answer with the
+        shaped rewards and the constant info items) plus one dict merge into the env's info.
+        """
+        obs, env_r, terminated, truncated, info = self._env_step(action)
+        labels = self._label(self._obs, action, obs, info)
+        try:
+            g, ends, reward, reward_if_env_ends, fixed = self._hops[self._g][labels]
+        except (KeyError, TypeError):  # first time (state, labels) is seen, or labels not a frozenset
+            labels = frozenset(labels)
+            g, ends, reward, reward_if_env_ends, fixed = self._hop(self._g, labels)
+        if terminated:
+            ends, reward = True, reward_if_env_ends
+        if self._sum:
+            reward += float(env_r)
+        info |= fixed
+        info["reward/env"] = env_r
         self.last_transition = (self._obs, action, obs, labels, terminated)
-        self.u, self._obs = v, obs
-        out = {"obs": obs, "rm": self.offsets[task] + v} if self.obs_mode == "dict" else self.encode(obs, task, v)
-        return out, reward, bool(done), bool(truncated and not done), info
+        self._g, self._obs = g, obs
+        mode = self.obs_mode
+        if mode == "dict":
+            out = {"obs": obs, "rm": g}
+        elif mode == "onehot" and type(obs) is np.ndarray and obs.dtype is self._dtype:
+            out = self._memo[g].get(obs.tobytes())  # type: ignore[index]
+            if out is None:
+                out = self._remember(obs, g)
+        else:
+            out = self._encode(obs, g)
+        return out, reward, ends, (truncated is True or bool(truncated)) and not ends, info
+
+    def _hop(self, g: int, labels: frozenset[str]) -> _Hop:
+        """Compute and cache what the machine does from global state `g` on `labels`."""
+        task, u = self._owner[g]
+        rm = self.machines[task]
+        v, rm_r, acc, rej, _ = rm.step_index(u, labels)
+        ends = acc or rej
+        reward = reward_if_env_ends = rm_r
+        if self._phi is not None:  # potential-based shaping, Phi(terminal) = 0
+            phi, gamma = self._phi[task], float(self.shaping_gamma)  # type: ignore[arg-type]
+            reward_if_env_ends = rm_r - float(phi[u])
+            reward = reward_if_env_ends + (0.0 if ends else gamma * float(phi[v]))
+        # Only the four keys the issue asks for on every step: each extra key costs a dict resize
+        # on small env infos (~0.1 us, 10% of the office world's step). The task id is added for
+        # multi-task wrappers, the outcome on the step where the machine ends.
+        fixed: dict[str, Any] = {"reward/rm": rm_r, "rm/state": rm.states[v], "rm/labels": labels}
+        if len(self.machines) > 1:
+            fixed["rm/task"] = task
+        if ends:
+            fixed["rm/accepted"], fixed["rm/rejected"] = acc, rej
+        hop = (self.offsets[task] + v, ends, reward, reward_if_env_ends, fixed)
+        self._hops[g][labels] = hop
+        return hop
 
     # -- counterfactuals -------------------------------------------------------------------
     def counterfactual_batch(
