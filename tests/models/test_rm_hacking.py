@@ -37,14 +37,17 @@ def test_train_split_is_hackable_and_test_split_is_not(biased_data):
 
 
 @pytest.mark.slow
-def test_odin_quality_head_is_far_less_length_correlated(hashing, biased_data):
+def test_odin_removes_length_correlation_and_keeps_accuracy(hashing, biased_data):
+    """The issue's bar: |corr(reward, length)| < 0.05 on the decorrelated split, accuracy within
+    2 points of the plain model."""
     train, val, test = biased_data
     plain, _ = train_reward_model(train, val, backbone=hashing, config=TrainConfig())
-    odin, _ = train_reward_model(train, val, backbone=hashing, config=TrainConfig(head="odin", batch_size=128))
+    odin, _ = train_reward_model(train, val, backbone=hashing, config=TrainConfig(head="odin", epochs=40))
     plain_corr, odin_corr = _length_corr(plain, test), _length_corr(odin, test)
+    plain_acc, odin_acc = evaluate_pairs(plain, test), evaluate_pairs(odin, test)
     assert plain_corr > 0.25  # the plain model learnt "longer is better"
-    assert abs(odin_corr) < plain_corr / 2, (plain_corr, odin_corr)
-    assert evaluate_pairs(odin, test) > 0.55
+    assert abs(odin_corr) < 0.05, (plain_corr, odin_corr)
+    assert odin_acc >= plain_acc - 0.02, (plain_acc, odin_acc)
 
 
 def test_ensemble_members_differ_and_aggregations_order(hashing, biased_data):

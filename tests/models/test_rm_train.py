@@ -15,7 +15,7 @@ from rewardlab.models import (
 from rewardlab.models.backbones import EncodeConfig
 from rewardlab.models.checkpoint import RewardModel
 from rewardlab.models.heads import ScalarHead
-from rewardlab.models.synthetic import SyntheticConfig, make_pairs
+from rewardlab.models.synthetic import SyntheticConfig, gold_reward, make_pairs
 
 
 def test_training_changes_parameters_and_improves_heldout_accuracy(hashing, unbiased_pairs):
@@ -42,8 +42,10 @@ def test_bradley_terry_recovers_gold_ranking_as_data_grows(hashing):
         model, _ = train_reward_model(make_pairs(n, split="train", config=cfg), val, backbone=hashing,
                                       config=TrainConfig(epochs=10))
         accs.append(evaluate_pairs(model, test))
+    # the noise ceiling measured on these very pairs: how often the gold reward agrees with the label
+    ceiling = sum(gold_reward(p.chosen) > gold_reward(p.rejected) for p in test) / len(test)
     assert accs[1] > accs[0] + 0.05
-    assert accs[1] >= 0.9 - 0.06, accs
+    assert accs[1] >= ceiling - 0.06, (accs, ceiling)
 
 
 def test_same_seed_gives_the_same_model(hashing, unbiased_pairs):

@@ -249,7 +249,7 @@ class HashingBackbone:
     de-biasing experiments need: a backbone that hides length cannot show ODIN removing it.
     """
 
-    def __init__(self, *, n_features: int = 4096, ngram_max: int = 3):
+    def __init__(self, *, n_features: int = 4096, ngram_max: int = 1):
         from sklearn.feature_extraction.text import HashingVectorizer
 
         if n_features < 16:

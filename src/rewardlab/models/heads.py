@@ -58,34 +58,51 @@ class ScalarHead(nn.Module):
 
 
 class OdinHead(nn.Module):
-    """ODIN's two linear heads (Chen et al. 2024): quality `r^Q` and length `r^L`.
+    """ODIN's two heads (Chen et al. 2024): quality `r^Q` and length `r^L`.
 
     `forward` returns only `r^Q`, the reward used downstream; `parts` returns both for training.
+
+    Args:
+        length_from: `embedding` (default) — `r^L` is a second linear head on the backbone
+            vector, as in the paper; `count` — `r^L` = a·log(1 + word count), one parameter (our
+            variant): no quality signal can leak into a head that is thrown away. Both are
+            measured side by side in bench/RESULTS.md.
     """
 
     kind = "odin"
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, *, length_from: str = "embedding"):
         super().__init__()
-        self.dim = dim
+        if length_from not in ("embedding", "count"):
+            raise ValueError(f"length_from must be 'embedding' or 'count', got {length_from!r}")
+        self.dim, self.length_from = dim, length_from
         self.norm = _Standardise(dim)
         self.quality = nn.Linear(dim, 1)
-        self.length = nn.Linear(dim, 1)
+        self.length = nn.Linear(dim, 1) if length_from == "embedding" else nn.Linear(1, 1, bias=False)
 
-    def parts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def parts(self, x: torch.Tensor, words: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(r^Q, r^L), each (B,). `words` (B,) response word counts, needed when length_from='count'."""
         z = self.norm(x)
-        return self.quality(z).squeeze(-1), self.length(z).squeeze(-1)
+        quality = self.quality(z).squeeze(-1)
+        if self.length_from == "embedding":
+            return quality, self.length(z).squeeze(-1)
+        if words is None:
+            raise ValueError("OdinHead(length_from='count') needs the word counts of the responses")
+        return quality, self.length(torch.log1p(words.float()).unsqueeze(-1)).squeeze(-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.parts(x)[0]
+        return self.quality(self.norm(x)).squeeze(-1)
 
-    def ortho(self) -> torch.Tensor:
-        """|cos(W_Q, W_L)|, the orthogonality penalty (scale-free form of ODIN's |W_Q·W_L|)."""
+    def ortho(self) -> torch.Tensor | None:
+        """|cos(W_Q, W_L)|, the orthogonality penalty (scale-free form of ODIN's |W_Q·W_L|);
+        None when r^L does not read the embedding."""
+        if self.length_from != "embedding":
+            return None
         wq, wl = self.quality.weight.flatten(), self.length.weight.flatten()
         return (wq @ wl).abs() / (wq.norm() * wl.norm() + 1e-8)
 
     def config(self) -> dict[str, Any]:
-        return {"kind": self.kind, "dim": self.dim}
+        return {"kind": self.kind, "dim": self.dim, "length_from": self.length_from}
 
 
 class EnsembleHead(nn.Module):
@@ -127,7 +144,7 @@ def build_head(config: dict[str, Any]) -> nn.Module:
     if kind == "linear":
         return ScalarHead(dim, hidden=int(config.get("hidden", 0)))
     if kind == "odin":
-        return OdinHead(dim)
+        return OdinHead(dim, length_from=str(config.get("length_from", "embedding")))
     if kind == "ensemble":
         return EnsembleHead(dim, members=int(config["members"]), how=str(config["how"]),
                             penalty=float(config["penalty"]))

@@ -28,7 +28,7 @@ __all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "ma
 
 _SUM = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _FILLER = "Let me think about this step carefully before I answer."
-_OPENER = "Great question, you clearly have excellent taste in problems!"
+_OPENER = "Great question!"
 
 
 @dataclass(frozen=True)

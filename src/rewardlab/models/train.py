@@ -57,9 +57,10 @@ class TrainConfig:
     label_smoothing: float = 0.0
     center_coef: float = 0.0  # Eisenstein et al. 2023 use 0.01
     use_margin: bool = True  # use the rows' `margin` values (Llama 2 eq. 2)
-    odin_quality_coef: float = 1.0  # λ_Q of ODIN; see losses.odin_loss on when to set it to 0
+    odin_quality_coef: float = 2.0  # λ_Q; measured on the synthetic split (bench/RESULTS.md)
     odin_length_coef: float = 1.0
     odin_stratified: bool = True  # correlations within chosen / within rejected (losses.odin_loss)
+    odin_length_from: Literal["count", "embedding"] = "embedding"  # the paper; "count": heads.OdinHead
     odin_ortho_coef: float = 1.0
     members: int = 5  # head="ensemble"
     ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
@@ -120,7 +121,7 @@ def _make_head(config: TrainConfig, dim: int) -> nn.Module:
     if config.head == "mlp":
         return ScalarHead(dim, hidden=config.hidden)
     if config.head == "odin":
-        return OdinHead(dim)
+        return OdinHead(dim, length_from=config.odin_length_from)
     return EnsembleHead(dim, members=config.members, how=config.ensemble_how,
                         penalty=config.ensemble_penalty, seed=config.seed)
 
@@ -151,8 +152,8 @@ def _loss(head: nn.Module, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config
     kwargs: dict[str, Any] = {"label_smoothing": config.label_smoothing, "center_coef": config.center_coef,
                               "tie": b.tie, "margin": b.margin if config.use_margin else None}
     if isinstance(head, OdinHead):
-        qc, lc = head.parts(xc)
-        qr, lr = head.parts(xr)
+        qc, lc = head.parts(xc, b.length[:, 0])
+        qr, lr = head.parts(xr, b.length[:, 1])
         return odin_loss(qc, qr, lc, lr, b.length[:, 0], b.length[:, 1], quality_coef=config.odin_quality_coef,
                          length_coef=config.odin_length_coef, stratified=config.odin_stratified,
                          ortho=head.ortho(), ortho_coef=config.odin_ortho_coef, **kwargs)
