@@ -114,3 +114,10 @@ def test_bad_hedging_options_fail_at_construction() -> None:
         ExtractOptions(hedging="any")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="hedge_window"):
         ExtractOptions(hedge_window=-1)
+
+
+def test_thousands_of_boxes_are_one_hedge_quickly() -> None:
+    response = " ".join(f"\\boxed{{{i}}}" for i in range(10_000))
+    result = MathAnswer().score(Sample(response=response, reference="9999"))
+    assert result.score == 0.0 and result.info["reason"].startswith("hedged: 10000 different")
+    assert len(result.info["candidates"]) == 32  # the info stays small

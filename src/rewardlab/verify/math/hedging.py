@@ -27,7 +27,8 @@ from rewardlab.verify.math.worker import SympyPool
 
 __all__ = ["Hedge", "final_answer"]
 
-_SHOWN = 8  # candidates named in a hedge's reason; the full tuple is in `Hedge.candidates`
+_SHOWN = 8  # candidates named in a hedge's reason
+_KEPT = 32  # candidates kept in `Hedge.candidates` (a response may box thousands)
 # Reference shapes whose parts can be boxed one by one. Not intervals (`(1, 2]`): joining two
 # boxed numbers would supply the brackets the response never wrote.
 _JOINABLE = {"set", "()"}
@@ -38,7 +39,8 @@ class Hedge:
     """Several different answers offered in the final answer section.
 
     Attributes:
-        candidates: the boxed answers, in reading order, duplicates (same text) removed.
+        candidates: the boxed answers, in reading order, duplicates (same text) removed; the
+            first 32 of them.
         reason: what was offered, in words (for `RewardResult.info["reason"]`).
     """
 
@@ -78,7 +80,7 @@ def final_answer(
     for other in unique:
         if other != extraction.answer and not _same(extraction.answer, other, options, pool):
             shown = "; ".join(unique[:_SHOWN]) + ("; ..." if len(unique) > _SHOWN else "")
-            return Hedge(unique, f"hedged: {len(unique)} different boxed answers in the final answer section ({shown})")
+            return Hedge(unique[:_KEPT], f"hedged: {len(unique)} different boxed answers in the final answer section ({shown})")
     return extraction.answer
 
 
