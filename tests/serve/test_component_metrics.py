@@ -81,3 +81,29 @@ def test_rewards_that_are_not_composites_are_served_unchanged(make_app):
 
     body = run(go())
     assert [RewardResult.from_dict(r).score for r in body["results"]] == [len(r["response"]) / 100 for r in ROWS[:3]]
+
+
+def test_batch_histogram_exports_what_prometheus_histogram_does():
+    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+
+    from rewardlab.serve.metrics import BatchHistogram
+
+    values = [0.0005, 0.001, 0.001, 0.003, 0.2, 7.0, 500.0]  # on, between and past the bounds
+    buckets = (0.001, 0.01, 1.0, 10.0)
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    histogram = BatchHistogram("t_seconds", "doc", ["reward", "component"], buckets)
+    ours.register(histogram)
+    histogram.observe_many(("r", "a"), values[:3])
+    histogram.observe_many(("r", "a"), values[3:])
+    histogram.observe_many(("r", "b"), [0.5])
+    reference = Histogram("t_seconds", "doc", ["reward", "component"], buckets=buckets, registry=theirs)
+    for v in values:
+        reference.labels("r", "a").observe(v)
+    reference.labels("r", "b").observe(0.5)
+
+    def lines(registry):
+        text = generate_latest(registry).decode()
+        return sorted(line for line in text.splitlines() if line.startswith("t_seconds") and "_created" not in line)
+
+    assert lines(ours) == lines(theirs)
+    assert 't_seconds_count{component="a",reward="r"} 7.0' in lines(ours)

@@ -246,7 +246,7 @@ class Composite(BaseReward):
                 message = f"component {comp.name!r} failed: {result.error}"
                 failed: dict[str, JSON] = {"failed_component": comp.name}
                 if row.seconds is not None:
-                    failed["component_seconds"] = dict(row.seconds)
+                    failed["component_seconds"] = row.seconds  # the row ends here: no copy
                 return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info=failed)
             (as_zero if comp.on_error == "zero" else skipped_errors).append(comp.name)
         if as_zero:
@@ -258,7 +258,7 @@ class Composite(BaseReward):
         if skipped_errors:
             info["errors_skipped"] = skipped_errors
         if row.seconds is not None:
-            info["component_seconds"] = dict(row.seconds)
+            info["component_seconds"] = row.seconds
         if total.status is not Status.OK:
             return RewardResult(None, total.status, ordered, None, info, total.error)
         score = total.score if total.score is not None else 0.0

@@ -27,7 +27,7 @@ import orjson
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
-from rewardlab.serve.cache import ResultStore, sample_key
+from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_key
 from rewardlab.serve.executors import Executor
 from rewardlab.serve.metrics import ServerMetrics
 
@@ -297,19 +297,21 @@ class Batcher:
                         del self._unwritten[key]
 
     def _encode(self, result: RewardResult) -> bytes:
-        # Stamped as a dict, not with `RewardResult.stamped` (a dataclass copy per result).
-        row = result.to_dict()
+        # Stamped in the row, not with `RewardResult.stamped` (a dataclass copy per result).
+        row = result_row(result)
         info = row.get("info")
         if info is not None and "component_seconds" in info:
             # Timing is for /metrics only (see `service.timed`): served and cached results
-            # equal the ones computed locally.
-            del info["component_seconds"]
-            if not info:
+            # equal the ones computed locally. A copy: `info` is the result's own dict.
+            info = {k: v for k, v in info.items() if k != "component_seconds"}
+            if info:
+                row["info"] = info
+            else:
                 del row["info"]
         if result.stamp is None:
             row["rewardlab_version"] = __version__
             row["spec_hash"] = self.spec_hash
-        return orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS)
+        return encode_row(row)
 
     @property
     def queued(self) -> int:

@@ -38,7 +38,7 @@ import orjson
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
 from rewardlab.errors import InputError
 
-__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "encode_result", "sample_key"]
+__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "encode_result", "encode_row", "result_row", "sample_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -91,9 +91,42 @@ def sample_key(sample: Sample) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+_STATUS_VALUE = {s: s.value for s in Status}
+
+
+def result_row(result: RewardResult) -> dict[str, Any]:
+    """`result.to_dict()`, built for the server's hot path: same keys and values, no copies.
+
+    `RewardResult.to_dict` copies every `info` and `steps`; here they are shared with the
+    result (only to be encoded right away), which halves the cost for a cheap reward.
+    """
+    out: dict[str, Any] = {"score": result.score, "status": _STATUS_VALUE[result.status]}
+    if result.error is not None:
+        out["error"] = result.error.to_dict()
+    if result.components:
+        out["components"] = {k: result_row(v) for k, v in result.components.items()}
+    if result.steps is not None:
+        out["steps"] = result.steps  # orjson writes a tuple as a list
+    info = result.info
+    if info:
+        out["info"] = info if type(info) is dict else dict(info)
+    if result.stamp is not None:
+        out["rewardlab_version"] = result.stamp.rewardlab_version
+        out["spec_hash"] = result.stamp.spec_hash
+    return out
+
+
+def encode_row(row: dict[str, Any]) -> bytes:
+    """JSON bytes of a result row; values orjson refuses are written with `str` (as before)."""
+    try:
+        return orjson.dumps(row)
+    except TypeError:  # non-string keys or an object orjson does not know in `info`
+        return orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+
 def encode_result(result: RewardResult) -> bytes:
     """JSON bytes of `result.to_dict()` (what the cache stores and the server sends)."""
-    return orjson.dumps(result.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
+    return encode_row(result_row(result))
 
 
 @dataclass(frozen=True)

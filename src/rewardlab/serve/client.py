@@ -16,10 +16,13 @@ runner, composites, adapters) can use a remote one; a server that cannot be reac
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -136,12 +139,48 @@ def _decode(row: dict[str, Any], stamps: dict[tuple[str, str], Stamp]) -> Reward
         return RewardResult.from_dict(row)
 
 
+class _GcPause:
+    """Pause Python's cyclic garbage collector while replies are decoded (thread-safe, nestable).
+
+    Decoding a reply allocates about ten container objects per result (orjson's dicts and
+    lists, the `RewardResult`s) and none of them form reference cycles, so reference counting
+    frees them all. With the collector on, these allocations trigger collections that walk every
+    tracked object of the calling process — a trainer holds millions — and those walks cost more
+    than the decoding (measured on the bench: 34 us per result with the collector on, 10 us
+    paused). The collector is re-enabled when the last decoding thread leaves, if it was on.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._was_enabled = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._was_enabled:
+                    gc.enable()
+
+
+_gc_paused = _GcPause()
+
+
 def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
-    rows = orjson.loads(response.content)["results"]
-    if len(rows) != expected:  # the server promises one per sample; never pad or truncate
-        raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
-    stamps: dict[tuple[str, str], Stamp] = {}
-    return [_decode(r, stamps) for r in rows]
+    with _gc_paused():
+        rows = orjson.loads(response.content)["results"]
+        if len(rows) != expected:  # the server promises one per sample; never pad or truncate
+            raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
+        stamps: dict[tuple[str, str], Stamp] = {}
+        return [_decode(r, stamps) for r in rows]
 
 
 def _headers(token: str | None) -> dict[str, str]:
