@@ -164,6 +164,13 @@ TABLE: list[tuple[str, str, str]] = [
     ("-1 < x \\le 4", "(-1, 4)", "ne"),
     ("x \\ge 3", "(-\\infty, 3]", "ne"),  # wrong direction
     ("(3, 5)", "x > 3", "ne"),
+    # an "or" of inequalities is a union, not a hedge, when the other answer is a union
+    ("(-\\infty, -1) \\cup (3, \\infty)", "x < -1 \\text{ or } x > 3", "eq"),
+    ("(-\\infty, -1) \\cup (3, \\infty)", "x > 3 or x < -1", "eq"),
+    ("x \\le -1 \\text{ or } x > 3", "(-\\infty, -1] \\cup (3, \\infty)", "eq"),
+    ("(-\\infty, -1] \\cup (3, \\infty)", "x < -1 \\text{ or } x > 3", "ne"),  # closed end
+    ("(-\\infty, -1) \\cup (3, \\infty)", "x < -1 \\text{ or } 5", "ne"),
+    ("(3, \\infty)", "x > 3 \\text{ or } x < -1", "ne"),
     ("5", "\\infty", "ne"),  # infinity is no number's rounding (it was "close" at 30 digits)
     ("-\\infty", "-5", "ne"),
     # empty / unparseable

@@ -196,6 +196,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     rk, ck = comparison_key(r), comparison_key(c)
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
+    as_intervals = _interval_reading(r, c)
+    if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
+        return _decide_clean(*as_intervals, run)
     if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
         offered = "; ".join(hedge_alternatives(c))
         return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
@@ -223,9 +226,6 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
         if numbers_equal(rn, cn, opts):
             return _eq("number", "equal numbers", r, c)
         return _ne("number", "different numbers", r, c)
-    as_intervals = _interval_reading(r, c)
-    if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
-        return _decide_clean(*as_intervals, run)
     structured = _structure_verdict(r, c, run)
     if structured is not None:
         return structured
@@ -357,16 +357,29 @@ def inequality_interval(s: str) -> str | None:
     return None
 
 
+def _as_intervals(s: str) -> str | None:
+    """`inequality_interval`, also for alternatives: `x < -1 \\text{ or } x > 3` is the union
+    `(-\\infty,-1)\\cup(3,\\infty)` (an "or" of inequalities describes a set, not a hedge)."""
+    parts = [inequality_interval(part.strip()) for part in _HEDGE_RE.split(s)]
+    if not parts or any(part is None for part in parts):
+        return None
+    return "\\cup".join(part for part in parts if part is not None)
+
+
+def _is_interval_set(shape: tuple[str, list[str]] | None) -> bool:
+    return shape is not None and (shape[0] == "union" or (shape[0] in _INTERVAL_KINDS and len(shape[1]) == 2))
+
+
 def _interval_reading(r: str, c: str) -> tuple[str, str] | None:
-    """(reference, candidate) with an inequality rewritten as an interval, when the other
-    answer is an interval; None when that does not apply."""
+    """(reference, candidate) with inequalities rewritten as intervals, when the other answer is
+    an interval or a union of them; None when that does not apply."""
     r_shape, c_shape = _shape(r), _shape(c)
-    if c_shape is not None and c_shape[0] in _INTERVAL_KINDS and len(c_shape[1]) == 2 and r_shape is None:
-        interval = inequality_interval(r)
-        return (interval, c) if interval is not None else None
-    if r_shape is not None and r_shape[0] in _INTERVAL_KINDS and len(r_shape[1]) == 2 and c_shape is None:
-        interval = inequality_interval(c)
-        return (r, interval) if interval is not None else None
+    if _is_interval_set(c_shape) and r_shape is None:
+        intervals = _as_intervals(r)
+        return (intervals, c) if intervals is not None else None
+    if _is_interval_set(r_shape) and c_shape is None:
+        intervals = _as_intervals(c)
+        return (r, intervals) if intervals is not None else None
     return None
 
 
