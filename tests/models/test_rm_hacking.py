@@ -69,3 +69,14 @@ def test_best_of_n_curve_with_the_gold_reward_is_the_oracle():
     assert curve[1] < curve[4] <= curve[16] <= 1.0
     with pytest.raises(ValueError, match="responses"):
         best_of_n_curve(lambda t: np.zeros(len(t)), gold_reward, pool, [32])
+
+
+def test_random_subspace_ensemble_round_trips(hashing, biased_data, tmp_path):
+    from rewardlab.models import RewardModel
+
+    train, val, test = biased_data
+    model, _ = train_ensemble(train[:300], val, backbone=hashing, members=3, feature_fraction=0.5,
+                              config=TrainConfig(epochs=2))
+    assert 0.4 < float(model.head.mask.mean()) < 0.6
+    texts = [p.chosen for p in test[:10]]
+    np.testing.assert_array_equal(RewardModel.load(model.save(tmp_path)).score_texts(texts), model.score_texts(texts))

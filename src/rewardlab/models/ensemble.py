@@ -27,12 +27,13 @@ __all__ = ["best_of_n_curve", "train_ensemble", "with_aggregation"]
 
 
 def train_ensemble(train: Sequence[PreferencePair], val: Sequence[PreferencePair], *, backbone: Backbone,
-                   members: int = 5, how: str = "uwo", penalty: float = 1.0,
+                   members: int = 5, how: str = "uwo", penalty: float = 1.0, feature_fraction: float = 1.0,
                    config: TrainConfig | None = None) -> tuple[RewardModel, TrainReport]:
     """Train `members` bootstrapped heads at once over a frozen backbone."""
     base = config or TrainConfig()
     cfg = TrainConfig(**{**base.__dict__, "head": "ensemble", "members": members, "ensemble_how": how,
-                         "ensemble_penalty": penalty, "mode": "frozen"})
+                         "ensemble_penalty": penalty, "ensemble_feature_fraction": feature_fraction,
+                         "mode": "frozen"})
     return train_reward_model(train, val, backbone=backbone, config=cfg)
 
 

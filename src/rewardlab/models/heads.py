@@ -115,26 +115,33 @@ class EnsembleHead(nn.Module):
 
     kind = "ensemble"
 
-    def __init__(self, dim: int, *, members: int = 5, how: str = "uwo", penalty: float = 1.0, seed: int = 0):
+    def __init__(self, dim: int, *, members: int = 5, how: str = "uwo", penalty: float = 1.0, seed: int = 0,
+                 feature_fraction: float = 1.0):
         super().__init__()
         if members < 2:
             raise ValueError(f"an ensemble needs at least 2 members, got {members}")
+        if not 0.0 < feature_fraction <= 1.0:
+            raise ValueError(f"feature_fraction must be in (0, 1], got {feature_fraction}")
         ensemble_aggregate(torch.zeros(members, 1), how=how)  # validate `how` now, not at scoring
         self.dim, self.members, self.how, self.penalty = dim, members, how, penalty
+        self.feature_fraction = feature_fraction
         self.norm = _Standardise(dim)
         gen = torch.Generator().manual_seed(seed)
         self.weight = nn.Parameter(torch.randn(members, dim, generator=gen) * 0.01)  # (K, dim)
         self.bias = nn.Parameter(torch.zeros(members))
+        # Random subspaces (Ho 1998): each member reads its own share of the features, so members
+        # disagree where the features they rely on differ; 1.0 keeps every feature.
+        self.register_buffer("mask", (torch.rand(members, dim, generator=gen) < feature_fraction).float())
 
     def member_scores(self, x: torch.Tensor) -> torch.Tensor:
-        return self.weight @ self.norm(x).T + self.bias.unsqueeze(-1)  # (K, B)
+        return (self.weight * self.mask) @ self.norm(x).T + self.bias.unsqueeze(-1)  # (K, B)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ensemble_aggregate(self.member_scores(x), how=self.how, penalty=self.penalty)
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "dim": self.dim, "members": self.members, "how": self.how,
-                "penalty": self.penalty}
+                "penalty": self.penalty, "feature_fraction": self.feature_fraction}
 
 
 def build_head(config: dict[str, Any]) -> nn.Module:
@@ -147,5 +154,6 @@ def build_head(config: dict[str, Any]) -> nn.Module:
         return OdinHead(dim, length_from=str(config.get("length_from", "embedding")))
     if kind == "ensemble":
         return EnsembleHead(dim, members=int(config["members"]), how=str(config["how"]),
-                            penalty=float(config["penalty"]))
+                            penalty=float(config["penalty"]),
+                            feature_fraction=float(config.get("feature_fraction", 1.0)))
     raise ValueError(f"unknown head kind {kind!r}; expected 'linear', 'odin' or 'ensemble'")

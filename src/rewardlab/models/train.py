@@ -65,6 +65,7 @@ class TrainConfig:
     members: int = 5  # head="ensemble"
     ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
     ensemble_penalty: float = 1.0
+    ensemble_feature_fraction: float = 1.0  # < 1: random-subspace members (heads.EnsembleHead)
     embed_batch_size: int = 64
 
     def __post_init__(self) -> None:
@@ -123,7 +124,8 @@ def _make_head(config: TrainConfig, dim: int) -> nn.Module:
     if config.head == "odin":
         return OdinHead(dim, length_from=config.odin_length_from)
     return EnsembleHead(dim, members=config.members, how=config.ensemble_how,
-                        penalty=config.ensemble_penalty, seed=config.seed)
+                        penalty=config.ensemble_penalty, seed=config.seed,
+                        feature_fraction=config.ensemble_feature_fraction)
 
 
 def _texts(pairs: Sequence[PreferencePair]) -> tuple[list[str], list[str]]:
