@@ -39,6 +39,8 @@ HEDGES: list[tuple[str, str]] = [
     ("\\boxed{1 \\text{ or } 2}", "2"),  # one box that hedges
     ("\\boxed{8, 10, \\text{or } 9}", "9"),
     ("<answer>8</answer> On reflection: <answer>9</answer>", "9"),  # every tag is a final answer
+    ("\\boxed{A} or \\boxed{B}", "B"),  # two letters for a letter reference
+    ("\\boxed{12} (option \\boxed{B}) or \\boxed{13}", "12"),
 ]
 
 
@@ -64,6 +66,9 @@ LEGITIMATE: list[tuple[str, str]] = [
     ("\\[4 = \\boxed{\\phantom{2}}.\\] The number in the box is \\boxed{4}.", "4"),  # placeholder box
     ("\\boxed{} so \\boxed{4}", "4"),
     ("<answer>9</answer> To repeat: <answer>9</answer>", "9"),
+    # a value and its choice letter: the one written like the reference is the answer
+    ("The total is \\boxed{12}, which is option \\boxed{B}.", "B"),
+    ("The total is \\boxed{12}, which is option \\boxed{(B)}.", "12"),
 ]
 
 

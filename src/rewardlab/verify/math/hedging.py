@@ -7,6 +7,8 @@ module decides, with the reference in hand, what they amount to:
 
 - all the same answer (``\\boxed{9} ... \\boxed{9}``, ``\\boxed{0.5}`` and ``\\boxed{\\frac12}``):
   that answer;
+- a choice letter and a value (`\\boxed{12}`, option `\\boxed{B}`): the one written like the
+  reference (the options are not known, so the two cannot be compared);
 - as many as the reference has parts (reference ``1, 2``, response ``\\boxed{1}`` and
   ``\\boxed{2}``): one structured answer, joined the way the reference is written;
 - otherwise a `Hedge`, which the reward scores 0.0 (a wrong answer, not an error). Two boxes the
@@ -20,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rewardlab.verify.math.equivalence import answer_parts, check
-from rewardlab.verify.math.extract import Extraction
-from rewardlab.verify.math.normalize import clean
+from rewardlab.verify.math.extract import Extraction, choice_letter
+from rewardlab.verify.math.normalize import clean, unwrap_text
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.worker import SympyPool
 
@@ -76,12 +78,31 @@ def final_answer(
     joined = _joined(candidates, reference, options or CheckOptions())
     if joined is not None:
         return joined
+    answer, candidates = _same_kind(extraction.answer, candidates, reference)
     unique = tuple(dict.fromkeys(candidates))
     for other in unique:
-        if other != extraction.answer and not _same(extraction.answer, other, options, pool):
+        if other != answer and not _same(answer, other, options, pool):
             shown = "; ".join(unique[:_SHOWN]) + ("; ..." if len(unique) > _SHOWN else "")
             return Hedge(unique[:_KEPT], f"hedged: {len(unique)} different boxed answers in the final answer section ({shown})")
-    return extraction.answer
+    return answer
+
+
+def _is_letter(answer: str) -> bool:
+    return choice_letter(unwrap_text(answer)) is not None
+
+
+def _same_kind(answer: str, candidates: tuple[str, ...], reference: str) -> tuple[str, tuple[str, ...]]:
+    """Only the candidates written like the reference: a choice letter and a value (`\\boxed{12}`,
+    option `\\boxed{B}`) are two spellings of one choice that cannot be compared without the
+    options, so the one in the reference's form is the answer. Letters against a letter
+    reference (`\\boxed{A}` or `\\boxed{B}`) still hedge."""
+    letter_reference = _is_letter(reference.strip().strip("$"))
+    kept = tuple(c for c in candidates if _is_letter(c) == letter_reference)
+    if not kept or len(kept) == len(candidates):
+        return answer, candidates
+    if answer in kept:
+        return answer, kept
+    return (kept[-1] if answer == candidates[-1] else kept[0]), kept
 
 
 def _same(a: str, b: str, options: CheckOptions | None, pool: SympyPool | None) -> bool:
