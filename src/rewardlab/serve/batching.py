@@ -85,6 +85,7 @@ class _Item:
     sample: Sample
     key: str
     waiters: list[tuple[_Request, int]] = field(default_factory=list, repr=False)
+    store: bool = False  # a waiting request asked for the cache (`use_cache`): write the result
 
 
 class Batcher:
@@ -173,6 +174,7 @@ class Batcher:
             raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
         for i, item in plan:
             item.waiters.append((request, i))
+            item.store = item.store or use_cache
         request.remaining = len(plan)
         for item in fresh:
             self._inflight[item.key] = item
@@ -268,7 +270,9 @@ class Batcher:
             keep = [
                 (item.key, text)
                 for item, r, text in zip(batch, results, encoded, strict=True)
-                if r.status is not Status.ERROR  # an error may pass on a retry: never cache it
+                # An error may pass on a retry: never cache it. `use_cache=false` neither reads
+                # nor writes (the request's schema says so), unless another request waits too.
+                if r.status is not Status.ERROR and item.store
             ]
             self._write_later(keep)
         return encoded

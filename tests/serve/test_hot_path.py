@@ -1,0 +1,85 @@
+"""Details of the serving hot path: cache writes follow `use_cache`, result rows equal
+`RewardResult.to_dict()`, and the client's GC pause always ends."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import httpx
+import pytest
+
+from rewardlab.core import ErrorKind, RewardResult, Stamp, Status
+from rewardlab.serve.cache import ResultStore, encode_result, result_row
+from rewardlab.serve.client import ServerError, _gc_paused, _results
+from rewardlab.serve.settings import ServeSettings
+
+from ._live import asgi_client, run
+from ._rewards import Length
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"prompt": "q", "response": f"r{i}"} for i in range(n)]
+
+
+def test_use_cache_false_neither_reads_nor_writes(make_app, tmp_path):
+    app = make_app({"len": Length()}, ResultStore(tmp_path / "c.sqlite"), ServeSettings(workers=0))
+
+    async def go():
+        async with asgi_client(app) as c:
+            url = "/v1/rewards/len:score"
+            bypass = await c.post(url, json={"samples": _rows(10), "use_cache": False})
+            first = await c.post(url, json={"samples": _rows(10)})
+            second = await c.post(url, json={"samples": _rows(10)})
+            return bypass.json(), first.json(), second.json()
+
+    bypass, first, second = run(go())
+    assert (bypass["cached"], first["cached"], second["cached"]) == (0, 0, 10)
+    assert bypass["results"] == first["results"] == second["results"]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        RewardResult.ok(0.5, info={"a": [1, 2]}, steps=(0.1, 0.2)),
+        RewardResult.failure(ErrorKind.PARSE, "no answer", info={"x": 1}),
+        RewardResult.skip("gate"),
+        RewardResult.ok(1.0, components={"c": RewardResult.ok(1.0, info={"k": "v"})}).stamped("h"),
+        RewardResult.ok(1.0, info={1: "non-string key", "o": object}),  # what orjson refuses -> str, as before
+    ],
+)
+def test_result_rows_equal_to_dict(result):
+    import orjson
+
+    assert result_row(result) == {**result.to_dict(), **({"steps": result.steps} if result.steps else {})}
+    reference = orjson.dumps(result.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
+    assert orjson.loads(encode_result(result)) == orjson.loads(reference)
+
+
+def test_gc_pause_nests_across_threads_and_ends_on_errors():
+    assert gc.isenabled()
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def other():
+        with _gc_paused():
+            inside.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    inside.wait(5)
+    with _gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()  # the other thread is still decoding
+    leave.set()
+    thread.join(5)
+    assert gc.isenabled()
+    reply = httpx.Response(200, content=b'{"results": [{"score": 1.0, "status": "ok"}]}')
+    with pytest.raises(ServerError):
+        _results(reply, 2)  # one result for two samples: refused, and the GC is back on
+    assert gc.isenabled()
+    decoded = _results(reply, 1)
+    assert decoded == [RewardResult(1.0, Status.OK)] and gc.isenabled()
+    stamped = httpx.Response(200, content=b'{"results": [{"score": 1.0, "status": "ok", "rewardlab_version": "v", "spec_hash": "h"}]}')
+    assert _results(stamped, 1)[0].stamp == Stamp("v", "h")
