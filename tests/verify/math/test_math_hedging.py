@@ -99,6 +99,8 @@ def test_section_is_bounded_by_the_glue_between_boxes() -> None:
     offered = f"\\boxed{{8}} {filler} or maybe \\boxed{{9}}"
     assert extract_answer(offered).candidates == ("8", "9")
     assert extract_answer(offered, hedge_window=100).candidates == ()
+    assert MathAnswer(hedge_window=100).score(Sample(response=offered, reference="9")).score == 1.0
+    assert MathAnswer().score(Sample(response=offered, reference="9")).score == 0.0
 
 
 def test_final_answer_resolves_per_reference() -> None:

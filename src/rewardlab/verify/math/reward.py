@@ -40,6 +40,7 @@ class MathAnswer(BaseReward):
         priority: list[str] | None = None,
         boxed: Literal["last", "first"] = "last",
         hedging: Literal["reject", "last"] = "reject",
+        hedge_window: int = 300,
         reference_key: str | None = None,
         reference_mode: Literal["auto", "answer", "solution"] = "auto",
         timeout: float = 5.0,
@@ -52,7 +53,7 @@ class MathAnswer(BaseReward):
         unparsed_reference: Literal["undecided", "text"] = "undecided",
     ):
         self.extract_options = ExtractOptions(
-            priority=tuple(priority or SOURCES), strict=strict, boxed=boxed, hedging=hedging
+            priority=tuple(priority or SOURCES), strict=strict, boxed=boxed, hedging=hedging, hedge_window=hedge_window
         )
         self.check_options = CheckOptions(
             timeout=timeout,
@@ -71,6 +72,7 @@ class MathAnswer(BaseReward):
             "priority": list(self.extract_options.priority),
             "boxed": boxed,
             "hedging": hedging,
+            "hedge_window": hedge_window,
             "reference_key": reference_key,
             "reference_mode": reference_mode,
             "timeout": timeout,
