@@ -85,3 +85,30 @@ def test_weights_that_do_not_match_the_config_are_an_input_error(saved_rm, tmp_p
     (tmp_path / "model.safetensors").write_bytes((path / "model.safetensors").read_bytes())
     with pytest.raises(InputError, match="do not match"):
         RewardModel.load(tmp_path)
+
+
+def test_model_rm_behind_the_reward_server(saved_rm):
+    """A spec using `model.rm`, served by `rewardlab.serve.create_app`, in-process over ASGI."""
+    import asyncio
+
+    import httpx
+
+    from rewardlab.compose import build
+    from rewardlab.serve.app import create_app
+    from rewardlab.serve.settings import ServeSettings
+
+    model, path = saved_rm
+    spec = {"reward": {"name": "rm", "components": [
+        {"name": "rm", "use": "model.rm", "weight": 1.0, "params": {"path": str(path)}}]}}
+    app = create_app({"rm": build(spec)}, None, ServeSettings(workers=0))
+    rows = [{"prompt": "Compute: 2+2", "response": "2+2=4"}, {"prompt": "Compute: 2+2", "response": "2+2=5"}]
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://rm") as client:
+            return await client.post("/v1/rewards/rm:score", json={"samples": rows})
+
+    response = asyncio.run(go())
+    assert response.status_code == 200, response.text
+    scores = [r["score"] for r in response.json()["results"]]
+    expected = model.score([r["prompt"] for r in rows], [r["response"] for r in rows])
+    np.testing.assert_allclose(scores, expected, rtol=1e-6)
