@@ -22,6 +22,7 @@ used from the server's worker threads.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -200,6 +201,16 @@ class ResultStore:
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open the result store: {exc}; delete the file or pass another --cache path", source=self.path) from exc
+        # Lookups get a connection of their own: in WAL mode a reader never waits for the
+        # writer, so a request's cache lookup does not queue behind the server's background
+        # cache writes (which hold `_lock` for a whole batch insert). ":memory:" is one
+        # database per connection, so there lookups share the writer's connection.
+        self._read_lock = threading.Lock()
+        self._reader = self._db
+        if self.path != ":memory:":
+            self._reader = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
+        else:
+            self._read_lock = self._lock
         self._rows = self._count()
 
     # -- the result cache ------------------------------------------------------------------
@@ -218,12 +229,13 @@ class ResultStore:
         out: dict[str, bytes] = {}
         unique = list(dict.fromkeys(keys))
         now = time.time()
-        with self._lock:
+        stale: list[str] = []
+        with self._read_lock:
             # 500 keys per statement stays under SQLite's bound-variable limit.
             for start in range(0, len(unique), 500):
                 chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
+                rows = self._reader.execute(
                     f"SELECT sample_key, result, used FROM results WHERE spec_hash = ? AND sample_key IN ({marks})",
                     [spec_hash, *chunk],
                 ).fetchall()
@@ -231,11 +243,14 @@ class ResultStore:
                     out[key] = text if isinstance(text, bytes) else text.encode()
                 # LRU bookkeeping is a write; skip rows touched within `touch_after`, which
                 # eviction (oldest first, a tenth of the cache at a time) would not pick anyway.
-                stale = [key for key, _, used in rows if used <= now - self.touch_after]
-                if stale:
+                stale.extend(key for key, _, used in rows if used <= now - self.touch_after)
+        if stale:
+            with self._lock:
+                for start in range(0, len(stale), 500):
+                    chunk = stale[start : start + 500]
                     self._db.execute(
-                        f"UPDATE results SET used = ? WHERE spec_hash = ? AND sample_key IN ({','.join('?' * len(stale))})",
-                        [now, spec_hash, *stale],
+                        f"UPDATE results SET used = ? WHERE spec_hash = ? AND sample_key IN ({','.join('?' * len(chunk))})",
+                        [now, spec_hash, *chunk],
                     )
         return out
 
@@ -410,7 +425,9 @@ class ResultStore:
 
     def close(self) -> None:
         """Close the connection (the WAL is checkpointed by SQLite)."""
-        with self._lock:
+        with self._lock, self._read_lock if self._reader is not self._db else contextlib.nullcontext():
+            if self._reader is not self._db:
+                self._reader.close()
             self._db.close()
 
     def __enter__(self) -> ResultStore:
