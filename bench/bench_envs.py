@@ -206,16 +206,18 @@ def run_extras(seeds: int = 5) -> None:
             v = [learn_grid_reward(mdp, b, selection=sel, seed=s).normalised_return for s in range(2 * seeds)]
             cells.append(f"{np.mean(v):.2f} [{min(v):.2f}, {max(v):.2f}]")
         print(f"| {sel} | " + " | ".join(cells) + " |", flush=True)
-    print("\nNoisy TV (5x5 grid, TV in a corner; 1,500 random steps then 1,500 epsilon-greedy on the bonus)")
-    print("| bonus | share of steps on the TV after warm-up | bonus into the TV | bonus elsewhere |")
-    print("|---|---|---|---|")
+    print(f"\nNoisy TV (5x5 grid, TV in a corner; 1,500 random steps then 1,500 epsilon-greedy on the bonus; seeds 0-{seeds - 1})")
+    print("| bonus | share of steps on the TV after warm-up, mean [min, max] | cells visited | bonus into the TV | bonus elsewhere |")
+    print("|---|---|---|---|---|")
     dim = 25 + 4
     bonuses = (("ICM (prediction error)", ICMBonus), ("curiosity-critic", CuriosityCriticBonus),
                ("ensemble disagreement", DisagreementBonus))
     for name, make in bonuses:
         runs = [noisy_tv_rollout(make(dim, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(seeds)]
         mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
-        print(f"| {name} | {mean['tv_fraction']:.2f} | {mean['tv_bonus']:.2f} | {mean['other_bonus']:.2f} |", flush=True)
+        tv = [r["tv_fraction"] for r in runs]
+        print(f"| {name} | {mean['tv_fraction']:.2f} [{min(tv):.2f}, {max(tv):.2f}] | {mean['visited_fraction']:.2f} "
+              f"| {mean['tv_bonus']:.2f} | {mean['other_bonus']:.2f} |", flush=True)
     print("\nDelayed chain (10 states, horizon 20, reward only at the end; optimum with epsilon 0.2 ~ 18)")
     print("| per-step rewards | mean return, episodes 1-20 | 21-40 | 41-60 |")
     print("|---|---|---|---|")

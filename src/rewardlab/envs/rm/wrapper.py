@@ -98,6 +98,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         # Per-step fast path (see `step`): bound env.step, label fn and one transition table per
         # global RM state, keyed by the frozenset of labels and filled lazily from the machine.
         self._env_step, self._label, self._sum = env.step, label, reward_mode == "sum"
+        self._dict_obs = obs_mode == "dict"
         self._hops: list[dict[frozenset[str], _Hop]] = [{} for _ in range(n)]
         self._owner = [(t, u) for t, m in enumerate(self.machines) for u in range(m.n_states)]
         # one-hot encodings of integer Box observations, per global RM state, keyed by obs bytes;
@@ -188,16 +189,15 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         info["reward/env"] = env_r
         self.last_transition = (self._obs, action, obs, labels, terminated)
         self._g, self._obs = g, obs
-        mode = self.obs_mode
-        if mode == "dict":
-            out = {"obs": obs, "rm": g}
-        elif mode == "onehot" and type(obs) is np.ndarray and obs.dtype is self._dtype:
+        if self._dict_obs:
+            out = {"obs": obs, "rm": g}  # a new dict every step: callers may keep observations
+        elif type(obs) is np.ndarray and obs.dtype is self._dtype:  # memoised one-hot (read-only)
             out = self._memo[g].get(obs.tobytes())  # type: ignore[index]
             if out is None:
                 out = self._remember(obs, g)
         else:
             out = self._encode(obs, g)
-        return out, reward, ends, (truncated is True or bool(truncated)) and not ends, info
+        return out, reward, ends, truncated is not False and bool(truncated) and not ends, info
 
     def _hop(self, g: int, labels: frozenset[str]) -> _Hop:
         """Compute and cache what the machine does from global state `g` on `labels`."""
