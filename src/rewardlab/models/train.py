@@ -208,46 +208,15 @@ def train_reward_model(
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated
     head = _make_head(config, backbone.dim)
-    trained: list[str] = []
-    params = list(head.parameters())
-    groups: list[dict[str, Any]] = [{"params": params, "lr": config.lr}]
-    if config.mode == "finetune":
-        assert isinstance(backbone, HFBackbone)  # checked above; narrows the type for mypy
-        bb_params = backbone.set_trainable(config.finetune_layers)
-        trained = [n for n, p in backbone.named_parameters() if p.requires_grad]
-        groups.append({"params": bb_params, "lr": config.lr_backbone})
+    groups: list[dict[str, Any]] = [{"params": list(head.parameters()), "lr": config.lr}]
+    model = RewardModel(backbone, head)
+    if config.mode == "finetune" and isinstance(backbone, HFBackbone):
+        groups.append({"params": backbone.set_trainable(config.finetune_layers), "lr": config.lr_backbone})
+        model.trained_params = [n for n, p in backbone.named_parameters() if p.requires_grad]
+        vectors, validate = _finetune_setup(model, backbone, train, val, config)
     else:
-        cache = EmbeddingCache(backbone, batch_size=config.embed_batch_size)
+        vectors, validate = _frozen_setup(model, train, val, config)
     optimiser = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
-    train_c, train_r = _texts(train)
-
-    if config.mode == "frozen":
-        xc_all, xr_all = cache(train_c), cache(train_r)
-        head.norm.fit(torch.cat([xc_all, xr_all]))  # type: ignore[union-attr, operator]
-
-        def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
-            return xc_all[b.idx], xr_all[b.idx]
-
-        scored = [p for p in val if not p.tie]
-        val_c, val_r = (cache(t) for t in _texts(scored))
-
-        @torch.no_grad()
-        def validate() -> float:
-            head.eval()
-            return pairwise_accuracy(head(val_c), head(val_r)) if scored else float("nan")
-    else:
-        assert isinstance(backbone, HFBackbone)
-        head.norm.fit(backbone.embed(train_c + train_r, batch_size=config.embed_batch_size))  # type: ignore[union-attr, operator]
-
-        def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
-            sel = [int(i) for i in b.idx]
-            both = backbone.encode_texts([train_c[i] for i in sel] + [train_r[i] for i in sel])
-            return both[: len(sel)], both[len(sel) :]
-
-        def validate() -> float:
-            return evaluate_pairs(model, val, batch_size=config.embed_batch_size) if val else float("nan")
-
-    model = RewardModel(backbone, head, trained_params=trained)
     report = TrainReport(config=asdict(config), n_train=len(train), n_val=len(val))
     boot = _bootstrap(config, len(train))
     _fit(model, train, bool(val), vectors, validate, boot, optimiser, config, report, progress, on_epoch)
@@ -255,6 +224,47 @@ def train_reward_model(
     report.seconds = time.perf_counter() - start
     model.report = report.to_dict()
     return model, report
+
+
+_VectorFn = Callable[[_Batch], tuple[torch.Tensor, torch.Tensor]]
+
+
+def _frozen_setup(model: RewardModel, train: Sequence[PreferencePair], val: Sequence[PreferencePair],
+                  config: TrainConfig) -> tuple[_VectorFn, Callable[[], float]]:
+    """Embed every distinct text once; batches and validation then only index the cache."""
+    cache = EmbeddingCache(model.backbone, batch_size=config.embed_batch_size)
+    train_c, train_r = _texts(train)
+    xc_all, xr_all = cache(train_c), cache(train_r)
+    model.head.norm.fit(torch.cat([xc_all, xr_all]))  # type: ignore[union-attr, operator]
+    scored = [p for p in val if not p.tie]
+    val_c, val_r = (cache(t) for t in _texts(scored))
+
+    def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        return xc_all[b.idx], xr_all[b.idx]
+
+    @torch.no_grad()
+    def validate() -> float:
+        model.head.eval()
+        return pairwise_accuracy(model.head(val_c), model.head(val_r)) if scored else float("nan")
+
+    return vectors, validate
+
+
+def _finetune_setup(model: RewardModel, backbone: HFBackbone, train: Sequence[PreferencePair],
+                    val: Sequence[PreferencePair], config: TrainConfig) -> tuple[_VectorFn, Callable[[], float]]:
+    """Run the backbone on every batch (gradients reach only the unfrozen top layers)."""
+    train_c, train_r = _texts(train)
+    model.head.norm.fit(backbone.embed(train_c + train_r, batch_size=config.embed_batch_size))  # type: ignore[union-attr, operator]
+
+    def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        sel = [int(i) for i in b.idx]
+        both = backbone.encode_texts([train_c[i] for i in sel] + [train_r[i] for i in sel])
+        return both[: len(sel)], both[len(sel) :]
+
+    def validate() -> float:
+        return evaluate_pairs(model, val, batch_size=config.embed_batch_size) if val else float("nan")
+
+    return vectors, validate
 
 
 def _bootstrap(config: TrainConfig, n: int) -> torch.Tensor | None:
