@@ -102,10 +102,15 @@ def test_wrapper_fast_path_matches_the_machine_in_every_mode() -> None:
     for env in envs.values():
         env.reset(seed=0)
     for _ in range(2000):
-        a = int(rng.integers(4))
+        a, u_prev = int(rng.integers(4)), envs["dict"].u
         (od, rd, td, trd, info), (oo, ro, to, tro, _) = (env.step(a) for env in envs.values())
         task, rm = envs["dict"].task, rms[envs["dict"].task]
         assert (rd, td, trd) == (ro, to, tro) and info["rm/task"] == task
+        # the cached reward equals the machine's step plus shaping 0.9 * Phi(u') - Phi(u)
+        v, rm_r, acc, rej, _ = rm.step_index(u_prev, info["rm/labels"])
+        phi = envs["dict"]._phi[task]  # type: ignore[index]
+        assert rd == pytest.approx(rm_r + 0.9 * (0.0 if (acc or rej) else phi[v]) - phi[u_prev])
+        assert td == (acc or rej) and od["rm"] - envs["dict"].offsets[task] == v
         assert oo[2 + od["rm"]] == 1.0 and oo.sum() == od["obs"].sum() + 1 and not oo.flags.writeable
         assert np.array_equal(oo, envs["onehot"]._onehot_of(od["obs"], od["rm"]))
         assert info["rm/state"] == rm.states[od["rm"] - envs["dict"].offsets[task]]
