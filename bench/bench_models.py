@@ -144,6 +144,25 @@ def run_rewardlab(train, test, backbone: HFBackbone, config: TrainConfig):
     return wins, seconds, model
 
 
+def inference_part(pairs: list[PreferencePair], last_models: dict) -> None:
+    """Scoring speed: the TRL-trained classifier (batched HF forward) vs `RewardModel.score_texts`."""
+    texts = [format_text(p.prompt, p.chosen) for p in pairs] + [format_text(p.prompt, p.rejected) for p in pairs]
+    texts = list(dict.fromkeys(texts))
+    model, tok = last_models["trl"]
+    ours = last_models["frozen"]
+    trl_times, our_times = [], []
+    for _ in range(3):  # alternate, take medians: the machine is shared and its load drifts
+        start = time.perf_counter()
+        trl_scores(model, tok, texts)
+        trl_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        ours.score_texts(texts, batch_size=32)
+        our_times.append(time.perf_counter() - start)
+    trl_rate, our_rate = len(texts) / np.median(trl_times), len(texts) / np.median(our_times)
+    print(f"\ninference on {len(texts)} distinct texts (batch 32, median of 3): TRL model {trl_rate:.1f} "
+          f"samples/s, rewardlab {our_rate:.1f} samples/s, ratio {our_rate / trl_rate:.2f}x")
+
+
 def synthetic_part() -> None:
     """Gold-reward experiments on `rewardlab.models.synthetic` (hashed n-gram backbone)."""
     from rewardlab.models import HashingBackbone, evaluate_pairs
@@ -259,21 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"| {name} | {acc} | - | - | - |")
 
-    texts = [format_text(p.prompt, p.chosen) for p in pairs] + [format_text(p.prompt, p.rejected) for p in pairs]
-    texts = list(dict.fromkeys(texts))
-    model, tok = last_models["trl"]
-    ours = last_models["frozen"]
-    trl_times, our_times = [], []
-    for _ in range(3):  # alternate, take medians: the machine is shared and its load drifts
-        start = time.perf_counter()
-        trl_scores(model, tok, texts)
-        trl_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        ours.score_texts(texts, batch_size=32)
-        our_times.append(time.perf_counter() - start)
-    trl_rate, our_rate = len(texts) / np.median(trl_times), len(texts) / np.median(our_times)
-    print(f"\ninference on {len(texts)} distinct texts (batch 32, median of 3): TRL model {trl_rate:.1f} "
-          f"samples/s, rewardlab {our_rate:.1f} samples/s, ratio {our_rate / trl_rate:.2f}x")
+    inference_part(pairs, last_models)
     return 0
 
 
