@@ -215,3 +215,20 @@ def test_rm_shaping_leaves_optimal_policy_unchanged_on_office_product(compat: bo
     q_star = optimal_q(p, gamma)
     live = p.rm_live[:, :, None, None] & np.ones((1, 1, S, A), dtype=bool)
     assert np.allclose(q[live], (q_star - phi_u)[np.broadcast_to(live, q.shape)], atol=1e-6)
+
+
+def test_onehot_of_float_box_env_is_a_fresh_writable_array() -> None:
+    import gymnasium as gym
+
+    from rewardlab.envs.rm import RewardMachine
+
+    rm = RewardMachine([{"from": "0", "to": "1", "guard": "left"}], initial="0")
+    env = RewardMachineWrapper(gym.make("CartPole-v1"), rm, lambda o, a, o2, i: frozenset({"left"}) if a == 0 else frozenset(),
+                               obs_mode="onehot")
+    first, _ = env.reset(seed=0)
+    second, *_ = env.step(1)
+    assert first.flags.writeable and second.flags.writeable and first is not second
+    assert second[4:].tolist() == [1.0, 0.0]
+    np.testing.assert_array_equal(second[:4], env.last_transition[2])  # type: ignore[index]
+    third, *_ = env.step(0)
+    assert third[4:].tolist() == [0.0, 1.0] and second[4:].tolist() == [1.0, 0.0]  # earlier obs untouched

@@ -137,7 +137,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
     def _onehot_of(self, obs: Any, g: int) -> np.ndarray:
         if self._box:  # copy the row for state g and write the ravelled Box values
             out = self._rows[g].copy()
-            out[: self._k] = np.asarray(obs).reshape(-1)
+            out[: self._k] = obs if type(obs) is np.ndarray and obs.ndim == 1 else np.asarray(obs).reshape(-1)
             return out
         flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
         return np.concatenate((flat, self._onehot[g]))
