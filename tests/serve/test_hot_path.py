@@ -83,3 +83,26 @@ def test_gc_pause_nests_across_threads_and_ends_on_errors():
     assert decoded == [RewardResult(1.0, Status.OK)] and gc.isenabled()
     stamped = httpx.Response(200, content=b'{"results": [{"score": 1.0, "status": "ok", "rewardlab_version": "v", "spec_hash": "h"}]}')
     assert _results(stamped, 1)[0].stamp == Stamp("v", "h")
+
+
+def test_every_result_of_many_small_batches_reaches_the_cache(tmp_path):
+    import asyncio
+
+    from rewardlab.serve.app import create_app
+
+    path = tmp_path / "c.sqlite"
+    app = create_app({"len": Length()}, ResultStore(path), ServeSettings(workers=0, max_batch=8))
+
+    async def go():
+        async with asgi_client(app) as c:
+            replies = await asyncio.gather(
+                *(c.post("/v1/rewards/len:score", json={"samples": [{"response": f"{k}-{i}"} for i in range(30)]}) for k in range(20))
+            )
+        await app.state.service.aclose()  # waits for the writer to drain
+        return replies
+
+    replies = run(go())
+    assert all(r.status_code == 200 for r in replies)
+    app.state.service.cache.close()
+    with ResultStore(path) as store:
+        assert store.stats().rows == 600
