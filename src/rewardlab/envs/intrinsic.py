@@ -378,18 +378,26 @@ def noisy_tv_rollout(
         for i in range(chunk):
             Q[st[i], at[i]] += 0.1 * (r[i] + 0.9 * Q[nt[i]].max() - Q[st[i], at[i]])
         bonus.update(o, at, o2)
-    # final bonus landscape: every (s, a), 16 noise draws each
-    st = np.repeat(np.arange(S), 4 * 16)
-    at = np.tile(np.repeat(np.arange(4), 16), S)
-    nt = mdp.next_state[st, at]
-    r = bonus.reward(observe(st), at, observe(nt))
-    into_tv = nt == tv
+    tv_bonus, other_bonus = _bonus_landscape(bonus, mdp.next_state, observe, tv)
     return {
         "tv_fraction": on_tv / max(n_chunks * chunk - warmup, 1),
         "visited_fraction": len(visited) / S,
-        "tv_bonus": float(r[into_tv].mean()),
-        "other_bonus": float(r[~into_tv].mean()),
+        "tv_bonus": tv_bonus,
+        "other_bonus": other_bonus,
     }
+
+
+def _bonus_landscape(
+    bonus: IntrinsicBonus, next_state: np.ndarray, observe: Callable[[np.ndarray], np.ndarray], tv: int, draws: int = 16
+) -> tuple[float, float]:
+    """Mean bonus of every move into the TV and of every other move, `draws` noise draws each."""
+    S, A = next_state.shape
+    st = np.repeat(np.arange(S), A * draws)
+    at = np.tile(np.repeat(np.arange(A), draws), S)
+    nt = next_state[st, at]
+    r = bonus.reward(observe(st), at, observe(nt))
+    into_tv = nt == tv
+    return float(r[into_tv].mean()), float(r[~into_tv].mean())
 
 
 class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
