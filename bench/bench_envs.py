@@ -182,6 +182,8 @@ def speed_learners(steps: int) -> None:
 
 
 def run_extras(seeds: int = 5) -> None:
+    from functools import partial
+
     import torch
 
     from rewardlab.envs.intrinsic import (
@@ -210,7 +212,8 @@ def run_extras(seeds: int = 5) -> None:
     print("| bonus | share of steps on the TV after warm-up, mean [min, max] | cells visited | bonus into the TV | bonus elsewhere |")
     print("|---|---|---|---|---|")
     dim = 25 + 4
-    bonuses = (("ICM (prediction error)", ICMBonus), ("curiosity-critic", CuriosityCriticBonus),
+    bonuses = (("ICM (prediction error)", ICMBonus), ("curiosity-critic (0.9-quantile critic)", CuriosityCriticBonus),
+               ("curiosity-critic, mean critic (quantile=None, ablation)", partial(CuriosityCriticBonus, quantile=None)),
                ("ensemble disagreement", DisagreementBonus))
     for name, make in bonuses:
         runs = [noisy_tv_rollout(make(dim, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(seeds)]
