@@ -149,18 +149,20 @@ def inference_part(pairs: list[PreferencePair], last_models: dict) -> None:
     texts = [format_text(p.prompt, p.chosen) for p in pairs] + [format_text(p.prompt, p.rejected) for p in pairs]
     texts = list(dict.fromkeys(texts))
     model, tok = last_models["trl"]
-    ours = last_models["frozen"]
-    trl_times, our_times = [], []
+    scorers = {"TRL-trained model (accelerate keeps its bf16 autocast)": lambda: trl_scores(model, tok, texts),
+               "rewardlab fp32": lambda: last_models["frozen-fp32"].score_texts(texts, batch_size=32),
+               "rewardlab bf16": lambda: last_models["frozen-bf16"].score_texts(texts, batch_size=32)}
+    times: dict[str, list[float]] = {k: [] for k in scorers}
     for _ in range(3):  # alternate, take medians: the machine is shared and its load drifts
-        start = time.perf_counter()
-        trl_scores(model, tok, texts)
-        trl_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        ours.score_texts(texts, batch_size=32)
-        our_times.append(time.perf_counter() - start)
-    trl_rate, our_rate = len(texts) / np.median(trl_times), len(texts) / np.median(our_times)
-    print(f"\ninference on {len(texts)} distinct texts (batch 32, median of 3): TRL model {trl_rate:.1f} "
-          f"samples/s, rewardlab {our_rate:.1f} samples/s, ratio {our_rate / trl_rate:.2f}x")
+        for name, run in scorers.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    rates = {k: len(texts) / float(np.median(v)) for k, v in times.items()}
+    base = next(iter(rates.values()))
+    print(f"\ninference on {len(texts)} distinct texts (batch 32, median of 3):")
+    for name, rate in rates.items():
+        print(f"  {name:55s} {rate:7.1f} samples/s  {rate / base:.2f}x")
 
 
 def synthetic_part() -> None:
@@ -238,11 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pairs)} (correct, incorrect) pairs from {len({p.group for p in pairs})} questions; "
           f"{args.folds}-fold split by question; max_length {MAX_LENGTH} (left truncation); torch threads "
           f"{torch.get_num_threads()}")
-    systems = {
-        "TRL RewardTrainer (full fine-tune)": None,
-        "rewardlab frozen + linear head": TrainConfig(epochs=args.frozen_epochs, seed=0),
-        "rewardlab finetune top layer": TrainConfig(mode="finetune", finetune_layers=1, epochs=args.epochs,
-                                                     batch_size=8, lr_backbone=1e-4, seed=0),
+    frozen = TrainConfig(epochs=args.frozen_epochs, seed=0)
+    tune = TrainConfig(mode="finetune", finetune_layers=1, epochs=args.epochs, batch_size=8, lr_backbone=1e-4, seed=0)
+    systems: dict[str, tuple[TrainConfig, str] | None] = {  # (config, precision); TRL: bf16 autocast (its default)
+        "TRL RewardTrainer (full fine-tune, bf16)": None,
+        "rewardlab frozen + linear head (fp32)": (frozen, "fp32"),
+        "rewardlab frozen + linear head (bf16)": (frozen, "bf16"),
+        "rewardlab finetune top layer (fp32)": (tune, "fp32"),
+        "rewardlab finetune top layer (bf16)": (tune, "bf16"),
     }
     wins: dict[str, list[float]] = {k: [] for k in systems}
     seconds = dict.fromkeys(systems, 0.0)
@@ -252,16 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     for fold, (train, test) in enumerate(folds(pairs, args.folds)):
         print(f"fold {fold + 1}/{args.folds}: {len(train)} train pairs, {len(test)} test pairs", flush=True)
         wins["shipped pred_score (Qwen RM in the file)"] += shipped_accuracy(test, shipped)
-        for name, config in systems.items():
+        for name, system in systems.items():
             torch.manual_seed(0)
-            if config is None:
+            if system is None:
                 w, s, model, tok = run_trl(train, test, args.epochs, seed=0)
                 last_models["trl"] = (model, tok)
                 epochs = args.epochs
             else:
-                backbone = HFBackbone.pretrained(encode=EncodeConfig(max_length=MAX_LENGTH))
+                config, precision = system
+                backbone = HFBackbone.pretrained(encode=EncodeConfig(max_length=MAX_LENGTH, precision=precision))
                 w, s, model = run_rewardlab(train, test, backbone, config)
-                last_models[config.mode] = model
+                last_models[f"{config.mode}-{precision}"] = model
                 epochs = len(model.report["epochs"])
             wins[name] += w
             seconds[name] += s
@@ -270,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n| system | held-out pair accuracy | train wall s (all folds) | train pairs/s | vs TRL |")
     print("|---|---|---|---|---|")
-    trl_rate = n_seen["TRL RewardTrainer (full fine-tune)"] / seconds["TRL RewardTrainer (full fine-tune)"]
+    trl_name = "TRL RewardTrainer (full fine-tune, bf16)"
+    trl_rate = n_seen[trl_name] / seconds[trl_name]
     for name in wins:
         acc = f"{np.mean(wins[name]):.3f} (n={len(wins[name])})"
         if name in seconds:

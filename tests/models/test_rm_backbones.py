@@ -86,3 +86,14 @@ def test_missing_model_directory_is_an_input_error(tmp_path):
 
     with pytest.raises(InputError, match="cannot load backbone"):
         HFBackbone.pretrained(str(tmp_path / "nope"))
+
+
+def test_bf16_autocast_scores_are_close_to_fp32_and_batch_independent():
+    fp32 = _model(tiny_bert(encode=EncodeConfig(max_length=32)))
+    bf16 = _model(tiny_bert(encode=EncodeConfig(max_length=32, precision="bf16")))
+    reference = fp32.score_texts(TEXTS)
+    fast = bf16.score_texts(TEXTS, batch_size=len(TEXTS))
+    alone = np.array([bf16.score_texts([t])[0] for t in TEXTS])
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(fast, reference, atol=0.05 * scale)
+    np.testing.assert_allclose(alone, fast, atol=0.02 * scale)

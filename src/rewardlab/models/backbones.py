@@ -61,11 +61,15 @@ class EncodeConfig:
             final answer; `right` keeps the start (Hugging Face's default).
         pooling: `mean` over real tokens (sentence-transformers models), `cls` (BERT
             classifiers), `last` real token (decoders).
+        precision: `fp32` (default: scores identical across batchings to ~1e-6) or `bf16`
+            autocast — about 4x faster on CPUs with AMX/AVX512-BF16 (what TRL's RewardTrainer
+            uses by default), at ~1e-2 relative noise in the scores.
     """
 
     max_length: int = 256
     truncation_side: Literal["left", "right"] = "left"
     pooling: Pooling = "mean"
+    precision: Literal["fp32", "bf16"] = "fp32"
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
@@ -74,6 +78,8 @@ class EncodeConfig:
             raise ValueError(f"truncation_side must be 'left' or 'right', got {self.truncation_side!r}")
         if self.pooling not in ("mean", "cls", "last"):
             raise ValueError(f"pooling must be 'mean', 'cls' or 'last', got {self.pooling!r}")
+        if self.precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
 
 
 class Backbone(Protocol):
@@ -210,8 +216,9 @@ class HFBackbone(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Pooled vectors (B, dim). Position ids come from the mask, so padding side is moot."""
         position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)  # (B, T)
-        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                            position_ids=position_ids).last_hidden_state  # (B, T, H)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.encode_config.precision == "bf16"):
+            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                                position_ids=position_ids).last_hidden_state.float()  # (B, T, H)
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
         pooling = self.encode_config.pooling
         if pooling == "mean":
