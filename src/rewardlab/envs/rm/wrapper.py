@@ -30,7 +30,7 @@ __all__ = ["LabelFn", "RewardMachineWrapper"]
 LabelFn = Callable[[Any, Any, Any, dict[str, Any]], frozenset[str]]
 #: (next global state, machine ends, reward, reward if the env terminates, constant info items)
 _Hop = tuple[int, bool, float, float, dict[str, Any]]
-_MEMO_LIMIT = 1 << 20  # most one-hot encodings worth memoising (values x machine states)
+_MEMO_LIMIT = 1 << 16  # most one-hot encodings memoised (values x machine states): a few MB at most
 
 
 def _finite_int_box(space: spaces.Box, n_rm: int) -> bool:
