@@ -164,15 +164,19 @@ class Sample:
                 if not isinstance(value, str | int):
                     raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
                 values[name] = str(value)
-        return cls(
+        # Every field is validated above, so skip the frozen dataclass __init__ (seven
+        # object.__setattr__ calls): this runs once per row of every scoring run.
+        sample = object.__new__(cls)
+        sample.__dict__.update(
             prompt=values.get("prompt", ""),
             response=values["response"],
             reference=values.get("reference"),
             steps=tuple(steps) if steps is not None else None,
             meta=meta,
-            id=values.get("id") or "",
+            _given_id=values.get("id") or "",
             group=values.get("group"),
         )
+        return sample
 
 
 @functools.lru_cache(maxsize=64)
