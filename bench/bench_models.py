@@ -47,6 +47,7 @@ import torch  # noqa: E402
 from rewardlab.models import EncodeConfig, HFBackbone, PreferencePair, TrainConfig  # noqa: E402
 from rewardlab.models.backbones import default_model_path  # noqa: E402
 from rewardlab.models.checkpoint import format_text  # noqa: E402
+from rewardlab.models.data import graded_pairs  # noqa: E402
 from rewardlab.models.train import train_reward_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qwen25-math-cot-100.jsonl"
@@ -55,16 +56,10 @@ MAX_LENGTH = 256
 
 def load_real_pairs(path: Path) -> tuple[list[PreferencePair], dict[tuple[str, str], float]]:
     """(correct, incorrect) pairs per question, and the shipped `pred_score` of every response."""
-    pairs, shipped = [], {}
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
-        prompt = row["question"]
-        right = [c for c, ok in zip(row["code"], row["score"], strict=True) if ok]
-        wrong = [c for c, ok in zip(row["code"], row["score"], strict=True) if not ok]
-        for text, score in zip(row["code"], row["pred_score"], strict=True):
-            shipped[(prompt, text)] = float(score[0])
-        pairs += [PreferencePair(prompt, c, w, group=str(row["idx"])) for c in right for w in wrong]
-    return pairs, shipped
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    shipped = {(row["question"], text): float(score[0])
+               for row in rows for text, score in zip(row["code"], row["pred_score"], strict=True)}
+    return graded_pairs(rows, source=str(path)), shipped
 
 
 def folds(pairs: list[PreferencePair], k: int, seed: int = 0):

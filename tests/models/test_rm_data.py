@@ -50,3 +50,27 @@ def test_split_never_puts_one_prompt_on_both_sides():
     train, val = split_pairs(pairs_from_rows(rows), val_fraction=0.2)
     assert len(train) + len(val) == 100 and val
     assert not {p.prompt for p in train} & {p.prompt for p in val}
+
+
+def test_real_math_responses_give_pairs_split_by_question(shared_data):
+    from rewardlab.models.data import graded_pairs
+
+    path = shared_data / "qwen25-math-cot-100.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    pairs = graded_pairs(rows, source=str(path))
+    assert len(pairs) == 128 and len({p.group for p in pairs}) == 10  # 10 questions with mixed outcomes
+    train, val = split_pairs(pairs, val_fraction=0.3)
+    assert not {p.group for p in train} & {p.group for p in val}
+    # the reward model shipped in the file (`pred_score`) ranks these pairs far above chance
+    shipped = {(r["question"], c): s[0] for r in rows for c, s in zip(r["code"], r["pred_score"], strict=True)}
+    wins = [shipped[(p.prompt, p.chosen)] > shipped[(p.prompt, p.rejected)] for p in pairs]
+    assert sum(wins) / len(wins) > 0.85
+
+
+def test_graded_rows_with_mismatched_lengths_fail():
+    from rewardlab.models.data import graded_pairs
+
+    with pytest.raises(InputError, match=":1: 'code' and 'score' must be lists"):
+        graded_pairs([{"question": "q", "code": ["a"], "score": [True, False]}], source="x.jsonl")

@@ -17,7 +17,7 @@ from typing import Any
 from rewardlab.core import text_of
 from rewardlab.errors import InputError
 
-__all__ = ["PreferencePair", "pairs_from_rows", "read_pairs", "split_pairs"]
+__all__ = ["PreferencePair", "graded_pairs", "pairs_from_rows", "read_pairs", "split_pairs"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +107,29 @@ def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
         return [p for i, p in enumerate(pairs) if i not in held], [p for i, p in enumerate(pairs) if i in held]
     held_groups = set(groups[:n_val])
     return [p for p in pairs if p.group not in held_groups], [p for p in pairs if p.group in held_groups]
+
+
+def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "question", responses_key: str = "code",
+                 labels_key: str = "score", group_key: str = "idx", source: str | None = None) -> list[PreferencePair]:
+    """Every (correct, incorrect) response pair of each prompt, from rows holding several graded
+    responses (e.g. `qwen25-math-cot-100.jsonl`: `question`, `code` = 8 responses, `score` = 8
+    booleans). Prompts whose responses are all right or all wrong give no pair.
+
+    Raises:
+        InputError: a row without the keys, or responses and labels of different lengths.
+    """
+    pairs = []
+    for line, row in enumerate(rows, start=1):
+        missing = [k for k in (prompt_key, responses_key, labels_key) if k not in row]
+        if missing:
+            raise InputError(f"missing field(s) {missing}", source=source, line=line)
+        responses, labels = row[responses_key], row[labels_key]
+        if not isinstance(responses, list) or not isinstance(labels, list) or len(responses) != len(labels):
+            raise InputError(f"{responses_key!r} and {labels_key!r} must be lists of equal length",
+                             source=source, line=line)
+        prompt = text_of(row[prompt_key])
+        group = str(row.get(group_key, prompt))
+        right = [text_of(r) for r, ok in zip(responses, labels, strict=True) if ok]
+        wrong = [text_of(r) for r, ok in zip(responses, labels, strict=True) if not ok]
+        pairs += [PreferencePair(prompt, c, w, group=group) for c in right for w in wrong]
+    return pairs
