@@ -186,7 +186,8 @@ class Composite(BaseReward):
     def _natural_range(self) -> Range:
         return UNBOUNDED
 
-    def _total(self, row: _Row) -> RewardResult:
+    def _total(self, row: _Row) -> float | RewardResult:
+        """The combined score, or a skipped/error result saying why there is none."""
         raise NotImplementedError
 
     # -- the protocol ------------------------------------------------------------------------
@@ -252,16 +253,18 @@ class Composite(BaseReward):
         if as_zero:
             row.as_zero = frozenset(as_zero)
         total = self._total(row)
-        info: dict[str, JSON] = dict(total.info) if total.info else {}
+        info: dict[str, JSON] = dict(total.info) if isinstance(total, RewardResult) else {}
         if as_zero:
             info["errors_as_zero"] = as_zero
         if skipped_errors:
             info["errors_skipped"] = skipped_errors
         if row.seconds is not None:
             info["component_seconds"] = row.seconds
-        if total.status is not Status.OK:
-            return RewardResult(None, total.status, ordered, None, info, total.error)
-        score = total.score if total.score is not None else 0.0
+        if isinstance(total, RewardResult):
+            if total.status is not Status.OK:
+                return RewardResult(None, total.status, ordered, None, info, total.error)
+            total = total.score if total.score is not None else 0.0
+        score = total
         if self.clip is not None:
             score = min(max(score, self.clip[0]), self.clip[1])
         return RewardResult.ok(score, components=ordered, info=info)
@@ -323,7 +326,7 @@ class Weighted(Composite):
             hi += max(a, b, 0.0) if math.isfinite(max(a, b)) else math.inf
         return (lo, hi)
 
-    def _total(self, row: _Row) -> RewardResult:
+    def _total(self, row: _Row) -> float | RewardResult:
         total, counted = 0.0, 0
         for c in self.components:
             value = self._value(row, c.name)
@@ -332,7 +335,7 @@ class Weighted(Composite):
                 counted += 1
         if counted == 0:
             return RewardResult.skip("no component counted")
-        return RewardResult.ok(total)
+        return total
 
 
 class _Extremum(Composite):
@@ -341,11 +344,11 @@ class _Extremum(Composite):
     def _natural_range(self) -> Range:
         return (min(c.reward.range[0] for c in self.components), max(c.reward.range[1] for c in self.components))
 
-    def _total(self, row: _Row) -> RewardResult:
+    def _total(self, row: _Row) -> float | RewardResult:
         values = [v for c in self.components if (v := self._value(row, c.name)) is not None]
         if not values:
             return RewardResult.skip("no component counted")
-        return RewardResult.ok(max(values) if self._use_max else min(values))
+        return max(values) if self._use_max else min(values)
 
 
 class MinOf(_Extremum):
@@ -387,7 +390,7 @@ class FormulaCombine(Composite):
     def _describe_extra(self) -> dict[str, JSON]:
         return {"formula": self.formula_text, "gated_value": self.gated_value}
 
-    def _total(self, row: _Row) -> RewardResult:
+    def _total(self, row: _Row) -> float | RewardResult:
         env: dict[str, float] = {}
         for c in self.components:
             value = self._value(row, c.name)
@@ -399,7 +402,7 @@ class FormulaCombine(Composite):
                 continue
             env[c.name] = value
         try:
-            return RewardResult.ok(self._formula(env))
+            return self._formula(env)
         except FormulaError as exc:
             return RewardResult.failure(ErrorKind.FORMULA, str(exc))
 
@@ -450,11 +453,11 @@ class Gate(Composite):
         super().__init__(components, name=reward.name)
         self.range = reward.range
 
-    def _total(self, row: _Row) -> RewardResult:
+    def _total(self, row: _Row) -> float | RewardResult:
         value = self._value(row, "value")
         if value is None:
             return RewardResult.skip(str(row.results["value"].info.get("skip_reason", "gated")))
-        return RewardResult.ok(value)
+        return value
 
 
 def combinator_for(combine: str) -> type[Composite]:
