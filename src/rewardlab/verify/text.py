@@ -5,6 +5,7 @@ Similarity scores (BLEU, ROUGE, chrF, fuzzy) live in `rewardlab.verify.similarit
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -71,6 +72,7 @@ class ExactMatch(BaseReward):
             "strip_punctuation": strip_punctuation,
             "collapse_whitespace": collapse_whitespace,
         }
+        self._normalize = functools.partial(normalize_text, **self._norm)
         self._extract = re.compile(extract, re.DOTALL) if extract else None
         self._reference_key = reference_key
 
@@ -79,8 +81,9 @@ class ExactMatch(BaseReward):
         text = _extract_last(self._extract, response_text(sample))
         if text is None:
             return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
-        candidate = normalize_text(text, **self._norm)
-        hit = any(candidate == normalize_text(r, **self._norm) for r in refs)
+        normalize = self._normalize
+        candidate = normalize(text)
+        hit = any(candidate == normalize(r) for r in refs)
         return RewardResult.ok(float(hit), info={"extracted": candidate})
 
 
