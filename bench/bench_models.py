@@ -199,19 +199,26 @@ def synthetic_part() -> None:
         print(f"| {name} | {evaluate_pairs(model, test):.3f} | {corr:+.3f} |", flush=True)
 
     ns = [1, 2, 4, 8, 16, 32, 64]
-    pool = best_of_n_pool(200, 64, filler_scale=3)
     small = make_pairs(300, split="train", config=SyntheticConfig(bias=0.9))
-    print("\n## synthetic: best-of-n gold reward of the pick (proxy trained on 300 pairs, chosen longer 90%)")
-    print("| proxy | " + " | ".join(f"n={n}" for n in ns) + " |\n|---|" + "---|" * len(ns))
     single, _ = train_reward_model(small, val, backbone=backbone, config=TrainConfig())
-    ensemble, _ = train_ensemble(small, val, backbone=backbone, members=8)
-    proxies = {"single model": single, "ensemble mean": with_aggregation(ensemble, "mean"),
-               "ensemble min (WCO)": with_aggregation(ensemble, "min"),
-               "ensemble UWO lambda=1": with_aggregation(ensemble, "uwo", penalty=1.0)}
-    oracle = {"gold reward (oracle)": lambda t: np.array([gold_reward(x) for x in t])}
-    for name, fn in {**{k: m.score_texts for k, m in proxies.items()}, **oracle}.items():
-        curve = best_of_n_curve(fn, gold_reward, pool, ns)
-        print(f"| {name} | " + " | ".join(f"{curve[n]:.3f}" for n in ns) + " |", flush=True)
+    full, _ = train_ensemble(small, val, backbone=backbone, members=8)
+    subspace, _ = train_ensemble(small, val, backbone=backbone, members=8, feature_fraction=0.5)
+    proxies = {"single model": single, "ensemble mean": with_aggregation(full, "mean"),
+               "ensemble min (WCO)": with_aggregation(full, "min"),
+               "ensemble UWO lambda=1": with_aggregation(full, "uwo", penalty=1.0),
+               "random-subspace ensemble (50% features) min": with_aggregation(subspace, "min"),
+               "random-subspace ensemble (50% features) UWO lambda=4": with_aggregation(subspace, "uwo", penalty=4.0)}
+    scorers = {**{k: m.score_texts for k, m in proxies.items()},
+               "gold reward (oracle)": lambda t: np.array([gold_reward(x) for x in t])}
+    for rambling in (False, True):
+        pool = best_of_n_pool(200, 64, filler_scale=3, rambling=rambling)
+        kind = "wrong responses pad more (rambling)" if rambling else "quality and padding independent"
+        print(f"\n## synthetic: best-of-n gold reward of the pick; pool: {kind}; proxies trained on 300 pairs, "
+              "chosen longer 90%")
+        print("| proxy | " + " | ".join(f"n={n}" for n in ns) + " |\n|---|" + "---|" * len(ns))
+        for name, fn in scorers.items():
+            curve = best_of_n_curve(fn, gold_reward, pool, ns)
+            print(f"| {name} | " + " | ".join(f"{curve[n]:.3f}" for n in ns) + " |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

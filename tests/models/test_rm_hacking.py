@@ -80,3 +80,20 @@ def test_random_subspace_ensemble_round_trips(hashing, biased_data, tmp_path):
     assert 0.4 < float(model.head.mask.mean()) < 0.6
     texts = [p.chosen for p in test[:10]]
     np.testing.assert_array_equal(RewardModel.load(model.save(tmp_path)).score_texts(texts), model.score_texts(texts))
+
+
+@pytest.mark.slow
+def test_uncertainty_weighted_ensemble_loses_less_gold_when_best_of_n_overoptimises(hashing):
+    """Pool where wrong responses pad more: the length-loving proxy's pick gets worse with n.
+    A random-subspace ensemble aggregated by mean - 4 var keeps more gold at n = 16 and 64."""
+    val = make_pairs(200, split="test", config=SyntheticConfig(seed=1))
+    small = make_pairs(300, split="train", config=SyntheticConfig(bias=0.9))
+    pool = best_of_n_pool(200, 64, filler_scale=3, rambling=True)
+    single, _ = train_reward_model(small, val, backbone=hashing, config=TrainConfig())
+    ensemble, _ = train_ensemble(small, val, backbone=hashing, members=8, feature_fraction=0.5)
+    uwo = with_aggregation(ensemble, "uwo", penalty=4.0)
+    ns = [1, 16, 64]
+    single_curve = best_of_n_curve(single.score_texts, gold_reward, pool, ns)
+    uwo_curve = best_of_n_curve(uwo.score_texts, gold_reward, pool, ns)
+    assert single_curve[64] < single_curve[1] - 0.2  # over-optimisation is really there
+    assert uwo_curve[16] > single_curve[16] and uwo_curve[64] > single_curve[64], (single_curve, uwo_curve)

@@ -109,24 +109,28 @@ def make_pairs(n: int, *, split: str = "train", config: SyntheticConfig | None =
 
 
 def best_of_n_pool(n_prompts: int, n: int, *, config: SyntheticConfig | None = None,
-                   filler_scale: int = 2) -> list[tuple[str, list[str]]]:
+                   filler_scale: int = 2, rambling: bool = False) -> list[tuple[str, list[str]]]:
     """Prompts with `n` candidate responses each, for best-of-N sweeps.
 
-    Quality and spurious features are independent; filler goes up to `filler_scale` times the
-    training maximum, so a policy that games length finds more of it than training showed.
+    Filler goes up to `filler_scale` times the training maximum, so a proxy that games length
+    finds more of it than training showed. With `rambling=False` quality and spurious features
+    are independent; with `rambling=True` wrong responses pad more (filler up to the maximum
+    times the share of wrong sums) — the trade-off under which picking the proxy's favourite
+    among many responses starts to *lose* gold reward (Gao et al. 2023).
     """
     cfg = config or SyntheticConfig()
     rng = random.Random(f"{cfg.seed}-pool")
+    top = cfg.max_filler * filler_scale
     pool = []
     for _ in range(n_prompts):
         sums = [(rng.randint(0, cfg.max_digit), rng.randint(0, cfg.max_digit)) for _ in range(cfg.n_sums)]
         prompt = "Compute: " + ", ".join(f"{a}+{b}" for a, b in sums)
-        responses = [
-            _decorate(rng, _statements(rng, sums, rng.randint(0, cfg.n_sums)),
-                      filler=rng.randint(0, cfg.max_filler * filler_scale),
-                      markdown=rng.random() < 0.5, opener=rng.random() < 0.5)
-            for _ in range(n)
-        ]
+        responses = []
+        for _ in range(n):
+            right = rng.randint(0, cfg.n_sums)
+            cap = round(top * (cfg.n_sums - right) / cfg.n_sums) if rambling else top
+            responses.append(_decorate(rng, _statements(rng, sums, right), filler=rng.randint(0, cap),
+                                       markdown=rng.random() < 0.5, opener=rng.random() < 0.5))
         pool.append((prompt, responses))
     return pool
 
