@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import orjson
 
@@ -171,32 +171,16 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
     return row
 
 
-class ComponentStat(NamedTuple):
-    name: str
-    status: str
-    score: float | None
-    error_kind: str | None
-
-
-class RowStats(NamedTuple):
-    """What the run summary needs from one scored row (small, cheap to send between processes)."""
-
-    line: int
-    status: str
-    score: float | None
-    error_kind: str | None
-    error: str | None
-    components: tuple[ComponentStat, ...]
-    errors_as_zero: tuple[str, ...]
-    errors_skipped: tuple[str, ...]
-
-
-class ScoredRow(NamedTuple):
-    """A worker's output for one input row: the row (or its JSON line) and its stats."""
-
-    row: dict[str, Any] | None  # None when `text` holds the row already serialised
-    text: bytes | None
-    stats: RowStats
+# What crosses the process boundary for every row is made of plain tuples and plain strings:
+# pickling NamedTuples and enum members costs ~15 us a row both ways, plain tuples ~2.5 us.
+#
+# ComponentStat = (name, status, score, error_kind)
+# RowStats      = (line, status, score, error_kind, error, components, errors_as_zero, errors_skipped)
+# ScoredRow     = (row dict or None, JSON line bytes or None, RowStats)
+ComponentStat = tuple[str, str, "float | None", "str | None"]
+RowStats = tuple[int, str, "float | None", "str | None", "str | None", tuple[ComponentStat, ...], tuple[str, ...], tuple[str, ...]]
+ScoredRow = tuple["dict[str, Any] | None", "bytes | None", RowStats]
+LINE, STATUS, SCORE, ERROR_KIND, ERROR, COMPONENTS, ERRORS_AS_ZERO, ERRORS_SKIPPED = range(8)
 
 
 @dataclass(frozen=True)
@@ -237,42 +221,45 @@ class RowScorer:
     def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
         flat, stats = flatten(row, number, result, self.version, self.spec_hash)
         if self.serialize:
-            return ScoredRow(None, dumps(flat), stats)
-        return ScoredRow(flat, None, stats)
+            return (None, dumps(flat), stats)
+        return (flat, None, stats)
 
 
 def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str) -> tuple[dict[str, Any], RowStats]:
     """The output row (input fields, total, status, error, one column per component, info,
     stamps) and its stats for the summary, in one pass (this runs once per row).
 
-    Statuses and kinds are StrEnum members: they are strings, no `.value` lookups needed.
+    Statuses and kinds are StrEnum members; `_value_` is their plain string (cheap to pickle).
     """
     out = dict(row)
     error = result.error
-    kind = error.kind if error else None
+    kind = error.kind._value_ if error else None
+    status = result.status._value_
     out["reward"] = result.score
-    out["reward_status"] = result.status
+    out["reward_status"] = status
     out["reward_error_kind"] = kind
     out["reward_error"] = error.message if error else None
     info: dict[str, JSON] = dict(result.info)
     parts = []
     for name, part in result.components.items():
         out["reward/" + name] = part.score
-        entry: dict[str, JSON] = {"status": part.status}
+        part_status = part.status._value_
+        entry: dict[str, JSON] = {"status": part_status}
         part_error = part.error
+        part_kind = part_error.kind._value_ if part_error else None
         if part_error is not None:
-            entry["error"] = {"kind": part_error.kind, "message": part_error.message}
+            entry["error"] = {"kind": part_kind, "message": part_error.message}
         if part.info:
             entry.update(part.info)
         info[name] = entry
-        parts.append(ComponentStat(name, part.status, part.score, part_error.kind if part_error else None))
+        parts.append((name, part_status, part.score, part_kind))
     out["reward_info"] = info
     out["source_line"] = number
     out["rewardlab_version"] = version
     out["spec_hash"] = spec_hash
-    stats = RowStats(
+    stats: RowStats = (
         number,
-        result.status,
+        status,
         result.score,
         kind,
         error.message if error else None,
@@ -303,11 +290,12 @@ class RowWriter:
     def write(self, row: dict[str, Any] | ScoredRow) -> None:
         """Write a row dict, or a worker's `ScoredRow` (its JSON line when it has one)."""
         self.rows += 1
-        if isinstance(row, ScoredRow):
-            if row.text is not None and self._file is not None:
-                self._file.write(row.text + b"\n")
+        if isinstance(row, tuple):  # a ScoredRow
+            flat, text, _ = row
+            if text is not None and self._file is not None:
+                self._file.write(text + b"\n")
                 return
-            row = row.row if row.row is not None else json.loads(row.text or b"{}")
+            row = flat if flat is not None else json.loads(text or b"{}")
         if self._file is not None:
             self._file.write(dumps(row) + b"\n")
             return

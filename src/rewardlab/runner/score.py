@@ -14,6 +14,8 @@ from rewardlab.compose import build, spec_hash_of
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 from rewardlab.runner.io import (
+    ERROR,
+    ERROR_KIND,
     RowScorer,
     RowWriter,
     ScoredRow,
@@ -140,10 +142,11 @@ def score_file(
     )
     with pool, writer:
         for scored in pool.imap(rows):
-            if opts.strict and scored.stats.error_kind == ErrorKind.INVALID_INPUT.value:
-                raise InputError(f"{scored.stats.error} (--strict stops at the first bad row)")
+            stats = scored[2]
+            if opts.strict and stats[ERROR_KIND] == ErrorKind.INVALID_INPUT:
+                raise InputError(f"{stats[ERROR]} (--strict stops at the first bad row)")
             writer.write(scored)
-            summary.add(scored.stats)
+            summary.add(stats)
             if progress is not None and summary.rows % 64 == 0:
                 progress(64)
     if progress is not None and summary.rows % 64:

@@ -63,20 +63,21 @@ class RunSummary:
     max_examples: int = 5
 
     def add(self, stats: RowStats) -> None:
-        """Count one scored row (see `rewardlab.runner.io.RowStats`)."""
+        """Count one scored row (a `rewardlab.runner.io.RowStats` tuple)."""
+        line, status, score, error_kind, error, components, as_zero, skipped = stats
         self.rows += 1
-        self.total.add(stats.status, stats.score, stats.error_kind)
-        if stats.status == "error" and len(self.error_examples) < self.max_examples:
-            self.error_examples.append((stats.line, stats.error_kind or "unknown", stats.error or ""))
-        for part in stats.components:
-            column = self.components.get(part.name)
+        self.total.add(status, score, error_kind)
+        if status == "error" and len(self.error_examples) < self.max_examples:
+            self.error_examples.append((line, error_kind or "unknown", error or ""))
+        for name, part_status, part_score, part_kind in components:
+            column = self.components.get(name)
             if column is None:
-                column = self.components[part.name] = ColumnStats()
-            column.add(part.status, part.score, part.error_kind)
-        if stats.errors_as_zero:
-            self.errors_as_zero.update(stats.errors_as_zero)
-        if stats.errors_skipped:
-            self.errors_skipped.update(stats.errors_skipped)
+                column = self.components[name] = ColumnStats()
+            column.add(part_status, part_score, part_kind)
+        if as_zero:
+            self.errors_as_zero.update(as_zero)
+        if skipped:
+            self.errors_skipped.update(skipped)
 
     @property
     def rate(self) -> float:
