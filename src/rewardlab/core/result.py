@@ -16,6 +16,8 @@ from typing import Any
 from rewardlab._version import __version__
 from rewardlab.core.sample import JSON
 
+_set = object.__setattr__  # frozen dataclasses are built field by field through this
+
 
 class Status(StrEnum):
     """Whether a result carries a score."""
@@ -113,7 +115,19 @@ class RewardResult:
         steps: tuple[float, ...] | None = None,
     ) -> RewardResult:
         """A computed score (a wrong answer is `ok` with a low score)."""
-        return cls(float(score), Status.OK, components or {}, steps, info or {})
+        value = float(score)
+        if not math.isfinite(value):
+            raise ValueError(f"an ok result needs a finite score, got {score!r}")
+        # Checked here, so skip __init__'s validation: this runs for every sample and component.
+        result = object.__new__(cls)
+        _set(result, "score", value)
+        _set(result, "status", Status.OK)
+        _set(result, "components", components or {})
+        _set(result, "steps", steps)
+        _set(result, "info", info or {})
+        _set(result, "error", None)
+        _set(result, "stamp", None)
+        return result
 
     @classmethod
     def failure(

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from rewardlab.core.result import ErrorKind, RewardResult
+from rewardlab.core.result import ErrorKind, RewardResult, Status
 from rewardlab.core.sample import JSON, Sample, content_hash
 from rewardlab.errors import ScoringError
 
@@ -67,7 +67,15 @@ class BaseReward:
 
     # -- the protocol ----------------------------------------------------------------------
     def score(self, sample: Sample) -> RewardResult:
-        return self._check(self._safe_compute(sample))
+        try:
+            output = self.compute(sample)
+        except Exception as exc:
+            return crash_result(exc)
+        if type(output) is RewardResult and output.status is Status.OK:  # the common case
+            lo, hi = self.range
+            if lo - 1e-9 <= output.score <= hi + 1e-9:  # type: ignore[operator]
+                return output
+        return self._check(output)
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         try:
