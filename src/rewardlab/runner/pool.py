@@ -20,6 +20,7 @@ import faulthandler
 import itertools
 import multiprocessing as mp
 import os
+import pickle
 import threading
 import time
 from collections import deque
@@ -299,10 +300,17 @@ class _Dispatch(Generic[Item, Out]):
         by_conn = {w.conn: w for w in busy}
         by_sentinel = {w.process.sentinel: w for w in busy}
         ready = wait([*by_conn, *by_sentinel], timeout=_POLL_SECONDS)
+        arrived: list[tuple[_Task[Item], bytes]] = []
         for obj in ready:
             w = by_conn.get(obj)  # type: ignore[call-overload]
             if w is not None and w.task is not None and w.conn.poll():
-                self._receive(w)
+                self._receive(w, arrived)
+        if arrived:
+            # Give the idle workers their next chunk *before* unpickling what came back, so
+            # they compute while this process decodes (the turnaround was ~15% of a chunk).
+            self._feed()
+            for task, payload in arrived:
+                self._store(task, payload)
         for obj in ready:
             w = by_sentinel.get(obj)
             if w is not None and w.task is not None and not w.process.is_alive():
@@ -314,17 +322,17 @@ class _Dispatch(Generic[Item, Out]):
                 if w.task is not None and started != _IDLE and now - started > self.pool.timeout:
                     self._fail(w, ErrorKind.TIMEOUT, f"exceeded the per-sample timeout of {self.pool.timeout:g}s; worker killed")
 
-    def _receive(self, w: _Worker) -> None:
+    def _receive(self, w: _Worker, arrived: list[tuple[_Task[Item], bytes]]) -> None:
+        """Take a finished chunk's bytes off the pipe and free the worker (decoding is later)."""
         try:
-            task_id, outs = w.conn.recv()
+            payload = w.conn.recv_bytes()
         except (EOFError, OSError):
             self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
             return
         task = w.task
-        if task is None or task_id != task.id:
-            raise RunnerError("worker answered a task it was not given (internal error)")
-        for (pos, _), out in zip(task.entries, outs, strict=True):
-            self.done[pos] = out
+        if task is None:
+            raise RunnerError("worker answered without a task (internal error)")
+        arrived.append((task, payload))
         self.pool.observe(time.monotonic() - w.sent_at, len(task.entries))
         self.pool.stats.chunks += 1
         self.pool.stats.items += len(task.entries)
@@ -333,6 +341,13 @@ class _Dispatch(Generic[Item, Out]):
         limit = self.pool.max_tasks_per_worker
         if limit is not None and w.tasks_done >= limit:
             self.pool.replace(w)
+
+    def _store(self, task: _Task[Item], payload: bytes) -> None:
+        task_id, outs = pickle.loads(payload)
+        if task_id != task.id:
+            raise RunnerError("worker answered a task it was not given (internal error)")
+        for (pos, _), out in zip(task.entries, outs, strict=True):
+            self.done[pos] = out
 
     def _fail(self, w: _Worker, kind: ErrorKind, message: str) -> None:
         """The worker's current item gets `kind`; the rest of its chunk is re-queued."""
