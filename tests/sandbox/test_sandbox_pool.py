@@ -176,3 +176,27 @@ def test_seccomp_refuses_exploit_primitives_but_not_ordinary_work(pool: SandboxP
     assert lines[:6] == [f"{n} -1 1" for n in ("ptrace", "keyctl", "bpf", "userfaultfd", "perf_event_open", "io_uring_setup")]
     assert lines[6] == "x32 getpid -1 38"  # ENOSYS: the x32 ABI cannot sidestep the table
     assert lines[7:] == ["spawned", "threaded"]
+
+
+def test_read_only_binds_under_tmp_are_reachable_at_their_alias() -> None:
+    # A CI checkout (and its virtualenv) may live under /tmp, which the sandbox replaces with
+    # its own: such binds appear under HOST_ALIAS instead of being silently hidden.
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from rewardlab.sandbox.config import HOST_ALIAS, sandbox_path
+
+    top = Path(tempfile.mkdtemp(dir="/tmp"))  # world-reachable, as a checkout would be
+    os.chmod(top, 0o755)
+    library = top / "lib"
+    library.mkdir(mode=0o755)
+    (library / "hostmod.py").write_text("VALUE = 42\n")
+    inside = sandbox_path(str(library))
+    assert inside.startswith(HOST_ALIAS) == str(library).startswith("/tmp/")
+    with SandboxPool(1, SandboxConfig(extra_ro_binds=(str(library),))) as pool:
+        result = pool.run(f"import sys\nsys.path.append({inside!r})\nimport hostmod\nprint(hostmod.VALUE)")
+        denied = pool.run(f"open({inside!r} + '/x', 'w')")
+    shutil.rmtree(top)
+    assert (result.outcome, result.stdout) == (Outcome.OK, "42\n")
+    assert denied.outcome is not Outcome.OK

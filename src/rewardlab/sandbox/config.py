@@ -83,6 +83,20 @@ class SandboxConfig:
         return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
 
+#: Host paths under these mount points would be hidden by the sandbox's own /tmp, /dev and
+#: /proc; they are bound under HOST_ALIAS instead (a virtualenv in /tmp, as a CI checkout may have).
+HOST_ALIAS = "/run/rewardlab-host"
+_SHADOWED = ("/tmp", "/dev", "/proc")
+
+
+def sandbox_path(path: str) -> str:
+    """Where the host `path` is visible inside a bubblewrap sandbox (see HOST_ALIAS)."""
+    p = os.path.abspath(path)
+    if any(p == top or p.startswith(top + "/") for top in _SHADOWED):
+        return HOST_ALIAS + p
+    return p
+
+
 def find_bwrap() -> str | None:
     """Path of the bubblewrap binary, or None."""
     return shutil.which("bwrap")
@@ -137,7 +151,7 @@ def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) ->
     prefix = str(Path(python).resolve().parent.parent)
     binds = [prefix] if not prefix.startswith("/usr") else []
     for path in (*binds, *extra_ro_binds):
-        argv += ["--ro-bind", path, path]
+        argv += ["--ro-bind", path, sandbox_path(path)]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
     # bwrap builds the new root (and /dev) on tmpfs: writable unless remounted. Read-only, no
     # job can leave files behind for the next one or fill memory through them.

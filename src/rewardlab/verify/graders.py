@@ -149,10 +149,14 @@ class PythonGrader(BaseReward):
         if "def grade" not in source:
             raise ValueError("python grader source must define grade(sample, item)")
         from rewardlab.sandbox import Limits, SandboxConfig
+        from rewardlab.sandbox.config import sandbox_path
 
         path = sysconfig.get_paths()["purelib"]
         binds = (path,) if site_packages else ()
-        prefix = f"import sys as _rl_sys\n_rl_sys.path.append({path!r})\n" if site_packages else ""
+        # Inside bubblewrap a site-packages under /tmp is bound at its alias; without bubblewrap
+        # it is at its own path: append both, the one that exists is used.
+        paths = [sandbox_path(path), path] if site_packages else []
+        prefix = f"import sys as _rl_sys\n_rl_sys.path.extend({paths!r})\n" if site_packages else ""
         self._source = prefix + source
         self._limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb << 20)
         self._config = SandboxConfig(isolation=isolation, limits=self._limits, extra_ro_binds=binds)

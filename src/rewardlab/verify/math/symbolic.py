@@ -56,8 +56,10 @@ _TRANSFORMS = (*standard_transformations, implicit_multiplication)
 
 def _fast_parse(latex: str) -> Any:
     """`latex` as sympy through `parse_expr` when it is plain algebra, else None."""
-    if re.search(r"\d\s*\\frac", latex):
-        return None  # `2\frac{1}{2}` is the mixed number 5/2 to latex2sympy (and to MATH), not 1
+    if re.search(r"\d\s*\\frac", latex) or re.search(r"\\frac(?:\{[^{}]*\}\{[^{}]*\}|\d\d)\s*\d", latex):
+        # `2\frac{1}{2}` is the mixed number 5/2 to latex2sympy (and to MATH), not 1, and
+        # latex2sympy reads `\frac{1}{2}22` its own way: leave both to it
+        return None
     s = latex.replace("\\cdot", "*").replace("\\times", "*").replace("\\pi", " PI ")
     s = _SHORT_FRAC_RE.sub(r"\\frac{\1}{\2}", _SHORT_SQRT_RE.sub(r"\\sqrt{\1}", s))
     for _ in range(4):  # innermost first; deeper nesting goes to latex2sympy
