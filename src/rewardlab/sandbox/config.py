@@ -115,6 +115,11 @@ def _world_reachable(path: str) -> bool:
     return bool(p.stat().st_mode & 0o005)
 
 
+def site_packages_reachable(path: str) -> bool:
+    """Whether the sandbox user (`nobody`) can read a host directory that is bound into it."""
+    return os.geteuid() != 0 or _world_reachable(path)
+
+
 def host_user(python: str) -> int | None:
     """The host uid to start bubblewrap as: `nobody` when we are root and the interpreter is
     reachable by it, so sandboxed files and processes belong to an unprivileged host user too;

@@ -18,6 +18,7 @@ specs out of these. Inputs are `{{ template }}` strings over the `sample` namesp
 from __future__ import annotations
 
 import json
+import logging
 import sysconfig
 from collections.abc import Callable
 from typing import Any, Literal
@@ -39,6 +40,9 @@ _ROUGE = {f"rouge_{n}": f"rouge{n}" for n in range(1, 6)} | {"rouge_l": "rougeL"
 def _render(template: str, sample: Sample) -> str:
     response_text(sample)  # a non-string response is invalid input, whatever the template
     return render(template, sample)
+
+
+_log = logging.getLogger(__name__)
 
 
 class StringCheck(BaseReward):
@@ -149,9 +153,14 @@ class PythonGrader(BaseReward):
         if "def grade" not in source:
             raise ValueError("python grader source must define grade(sample, item)")
         from rewardlab.sandbox import Limits, SandboxConfig
-        from rewardlab.sandbox.config import sandbox_path
+        from rewardlab.sandbox.config import sandbox_path, site_packages_reachable
 
         path = sysconfig.get_paths()["purelib"]
+        if site_packages and not site_packages_reachable(path):
+            # The sandbox runs as `nobody`, which cannot enter this directory (e.g. a venv under
+            # /root): without it, graders get the standard library only. Say so, once.
+            _log.warning("site-packages %s is not readable by the sandbox user; python graders get the standard library only", path)
+            site_packages = False
         binds = (path,) if site_packages else ()
         # Inside bubblewrap a site-packages under /tmp is bound at its alias; without bubblewrap
         # it is at its own path: append both, the one that exists is used.
