@@ -21,10 +21,11 @@ def test_scores_are_parsed_and_normalised(server):
     results = judge(server).score_batch([Sample(prompt="q", response="GOOD"), Sample(prompt="q", response="BAD")])
     assert [r.score for r in results] == pytest.approx([8 / 9, 1 / 9])  # [[9]], [[2]] on 1..10
     assert results[0].info["raw_mean"] == 9.0
-    body = server.requests[0]
-    assert body["model"] == "judge-1"
-    assert body["messages"][0]["role"] == "system"
-    assert "[Response]\nGOOD" in body["messages"][1]["content"]
+    # the batch's requests run concurrently: find each by its content, not by arrival order
+    contents = [body["messages"][1]["content"] for body in server.requests]
+    assert len(contents) == 2
+    assert sum("[Response]\nGOOD" in c for c in contents) == sum("[Response]\nBAD" in c for c in contents) == 1
+    assert all(b["model"] == "judge-1" and b["messages"][0]["role"] == "system" for b in server.requests)
 
 
 def test_unparseable_answer_is_a_parse_error_not_zero(server):
