@@ -32,7 +32,8 @@ def test_score_model_grader_scores_like_the_documented_example(server):
     same = Sample(response="Paris", meta={"reference_answer": "Paris"})
     different = Sample(response="Rome", meta={"reference_answer": "Paris"})
     assert [r.score for r in reward.score_batch([same, different])] == [1.0, 0.0]
-    body = server.requests[0]
+    # the two requests run concurrently: pick the one for `same` by its content
+    body = next(b for b in server.requests if b["messages"][0]["content"].endswith("Model answer: Paris"))
     assert body["model"] == "o4-mini-2025-04-16"
     assert body["temperature"] == 1.0 and body["max_tokens"] == 32768
     assert body["messages"][0]["content"].endswith("Reference answer: Paris\n\nModel answer: Paris")
