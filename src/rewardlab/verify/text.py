@@ -40,6 +40,17 @@ def normalize_text(
     return text.strip()
 
 
+def _references_and_answer(sample: Sample, reference_key: str | None, extract: re.Pattern[str] | None) -> tuple[list[str], str | None]:
+    """The acceptable references and the part of the response to compare (None: `extract`
+    did not match). Shared by the comparing text rewards."""
+    return references(sample, key=reference_key), _extract_last(extract, response_text(sample))
+
+
+def _no_match() -> RewardResult:
+    """A response without the extracted part is a wrong answer (ok, 0), not an error."""
+    return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
+
+
 class ExactMatch(BaseReward):
     """1.0 when the response (or the part `extract` captures) equals a reference, else 0.0.
 
@@ -77,10 +88,9 @@ class ExactMatch(BaseReward):
         self._reference_key = reference_key
 
     def compute(self, sample: Sample) -> RewardResult:
-        refs = references(sample, key=self._reference_key)
-        text = _extract_last(self._extract, response_text(sample))
+        refs, text = _references_and_answer(sample, self._reference_key, self._extract)
         if text is None:
-            return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
+            return _no_match()
         normalize = self._normalize
         candidate = normalize(text)
         hit = any(candidate == normalize(r) for r in refs)
@@ -185,10 +195,9 @@ class NormalizedMatch(BaseReward):
         self.params = {"extract": extract, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
-        refs = references(sample, key=self._reference_key)
-        text = _extract_last(self._extract, response_text(sample))
+        refs, text = _references_and_answer(sample, self._reference_key, self._extract)
         if text is None:
-            return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
+            return _no_match()
         candidate = squad_normalize(text)
         return RewardResult.ok(float(candidate in {squad_normalize(r) for r in refs}), info={"extracted": candidate})
 
@@ -205,10 +214,9 @@ class TokenF1(BaseReward):
         self.params = {"extract": extract, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
-        refs = references(sample, key=self._reference_key)
-        text = _extract_last(self._extract, response_text(sample))
+        refs, text = _references_and_answer(sample, self._reference_key, self._extract)
         if text is None:
-            return RewardResult.ok(0.0, info={"extracted": None, "reason": "extract pattern did not match"})
+            return _no_match()
         best = max((token_f1(r, text) for r in refs), key=lambda prf: prf[2])
         return RewardResult.ok(best[2], info={"precision": best[0], "recall": best[1]})
 
