@@ -19,6 +19,7 @@ from rewardlab.sandbox import (
     SessionEnded,
 )
 from rewardlab.sandbox import pool as pool_module
+from rewardlab.sandbox.config import sandbox_path
 
 pytestmark = needs_bwrap
 
@@ -105,7 +106,7 @@ def test_exit_during_a_call_ends_the_session(pool: SandboxPool) -> None:
 
 
 def test_start_failure_is_a_sandbox_error() -> None:
-    with pytest.raises(SandboxError, match=r"did not answer|exited|cannot start"):
+    with pytest.raises(SandboxError, match=r"did not answer|exited|cannot start|cannot reach"):
         SandboxPool(1, SandboxConfig(python="/nonexistent/python3", start_timeout=5)).start()
 
 
@@ -200,3 +201,24 @@ def test_read_only_binds_under_tmp_are_reachable_at_their_alias() -> None:
     shutil.rmtree(top)
     assert (result.outcome, result.stdout) == (Outcome.OK, "42\n")
     assert denied.outcome is not Outcome.OK
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root starts bubblewrap as host `nobody`")
+def test_a_bind_nobody_cannot_reach_is_refused_at_start() -> None:
+    # Started as root, bubblewrap would make every job's private /proc mount fail (EPERM), so
+    # the pool never starts as root: a bind `nobody` cannot reach is an error naming the path.
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    private = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's tmp_path is itself 0700
+    os.chmod(private, 0o700)
+    hidden = private / "site-packages"
+    hidden.mkdir(mode=0o755)
+    with pytest.raises(SandboxError, match=rf"cannot reach {hidden}.*isolation='rlimits'"):
+        SandboxPool(1, SandboxConfig(extra_ro_binds=(str(hidden),)))
+    os.chmod(private, 0o755)  # the same bind, now reachable, starts and is readable
+    with SandboxPool(1, SandboxConfig(extra_ro_binds=(str(hidden),))) as pool:
+        listed = pool.run(f"import os; print(os.listdir({sandbox_path(str(hidden))!r}))")
+    shutil.rmtree(private)
+    assert listed.stdout == "[]\n"

@@ -120,13 +120,23 @@ def site_packages_reachable(path: str) -> bool:
     return os.geteuid() != 0 or _world_reachable(path)
 
 
-def host_user(python: str) -> int | None:
-    """The host uid to start bubblewrap as: `nobody` when we are root and the interpreter is
-    reachable by it, so sandboxed files and processes belong to an unprivileged host user too;
-    otherwise None (start as ourselves; bwrap still maps us to uid 65534 with no capabilities)."""
-    if os.geteuid() != 0:
-        return None
-    return SANDBOX_UID if _world_reachable(python) else None
+def unreachable_binds(python: str, extra_ro_binds: tuple[str, ...] = ()) -> list[str]:
+    """Host paths the sandbox needs that `nobody` cannot reach (a parent directory without o+x,
+    e.g. a virtualenv under /root): bubblewrap, started as `nobody`, cannot bind them."""
+    prefix = str(Path(python).resolve().parent.parent)
+    needed = [python, *([] if prefix.startswith("/usr") else [prefix]), *extra_ro_binds]
+    return [path for path in needed if not _world_reachable(path)]
+
+
+def host_user() -> int | None:
+    """The host uid to start bubblewrap as: `nobody` when we are root, None (ourselves) otherwise.
+
+    Started as root, bubblewrap's user namespace would belong to root, and bubblewrap then covers
+    /proc/irq and /proc/bus with read-only binds; with those locked mounts the kernel refuses the
+    private /proc each job mounts (EPERM, see `mnt_already_visible` in fs/namespace.c). So as
+    root we always start as `nobody`; `unreachable_binds` says what it could not bind.
+    """
+    return SANDBOX_UID if os.geteuid() == 0 else None
 
 
 def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) -> list[str]:

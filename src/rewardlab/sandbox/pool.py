@@ -34,6 +34,7 @@ from rewardlab.sandbox.config import (
     find_bwrap,
     host_user,
     python_argv,
+    unreachable_binds,
 )
 from rewardlab.sandbox.result import ExecResult, SandboxError, classify
 from rewardlab.sandbox.session import Session, SessionEnded
@@ -49,6 +50,14 @@ FALLBACK_WARNING = (
     "sandboxed code runs with rlimits only, WITHOUT namespaces (bubblewrap not found, or "
     "isolation='rlimits'): it can read your files and reach the network. "
     "Install bubblewrap: apt-get install bubblewrap"
+)
+
+
+_START_HINT = (
+    "If bubblewrap could not create its user namespace, this host forbids unprivileged user "
+    "namespaces: allow them (sysctl kernel.unprivileged_userns_clone=1, or "
+    "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04+), or use "
+    "isolation='rlimits' (no isolation)"
 )
 
 
@@ -218,7 +227,14 @@ class SandboxPool:
         if self.isolated:
             assert bwrap is not None
             self._prefix = [*bwrap_argv(bwrap, python, self.config.extra_ro_binds), "--"]
-            self._user = host_user(python)
+            self._user = host_user()
+            if self._user is not None and (blocked := unreachable_binds(python, self.config.extra_ro_binds)):
+                raise SandboxError(
+                    f"the sandbox runs as uid {self._user} (nobody), which cannot reach {', '.join(blocked)}: "
+                    "a parent directory lacks o+x (e.g. /root is 0700). Install the environment where "
+                    "nobody can read it (chmod o+x on the parents, or a virtualenv outside /root), "
+                    "leave that path out of extra_ro_binds, or use isolation='rlimits' (no isolation)"
+                )
         else:
             if self.config.isolation == "auto":
                 warnings.warn(FALLBACK_WARNING, RuntimeWarning, stacklevel=2)
@@ -275,17 +291,13 @@ class SandboxPool:
             raise
 
     def _start_worker(self) -> _Worker:
+        # No fallback to starting bubblewrap as root when starting it as `nobody` fails (e.g.
+        # AppArmor's apparmor_restrict_unprivileged_userns): such a sandbox cannot mount the
+        # per-job /proc (see `host_user`), so the error says what failed instead.
         try:
             return _Worker(self._server_argv, user=self._user, timeout=self.config.start_timeout)
         except SandboxError as exc:
-            if self._user is None:
-                raise
-            # Some hosts forbid unprivileged user namespaces (e.g. AppArmor's
-            # apparmor_restrict_unprivileged_userns): start bwrap as ourselves instead; it still
-            # maps the sandbox to uid 65534 and drops every capability.
-            log.warning("starting bubblewrap as host uid %s failed (%s); starting it as uid %s", self._user, exc, os.geteuid())
-            self._user = None
-            return _Worker(self._server_argv, user=None, timeout=self.config.start_timeout)
+            raise SandboxError(f"{exc}. {_START_HINT}") from None
 
     def _release(self, worker: _Worker, *, healthy: bool) -> None:
         if healthy and worker.alive() and not self._closed:
