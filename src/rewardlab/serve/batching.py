@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -28,12 +29,14 @@ import orjson
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_key
-from rewardlab.serve.executors import Executor
+from rewardlab.serve.executors import Executor, InlineExecutor
 from rewardlab.serve.metrics import ServerMetrics
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 
 _MAX_PENDING_WRITES = 16
+# An inline batch that took less than this runs on the event loop (see `Batcher._inline_ok`).
+_INLINE_LOOP_SECONDS = 0.02
 
 
 class Overloaded(Exception):
@@ -136,6 +139,7 @@ class Batcher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._batch_tasks: set[asyncio.Task[None]] = set()
         self._batch_seconds = 0.1  # running estimate, for Retry-After
+        self._last_seconds = math.inf  # the first batch runs on a thread (see `_inline_ok`)
         # Cache writes happen on one writer thread, after the waiting requests got their
         # results: a reply never waits for SQLite. Rows that arrive while the writer is busy
         # are written together in its next transaction (fewer commits, each page of the
@@ -157,8 +161,39 @@ class Batcher:
             BackendError: the executor failed for a batch this request needed.
         """
         self._ensure_started()
-        keys, hits = await asyncio.to_thread(self._lookup, samples, use_cache)
         request = _Request([b""] * len(samples), 0, asyncio.get_running_loop().create_future())
+        if self.cache is not None and use_cache:
+            plan, fresh, hits = await self._plan_with_keys(samples, request)
+        else:  # nothing to look up: no keys, no thread hop (hashing costs as much as a cheap reward)
+            fresh = [_Item(sample, "") for sample in samples]
+            plan, hits = list(enumerate(fresh)), 0
+        if fresh and len(self._queue) + len(fresh) > self.max_queue:  # refuse before touching shared state
+            self.metrics.rejected.labels(self.name, "queue_full").inc()
+            retry = max(1.0, self._batch_seconds * len(self._queue) / max(1, self.max_batch))
+            raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
+        for i, item in plan:
+            item.waiters.append((request, i))
+            item.store = item.store or use_cache
+        request.remaining = len(plan)
+        for item in fresh:
+            if item.key:  # keyed items can be shared by identical samples of later requests
+                self._inflight[item.key] = item
+            self._queue.append(item)
+        self.metrics.queue_depth.labels(self.name).set(len(self._queue))
+        if fresh:
+            assert self._wakeup is not None
+            self._wakeup.set()
+        self.metrics.cache_hits.labels(self.name).inc(hits)
+        if plan:
+            await request.future  # raises the BackendError of a failed batch
+        return ScoreOutcome(request.encoded, hits)
+
+    async def _plan_with_keys(
+        self, samples: Sequence[Sample], request: _Request
+    ) -> tuple[list[tuple[int, _Item]], list[_Item], int]:
+        """Fill cached positions of `request`; plan the rest, sharing identical samples
+        (within the request and with batches in flight). Returns (plan, fresh items, hits)."""
+        keys, hits = await asyncio.to_thread(self._lookup, samples)
         plan: list[tuple[int, _Item]] = []
         fresh: list[_Item] = []
         mine: dict[str, _Item] = {}
@@ -172,31 +207,11 @@ class Batcher:
                 fresh.append(item)
             mine[key] = item
             plan.append((i, item))
-        if fresh and len(self._queue) + len(fresh) > self.max_queue:  # refuse before touching shared state
-            self.metrics.rejected.labels(self.name, "queue_full").inc()
-            retry = max(1.0, self._batch_seconds * len(self._queue) / max(1, self.max_batch))
-            raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
-        for i, item in plan:
-            item.waiters.append((request, i))
-            item.store = item.store or use_cache
-        request.remaining = len(plan)
-        for item in fresh:
-            self._inflight[item.key] = item
-            self._queue.append(item)
-        self.metrics.queue_depth.labels(self.name).set(len(self._queue))
-        if fresh:
-            assert self._wakeup is not None
-            self._wakeup.set()
-        cached = len(samples) - len(plan)
-        self.metrics.cache_hits.labels(self.name).inc(cached)
-        if plan:
-            await request.future  # raises the BackendError of a failed batch
-        return ScoreOutcome(request.encoded, cached)
+        return plan, fresh, len(samples) - len(plan)
 
-    def _lookup(self, samples: Sequence[Sample], use_cache: bool) -> tuple[list[str], dict[str, bytes]]:
+    def _lookup(self, samples: Sequence[Sample]) -> tuple[list[str], dict[str, bytes]]:
+        assert self.cache is not None
         keys = [sample_key(s) for s in samples]
-        if self.cache is None or not use_cache:
-            return keys, {}
         with self._writes_lock:
             hits = {k: self._unwritten[k] for k in keys if k in self._unwritten}
         missing = [k for k in keys if k not in hits]
@@ -237,7 +252,10 @@ class Batcher:
         assert self._slots is not None
         self.metrics.in_flight.labels(self.name).inc()
         try:
-            results = await asyncio.to_thread(self._compute, batch)
+            if self._inline_ok():
+                results = self._compute(batch)
+            else:
+                results = await asyncio.to_thread(self._compute, batch)
         except Exception as exc:  # the executor itself failed: every waiting request learns why
             error = BackendError(f"backend failed for reward {self.name!r}: {type(exc).__name__}: {exc}")
             for item in batch:
@@ -258,6 +276,12 @@ class Batcher:
             self.metrics.in_flight.labels(self.name).dec()
             self._slots.release()
 
+    def _inline_ok(self) -> bool:
+        """Compute on the event loop itself? Only an inline backend whose last batch took under
+        `_INLINE_LOOP_SECONDS`: handing a cheap batch to a thread costs more than the batch (the
+        two threads then take turns on the GIL), but a slow one must not stall other requests."""
+        return isinstance(self.executor, InlineExecutor) and self._last_seconds < _INLINE_LOOP_SECONDS
+
     def _compute(self, batch: list[_Item]) -> list[bytes]:
         start = time.perf_counter()
         results = self.executor.map([item.sample for item in batch])
@@ -266,6 +290,7 @@ class Batcher:
         encoded = [self._encode(r) for r in results]
         seconds = time.perf_counter() - start
         self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * seconds
+        self._last_seconds = seconds
         self.metrics.batch_latency.labels(self.name).observe(seconds)
         self.metrics.batch_size.labels(self.name).observe(len(batch))
         self.metrics.cache_misses.labels(self.name).inc(len(batch))
