@@ -90,6 +90,36 @@ def make_samples(n: int) -> list[Sample]:
     return out
 
 
+def make_rlvr_samples(n: int) -> list[Sample]:
+    """Arithmetic answers in the demo's format (`make demo`'s job at scale): 60% right, 10%
+    unformatted; numbers drawn from a wide range, so few samples repeat."""
+    rng = random.Random(0)
+    out = []
+    for _ in range(n):
+        a, b = rng.randint(100, 9999), rng.randint(3, 999)
+        said = a * b if rng.random() < 0.6 else a * b + rng.choice([-10, -1, 1, 10])
+        response = (
+            f"<think>We need {a} * {b}. Step by step that gives {said}.</think>\n<answer>{said}</answer>"
+            if rng.random() < 0.9
+            else f"The answer is {said}."
+        )
+        out.append(Sample(prompt=f"What is {a} times {b}?", response=response, reference=str(a * b)))
+    return out
+
+
+def demo_spec() -> str:
+    from importlib import resources
+
+    return resources.files("rewardlab.demo").joinpath("rlvr.toml").read_text()
+
+
+# name -> (description, spec text, sample maker)
+SPECS = {
+    "cheap": ("format.tags + text.exact", lambda: SPEC, make_samples),
+    "rlvr": ("the demo's RLVR spec: format gate + math.answer + length", demo_spec, make_rlvr_samples),
+}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -215,18 +245,21 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def bench_cheap(args: argparse.Namespace, tmp: str) -> tuple[dict[str, float], list[float], list[float]]:
+def bench_cheap(
+    args: argparse.Namespace, tmp: str, spec_name: str = "cheap"
+) -> tuple[dict[str, float], list[float], list[float]]:
     """Best-of-rounds seconds per side (interleaved per round), then fixed-rate latencies."""
-    reward = build(SPEC)
-    samples = make_samples(args.n)
+    _, spec_text, make = SPECS[spec_name]
+    reward = build(spec_text())
+    samples = make(args.n)
     rows = [s.to_dict() for s in samples]
     expected = [r.score for r in reward.score_batch(samples)]
     spec, cache = Path(tmp, "cheap.toml"), Path(tmp, "cache.sqlite")
-    spec.write_text(SPEC)
+    spec.write_text(spec_text())
     port, peer_port = free_port(), free_port()
     server = start(
         [sys.executable, "-c", "import sys; from rewardlab.cli.main import main; sys.exit(main(sys.argv[1:]))",
-         "serve", str(spec), "--port", str(port), "--backend", "inline", "--cache", str(cache), "--log-level", "warning"],
+         "serve", f"cheap={spec}", "--port", str(port), "--backend", "inline", "--cache", str(cache), "--log-level", "warning"],
         port,
     )
     Path(tmp, "peer.py").write_text(PEER)
@@ -271,9 +304,12 @@ def bench_cheap(args: argparse.Namespace, tmp: str) -> tuple[dict[str, float], l
     return {k: min(v) for k, v in times.items()}, lat_rl, lat_peer
 
 
-def report_cheap(args: argparse.Namespace, t: dict[str, float], lat_rl: list[float], lat_peer: list[float]) -> None:
+def report_cheap(
+    args: argparse.Namespace, t: dict[str, float], lat_rl: list[float], lat_peer: list[float], spec_name: str = "cheap"
+) -> None:
     n, base = args.n, t["inproc"]
-    print(f"{n} samples, batches of {args.batch}, loopback; spec: format.tags + text.exact; best of {args.rounds}")
+    print(f"\n{n} samples, batches of {args.batch}, loopback; spec {spec_name!r}: {SPECS[spec_name][0]}; best of {args.rounds}")
+    print(f"in-process cost: {base / n * 1e6:.1f} us per sample")
     print(f"{'side':<44}{'seconds':>9}{'samples/s':>12}{'x in-process':>14}")
     labels = {
         "inproc": "in-process reward.score_batch",
@@ -302,10 +338,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40, help="requests in the latency test")
     parser.add_argument("--rounds", type=int, default=3, help="best of this many timings per pass")
     parser.add_argument("--skip-math", action="store_true", help="skip the maths-verifier section")
+    parser.add_argument("--specs", default="cheap,rlvr", help=f"comma-separated, of {sorted(SPECS)}")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        times, lat_rl, lat_peer = bench_cheap(args, tmp)
-    report_cheap(args, times, lat_rl, lat_peer)
+    for spec_name in args.specs.split(","):
+        with tempfile.TemporaryDirectory() as tmp:
+            times, lat_rl, lat_peer = bench_cheap(args, tmp, spec_name)
+        report_cheap(args, times, lat_rl, lat_peer, spec_name)
     if not args.skip_math:
         with tempfile.TemporaryDirectory() as tmp:
             bench_math(tmp, args.batch, args.rounds)
