@@ -15,6 +15,7 @@ from rewardlab.envs.officeworld import (
     office_transitions,
 )
 from rewardlab.envs.officeworld import cell_index as ci
+from rewardlab.envs.rm.shaping import rm_potentials
 from rewardlab.envs.rm.wrapper import RewardMachineWrapper
 from rewardlab.envs.tabular import (
     LearnerConfig,
@@ -108,7 +109,7 @@ def test_wrapper_fast_path_matches_the_machine_in_every_mode() -> None:
         assert (rd, td, trd) == (ro, to, tro) and info["rm/task"] == task
         # the cached reward equals the machine's step plus shaping 0.9 * Phi(u') - Phi(u)
         v, rm_r, acc, rej, _ = rm.step_index(u_prev, info["rm/labels"])
-        phi = envs["dict"]._phi[task]  # type: ignore[index]
+        phi = rm_potentials(rm, gamma=0.9)
         assert rd == pytest.approx(rm_r + 0.9 * (0.0 if (acc or rej) else phi[v]) - phi[u_prev])
         assert td == (acc or rej) and od["rm"] - envs["dict"].offsets[task] == v
         assert oo[2 + od["rm"]] == 1.0 and oo.sum() == od["obs"].sum() + 1 and not oo.flags.writeable

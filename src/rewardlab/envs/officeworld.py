@@ -24,9 +24,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rewardlab.envs.rm.labels import InfoLabels
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.envs.rm.text import parse_text_rm
-from rewardlab.errors import SpecError
+from rewardlab.errors import InputError, SpecError
 
 __all__ = [
     "ACTIONS",
@@ -149,13 +150,28 @@ def office_transitions() -> tuple[np.ndarray, np.ndarray]:
     return nxt, label
 
 
-def office_labels(obs: Any, action: Any, next_obs: Any, info: Mapping[str, Any]) -> frozenset[str]:
-    """Labelling function for `RewardMachineWrapper`: the proposition of the cell entered."""
-    found = info.get("labels")
-    if found is not None:
-        return found  # type: ignore[no-any-return]
-    x, y = int(next_obs[0]), int(next_obs[1])
-    return frozenset(OBJECTS[(x, y)]) if (x, y) in OBJECTS else frozenset()
+#: the label set of every cell, precomputed (the shared `OFFICE_ALPHABET` frozensets): labelling
+#: a cell is one dict lookup, no frozenset is built
+_CELL_LABELS: Mapping[tuple[int, int], frozenset[str]] = {
+    (x, y): OFFICE_ALPHABET[OFFICE_ALPHABET.index(frozenset(OBJECTS.get((x, y), "")))]
+    for x in range(WIDTH)
+    for y in range(HEIGHT)
+}
+
+
+def _cell_labels(obs: Any, action: Any, next_obs: Any, info: Mapping[str, Any]) -> frozenset[str]:
+    """The proposition of the cell `next_obs = [x, y]` (for transitions replayed without info)."""
+    cell = (int(next_obs[0]), int(next_obs[1]))
+    try:
+        return _CELL_LABELS[cell]
+    except KeyError:
+        raise InputError(f"office world observation {list(cell)} is off the {WIDTH}x{HEIGHT} grid") from None
+
+
+#: Labelling function for `RewardMachineWrapper`: the proposition of the cell entered. It reads
+#: `info["labels"]`, which `OfficeWorld.step` fills (the wrapper reads that key inline, see
+#: `InfoLabels`), and labels the cell of `next_obs` when the info has no labels.
+office_labels = InfoLabels("labels", fallback=_cell_labels)
 
 
 class OfficeWorld(gym.Env[np.ndarray, int]):

@@ -14,22 +14,20 @@ with a one-hot code (`obs_mode="onehot"`, a float32 Box, for MLP policies).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rewardlab.envs.rm.compiled import CompiledMachines, Node
+from rewardlab.envs.rm.labels import InfoLabels, LabelFn
 from rewardlab.envs.rm.machine import RewardMachine
-from rewardlab.envs.rm.shaping import rm_potentials
 from rewardlab.errors import SpecError
 
 __all__ = ["LabelFn", "RewardMachineWrapper"]
 
-LabelFn = Callable[[Any, Any, Any, dict[str, Any]], frozenset[str]]
-#: (next global state, machine ends, reward, reward if the env terminates, constant info items)
-_Hop = tuple[int, bool, float, float, dict[str, Any]]
 _MEMO_LIMIT = 1 << 16  # most one-hot encodings memoised (values x machine states): a few MB at most
 
 
@@ -74,12 +72,15 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             raise SpecError("RewardMachineWrapper needs at least one reward machine")
         if obs_mode not in ("dict", "onehot", "none") or reward_mode not in ("rm", "sum"):
             raise SpecError(f"obs_mode must be dict|onehot|none and reward_mode rm|sum, got {obs_mode!r}, {reward_mode!r}")
+        if task_schedule not in ("cycle", "random"):
+            raise SpecError(f"task_schedule must be cycle|random, got {task_schedule!r}")
         self.label, self.obs_mode, self.reward_mode, self.task_schedule = label, obs_mode, reward_mode, task_schedule
-        self.offsets = [0, *np.cumsum([m.n_states for m in self.machines]).tolist()]  # plain ints: fast
-        n = self.offsets[-1]
-        self._onehot = np.eye(n, dtype=np.float32)
         self.shaping_gamma = shaping_gamma
-        self._phi = [rm_potentials(m, gamma=shaping_gamma) for m in self.machines] if shaping_gamma else None
+        #: the machines compiled into linked per-state transition tables (see `compiled.py`)
+        self.table = CompiledMachines(self.machines, shaping_gamma=shaping_gamma)
+        self.offsets = self.table.offsets
+        n = self.table.n_states
+        self._onehot = np.eye(n, dtype=np.float32)
         base = env.observation_space
         self._box = isinstance(base, spaces.Box)
         if obs_mode == "dict":
@@ -92,15 +93,17 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             self._rows = np.zeros((n, dim), dtype=np.float32)
             self._rows[:, self._k :] = self._onehot
         self.task, self._g = -1, 0
+        self._node: Node = {}
         self._obs: Any = None
         #: (env obs, action, next env obs, labels, env terminated) of the last step, for CRM
         self.last_transition: tuple[Any, Any, Any, frozenset[str], bool] | None = None
-        # Per-step fast path (see `step`): bound env.step, label fn and one transition table per
-        # global RM state, keyed by the frozenset of labels and filled lazily from the machine.
-        self._env_step, self._label, self._sum = env.step, label, reward_mode == "sum"
+        # Per-step fast path (see `step`): every mode check is made here, once.
+        self._sum = reward_mode == "sum"
         self._dict_obs = obs_mode == "dict"
-        self._hops: list[dict[frozenset[str], _Hop]] = [{} for _ in range(n)]
-        self._owner = [(t, u) for t, m in enumerate(self.machines) for u in range(m.n_states)]
+        #: labels reported by the env under this info key are read inline (`InfoLabels`)
+        self._info_key = label.key if isinstance(label, InfoLabels) else None
+        self._starts = [self.table.start(t) for t in range(len(self.machines))]
+        self._random_tasks = task_schedule == "random"
         # one-hot encodings of integer Box observations, per global RM state, keyed by obs bytes;
         # `_dtype` None disables the memo (continuous or huge observation spaces)
         self._memo: list[dict[bytes, np.ndarray]] | None = None
@@ -119,8 +122,8 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         return self._encode(obs, self.offsets[task] + u)
 
     def _encode(self, obs: Any, g: int) -> Any:
-        if self.obs_mode == "dict":
-            return {"obs": obs, "rm": g}
+        if self._dict_obs:
+            return {"obs": obs, "rm": g}  # a new dict every step: callers may keep observations
         if self.obs_mode == "none":
             return obs
         if type(obs) is np.ndarray and obs.dtype is self._dtype:
@@ -156,39 +159,50 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         if options and "task" in options:
-            self.task = int(options["task"]) % len(self.machines)
-        elif self.task_schedule == "random":
-            self.task = int(self.np_random.integers(len(self.machines)))
+            task = int(options["task"]) % len(self.machines)
+        elif self._random_tasks:
+            task = int(self.np_random.integers(len(self.machines)))
         else:
-            self.task = (self.task + 1) % len(self.machines)
-        rm = self.machine
-        self._g = self.offsets[self.task] + rm.index[rm.initial]
+            task = (self.task + 1) % len(self.machines)
+        self.task = task
+        self._node, self._g, initial = self._starts[task]
         self._obs = obs
-        info["rm/state"], info["rm/task"] = rm.initial, self.task
-        return self._encode(obs, self._g), info
+        info["rm/state"], info["rm/task"] = initial, task
+        return ({"obs": obs, "rm": self._g} if self._dict_obs else self._encode(obs, self._g)), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Step the env and the machine.
 
-        The hot path is one lookup in the current state's transition table (keyed by the
-        frozenset of labels; a miss asks the machine once and caches the answer with the
-        shaped rewards and the constant info items) plus one dict merge into the env's info.
+        The machine's part is one lookup in the current state's node of the compiled table
+        (`self.table`, keyed by the frozenset of labels; a miss evaluates the guards once and
+        keeps the answer), four stores into the env's info dict (fresh on every step, so it is
+        updated in place), and the new observation. Labelling functions that return a
+        frozenset take the fast path; any other iterable of labels is converted on every step.
         """
-        obs, env_r, terminated, truncated, info = self._env_step(action)
-        labels = self._label(self._obs, action, obs, info)
+        # `self.env.step(...)`, not a bound method kept on self: CPython 3.11 specialises
+        # method calls on the type, not callables stored on the instance (those cost a generic
+        # attribute lookup per call); the same goes for `label` below.
+        obs, env_r, terminated, truncated, info = self.env.step(action)
+        if self._info_key is None or (labels := info.get(self._info_key)) is None:
+            label = self.label
+            labels = label(self._obs, action, obs, info)
         try:
-            g, ends, reward, reward_if_env_ends, fixed = self._hops[self._g][labels]
+            hop = self._node[labels]
         except (KeyError, TypeError):  # first time (state, labels) is seen, or labels not a frozenset
-            labels = frozenset(labels)
-            g, ends, reward, reward_if_env_ends, fixed = self._hop(self._g, labels)
+            hop = self.table.hop(self._g, labels)
+        node, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra = hop
         if terminated:
             ends, reward = True, reward_if_env_ends
         if self._sum:
             reward += float(env_r)
-        info |= fixed
         info["reward/env"] = env_r
+        info["reward/rm"] = rm_r
+        info["rm/state"] = state
+        info["rm/labels"] = labels
+        if extra is not None:
+            info.update(extra)
         self.last_transition = (self._obs, action, obs, labels, terminated)
-        self._g, self._obs = g, obs
+        self._node, self._g, self._obs = node, g, obs
         if self._dict_obs:
             out = {"obs": obs, "rm": g}  # a new dict every step: callers may keep observations
         elif type(obs) is np.ndarray and obs.dtype is self._dtype:  # memoised one-hot (read-only)
@@ -197,30 +211,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
                 out = self._remember(obs, g)
         else:
             out = self._encode(obs, g)
-        return out, reward, ends, truncated is not False and bool(truncated) and not ends, info
-
-    def _hop(self, g: int, labels: frozenset[str]) -> _Hop:
-        """Compute and cache what the machine does from global state `g` on `labels`."""
-        task, u = self._owner[g]
-        rm = self.machines[task]
-        v, rm_r, acc, rej, _ = rm.step_index(u, labels)
-        ends = acc or rej
-        reward = reward_if_env_ends = rm_r
-        if self._phi is not None:  # potential-based shaping, Phi(terminal) = 0
-            phi, gamma = self._phi[task], float(self.shaping_gamma)  # type: ignore[arg-type]
-            reward_if_env_ends = rm_r - float(phi[u])
-            reward = reward_if_env_ends + (0.0 if ends else gamma * float(phi[v]))
-        # Only the four keys the issue asks for on every step: each extra key costs a dict resize
-        # on small env infos (~0.1 us, 10% of the office world's step). The task id is added for
-        # multi-task wrappers, the outcome on the step where the machine ends.
-        fixed: dict[str, Any] = {"reward/rm": rm_r, "rm/state": rm.states[v], "rm/labels": labels}
-        if len(self.machines) > 1:
-            fixed["rm/task"] = task
-        if ends:
-            fixed["rm/accepted"], fixed["rm/rejected"] = acc, rej
-        hop = (self.offsets[task] + v, ends, reward, reward_if_env_ends, fixed)
-        self._hops[g][labels] = hop
-        return hop
+        return out, reward, ends, False if ends or truncated is False else bool(truncated), info
 
     # -- counterfactuals -------------------------------------------------------------------
     def counterfactual_batch(
