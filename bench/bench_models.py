@@ -18,6 +18,7 @@ inference samples/s (rewardlab `RewardModel.score_texts` vs batched HF forward o
     .venv/bin/python bench/bench_models.py            # full (a few minutes on 2 cores)
     .venv/bin/python bench/bench_models.py --quick    # 2 folds, 1 epoch: smoke run
     .venv/bin/python bench/bench_models.py --part synthetic   # gold-reward experiments only
+    .venv/bin/python bench/bench_models.py --part ensembles   # only the best-of-n ensemble sweep
 
 The synthetic part (hashed n-gram backbone, `rewardlab.models.synthetic`) measures what needs a
 known gold reward: accuracy vs data size against the noise ceiling, ODIN's length correlation on
@@ -163,9 +164,8 @@ def inference_part(pairs: list[PreferencePair], last_models: dict) -> None:
 def synthetic_part() -> None:
     """Gold-reward experiments on `rewardlab.models.synthetic` (hashed n-gram backbone)."""
     from rewardlab.models import HashingBackbone, evaluate_pairs
-    from rewardlab.models.ensemble import best_of_n_curve, train_ensemble, with_aggregation
     from rewardlab.models.losses import pearson
-    from rewardlab.models.synthetic import SyntheticConfig, best_of_n_pool, gold_reward, make_pairs
+    from rewardlab.models.synthetic import SyntheticConfig, gold_reward, make_pairs
 
     backbone = HashingBackbone(n_features=1024)
     val = make_pairs(200, split="test", config=SyntheticConfig(seed=1))
@@ -198,32 +198,88 @@ def synthetic_part() -> None:
         corr = float(pearson(torch.from_numpy(model.score_texts(texts)), words))
         print(f"| {name} | {evaluate_pairs(model, test):.3f} | {corr:+.3f} |", flush=True)
 
-    ns = [1, 2, 4, 8, 16, 32, 64]
-    small = make_pairs(300, split="train", config=SyntheticConfig(bias=0.9))
-    single, _ = train_reward_model(small, val, backbone=backbone, config=TrainConfig())
-    full, _ = train_ensemble(small, val, backbone=backbone, members=8)
-    subspace, _ = train_ensemble(small, val, backbone=backbone, members=8, feature_fraction=0.5)
-    proxies = {"single model": single, "ensemble mean": with_aggregation(full, "mean"),
-               "ensemble min (WCO)": with_aggregation(full, "min"),
-               "ensemble UWO lambda=1": with_aggregation(full, "uwo", penalty=1.0),
-               "random-subspace ensemble (50% features) min": with_aggregation(subspace, "min"),
-               "random-subspace ensemble (50% features) UWO lambda=4": with_aggregation(subspace, "uwo", penalty=4.0)}
-    scorers = {**{k: m.score_texts for k, m in proxies.items()},
-               "gold reward (oracle)": lambda t: np.array([gold_reward(x) for x in t])}
-    for rambling in (False, True):
-        pool = best_of_n_pool(200, 64, filler_scale=3, rambling=rambling)
-        kind = "wrong responses pad more (rambling)" if rambling else "quality and padding independent"
-        print(f"\n## synthetic: best-of-n gold reward of the pick; pool: {kind}; proxies trained on 300 pairs, "
-              "chosen longer 90%")
-        print("| proxy | " + " | ".join(f"n={n}" for n in ns) + " |\n|---|" + "---|" * len(ns))
-        for name, fn in scorers.items():
-            curve = best_of_n_curve(fn, gold_reward, pool, ns)
-            print(f"| {name} | " + " | ".join(f"{curve[n]:.3f}" for n in ns) + " |", flush=True)
+    ensemble_part(backbone, val)
+
+
+NS = [1, 2, 4, 8, 16, 32, 64]
+
+
+def _proxies(train, val, backbone, members: int = 8, hidden: int = 32, singles: int = 4) -> dict:
+    """Single models and ensembles trained on the same pairs; name -> scorer of a list of texts."""
+    from rewardlab.models.ensemble import train_ensemble, with_aggregation
+
+    out = {"single linear": train_reward_model(train, val, backbone=backbone, config=TrainConfig())[0].score_texts}
+    for seed in range(singles):  # the same kind as one ensemble member: an MLP from its own seed
+        model, _ = train_reward_model(train, val, backbone=backbone,
+                                      config=TrainConfig(head="mlp", hidden=hidden, seed=seed))
+        out[f"single MLP seed {seed}"] = model.score_texts
+    mlps, _ = train_ensemble(train, val, backbone=backbone, members=members, hidden=hidden, bootstrap=False)
+    for name, how, lam in [("mean", "mean", 1.0), ("min (WCO)", "min", 1.0), ("UWO λ=1", "uwo", 1.0),
+                           ("UWO λ=2", "uwo", 2.0), ("UWO λ=4", "uwo", 4.0)]:
+        out[f"{members} MLPs, {name}"] = with_aggregation(mlps, how, penalty=lam).score_texts
+    boot, _ = train_ensemble(train, val, backbone=backbone, members=members)
+    out[f"{members} bootstrapped linear heads, UWO λ=1"] = with_aggregation(boot, "uwo").score_texts
+    sub, _ = train_ensemble(train, val, backbone=backbone, members=members, feature_fraction=0.5)
+    out[f"{members} random-subspace linear heads, UWO λ=4"] = with_aggregation(sub, "uwo", penalty=4.0).score_texts
+    return out
+
+
+def ensemble_part(backbone, val, seeds: int = 3, n_train: int = 600) -> None:
+    """Best-of-n gold reward of single models vs ensembles (Coste et al. 2024, arXiv:2310.02743).
+
+    Proxies train on `n_train` pairs whose padding stays in the training range; the pool (200
+    prompts x 64 responses) pads up to 3x further, half of it in words training never showed.
+    Each regime is run for `seeds` data seeds (training pairs and pool drawn anew)."""
+    from rewardlab.models.ensemble import best_of_n_curve
+    from rewardlab.models.synthetic import SyntheticConfig, best_of_n_pool, gold_reward, make_pairs
+
+    gold = lambda texts: np.array([gold_reward(t) for t in texts])  # noqa: E731
+    for bias in (0.5, 0.7, 0.9):
+        at64: dict[str, list[list[float]]] = {}
+        for seed in range(seeds):
+            train = make_pairs(n_train, split="train", config=SyntheticConfig(bias=bias, seed=10 + seed))
+            scorers = {**_proxies(train, val, backbone), "gold reward (oracle)": gold}
+            for rambling in (True, False):
+                pool = best_of_n_pool(200, 64, filler_scale=3, rambling=rambling, novel=0.5,
+                                      config=SyntheticConfig(seed=seed))
+                curves = {k: best_of_n_curve(fn, gold_reward, pool, NS) for k, fn in scorers.items()}
+                for k, c in curves.items():
+                    at64.setdefault(f"{k}|{rambling}", []).append([c[1], max(c.values()), c[64]])
+                if seed == 0 and bias == 0.5:
+                    _print_curves(curves, rambling, n_train)
+        _print_summary(at64, bias, seeds, n_train)
+
+
+def _print_curves(curves: dict, rambling: bool, n_train: int) -> None:
+    kind = "wrong responses pad more (rambling)" if rambling else "quality and padding independent"
+    print(f"\n## best-of-n gold reward of the pick; pool: {kind}, padding up to 3x, half novel; "
+          f"proxies: {n_train} pairs, no spurious correlation (bias 0.5); data seed 0")
+    print("| proxy | " + " | ".join(f"n={n}" for n in NS) + " |\n|---|" + "---|" * len(NS))
+    for name, curve in curves.items():
+        print(f"| {name} | " + " | ".join(f"{curve[n]:.3f}" for n in NS) + " |", flush=True)
+
+
+def _print_summary(at64: dict, bias: float, seeds: int, n_train: int) -> None:
+    print(f"\n## gold reward of the best-of-64 pick, {n_train} training pairs, chosen side padded "
+          f"{bias:.0%} of the time; per data seed (0..{seeds - 1}); mean over seeds")
+    print("| proxy | rambling pool: n=64 per seed | mean | peak - n=64 (gold lost) "
+          "| independent pool: n=64 per seed | mean |\n|---|---|---|---|---|---|")
+    names = [k.split("|")[0] for k in at64 if k.endswith("|True")]
+    for name in names:
+        ram, ind = np.array(at64[f"{name}|True"]), np.array(at64[f"{name}|False"])
+        print(f"| {name} | " + " / ".join(f"{v:.3f}" for v in ram[:, 2]) + f" | {ram[:, 2].mean():.3f} | "
+              f"{(ram[:, 1] - ram[:, 2]).mean():.3f} | " + " / ".join(f"{v:.3f}" for v in ind[:, 2])
+              + f" | {ind[:, 2].mean():.3f} |", flush=True)
+    singles = [n for n in names if n.startswith("single MLP")]
+    for pool in ("True", "False"):
+        mean_single = np.mean([np.array(at64[f"{n}|{pool}"])[:, 2] for n in singles], axis=0)
+        print(f"(mean single MLP, {'rambling' if pool == 'True' else 'independent'} pool, n=64 per seed: "
+              + " / ".join(f"{v:.3f}" for v in mean_single) + f"; mean {mean_single.mean():.3f})")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=["all", "real", "synthetic"], default="all")
+    parser.add_argument("--part", choices=["all", "real", "synthetic", "ensembles"], default="all")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=3, help="epochs for TRL and rewardlab finetune")
     parser.add_argument("--frozen-epochs", type=int, default=20)
@@ -231,6 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.folds, args.epochs, args.frozen_epochs = 2, 1, 5
+    if args.part == "ensembles":
+        from rewardlab.models import HashingBackbone
+        from rewardlab.models.synthetic import SyntheticConfig, make_pairs
+
+        ensemble_part(HashingBackbone(n_features=1024), make_pairs(200, split="test", config=SyntheticConfig(seed=1)))
+        return 0
     if args.part in ("all", "synthetic"):
         synthetic_part()
     if args.part == "synthetic":

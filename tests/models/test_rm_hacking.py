@@ -97,3 +97,56 @@ def test_uncertainty_weighted_ensemble_loses_less_gold_when_best_of_n_overoptimi
     uwo_curve = best_of_n_curve(uwo.score_texts, gold_reward, pool, ns)
     assert single_curve[64] < single_curve[1] - 0.2  # over-optimisation is really there
     assert uwo_curve[16] > single_curve[16] and uwo_curve[64] > single_curve[64], (single_curve, uwo_curve)
+
+
+def test_mlp_ensemble_members_agree_in_distribution_and_disagree_out_of_it(hashing):
+    """The mechanism of Coste et al. 2024: same data, different seeds -> members agree where the
+    training data was and spread where best-of-n pushes (more, and novel, padding)."""
+    from rewardlab.models.synthetic import _decorate, _statements
+
+    train = make_pairs(400, split="train", config=SyntheticConfig(bias=0.5, seed=10))
+    ensemble, _ = train_ensemble(train, [], backbone=hashing, members=5, hidden=32, bootstrap=False,
+                                 config=TrainConfig(epochs=10))
+    rng = __import__("random").Random(0)
+
+    def spread(filler: int, novel: float) -> float:
+        texts = [_decorate(rng, _statements(rng, [(1, 2), (3, 1), (2, 2)], rng.randint(0, 3)), filler=filler,
+                           markdown=False, opener=False, novel=novel) for _ in range(50)]
+        return float(ensemble.head.member_scores(hashing.embed(texts)).detach().std(0).mean())
+
+    inside, outside = spread(3, 0.0), spread(18, 0.5)
+    assert outside > 2 * inside, (inside, outside)
+
+
+@pytest.mark.slow
+def test_mlp_ensemble_loses_less_gold_than_a_single_mlp_at_large_n(hashing):
+    """Proxies trained on 600 pairs whose padding stays in range; the pool pads up to 3x more,
+    half of it in unseen words, and wrong responses pad more. Single MLPs (3 seeds) over-optimise;
+    8 MLPs from different seeds on the same full data, aggregated by min or mean - var, keep more
+    gold at n = 64 than the single MLPs' mean (bench/RESULTS.md: every data seed and bias)."""
+    val = make_pairs(200, split="test", config=SyntheticConfig(seed=1))
+    train = make_pairs(600, split="train", config=SyntheticConfig(bias=0.5, seed=10))
+    pool = best_of_n_pool(80, 64, filler_scale=3, rambling=True, novel=0.5)
+    ns = [1, 8, 64]
+    singles = [best_of_n_curve(train_reward_model(train, val, backbone=hashing, config=TrainConfig(
+        head="mlp", hidden=32, seed=seed))[0].score_texts, gold_reward, pool, ns) for seed in range(3)]
+    ensemble, _ = train_ensemble(train, val, backbone=hashing, members=8, hidden=32, bootstrap=False)
+    single_64 = float(np.mean([c[64] for c in singles]))
+    assert np.mean([max(c.values()) for c in singles]) > single_64  # the single proxies do over-optimise
+    for how in ("min", "uwo"):
+        curve = best_of_n_curve(with_aggregation(ensemble, how).score_texts, gold_reward, pool, ns)
+        assert curve[64] > single_64 + 0.02, (how, curve, single_64)
+
+
+def test_mlp_ensemble_round_trips_and_rejects_bad_width(hashing, biased_data, tmp_path):
+    from rewardlab.models import RewardModel
+    from rewardlab.models.heads import EnsembleHead
+
+    train, val, test = biased_data
+    model, report = train_ensemble(train[:200], val, backbone=hashing, members=3, hidden=8, bootstrap=False,
+                                   config=TrainConfig(epochs=2))
+    assert report.config["ensemble_hidden"] == 8 and not report.config["ensemble_bootstrap"]
+    texts = [p.chosen for p in test[:10]]
+    np.testing.assert_array_equal(RewardModel.load(model.save(tmp_path)).score_texts(texts), model.score_texts(texts))
+    with pytest.raises(ValueError, match="hidden"):
+        EnsembleHead(16, members=2, hidden=-1)

@@ -1,9 +1,12 @@
 """Ensembles against over-optimisation, and the best-of-N sweep that measures it.
 
-An ensemble here is `EnsembleHead`: K heads over one frozen backbone, each trained on its own
-bootstrap resample, aggregated by mean, worst case (min) or uncertainty-weighted mean − λ·var
-(Coste et al. 2024). `train_ensemble` is `train_reward_model` with `head="ensemble"`;
-`with_aggregation` re-reads a trained ensemble with another rule without retraining.
+An ensemble here is `EnsembleHead`: K heads over one frozen backbone, aggregated by mean, worst
+case (min) or uncertainty-weighted mean − λ·var (Coste et al. 2024, arXiv:2310.02743). What
+works (bench/RESULTS.md, issue 8): MLP members from different seeds on the same full data
+(`hidden=32, bootstrap=False`) — they agree in distribution and disagree out of it, where
+best-of-n pushes. Linear members barely disagree (a convex loss: every seed reaches the same
+head). `train_ensemble` is `train_reward_model` with `head="ensemble"`; `with_aggregation`
+re-reads a trained ensemble with another rule without retraining.
 
 `best_of_n_curve` is the over-optimisation probe of Gao et al. 2023 ("Scaling Laws for Reward
 Model Overoptimization"): pick the best of n responses by the proxy reward and record the gold
@@ -28,12 +31,22 @@ __all__ = ["best_of_n_curve", "train_ensemble", "with_aggregation"]
 
 def train_ensemble(train: Sequence[PreferencePair], val: Sequence[PreferencePair], *, backbone: Backbone,
                    members: int = 5, how: str = "uwo", penalty: float = 1.0, feature_fraction: float = 1.0,
+                   hidden: int = 0, bootstrap: bool = True,
                    config: TrainConfig | None = None) -> tuple[RewardModel, TrainReport]:
-    """Train `members` bootstrapped heads at once over a frozen backbone."""
+    """Train `members` heads at once over a frozen backbone.
+
+    Args:
+        hidden: 0 for linear members; > 0 for one-hidden-layer MLP members of that width, each
+            from its own random initialisation (the diversity that makes min/UWO work; see
+            `heads.EnsembleHead`).
+        bootstrap: each member trains on its own Poisson bootstrap of the pairs; False gives
+            every member the full data (Coste et al. 2024), so each is as strong as one model.
+        feature_fraction: < 1 gives each member a random subspace of the features.
+    """
     base = config or TrainConfig()
     cfg = TrainConfig(**{**base.__dict__, "head": "ensemble", "members": members, "ensemble_how": how,
                          "ensemble_penalty": penalty, "ensemble_feature_fraction": feature_fraction,
-                         "mode": "frozen"})
+                         "ensemble_hidden": hidden, "ensemble_bootstrap": bootstrap, "mode": "frozen"})
     return train_reward_model(train, val, backbone=backbone, config=cfg)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from rewardlab.models.losses import ensemble_aggregate
@@ -106,42 +107,62 @@ class OdinHead(nn.Module):
 
 
 class EnsembleHead(nn.Module):
-    """K linear heads over one shared (frozen) backbone, aggregated by `ensemble_aggregate`.
+    """K heads over one shared (frozen) backbone, aggregated by `ensemble_aggregate`.
 
-    Members differ by initialisation and by their bootstrap resample of the training pairs
-    (Coste et al. 2024 train K full reward models; over a frozen backbone only heads differ,
-    which makes a K=8 ensemble cost about one model).
+    Members are linear (`hidden=0`) or one-hidden-layer GELU MLPs (`hidden>0`), each from its
+    own random initialisation. Why MLPs: Coste et al. 2024 (arXiv:2310.02743) train K full
+    reward models from different seeds on the same data; they agree where training data was
+    and disagree out of distribution, where best-of-n pushes, so min (WCO) and mean − λ·var
+    (UWO) penalise the out-of-distribution picks. Linear members cannot do that: their loss is
+    convex, so every seed converges to the same head and the members agree everywhere. Optional
+    bootstrap resampling (train.TrainConfig.ensemble_bootstrap) and random feature subspaces
+    add diversity of other kinds.
     """
 
     kind = "ensemble"
 
     def __init__(self, dim: int, *, members: int = 5, how: str = "uwo", penalty: float = 1.0, seed: int = 0,
-                 feature_fraction: float = 1.0):
+                 feature_fraction: float = 1.0, hidden: int = 0):
         super().__init__()
         if members < 2:
             raise ValueError(f"an ensemble needs at least 2 members, got {members}")
         if not 0.0 < feature_fraction <= 1.0:
             raise ValueError(f"feature_fraction must be in (0, 1], got {feature_fraction}")
+        if hidden < 0:
+            raise ValueError(f"hidden must be >= 0 (0: linear members), got {hidden}")
         ensemble_aggregate(torch.zeros(members, 1), how=how)  # validate `how` now, not at scoring
         self.dim, self.members, self.how, self.penalty = dim, members, how, penalty
-        self.feature_fraction = feature_fraction
+        self.feature_fraction, self.hidden = feature_fraction, hidden
         self.norm = _Standardise(dim)
         gen = torch.Generator().manual_seed(seed)
-        self.weight = nn.Parameter(torch.randn(members, dim, generator=gen) * 0.01)  # (K, dim)
-        self.bias = nn.Parameter(torch.zeros(members))
+        if hidden:
+            # nn.Linear's default init, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn per member
+            self.w1 = nn.Parameter((torch.rand(members, dim, hidden, generator=gen) * 2 - 1) / dim**0.5)
+            self.b1 = nn.Parameter((torch.rand(members, hidden, generator=gen) * 2 - 1) / dim**0.5)
+            self.w2 = nn.Parameter((torch.rand(members, hidden, generator=gen) * 2 - 1) / hidden**0.5)
+            self.b2 = nn.Parameter(torch.zeros(members))
+        else:
+            self.weight = nn.Parameter(torch.randn(members, dim, generator=gen) * 0.01)  # (K, dim)
+            self.bias = nn.Parameter(torch.zeros(members))
         # Random subspaces (Ho 1998): each member reads its own share of the features, so members
         # disagree where the features they rely on differ; 1.0 keeps every feature.
         self.register_buffer("mask", (torch.rand(members, dim, generator=gen) < feature_fraction).float())
 
     def member_scores(self, x: torch.Tensor) -> torch.Tensor:
-        return (self.weight * self.mask) @ self.norm(x).T + self.bias.unsqueeze(-1)  # (K, B)
+        """(K, B) rewards of every member for backbone vectors x (B, dim)."""
+        z = self.norm(x)
+        mask: torch.Tensor = self.mask
+        if not self.hidden:
+            return (self.weight * mask) @ z.T + self.bias.unsqueeze(-1)
+        h = torch.einsum("bd,kdh->kbh", z, self.w1 * mask.unsqueeze(-1)) + self.b1.unsqueeze(1)  # (K, B, H)
+        return torch.einsum("kbh,kh->kb", F.gelu(h), self.w2) + self.b2.unsqueeze(-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ensemble_aggregate(self.member_scores(x), how=self.how, penalty=self.penalty)
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "dim": self.dim, "members": self.members, "how": self.how,
-                "penalty": self.penalty, "feature_fraction": self.feature_fraction}
+                "penalty": self.penalty, "feature_fraction": self.feature_fraction, "hidden": self.hidden}
 
 
 def build_head(config: dict[str, Any]) -> nn.Module:
@@ -155,5 +176,6 @@ def build_head(config: dict[str, Any]) -> nn.Module:
     if kind == "ensemble":
         return EnsembleHead(dim, members=int(config["members"]), how=str(config["how"]),
                             penalty=float(config["penalty"]),
-                            feature_fraction=float(config.get("feature_fraction", 1.0)))
+                            feature_fraction=float(config.get("feature_fraction", 1.0)),
+                            hidden=int(config.get("hidden", 0)))
     raise ValueError(f"unknown head kind {kind!r}; expected 'linear', 'odin' or 'ensemble'")

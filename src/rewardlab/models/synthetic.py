@@ -29,6 +29,16 @@ __all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "ma
 _SUM = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _FILLER = "Let me think about this step carefully before I answer."
 _OPENER = "Great question!"
+# Padding phrased in words the training split never shows: text a policy drifts into under
+# optimisation, where a reward model has no data and its members are free to disagree.
+_NOVEL_FILLERS = (
+    "Hmm, wait, I should double check everything once more.",
+    "Honestly this reminds me of school homework from years ago.",
+    "Okay so basically arithmetic is fun and numbers matter.",
+    "Verifying again: carry digits, align columns, recount totals.",
+    "Some people prefer calculators but mental math works too.",
+    "Note: results below were computed quite rapidly today.",
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +77,11 @@ def _statements(rng: random.Random, sums: Sequence[tuple[int, int]], n_right: in
     return out
 
 
-def _decorate(rng: random.Random, statements: list[str], *, filler: int, markdown: bool, opener: bool) -> str:
+def _decorate(rng: random.Random, statements: list[str], *, filler: int, markdown: bool, opener: bool,
+              novel: float = 0.0) -> str:
     body = " ".join(f"**{s}**" if markdown else s for s in statements)
-    parts = ([_OPENER] if opener else []) + [_FILLER] * filler + [("## Answer\n" if markdown else "") + body]
+    pad = [rng.choice(_NOVEL_FILLERS) if novel and rng.random() < novel else _FILLER for _ in range(filler)]
+    parts = ([_OPENER] if opener else []) + pad + [("## Answer\n" if markdown else "") + body]
     return " ".join(parts)
 
 
@@ -109,15 +121,19 @@ def make_pairs(n: int, *, split: str = "train", config: SyntheticConfig | None =
 
 
 def best_of_n_pool(n_prompts: int, n: int, *, config: SyntheticConfig | None = None,
-                   filler_scale: int = 2, rambling: bool = False) -> list[tuple[str, list[str]]]:
+                   filler_scale: int = 2, rambling: bool = False, novel: float = 0.0) -> list[tuple[str, list[str]]]:
     """Prompts with `n` candidate responses each, for best-of-N sweeps.
 
-    Filler goes up to `filler_scale` times the training maximum, so a proxy that games length
-    finds more of it than training showed. With `rambling=False` quality and spurious features
-    are independent; with `rambling=True` wrong responses pad more (filler up to the maximum
-    times the share of wrong sums) — the trade-off under which picking the proxy's favourite
-    among many responses starts to *lose* gold reward (Gao et al. 2023).
+    The pool extrapolates beyond the training split, as a policy under optimisation pressure
+    does (Gao et al. 2023, "Scaling Laws for Reward Model Overoptimization"): filler goes up to
+    `filler_scale` times the training maximum, and a share `novel` of the filler sentences is
+    phrased in words training never showed. With `rambling=False` quality and padding are
+    independent; with `rambling=True` wrong responses pad more (filler up to the maximum times
+    the share of wrong sums) — the trade-off under which picking the proxy's favourite among
+    many responses can *lose* gold reward.
     """
+    if not 0.0 <= novel <= 1.0:
+        raise ValueError(f"novel must be a share in [0, 1], got {novel}")
     cfg = config or SyntheticConfig()
     rng = random.Random(f"{cfg.seed}-pool")
     top = cfg.max_filler * filler_scale
@@ -130,7 +146,7 @@ def best_of_n_pool(n_prompts: int, n: int, *, config: SyntheticConfig | None = N
             right = rng.randint(0, cfg.n_sums)
             cap = round(top * (cfg.n_sums - right) / cfg.n_sums) if rambling else top
             responses.append(_decorate(rng, _statements(rng, sums, right), filler=rng.randint(0, cap),
-                                       markdown=rng.random() < 0.5, opener=rng.random() < 0.5))
+                                       markdown=rng.random() < 0.5, opener=rng.random() < 0.5, novel=novel))
         pool.append((prompt, responses))
     return pool
 

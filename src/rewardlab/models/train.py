@@ -66,6 +66,8 @@ class TrainConfig:
     ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
     ensemble_penalty: float = 1.0
     ensemble_feature_fraction: float = 1.0  # < 1: random-subspace members (heads.EnsembleHead)
+    ensemble_hidden: int = 0  # > 0: MLP members that disagree out of distribution (heads.EnsembleHead)
+    ensemble_bootstrap: bool = True  # Poisson bootstrap per member; False: all see the full data
     embed_batch_size: int = 64
 
     def __post_init__(self) -> None:
@@ -125,7 +127,7 @@ def _make_head(config: TrainConfig, dim: int) -> nn.Module:
         return OdinHead(dim, length_from=config.odin_length_from)
     return EnsembleHead(dim, members=config.members, how=config.ensemble_how,
                         penalty=config.ensemble_penalty, seed=config.seed,
-                        feature_fraction=config.ensemble_feature_fraction)
+                        feature_fraction=config.ensemble_feature_fraction, hidden=config.ensemble_hidden)
 
 
 def _texts(pairs: Sequence[PreferencePair]) -> tuple[list[str], list[str]]:
@@ -269,7 +271,7 @@ def _finetune_setup(model: RewardModel, backbone: HFBackbone, train: Sequence[Pr
 
 def _bootstrap(config: TrainConfig, n: int) -> torch.Tensor | None:
     """Poisson(1) bootstrap counts per member and pair (Efron's online bootstrap), (K, N)."""
-    if config.head != "ensemble":
+    if config.head != "ensemble" or not config.ensemble_bootstrap:
         return None
     gen = torch.Generator().manual_seed(config.seed + 1)
     return torch.poisson(torch.ones(config.members, n), generator=gen)
