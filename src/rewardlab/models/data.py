@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import text_of
+from rewardlab.core import Sample, text_of
 from rewardlab.errors import InputError
 
-__all__ = ["PreferencePair", "graded_pairs", "pairs_from_rows", "read_pairs", "split_pairs"]
+__all__ = ["PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs", "read_step_rows",
+           "split_pairs"]
 
 
 @dataclass(frozen=True)
@@ -92,21 +93,26 @@ def read_pairs(path: str | Path) -> list[PreferencePair]:
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
                 seed: int = 0) -> tuple[list[PreferencePair], list[PreferencePair]]:
     """Split by prompt group (never the same prompt on both sides), deterministically."""
+    held = held_out([p.group for p in pairs], val_fraction=val_fraction, seed=seed)
+    return [p for i, p in enumerate(pairs) if i not in held], [p for i, p in enumerate(pairs) if i in held]
+
+
+def held_out(groups: Sequence[str], *, val_fraction: float = 0.1, seed: int = 0) -> set[int]:
+    """Indices of the items to hold out for validation: whole groups (prompts) at a time, about
+    `val_fraction` of them, chosen by `seed`. With a single group the items themselves are split.
+    """
     import random
 
     if not 0.0 < val_fraction < 1.0:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
-    groups = sorted({p.group for p in pairs})
-    random.Random(seed).shuffle(groups)
-    n_val = max(1, round(len(groups) * val_fraction))
-    if len(groups) < 2:  # one prompt only: split the pairs themselves
-        idx = list(range(len(pairs)))
+    distinct = sorted(set(groups))
+    random.Random(seed).shuffle(distinct)
+    if len(distinct) < 2:  # one prompt only: split the items themselves
+        idx = list(range(len(groups)))
         random.Random(seed).shuffle(idx)
-        cut = max(1, round(len(idx) * val_fraction))
-        held = set(idx[:cut])
-        return [p for i, p in enumerate(pairs) if i not in held], [p for i, p in enumerate(pairs) if i in held]
-    held_groups = set(groups[:n_val])
-    return [p for p in pairs if p.group not in held_groups], [p for p in pairs if p.group in held_groups]
+        return set(idx[: max(1, round(len(idx) * val_fraction))])
+    held_groups = set(distinct[: max(1, round(len(distinct) * val_fraction))])
+    return {i for i, g in enumerate(groups) if g in held_groups}
 
 
 def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "question", responses_key: str = "code",
@@ -133,3 +139,62 @@ def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "questi
         wrong = [text_of(r) for r, ok in zip(responses, labels, strict=True) if not ok]
         pairs += [PreferencePair(prompt, c, w, group=group) for c in right for w in wrong]
     return pairs
+
+
+def read_step_rows(path: str | Path) -> tuple[list[Sample], list[list[float]]]:
+    """Read process-supervision rows: `{"prompt": ..., "steps": [...], "labels": [...]}`.
+
+    One label per step: `true`/`false`, 0/1 (hard) or a number in [0, 1] (soft, e.g. a
+    Monte-Carlo estimate); `null` leaves a step unlabelled (`step_labels.BUFFER`, masked out of
+    the loss). `response` is optional (default: the steps joined by newlines).
+
+    Raises:
+        InputError: naming the file and line of the first bad row.
+    """
+    from rewardlab.models.step_labels import BUFFER
+
+    samples, labels = [], []
+    for line, row in _jsonl(path):
+        source = str(path)
+        steps, marks = row.get("steps"), row.get("labels")
+        if not isinstance(steps, list) or not steps or not all(isinstance(t, str) and t.strip() for t in steps):
+            raise InputError("field 'steps' must be a non-empty list of non-empty strings", source=source, line=line)
+        if not isinstance(marks, list) or len(marks) != len(steps):
+            raise InputError(f"field 'labels' must be a list with one label per step ({len(steps)})",
+                             source=source, line=line)
+        row_labels = []
+        for mark in marks:
+            if mark is None:
+                row_labels.append(BUFFER)
+            elif isinstance(mark, bool) or (isinstance(mark, int | float) and 0.0 <= mark <= 1.0):
+                row_labels.append(float(mark))
+            else:
+                raise InputError(f"step label {mark!r} is not true/false, a number in [0, 1] or null",
+                                 source=source, line=line)
+        prompt = _text(row, "prompt", source, line, required=False)
+        response = _text(row, "response", source, line, required=False) or "\n".join(steps)
+        samples.append(Sample(prompt=prompt, response=response, steps=tuple(steps)))
+        labels.append(row_labels)
+    return samples, labels
+
+
+def _jsonl(path: str | Path) -> list[tuple[int, Mapping[str, Any]]]:
+    """(line number, object) of every non-blank line; a missing file, bad JSON or no rows fail."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("file not found", source=str(file))
+    rows = []
+    with file.open(encoding="utf-8") as fh:
+        for line, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", source=str(file), line=line) from exc
+            if not isinstance(row, Mapping):
+                raise InputError(f"expected a JSON object, got {type(row).__name__}", source=str(file), line=line)
+            rows.append((line, row))
+    if not rows:
+        raise InputError("no rows; the file needs at least one", source=str(file))
+    return rows

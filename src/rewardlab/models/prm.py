@@ -5,16 +5,17 @@ outputs a logit; σ(logit) is the estimated probability that the solution is sti
 after step t (Lightman et al. 2023; Wang et al. 2024, Math-Shepherd). Labels are hard (0/1) or
 soft ([0, 1]) — e.g. from `step_labels` — and `BUFFER` (-1) steps are masked out of the loss.
 
-The backbone is frozen and prefixes are embedded once (the fast mode of `train`); the step
-scores go to `rewardlab.shape.aggregate_steps` (min, product, mean, last) in `model.prm`.
+Two modes, the same as outcome reward models and through the same machinery (`train.Features`,
+`train.trainable_groups`, `train.fit_epochs`): `frozen` embeds every prefix once and trains the
+head; `finetune` also trains the top transformer blocks. The step scores go to
+`rewardlab.shape.aggregate_steps` (min, product, mean, last) in `model.prm`.
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,14 +25,14 @@ import torch
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
-from rewardlab.models.backbones import Backbone, EmbeddingCache, load_backbone
+from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
-from rewardlab.models.train import TrainingError
+from rewardlab.models.train import EpochLog, Features, TrainReport, fit_epochs, trainable_groups
 
-__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "train_prm"]
+__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "step_metrics", "train_prm"]
 
 
 def prefix_texts(prompt: str, steps: Sequence[str]) -> list[str]:
@@ -41,12 +42,33 @@ def prefix_texts(prompt: str, steps: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class PRMConfig:
-    epochs: int = 30
-    batch_size: int = 64
+    """Options of `train_prm`; the loop options mean what they mean in `train.TrainConfig`.
+
+    Attributes:
+        mode: `frozen` (cached prefix embeddings + head) or `finetune` (also the top
+            `finetune_layers` transformer blocks at `lr_backbone`).
+    """
+
+    mode: Literal["frozen", "finetune"] = "frozen"
+    epochs: int = 30  # frozen epochs cost milliseconds; early stopping ends sooner
+    batch_size: int = 64  # steps per batch
     lr: float = 1e-3
+    lr_backbone: float = 3e-5  # the usual BERT fine-tuning range (Devlin et al. 2019)
+    finetune_layers: int = 1
     weight_decay: float = 1e-2
-    patience: int = 4
+    patience: int = 4  # epochs without a lower validation BCE before stopping
     seed: int = 0
+    embed_batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("frozen", "finetune"):
+            raise ValueError(f"mode must be 'frozen' or 'finetune', got {self.mode!r}")
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError("epochs and batch_size must be >= 1")
+        if self.lr <= 0 or self.lr_backbone <= 0:
+            raise ValueError("learning rates must be > 0")
+        if self.mode == "finetune" and self.finetune_layers < 1:
+            raise ValueError("mode='finetune' needs finetune_layers >= 1")
 
 
 class ProcessRewardModel:
@@ -96,57 +118,69 @@ def _flatten(samples: Sequence[Sample], labels: Sequence[Sequence[float]], what:
 
 def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
               val: tuple[Sequence[Sample], Sequence[Sequence[float]]] | None = None,
-              backbone: Backbone | None = None, config: PRMConfig | None = None) -> tuple[ProcessRewardModel, dict[str, Any]]:
+              backbone: Backbone | None = None, config: PRMConfig | None = None, progress: bool = False,
+              on_epoch: Callable[[EpochLog], None] | None = None) -> tuple[ProcessRewardModel, dict[str, Any]]:
     """Train a step head with BCE on hard or soft step labels; early-stops on validation BCE.
+
+    Args:
+        samples, labels: solutions with `steps` and one label per step, in [0, 1] or `BUFFER`.
+        val: held-out (samples, labels); every epoch logs step accuracy (σ(logit) > ½ against
+            label > ½), Brier score and BCE on them. Without it the last epoch is kept.
+        progress, on_epoch: a progress bar, and a callback with each `EpochLog` (the CLI's).
 
     Raises:
         InputError: samples without steps, label counts that do not match, labels outside [0, 1].
-        TrainingError: a non-finite loss.
+        TrainingError: a non-finite loss, or `finetune` on a backbone without transformer layers.
     """
     config = config or PRMConfig()
     torch.manual_seed(config.seed)
     start = time.perf_counter()
-    backbone = backbone or load_backbone()
-    cache = EmbeddingCache(backbone)
     texts, y = _flatten(samples, labels, "training")
-    x = cache(texts)
-    head = ScalarHead(backbone.dim)
-    head.norm.fit(x)
-    if val is not None:
-        val_texts, val_y = _flatten(val[0], val[1], "validation")
-        val_x = cache(val_texts)
-    optimiser = torch.optim.AdamW(head.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(config.seed)
-    history: list[dict[str, float]] = []
-    best, best_state, bad = float("inf"), copy.deepcopy(head.state_dict()), 0
-    for epoch in range(1, config.epochs + 1):
-        head.train()
-        for idx in torch.randperm(len(y), generator=gen).split(config.batch_size):
-            target = y[idx]
-            loss = step_bce_loss(head(x[idx])[None], target.clamp(min=0)[None], (target != BUFFER)[None])
-            if not torch.isfinite(loss):
-                raise TrainingError(f"PRM loss became {loss.item()} at epoch {epoch}; lower lr (now {config.lr})")
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-        if val is None:
-            history.append({"epoch": epoch})
-            best_state = copy.deepcopy(head.state_dict())
-            continue
-        with torch.no_grad():
-            head.eval()
-            vloss = step_bce_loss(head(val_x)[None], val_y.clamp(min=0)[None], (val_y != BUFFER)[None]).item()
-        history.append({"epoch": epoch, "val_bce": vloss})
-        if vloss < best:
-            best, best_state, bad = vloss, copy.deepcopy(head.state_dict()), 0
-        else:
-            bad += 1
-            if bad >= config.patience:
-                break
-    head.load_state_dict(best_state)
-    report = {"kind": "prm", "config": asdict(config), "epochs": history, "n_steps": len(y),
-              "best_val_bce": best, "seconds": time.perf_counter() - start}
-    return ProcessRewardModel(RewardModel(backbone, head, report=report)), report
+    backbone = backbone or load_backbone()
+    truncated_before = backbone.n_truncated
+    model = RewardModel(backbone, ScalarHead(backbone.dim))
+    optimiser = torch.optim.AdamW(trainable_groups(model, config), weight_decay=config.weight_decay)
+    features = Features(backbone, texts, finetune=config.mode == "finetune", batch_size=config.embed_batch_size)
+    model.head.norm.fit(features.all)  # type: ignore[union-attr, operator]
+    val_texts, val_y = _flatten(val[0], val[1], "validation") if val is not None else ([], torch.zeros(0))
+
+    def batch_loss(idx: torch.Tensor) -> torch.Tensor:
+        target = y[idx]
+        return step_bce_loss(model.head(features.batch(idx))[None], target.clamp(min=0)[None],
+                             (target != BUFFER)[None])
+
+    @torch.no_grad()
+    def validate() -> tuple[float, float, dict[str, float]]:
+        if not val_texts:
+            return float("nan"), float("nan"), {}
+        model.head.eval()
+        metrics = step_metrics(model.head(features.embed(val_texts)), val_y)
+        return -metrics["bce"], metrics["step_accuracy"], metrics
+
+    report = TrainReport(config=asdict(config), n_train=len(y), n_val=len(val_y))
+    fit_epochs(model, len(y), batch_loss, validate, has_val=bool(val_texts), optimiser=optimiser, options=config,
+               report=report, progress=progress, on_epoch=on_epoch)
+    report.n_truncated = backbone.n_truncated - truncated_before
+    report.seconds = time.perf_counter() - start
+    best = report.epochs[report.best_epoch - 1].metrics if report.epochs else {}
+    out = {**report.to_dict(), "kind": "prm", "n_steps": len(y), "best_val_bce": best.get("bce", float("nan")),
+           "best_val_brier": best.get("brier", float("nan"))}
+    model.report = out
+    return ProcessRewardModel(model), out
+
+
+def step_metrics(logits: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+    """Validation metrics of step logits (N,) against labels (N,) in [0, 1] or `BUFFER` (ignored):
+    `step_accuracy` (σ(logit) > ½ agrees with label > ½), `brier` (mean (p - label)², a proper
+    score for soft labels too) and `bce`."""
+    keep = labels != BUFFER
+    logits, labels = logits[keep].float(), labels[keep].float()
+    if not len(labels):
+        return {"step_accuracy": float("nan"), "brier": float("nan"), "bce": float("nan")}
+    probs = torch.sigmoid(logits)
+    return {"step_accuracy": float(((probs > 0.5) == (labels > 0.5)).float().mean()),
+            "brier": float((probs - labels).pow(2).mean()),
+            "bce": float(step_bce_loss(logits[None], labels[None]))}
 
 
 class ProcessReward(BaseReward):

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import torch
@@ -26,7 +26,18 @@ from rewardlab.models.data import PreferencePair
 from rewardlab.models.heads import EnsembleHead, OdinHead, ScalarHead
 from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accuracy
 
-__all__ = ["EpochLog", "TrainConfig", "TrainReport", "TrainingError", "evaluate_pairs", "train_reward_model"]
+__all__ = [
+    "EpochLog",
+    "Features",
+    "LoopOptions",
+    "TrainConfig",
+    "TrainReport",
+    "TrainingError",
+    "evaluate_pairs",
+    "fit_epochs",
+    "train_reward_model",
+    "trainable_groups",
+]
 
 
 class TrainingError(RewardLabError):
@@ -81,10 +92,14 @@ class TrainConfig:
 
 @dataclass
 class EpochLog:
+    """One epoch: mean training loss, validation accuracy (pairs, or steps for a PRM), time, and
+    any other validation metrics (a PRM logs `brier` and `bce`)."""
+
     epoch: int
     train_loss: float
     val_accuracy: float
     seconds: float
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -166,17 +181,14 @@ def _loss(head: nn.Module, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config
     return bradley_terry_loss(head(xc), head(xr), **kwargs)
 
 
-def _batches(n: int, config: TrainConfig, gen: torch.Generator, pairs: Sequence[PreferencePair]) -> Iterator[_Batch]:
-    order = torch.randperm(n, generator=gen)
-    for start in range(0, n, config.batch_size):
-        idx = order[start : start + config.batch_size]
-        sel = [pairs[int(i)] for i in idx]
-        yield _Batch(
-            idx,
-            torch.tensor([p.margin for p in sel], dtype=torch.float32),
-            torch.tensor([p.tie for p in sel], dtype=torch.bool),
-            torch.tensor([[len(p.chosen.split()), len(p.rejected.split())] for p in sel], dtype=torch.float32),
-        )
+def _batch(idx: torch.Tensor, pairs: Sequence[PreferencePair]) -> _Batch:
+    sel = [pairs[int(i)] for i in idx]
+    return _Batch(
+        idx,
+        torch.tensor([p.margin for p in sel], dtype=torch.float32),
+        torch.tensor([p.tie for p in sel], dtype=torch.bool),
+        torch.tensor([[len(p.chosen.split()), len(p.rejected.split())] for p in sel], dtype=torch.float32),
+    )
 
 
 def train_reward_model(
@@ -210,63 +222,102 @@ def train_reward_model(
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated
     head = _make_head(config, backbone.dim)
-    groups: list[dict[str, Any]] = [{"params": list(head.parameters()), "lr": config.lr}]
     model = RewardModel(backbone, head)
-    if config.mode == "finetune" and isinstance(backbone, HFBackbone):
-        groups.append({"params": backbone.set_trainable(config.finetune_layers), "lr": config.lr_backbone})
-        model.trained_params = [n for n, p in backbone.named_parameters() if p.requires_grad]
-        vectors, validate = _finetune_setup(model, backbone, train, val, config)
-    else:
-        vectors, validate = _frozen_setup(model, train, val, config)
-    optimiser = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+    optimiser = torch.optim.AdamW(trainable_groups(model, config), weight_decay=config.weight_decay)
+    train_c, train_r = _texts(train)
+    features = Features(backbone, train_c + train_r, finetune=config.mode == "finetune",
+                        batch_size=config.embed_batch_size)
+    model.head.norm.fit(features.all)  # type: ignore[union-attr, operator]
     report = TrainReport(config=asdict(config), n_train=len(train), n_val=len(val))
     boot = _bootstrap(config, len(train))
-    _fit(model, train, bool(val), vectors, validate, boot, optimiser, config, report, progress, on_epoch)
+    n = len(train)
+
+    def batch_loss(idx: torch.Tensor) -> torch.Tensor:
+        both = features.batch(torch.cat([idx, idx + n]))  # chosen then rejected, one backbone call
+        weight = None if boot is None else boot[:, idx]
+        return _loss(model.head, both[: len(idx)], both[len(idx) :], _batch(idx, train), config, weight)
+
+    scored = [p for p in val if not p.tie]
+    val_c, val_r = _texts(scored)
+
+    @torch.no_grad()
+    def validate() -> tuple[float, float, dict[str, float]]:
+        if not scored:
+            return float("nan"), float("nan"), {}
+        model.head.eval()
+        acc = pairwise_accuracy(model.head(features.embed(val_c)), model.head(features.embed(val_r)))
+        return acc, acc, {}
+
+    fit_epochs(model, n, batch_loss, validate, has_val=bool(val), optimiser=optimiser, options=config,
+               report=report, progress=progress, on_epoch=on_epoch)
     report.n_truncated = backbone.n_truncated - truncated_before
     report.seconds = time.perf_counter() - start
     model.report = report.to_dict()
     return model, report
 
 
-_VectorFn = Callable[[_Batch], tuple[torch.Tensor, torch.Tensor]]
+class Features:
+    """Backbone vectors of the training texts, shared by every trainer of this package.
+
+    `frozen`: each distinct text is embedded once (`EmbeddingCache`) and batches index the cache.
+    `finetune`: each batch runs the backbone, so gradients reach the unfrozen top layers.
+
+    Attributes:
+        all: (N, dim) vectors of every training text without gradients — fits the head's
+            standardisation in both modes.
+    """
+
+    def __init__(self, backbone: Backbone, texts: Sequence[str], *, finetune: bool, batch_size: int = 64):
+        if finetune and not isinstance(backbone, HFBackbone):
+            raise TrainingError("mode='finetune' needs a transformer backbone; use mode='frozen' here")
+        self.backbone, self.texts, self.batch_size = backbone, list(texts), batch_size
+        self.cache = None if finetune else EmbeddingCache(backbone, batch_size=batch_size)
+        self.all = self.embed(self.texts)
+
+    def batch(self, idx: torch.Tensor) -> torch.Tensor:
+        """(B, dim) vectors of training texts `idx`, with gradients when fine-tuning."""
+        if self.cache is not None:
+            return self.all[idx]
+        return cast(HFBackbone, self.backbone).encode_texts([self.texts[int(i)] for i in idx])
+
+    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+        """(N, dim) vectors of any texts under the current weights, without gradients."""
+        if self.cache is not None:
+            return self.cache(texts)
+        return self.backbone.embed(texts, batch_size=self.batch_size)
 
 
-def _frozen_setup(model: RewardModel, train: Sequence[PreferencePair], val: Sequence[PreferencePair],
-                  config: TrainConfig) -> tuple[_VectorFn, Callable[[], float]]:
-    """Embed every distinct text once; batches and validation then only index the cache."""
-    cache = EmbeddingCache(model.backbone, batch_size=config.embed_batch_size)
-    train_c, train_r = _texts(train)
-    xc_all, xr_all = cache(train_c), cache(train_r)
-    model.head.norm.fit(torch.cat([xc_all, xr_all]))  # type: ignore[union-attr, operator]
-    scored = [p for p in val if not p.tie]
-    val_c, val_r = (cache(t) for t in _texts(scored))
+class LoopOptions(Protocol):
+    """What `fit_epochs` reads from a trainer's config (`TrainConfig`, `prm.PRMConfig`)."""
 
-    def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        return xc_all[b.idx], xr_all[b.idx]
+    @property
+    def mode(self) -> Literal["frozen", "finetune"]: ...
+    @property
+    def epochs(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def lr(self) -> float: ...
+    @property
+    def lr_backbone(self) -> float: ...
+    @property
+    def finetune_layers(self) -> int: ...
+    @property
+    def patience(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
 
-    @torch.no_grad()
-    def validate() -> float:
-        model.head.eval()
-        return pairwise_accuracy(model.head(val_c), model.head(val_r)) if scored else float("nan")
 
-    return vectors, validate
-
-
-def _finetune_setup(model: RewardModel, backbone: HFBackbone, train: Sequence[PreferencePair],
-                    val: Sequence[PreferencePair], config: TrainConfig) -> tuple[_VectorFn, Callable[[], float]]:
-    """Run the backbone on every batch (gradients reach only the unfrozen top layers)."""
-    train_c, train_r = _texts(train)
-    model.head.norm.fit(backbone.embed(train_c + train_r, batch_size=config.embed_batch_size))  # type: ignore[union-attr, operator]
-
-    def vectors(b: _Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        sel = [int(i) for i in b.idx]
-        both = backbone.encode_texts([train_c[i] for i in sel] + [train_r[i] for i in sel])
-        return both[: len(sel)], both[len(sel) :]
-
-    def validate() -> float:
-        return evaluate_pairs(model, val, batch_size=config.embed_batch_size) if val else float("nan")
-
-    return vectors, validate
+def trainable_groups(model: RewardModel, options: LoopOptions) -> list[dict[str, Any]]:
+    """Optimiser parameter groups: the head at `lr`, plus the top `finetune_layers` blocks at
+    `lr_backbone` when fine-tuning (their names go to `model.trained_params` for saving)."""
+    groups: list[dict[str, Any]] = [{"params": list(model.head.parameters()), "lr": options.lr}]
+    if options.mode == "finetune":
+        if not isinstance(model.backbone, HFBackbone):
+            raise TrainingError("mode='finetune' needs a transformer backbone; use mode='frozen' here")
+        groups.append({"params": model.backbone.set_trainable(options.finetune_layers), "lr": options.lr_backbone})
+        model.trained_params = [n for n, p in model.backbone.named_parameters() if p.requires_grad]
+    return groups
 
 
 def _bootstrap(config: TrainConfig, n: int) -> torch.Tensor | None:
@@ -291,50 +342,67 @@ def _restore(model: RewardModel, state: tuple[dict[str, torch.Tensor], dict[str,
         model.backbone.load_state_dict(state[1], strict=False)  # type: ignore[attr-defined]
 
 
-def _fit(model: RewardModel, train: Sequence[PreferencePair], has_val: bool,
-         vectors: Callable[[_Batch], tuple[torch.Tensor, torch.Tensor]], validate: Callable[[], float],
-         boot: torch.Tensor | None,
-         optimiser: torch.optim.Optimizer, config: TrainConfig, report: TrainReport, progress: bool,
-         on_epoch: Callable[[EpochLog], None] | None) -> None:
-    """The epoch loop: train, validate, keep the best state, stop after `patience` bad epochs."""
+Validate = Callable[[], tuple[float, float, dict[str, float]]]
+
+
+def fit_epochs(model: RewardModel, n: int, batch_loss: Callable[[torch.Tensor], torch.Tensor], validate: Validate,
+               *, has_val: bool, optimiser: torch.optim.Optimizer, options: LoopOptions, report: TrainReport,
+               progress: bool = False, on_epoch: Callable[[EpochLog], None] | None = None) -> None:
+    """The epoch loop of every trainer here: shuffle, step, validate, keep the best state, stop
+    after `patience` epochs without a better validation score.
+
+    Args:
+        n: training items; batches are index tensors into them.
+        batch_loss: loss of one batch of indices (what differs between trainers).
+        validate: (score to maximise, accuracy to log, other metrics) under the current weights.
+        has_val: without validation data every epoch counts as best (the last one is kept).
+
+    Raises:
+        TrainingError: a non-finite loss or an overflowing update (the message says lower `lr`).
+    """
     from rich.progress import Progress
 
-    gen = torch.Generator().manual_seed(config.seed)
-    best_state = _snapshot(model)
+    gen = torch.Generator().manual_seed(options.seed)
+    best_state, best_score = _snapshot(model), float("nan")
     bad_epochs = 0
-    n_steps = math.ceil(len(train) / config.batch_size)
     with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("training", total=config.epochs * n_steps)
-        for epoch in range(1, config.epochs + 1):
+        task = bar.add_task("training", total=options.epochs * math.ceil(n / options.batch_size))
+        for epoch in range(1, options.epochs + 1):
             t0 = time.perf_counter()
             model.head.train()
-            losses = []
-            for b in _batches(len(train), config, gen, train):
-                xc, xr = vectors(b)
-                loss = _loss(model.head, xc, xr, b, config, None if boot is None else boot[:, b.idx])
-                if not torch.isfinite(loss):
-                    raise TrainingError(f"loss became {loss.item()} at epoch {epoch}; lower lr "
-                                        f"(now {config.lr}) or check the data for extreme margins")
-                optimiser.zero_grad()
-                loss.backward()
-                try:
-                    optimiser.step()
-                except RuntimeError as exc:  # torch refuses parameter updates that overflow
-                    raise TrainingError(f"parameter update overflowed at epoch {epoch} ({exc}); "
-                                        f"lower lr (now {config.lr})") from exc
-                losses.append(loss.item())
-                bar.advance(task)
-            acc = validate()
-            log = EpochLog(epoch, float(np.mean(losses)), acc, time.perf_counter() - t0)
+            losses = [_step(batch_loss(idx), optimiser, epoch, options.lr)
+                      for idx in _advance(bar, task, torch.randperm(n, generator=gen).split(options.batch_size))]
+            score, acc, metrics = validate()
+            log = EpochLog(epoch, float(np.mean(losses)), acc, time.perf_counter() - t0, metrics)
             report.epochs.append(log)
             if on_epoch is not None:
                 on_epoch(log)
-            if not has_val or not acc <= report.best_val_accuracy:  # first epoch, or strictly better
-                report.best_epoch, report.best_val_accuracy, bad_epochs = epoch, acc, 0
+            if not has_val or not score <= best_score:  # first epoch, or strictly better
+                report.best_epoch, report.best_val_accuracy, best_score, bad_epochs = epoch, acc, score, 0
                 best_state = _snapshot(model)
             else:
                 bad_epochs += 1
-                if bad_epochs >= config.patience:
+                if bad_epochs >= options.patience:
                     report.stopped_early = True
                     break
     _restore(model, best_state)
+
+
+def _advance(bar: Any, task: Any, batches: Sequence[torch.Tensor]) -> Iterator[torch.Tensor]:
+    for idx in batches:
+        yield idx
+        bar.advance(task)
+
+
+def _step(loss: torch.Tensor, optimiser: torch.optim.Optimizer, epoch: int, lr: float) -> float:
+    """One optimiser step; a non-finite loss or update stops training with the reason."""
+    if not torch.isfinite(loss):
+        raise TrainingError(f"loss became {loss.item()} at epoch {epoch}; lower lr "
+                            f"(now {lr}) or check the data for extreme margins")
+    optimiser.zero_grad()
+    loss.backward()  # type: ignore[no-untyped-call]
+    try:
+        optimiser.step()
+    except RuntimeError as exc:  # torch refuses parameter updates that overflow
+        raise TrainingError(f"parameter update overflowed at epoch {epoch} ({exc}); lower lr (now {lr})") from exc
+    return float(loss.item())
