@@ -130,7 +130,8 @@ class HFBackbone(nn.Module):
         self.tokenizer = tokenizer
         self.encode_config = encode
         self.source = source
-        self.dim = int(model.config.hidden_size)
+        hf_config: Any = model.config  # a transformers PretrainedConfig; nn.Module types it as Module | Tensor
+        self.dim = int(hf_config.hidden_size)
         self.n_truncated = 0
         if tokenizer.pad_token is None:  # decoders (GPT-2) ship without one
             tokenizer.pad_token = tokenizer.eos_token
@@ -166,7 +167,7 @@ class HFBackbone(nn.Module):
         model_type = cfg.pop("model_type")
         hf_config = AutoConfig.for_model(model_type, **cfg)
         torch.manual_seed(seed)
-        model = AutoModel.from_config(hf_config)
+        model = AutoModel.from_config(hf_config)  # type: ignore[no-untyped-call]  # unannotated in transformers
         tok = AutoTokenizer.from_pretrained(_resolve(tokenizer))
         return cls(model, tok, encode=encode or EncodeConfig(),
                    source={"kind": "config", "config": dict(config), "tokenizer": tokenizer, "seed": seed})
@@ -217,12 +218,12 @@ class HFBackbone(nn.Module):
         """Pooled vectors (B, dim). Position ids come from the mask, so padding side is moot."""
         position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)  # (B, T)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.encode_config.precision == "bf16"):
-            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                                position_ids=position_ids).last_hidden_state.float()  # (B, T, H)
+            out: Any = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+            hidden: torch.Tensor = out.last_hidden_state.float()  # (B, T, H)
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
         pooling = self.encode_config.pooling
         if pooling == "mean":
-            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            return torch.div((hidden * mask).sum(1), mask.sum(1).clamp(min=1.0))
         if pooling == "cls":
             first = attention_mask.long().argmax(-1)  # first real token, whatever the padding side
             return hidden[torch.arange(hidden.shape[0]), first]
@@ -232,7 +233,8 @@ class HFBackbone(nn.Module):
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
         """Tokenize and pool one batch, with gradients if any layer is trainable."""
         batch = self.tokenize(texts)
-        return self(batch["input_ids"], batch["attention_mask"])
+        pooled: torch.Tensor = self(batch["input_ids"], batch["attention_mask"])
+        return pooled
 
     @torch.no_grad()
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> torch.Tensor:

@@ -22,7 +22,7 @@ from torch import nn
 
 from rewardlab.errors import InputError
 from rewardlab.models.backbones import Backbone, HFBackbone, backbone_from_spec
-from rewardlab.models.heads import build_head
+from rewardlab.models.heads import Head, build_head
 
 __all__ = ["FORMAT", "RewardModel", "format_text"]
 
@@ -45,7 +45,7 @@ class RewardModel:
         report: the training report, stored in `config.json`.
     """
 
-    def __init__(self, backbone: Backbone, head: nn.Module, *, trained_params: Sequence[str] = (),
+    def __init__(self, backbone: Backbone, head: Head, *, trained_params: Sequence[str] = (),
                  report: Mapping[str, Any] | None = None):
         self.backbone = backbone
         self.head = head
@@ -59,7 +59,8 @@ class RewardModel:
         if not texts:
             return np.zeros(0, dtype=np.float64)
         vectors = self.backbone.embed(texts, batch_size=batch_size)
-        return self.head(vectors).double().numpy()
+        scores: torch.Tensor = self.head(vectors)  # (N,)
+        return scores.double().numpy()
 
     def score(self, prompts: Sequence[str], responses: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """(N,) rewards of (prompt, response) pairs."""
@@ -83,7 +84,7 @@ class RewardModel:
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "backbone": spec,
-            "head": self.head.config(),  # type: ignore[operator]
+            "head": self.head.config(),
             "trained_params": self.trained_params,
             "report": self.report,
         }

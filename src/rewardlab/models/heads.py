@@ -15,10 +15,13 @@ from torch import nn
 
 from rewardlab.models.losses import ensemble_aggregate
 
-__all__ = ["EnsembleHead", "OdinHead", "ScalarHead", "build_head"]
+__all__ = ["EnsembleHead", "Head", "OdinHead", "ScalarHead", "build_head"]
 
 
 class _Standardise(nn.Module):
+    mean: torch.Tensor  # (dim,) buffers: declared so the type checker knows them
+    scale: torch.Tensor
+
     def __init__(self, dim: int):
         super().__init__()
         self.register_buffer("mean", torch.zeros(dim))
@@ -32,10 +35,21 @@ class _Standardise(nn.Module):
         self.scale.fill_(float(rms))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - self.mean) / self.scale
+        return torch.div(x - self.mean, self.scale)
 
 
-class ScalarHead(nn.Module):
+class Head(nn.Module):
+    """What every head is: `norm` (the standardisation fitted by the trainer), `forward`
+    (B, dim) -> (B,) rewards, and `config()`, from which `build_head` rebuilds it."""
+
+    kind = "head"
+    norm: _Standardise
+
+    def config(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class ScalarHead(Head):
     """A linear head (`hidden=0`) or a one-hidden-layer MLP with GELU."""
 
     kind = "linear"
@@ -52,13 +66,14 @@ class ScalarHead(nn.Module):
             nn.init.zeros_(self.net.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(self.norm(x)).squeeze(-1)  # (B,)
+        out: torch.Tensor = self.net(self.norm(x))  # (B, 1)
+        return out.squeeze(-1)
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "dim": self.dim, "hidden": self.hidden}
 
 
-class OdinHead(nn.Module):
+class OdinHead(Head):
     """ODIN's two heads (Chen et al. 2024): quality `r^Q` and length `r^L`.
 
     `forward` returns only `r^Q`, the reward used downstream; `parts` returns both for training.
@@ -92,7 +107,8 @@ class OdinHead(nn.Module):
         return quality, self.length(torch.log1p(words.float()).unsqueeze(-1)).squeeze(-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.quality(self.norm(x)).squeeze(-1)
+        quality: torch.Tensor = self.quality(self.norm(x))  # (B, 1)
+        return quality.squeeze(-1)
 
     def ortho(self) -> torch.Tensor | None:
         """|cos(W_Q, W_L)|, the orthogonality penalty (scale-free form of ODIN's |W_Q·W_L|);
@@ -100,13 +116,13 @@ class OdinHead(nn.Module):
         if self.length_from != "embedding":
             return None
         wq, wl = self.quality.weight.flatten(), self.length.weight.flatten()
-        return (wq @ wl).abs() / (wq.norm() * wl.norm() + 1e-8)
+        return torch.div((wq @ wl).abs(), wq.norm() * wl.norm() + 1e-8)
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "dim": self.dim, "length_from": self.length_from}
 
 
-class EnsembleHead(nn.Module):
+class EnsembleHead(Head):
     """K heads over one shared (frozen) backbone, aggregated by `ensemble_aggregate`.
 
     Members are linear (`hidden=0`) or one-hidden-layer GELU MLPs (`hidden>0`), each from its
@@ -120,6 +136,7 @@ class EnsembleHead(nn.Module):
     """
 
     kind = "ensemble"
+    mask: torch.Tensor  # (K, dim) buffer
 
     def __init__(self, dim: int, *, members: int = 5, how: str = "uwo", penalty: float = 1.0, seed: int = 0,
                  feature_fraction: float = 1.0, hidden: int = 0):
@@ -150,8 +167,8 @@ class EnsembleHead(nn.Module):
 
     def member_scores(self, x: torch.Tensor) -> torch.Tensor:
         """(K, B) rewards of every member for backbone vectors x (B, dim)."""
-        z = self.norm(x)
-        mask: torch.Tensor = self.mask
+        z: torch.Tensor = self.norm(x)  # (B, dim)
+        mask = self.mask
         if not self.hidden:
             return (self.weight * mask) @ z.T + self.bias.unsqueeze(-1)
         h = torch.einsum("bd,kdh->kbh", z, self.w1 * mask.unsqueeze(-1)) + self.b1.unsqueeze(1)  # (K, B, H)
@@ -165,7 +182,7 @@ class EnsembleHead(nn.Module):
                 "penalty": self.penalty, "feature_fraction": self.feature_fraction, "hidden": self.hidden}
 
 
-def build_head(config: dict[str, Any]) -> nn.Module:
+def build_head(config: dict[str, Any]) -> Head:
     """A head from its `config()` dict (what checkpoints store)."""
     kind = config.get("kind")
     dim = int(config["dim"])

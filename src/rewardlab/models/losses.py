@@ -86,7 +86,7 @@ def pearson(x: torch.Tensor, y: torch.Tensor, eps: float = 1e-8) -> torch.Tensor
     """Differentiable Pearson correlation of two (N,) tensors."""
     x = x - x.mean()
     y = y - y.mean()
-    return (x * y).sum() / (x.norm() * y.norm() + eps)
+    return torch.div((x * y).sum(), x.norm() * y.norm() + eps)
 
 
 def odin_loss(

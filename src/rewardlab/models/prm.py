@@ -141,7 +141,7 @@ def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
     model = RewardModel(backbone, ScalarHead(backbone.dim))
     optimiser = torch.optim.AdamW(trainable_groups(model, config), weight_decay=config.weight_decay)
     features = Features(backbone, texts, finetune=config.mode == "finetune", batch_size=config.embed_batch_size)
-    model.head.norm.fit(features.all)  # type: ignore[union-attr, operator]
+    model.head.norm.fit(features.all)
     val_texts, val_y = _flatten(val[0], val[1], "validation") if val is not None else ([], torch.zeros(0))
 
     def batch_loss(idx: torch.Tensor) -> torch.Tensor:

@@ -107,7 +107,7 @@ def soft_values(outcomes: Any, *, beta: float = 1.0) -> F64:
         raise ValueError(f"beta must be > 0, got {beta}")
     r = np.asarray(outcomes, dtype=np.float64) / beta
     top = r.max(axis=-1, keepdims=True)  # log-mean-exp, shifted for stability
-    return beta * (top[..., 0] + np.log(np.exp(r - top).mean(axis=-1)))
+    return np.asarray(beta * (top[..., 0] + np.log(np.exp(r - top).mean(axis=-1))), dtype=np.float64)
 
 
 def progress_labels(values: Any, *, initial: float) -> F64:
@@ -146,4 +146,4 @@ def consensus_filter(*labels: Any, threshold: float = 0.5) -> NDArray[np.bool_]:
         raise ValueError(f"label arrays differ in shape: {[a.shape for a in arrays]}")
     hard = [a >= threshold for a in arrays]
     agree = np.logical_and.reduce([h == hard[0] for h in hard])
-    return agree & np.logical_and.reduce([a != BUFFER for a in arrays])
+    return np.asarray(agree & np.logical_and.reduce([a != BUFFER for a in arrays]), dtype=np.bool_)

@@ -20,6 +20,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rewardlab.core import Sample
 from rewardlab.models.data import PreferencePair
@@ -85,7 +86,13 @@ def _decorate(rng: random.Random, statements: list[str], *, filler: int, markdow
     return " ".join(parts)
 
 
-def _spurious(rng: random.Random, cfg: SyntheticConfig, favoured: bool, split: str) -> dict[str, object]:
+class _Spurious(TypedDict):
+    filler: int
+    markdown: bool
+    opener: bool
+
+
+def _spurious(rng: random.Random, cfg: SyntheticConfig, favoured: bool, split: str) -> _Spurious:
     """Spurious features of one response; in `train` they follow `favoured` with prob. `bias`."""
     p = (cfg.bias if favoured else 1.0 - cfg.bias) if split == "train" else 0.5
     heavy = rng.random() < p
@@ -113,8 +120,8 @@ def make_pairs(n: int, *, split: str = "train", config: SyntheticConfig | None =
         chosen, rejected = (worse, better) if flipped else (better, worse)
         pairs.append(PreferencePair(
             prompt=prompt,
-            chosen=_decorate(rng, chosen, **_spurious(rng, cfg, True, split)),  # type: ignore[arg-type]
-            rejected=_decorate(rng, rejected, **_spurious(rng, cfg, False, split)),  # type: ignore[arg-type]
+            chosen=_decorate(rng, chosen, **_spurious(rng, cfg, True, split)),
+            rejected=_decorate(rng, rejected, **_spurious(rng, cfg, False, split)),
             group=f"{split}-{i}",
         ))
     return pairs

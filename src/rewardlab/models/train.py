@@ -17,13 +17,12 @@ from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import torch
-from torch import nn
 
 from rewardlab.errors import RewardLabError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.data import PreferencePair
-from rewardlab.models.heads import EnsembleHead, OdinHead, ScalarHead
+from rewardlab.models.heads import EnsembleHead, Head, OdinHead, ScalarHead
 from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accuracy
 
 __all__ = [
@@ -133,7 +132,7 @@ def _set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _make_head(config: TrainConfig, dim: int) -> nn.Module:
+def _make_head(config: TrainConfig, dim: int) -> Head:
     if config.head == "linear":
         return ScalarHead(dim)
     if config.head == "mlp":
@@ -165,7 +164,7 @@ class _Batch:
         self.idx, self.margin, self.tie, self.length = idx, margin, tie, length
 
 
-def _loss(head: nn.Module, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config: TrainConfig,
+def _loss(head: Head, xc: torch.Tensor, xr: torch.Tensor, b: _Batch, config: TrainConfig,
           boot: torch.Tensor | None) -> torch.Tensor:
     """The configured loss on one batch of chosen/rejected vectors (B, dim)."""
     kwargs: dict[str, Any] = {"label_smoothing": config.label_smoothing, "center_coef": config.center_coef,
@@ -227,7 +226,7 @@ def train_reward_model(
     train_c, train_r = _texts(train)
     features = Features(backbone, train_c + train_r, finetune=config.mode == "finetune",
                         batch_size=config.embed_batch_size)
-    model.head.norm.fit(features.all)  # type: ignore[union-attr, operator]
+    model.head.norm.fit(features.all)
     report = TrainReport(config=asdict(config), n_train=len(train), n_val=len(val))
     boot = _bootstrap(config, len(train))
     n = len(train)
@@ -330,16 +329,16 @@ def _bootstrap(config: TrainConfig, n: int) -> torch.Tensor | None:
 
 def _snapshot(model: RewardModel) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     head = copy.deepcopy(model.head.state_dict())
-    if not model.trained_params:
+    if not model.trained_params or not isinstance(model.backbone, HFBackbone):
         return head, {}
-    named = dict(model.backbone.named_parameters())  # type: ignore[attr-defined]
+    named = dict(model.backbone.named_parameters())
     return head, {n: named[n].detach().clone() for n in model.trained_params}
 
 
 def _restore(model: RewardModel, state: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]) -> None:
     model.head.load_state_dict(state[0])
-    if state[1]:
-        model.backbone.load_state_dict(state[1], strict=False)  # type: ignore[attr-defined]
+    if state[1] and isinstance(model.backbone, HFBackbone):
+        model.backbone.load_state_dict(state[1], strict=False)
 
 
 Validate = Callable[[], tuple[float, float, dict[str, float]]]
@@ -371,7 +370,7 @@ def fit_epochs(model: RewardModel, n: int, batch_loss: Callable[[torch.Tensor], 
             t0 = time.perf_counter()
             model.head.train()
             losses = [_step(batch_loss(idx), optimiser, epoch, options.lr)
-                      for idx in _advance(bar, task, torch.randperm(n, generator=gen).split(options.batch_size))]
+                      for idx in _advance(bar, task, torch.split(torch.randperm(n, generator=gen), options.batch_size))]
             score, acc, metrics = validate()
             log = EpochLog(epoch, float(np.mean(losses)), acc, time.perf_counter() - t0, metrics)
             report.epochs.append(log)
@@ -400,7 +399,7 @@ def _step(loss: torch.Tensor, optimiser: torch.optim.Optimizer, epoch: int, lr: 
         raise TrainingError(f"loss became {loss.item()} at epoch {epoch}; lower lr "
                             f"(now {lr}) or check the data for extreme margins")
     optimiser.zero_grad()
-    loss.backward()  # type: ignore[no-untyped-call]
+    torch.autograd.backward(loss)
     try:
         optimiser.step()
     except RuntimeError as exc:  # torch refuses parameter updates that overflow
