@@ -33,3 +33,15 @@ def test_train_rm_bad_row_exits_1_naming_the_line(tmp_path, capsys):
 def test_train_rm_bad_option_is_a_usage_error(tmp_path, capsys):
     data = _write_pairs(tmp_path / "prefs.jsonl", [])
     assert main(["train", "rm", str(data), "--truncation-side", "middle", "--no-progress"]) == 2
+
+
+def test_train_rm_mlp_ensemble_options_reach_the_checkpoint(tmp_path, unbiased_pairs, capsys):
+    data = _write_pairs(tmp_path / "prefs.jsonl", unbiased_pairs[0][:200])
+    code = main(["train", "rm", str(data), "--out", str(tmp_path / "rm"), "--backbone", "hashing", "--epochs", "2",
+                 "--head", "ensemble", "--members", "3", "--member-hidden", "8", "--no-bootstrap",
+                 "--aggregate", "min", "--no-progress"])
+    assert code == 0, capsys.readouterr().out
+    head = json.loads((tmp_path / "rm" / "config.json").read_text())["head"]
+    assert (head["members"], head["hidden"], head["how"]) == (3, 8, "min")
+    assert main(["train", "rm", str(data), "--head", "ensemble", "--aggregate", "median", "--no-progress"]) == 2
+    assert "median" in capsys.readouterr().err

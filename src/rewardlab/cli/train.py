@@ -27,6 +27,13 @@ def train_rm(
     mode: str = typer.Option("frozen", "--mode", help="frozen (cached embeddings + head) or finetune."),
     layers: int = typer.Option(1, "--layers", help="Top transformer layers to fine-tune (--mode finetune)."),
     head: str = typer.Option("linear", "--head", help="linear, mlp, odin or ensemble."),
+    members: int = typer.Option(5, "--members", help="Ensemble members (--head ensemble)."),
+    member_hidden: int = typer.Option(0, "--member-hidden",
+                                      help="Hidden units of MLP ensemble members; 0: linear members."),
+    bootstrap: bool = typer.Option(True, "--bootstrap/--no-bootstrap",
+                                   help="Each ensemble member trains on its own bootstrap of the pairs."),
+    aggregate: str = typer.Option("uwo", "--aggregate", help="Ensemble rule: mean, min or uwo (mean - λ·var)."),
+    penalty: float = typer.Option(1.0, "--penalty", help="λ of --aggregate uwo."),
     epochs: int = typer.Option(20, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
     lr: float = typer.Option(1e-3, "--lr", help="Head learning rate."),
@@ -50,7 +57,13 @@ def train_rm(
         config = TrainConfig(mode=mode, head=head, epochs=epochs, batch_size=batch_size,  # type: ignore[arg-type]
                              lr=lr, lr_backbone=lr_backbone, finetune_layers=layers, seed=seed,
                              patience=patience, label_smoothing=label_smoothing, center_coef=center,
-                             use_margin=margin)
+                             use_margin=margin, members=members, ensemble_hidden=member_hidden,
+                             ensemble_bootstrap=bootstrap, ensemble_how=aggregate,  # type: ignore[arg-type]
+                             ensemble_penalty=penalty)
+        if head == "ensemble":  # validate the rule and sizes now, not after embedding every text
+            from rewardlab.models.heads import EnsembleHead
+
+            EnsembleHead(1, members=members, how=aggregate, hidden=member_hidden)
         encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side,  # type: ignore[arg-type]
                               precision=precision)  # type: ignore[arg-type]
     except ValueError as exc:
