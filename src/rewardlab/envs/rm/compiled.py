@@ -75,11 +75,11 @@ class CompiledMachines:
         """Total number of states over every machine."""
         return self.offsets[-1]
 
-    def start(self, task: int) -> tuple[Node, int, str]:
-        """`(node, g, state name)` of task `task`'s initial state."""
+    def start(self, task: int) -> Hop:
+        """The hop into task `task`'s initial state (no labels, reward 0), as `reset` takes it."""
         rm = self.machines[task]
         g = self.offsets[task] + rm.index[rm.initial]
-        return self.nodes[g], g, rm.initial
+        return (self.nodes[g], g, False, 0.0, 0.0, 0.0, rm.initial, frozenset(), None)
 
     def hop(self, g: int, labels: Iterable[str]) -> Hop:
         """The hop from global state `g` on `labels`, computed and stored on first use.

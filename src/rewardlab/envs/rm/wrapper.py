@@ -21,13 +21,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from rewardlab.envs.rm.compiled import CompiledMachines, Node
+from rewardlab.envs.rm.compiled import CompiledMachines, Hop
 from rewardlab.envs.rm.labels import InfoLabels, LabelFn
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.errors import SpecError
 
 __all__ = ["LabelFn", "RewardMachineWrapper"]
 
+_NOT_STEPPED = object()  # `_prev` until the first step after a reset
+_NO_KEY = object()  # an info key no env uses: `info.get(_NO_KEY)` is None for other labellers
 _MEMO_LIMIT = 1 << 16  # most one-hot encodings memoised (values x machine states): a few MB at most
 
 
@@ -92,24 +94,32 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             # row g: zeros for the env part, then the one-hot code of global RM state g
             self._rows = np.zeros((n, dim), dtype=np.float32)
             self._rows[:, self._k :] = self._onehot
-        self.task, self._g = -1, 0
-        self._node: Node = {}
+        self.task = -1
+        # The state: `_hop` is the hop that led to the current RM state (`table.start(task)`
+        # after a reset) and carries its node and global index; `_obs` is the current env obs.
+        # `_prev`, `_action`, `_term` keep the rest of the last transition (see
+        # `last_transition`): five plain stores per step are cheaper than building a tuple.
+        self._hop: Hop = self.table.start(0)
         self._obs: Any = None
-        #: (env obs, action, next env obs, labels, env terminated) of the last step, for CRM
-        self.last_transition: tuple[Any, Any, Any, frozenset[str], bool] | None = None
+        self._prev: Any = _NOT_STEPPED
+        self._action: Any = None
+        self._term = False
+        self._last: tuple[Any, Any, Any, frozenset[str], bool] | None = None
         # Per-step fast path (see `step`): every mode check is made here, once.
         self._sum = reward_mode == "sum"
         self._dict_obs = obs_mode == "dict"
         #: labels reported by the env under this info key are read inline (`InfoLabels`)
-        self._info_key = label.key if isinstance(label, InfoLabels) else None
+        self._info_key: Any = label.key if type(label) is InfoLabels else _NO_KEY
         self._starts = [self.table.start(t) for t in range(len(self.machines))]
         self._random_tasks = task_schedule == "random"
-        # one-hot encodings of integer Box observations, per global RM state, keyed by obs bytes;
-        # `_dtype` None disables the memo (continuous or huge observation spaces)
-        self._memo: list[dict[bytes, np.ndarray]] | None = None
-        self._dtype: np.dtype[Any] | None = None
+        # one-hot encodings of integer Box observations, per global RM state, keyed by the obs
+        # bytes; an empty list disables the memo (continuous or huge observation spaces). Only
+        # observations of the declared dtype and shape are memoised (checked on a miss, see
+        # `_remember`), so a key's bytes always mean the same values.
+        self._memo: list[dict[bytes, np.ndarray]] = []
         if obs_mode == "onehot" and self._box and _finite_int_box(base, n):
-            self._memo, self._dtype = [{} for _ in range(n)], base.dtype
+            self._memo = [{} for _ in range(n)]
+            self._dtype, self._shape = base.dtype, base.shape
 
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
@@ -126,15 +136,19 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             return {"obs": obs, "rm": g}  # a new dict every step: callers may keep observations
         if self.obs_mode == "none":
             return obs
-        if type(obs) is np.ndarray and obs.dtype is self._dtype:
-            out = self._memo[g].get(obs.tobytes())  # type: ignore[index]
-            return self._remember(obs, g) if out is None else out
+        if self._memo:
+            try:
+                return self._memo[g][obs.tobytes()]
+            except (AttributeError, KeyError):  # not an array, or not seen yet in state g
+                return self._remember(obs, g)
         return self._onehot_of(obs, g)
 
-    def _remember(self, obs: np.ndarray, g: int) -> np.ndarray:
+    def _remember(self, obs: Any, g: int) -> np.ndarray:
+        """Encode `obs` read-only, and memoise it if it has the declared dtype and shape."""
         out = self._onehot_of(obs, g)
         out.flags.writeable = False  # shared between steps: nobody may write to it
-        self._memo[g][obs.tobytes()] = out  # type: ignore[index]
+        if type(obs) is np.ndarray and obs.dtype == self._dtype and obs.shape == self._shape:
+            self._memo[g][obs.tobytes()] = out
         return out
 
     def _onehot_of(self, obs: Any, g: int) -> np.ndarray:
@@ -153,7 +167,18 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
     @property
     def u(self) -> int:
         """Index of the current state within the current task's machine."""
-        return self._g - self.offsets[self.task]
+        return self._hop[1] - self.offsets[self.task]
+
+    @property
+    def last_transition(self) -> tuple[Any, Any, Any, frozenset[str], bool] | None:
+        """`(env obs, action, next env obs, labels, env terminated)` of the last step, for CRM.
+
+        It survives `reset` (vectorised envs reset before callbacks see the step), and is None
+        before the first step.
+        """
+        if self._prev is _NOT_STEPPED:
+            return self._last
+        return (self._prev, self._action, self._obs, self._hop[7], self._term)
 
     # -- gym API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -165,10 +190,11 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         else:
             task = (self.task + 1) % len(self.machines)
         self.task = task
-        self._node, self._g, initial = self._starts[task]
+        self._last, self._prev = self.last_transition, _NOT_STEPPED
+        self._hop = hop = self._starts[task]
         self._obs = obs
-        info["rm/state"], info["rm/task"] = initial, task
-        return ({"obs": obs, "rm": self._g} if self._dict_obs else self._encode(obs, self._g)), info
+        info["rm/state"], info["rm/task"] = hop[6], task
+        return ({"obs": obs, "rm": hop[1]} if self._dict_obs else self._encode(obs, hop[1])), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Step the env and the machine.
@@ -179,18 +205,20 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         updated in place), and the new observation. Labelling functions that return a
         frozenset take the fast path; any other iterable of labels is converted on every step.
         """
-        # `self.env.step(...)`, not a bound method kept on self: CPython 3.11 specialises
-        # method calls on the type, not callables stored on the instance (those cost a generic
-        # attribute lookup per call); the same goes for `label` below.
+        # Written for CPython 3.11's specialising interpreter, where this path costs about as
+        # much as a 1 us gridworld step: `self.env.step(...)` and a local `label`, never a
+        # callable kept on self (calls of instance attributes are not specialised); no check
+        # that can be made once in __init__ is made here.
         obs, env_r, terminated, truncated, info = self.env.step(action)
-        if self._info_key is None or (labels := info.get(self._info_key)) is None:
+        labels = info.get(self._info_key)  # `InfoLabels`: the env reported them (else a sentinel)
+        if labels is None:
             label = self.label
             labels = label(self._obs, action, obs, info)
         try:
-            hop = self._node[labels]
+            hop = self._hop[0][labels]
         except (KeyError, TypeError):  # first time (state, labels) is seen, or labels not a frozenset
-            hop = self.table.hop(self._g, labels)
-        node, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra = hop
+            hop = self.table.hop(self._hop[1], labels)
+        _, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra = hop
         if terminated:
             ends, reward = True, reward_if_env_ends
         if self._sum:
@@ -199,19 +227,21 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         info["reward/rm"] = rm_r
         info["rm/state"] = state
         info["rm/labels"] = labels
-        if extra is not None:
+        if extra:
             info.update(extra)
-        self.last_transition = (self._obs, action, obs, labels, terminated)
-        self._node, self._g, self._obs = node, g, obs
-        if self._dict_obs:
-            out = {"obs": obs, "rm": g}  # a new dict every step: callers may keep observations
-        elif type(obs) is np.ndarray and obs.dtype is self._dtype:  # memoised one-hot (read-only)
-            out = self._memo[g].get(obs.tobytes())  # type: ignore[index]
-            if out is None:
-                out = self._remember(obs, g)
-        else:
-            out = self._encode(obs, g)
-        return out, reward, ends, False if ends or truncated is False else bool(truncated), info
+        self._prev = self._obs  # one store per line: `a, b, c, d = ...` would build a tuple
+        self._obs = obs
+        self._hop = hop
+        self._action = action
+        self._term = terminated
+        if self._dict_obs:  # a new dict every step: callers may keep observations
+            return {"obs": obs, "rm": g}, reward, ends, truncated and not ends, info
+        if self._memo:  # memoised one-hot of an integer Box obs, read-only (see `encode`)
+            try:
+                return self._memo[g][obs.tobytes()], reward, ends, truncated and not ends, info
+            except (AttributeError, KeyError):  # not an array, or not seen yet in state g
+                pass
+        return self._encode(obs, g), reward, ends, truncated and not ends, info
 
     # -- counterfactuals -------------------------------------------------------------------
     def counterfactual_batch(
