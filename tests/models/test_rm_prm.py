@@ -18,6 +18,7 @@ from rewardlab.models.step_labels import (
     td_lambda_targets,
 )
 from rewardlab.models.synthetic import make_step_samples
+from rewardlab.models.train import TrainingError
 
 
 def test_mc_hard_and_soft_labels():
@@ -104,6 +105,8 @@ def test_prm_rejects_samples_without_steps_and_bad_labels(hashing):
         train_prm([Sample(response="x", steps=("a",))], [[2.0]], backbone=hashing)
     with pytest.raises(InputError, match="1 labels for 2 steps"):
         train_prm([Sample(response="x", steps=("a", "b"))], [[1.0]], backbone=hashing)
+    with pytest.raises(TrainingError, match="no training steps"):
+        train_prm([], [], backbone=hashing)
 
 
 def test_outcome_model_checkpoint_is_not_a_prm(tmp_path, hashing):

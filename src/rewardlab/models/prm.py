@@ -30,7 +30,14 @@ from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
-from rewardlab.models.train import EpochLog, Features, TrainReport, fit_epochs, trainable_groups
+from rewardlab.models.train import (
+    EpochLog,
+    Features,
+    TrainingError,
+    TrainReport,
+    fit_epochs,
+    trainable_groups,
+)
 
 __all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "step_metrics", "train_prm"]
 
@@ -130,12 +137,15 @@ def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
 
     Raises:
         InputError: samples without steps, label counts that do not match, labels outside [0, 1].
-        TrainingError: a non-finite loss, or `finetune` on a backbone without transformer layers.
+        TrainingError: no training steps, a non-finite loss, or `finetune` on a backbone without
+            transformer layers.
     """
     config = config or PRMConfig()
     torch.manual_seed(config.seed)
     start = time.perf_counter()
     texts, y = _flatten(samples, labels, "training")
+    if not texts:
+        raise TrainingError("no training steps; give at least one solution with steps and labels")
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated
     model = RewardModel(backbone, ScalarHead(backbone.dim))
