@@ -25,14 +25,15 @@ import numpy as np
 
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.envs.rm.shaping import rm_potentials
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, SpecError
 
 __all__ = ["HOP_FIELDS", "CompiledMachines", "Hop", "Node"]
 
 #: A node maps a frozenset of labels to the hop it takes (see the module docstring).
 Node = dict[frozenset[str], "Hop"]
-#: `(node, g, ends, reward, reward_if_env_ends, rm_reward, state, labels, extra)`, see HOP_FIELDS.
-Hop = tuple[Node, int, bool, float, float, float, str, frozenset[str], "dict[str, Any] | None"]
+#: `(node, g, ends, reward, reward_if_env_ends, rm_reward, state, labels, extra, payload)`, see
+#: HOP_FIELDS.
+Hop = tuple[Node, int, bool, float, float, float, str, frozenset[str], "dict[str, Any] | None", Any]
 HOP_FIELDS = (
     "node",  # the next state's node
     "g",  # the next state's global index
@@ -43,6 +44,7 @@ HOP_FIELDS = (
     "state",  # the next state's name (info["rm/state"])
     "labels",  # the labels as a frozenset (info["rm/labels"])
     "extra",  # further info items: rm/task in multi-task tables, rm/accepted|rejected on ends
+    "payload",  # the next state's payload (see CompiledMachines), None without one
 )
 HOP_NODE = 0
 
@@ -55,6 +57,8 @@ class CompiledMachines:
         shaping_gamma: when set, rewards include potential-based shaping
             `gamma * Phi(u') - Phi(u)` with `Phi = rm_potentials(machine, gamma)` and
             `Phi(terminal) = 0` (Ng, Harada & Russell 1999; Toro Icarte et al. 2022, sec. 5.3).
+        payload: one object per global state, handed out by every hop into that state (the
+            wrapper keeps each state's one-hot memo there, saving an index per step).
 
     Attributes:
         offsets: global index of each task's first state; `offsets[-1]` is the total.
@@ -62,11 +66,16 @@ class CompiledMachines:
         owner: `(task, u)` of every global state.
     """
 
-    def __init__(self, machines: Sequence[RewardMachine], *, shaping_gamma: float | None = None):
+    def __init__(
+        self, machines: Sequence[RewardMachine], *, shaping_gamma: float | None = None, payload: Sequence[Any] | None = None
+    ):
         self.machines = list(machines)
         self.offsets: list[int] = [0, *np.cumsum([m.n_states for m in self.machines]).tolist()]
         self.owner = [(t, u) for t, m in enumerate(self.machines) for u in range(m.n_states)]
         self.nodes: list[Node] = [{} for _ in self.owner]
+        if payload is not None and len(payload) != len(self.owner):
+            raise SpecError(f"payload needs one entry per machine state ({len(self.owner)}), got {len(payload)}")
+        self.payload: Sequence[Any] = [None] * len(self.owner) if payload is None else payload
         self.shaping_gamma = shaping_gamma
         self._phi = [rm_potentials(m, gamma=shaping_gamma) for m in self.machines] if shaping_gamma else None
 
@@ -79,7 +88,7 @@ class CompiledMachines:
         """The hop into task `task`'s initial state (no labels, reward 0), as `reset` takes it."""
         rm = self.machines[task]
         g = self.offsets[task] + rm.index[rm.initial]
-        return (self.nodes[g], g, False, 0.0, 0.0, 0.0, rm.initial, frozenset(), None)
+        return (self.nodes[g], g, False, 0.0, 0.0, 0.0, rm.initial, frozenset(), None, self.payload[g])
 
     def hop(self, g: int, labels: Iterable[str]) -> Hop:
         """The hop from global state `g` on `labels`, computed and stored on first use.
@@ -128,4 +137,4 @@ class CompiledMachines:
         if ends:
             extra["rm/accepted"], extra["rm/rejected"] = acc, rej
         w = self.offsets[task] + v
-        return (self.nodes[w], w, ends, reward, reward_if_env_ends, rm_r, rm.states[v], labels, extra or None)
+        return (self.nodes[w], w, ends, reward, reward_if_env_ends, rm_r, rm.states[v], labels, extra or None, self.payload[w])

@@ -29,7 +29,6 @@ from rewardlab.errors import SpecError
 __all__ = ["LabelFn", "RewardMachineWrapper"]
 
 _NOT_STEPPED = object()  # `_prev` until the first step after a reset
-_NO_KEY = object()  # an info key no env uses: `info.get(_NO_KEY)` is None for other labellers
 _MEMO_LIMIT = 1 << 16  # most one-hot encodings memoised (values x machine states): a few MB at most
 
 
@@ -78,22 +77,11 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
             raise SpecError(f"task_schedule must be cycle|random, got {task_schedule!r}")
         self.label, self.obs_mode, self.reward_mode, self.task_schedule = label, obs_mode, reward_mode, task_schedule
         self.shaping_gamma = shaping_gamma
-        #: the machines compiled into linked per-state transition tables (see `compiled.py`)
-        self.table = CompiledMachines(self.machines, shaping_gamma=shaping_gamma)
+        self._setup_observations(env.observation_space, sum(m.n_states for m in self.machines))
+        #: the machines compiled into linked per-state transition tables (see `compiled.py`);
+        #: every hop carries the next state's one-hot memo
+        self.table = CompiledMachines(self.machines, shaping_gamma=shaping_gamma, payload=self._memo or None)
         self.offsets = self.table.offsets
-        n = self.table.n_states
-        self._onehot = np.eye(n, dtype=np.float32)
-        base = env.observation_space
-        self._box = isinstance(base, spaces.Box)
-        if obs_mode == "dict":
-            self.observation_space = spaces.Dict({"obs": base, "rm": spaces.Discrete(n)})
-        elif obs_mode == "onehot":
-            self._k = spaces.flatdim(base)
-            dim = self._k + n
-            self.observation_space = spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
-            # row g: zeros for the env part, then the one-hot code of global RM state g
-            self._rows = np.zeros((n, dim), dtype=np.float32)
-            self._rows[:, self._k :] = self._onehot
         self.task = -1
         # The state: `_hop` is the hop that led to the current RM state (`table.start(task)`
         # after a reset) and carries its node and global index; `_obs` is the current env obs.
@@ -109,17 +97,31 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         self._sum = reward_mode == "sum"
         self._dict_obs = obs_mode == "dict"
         #: labels reported by the env under this info key are read inline (`InfoLabels`)
-        self._info_key: Any = label.key if type(label) is InfoLabels else _NO_KEY
+        self._info_key = label.key if type(label) is InfoLabels else None
         self._starts = [self.table.start(t) for t in range(len(self.machines))]
         self._random_tasks = task_schedule == "random"
-        # one-hot encodings of integer Box observations, per global RM state, keyed by the obs
+
+    def _setup_observations(self, base: gym.Space, n: int) -> None:  # type: ignore[type-arg]
+        """The augmented observation space for `n` machine states, and the one-hot tables."""
+        self._box = isinstance(base, spaces.Box)
+        self._onehot = np.eye(n, dtype=np.float32)
+        # One-hot encodings of integer Box observations, per global RM state, keyed by the obs
         # bytes; an empty list disables the memo (continuous or huge observation spaces). Only
         # observations of the declared dtype and shape are memoised (checked on a miss, see
         # `_remember`), so a key's bytes always mean the same values.
         self._memo: list[dict[bytes, np.ndarray]] = []
-        if obs_mode == "onehot" and self._box and _finite_int_box(base, n):
-            self._memo = [{} for _ in range(n)]
-            self._dtype, self._shape = base.dtype, base.shape
+        if self.obs_mode == "dict":
+            self.observation_space = spaces.Dict({"obs": base, "rm": spaces.Discrete(n)})
+        elif self.obs_mode == "onehot":
+            self._k = spaces.flatdim(base)
+            dim = self._k + n
+            self.observation_space = spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
+            # row g: zeros for the env part, then the one-hot code of global RM state g
+            self._rows = np.zeros((n, dim), dtype=np.float32)
+            self._rows[:, self._k :] = self._onehot
+            if isinstance(base, spaces.Box) and _finite_int_box(base, n):
+                self._memo = [{} for _ in range(n)]
+                self._dtype, self._shape = base.dtype, base.shape
 
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
@@ -210,15 +212,19 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         # callable kept on self (calls of instance attributes are not specialised); no check
         # that can be made once in __init__ is made here.
         obs, env_r, terminated, truncated, info = self.env.step(action)
-        labels = info.get(self._info_key)  # `InfoLabels`: the env reported them (else a sentinel)
-        if labels is None:
+        if self._info_key is not None:  # `InfoLabels`: the env reported the labels itself
+            try:
+                hop = self._hop[0][info[self._info_key]]
+            except (KeyError, TypeError):  # no such key, a new (state, labels), or not a frozenset
+                hop = self._slow_hop(action, obs, info)
+        else:
             label = self.label
             labels = label(self._obs, action, obs, info)
-        try:
-            hop = self._hop[0][labels]
-        except (KeyError, TypeError):  # first time (state, labels) is seen, or labels not a frozenset
-            hop = self.table.hop(self._hop[1], labels)
-        _, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra = hop
+            try:
+                hop = self._hop[0][labels]
+            except (KeyError, TypeError):  # first time (state, labels) is seen, or not a frozenset
+                hop = self.table.hop(self._hop[1], labels)
+        _, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra, memo = hop
         if terminated:
             ends, reward = True, reward_if_env_ends
         if self._sum:
@@ -236,12 +242,16 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         self._term = terminated
         if self._dict_obs:  # a new dict every step: callers may keep observations
             return {"obs": obs, "rm": g}, reward, ends, truncated and not ends, info
-        if self._memo:  # memoised one-hot of an integer Box obs, read-only (see `encode`)
+        if memo is not None:  # memoised one-hot of an integer Box obs, read-only (see `encode`)
             try:
-                return self._memo[g][obs.tobytes()], reward, ends, truncated and not ends, info
+                return memo[obs.tobytes()], reward, ends, truncated and not ends, info
             except (AttributeError, KeyError):  # not an array, or not seen yet in state g
                 pass
         return self._encode(obs, g), reward, ends, truncated and not ends, info
+
+    def _slow_hop(self, action: Any, obs: Any, info: dict[str, Any]) -> Hop:
+        """The hop for this step when the inline `InfoLabels` lookup missed."""
+        return self.table.hop(self._hop[1], self.label(self._obs, action, obs, info))
 
     # -- counterfactuals -------------------------------------------------------------------
     def counterfactual_batch(
