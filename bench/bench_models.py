@@ -19,6 +19,7 @@ inference samples/s (rewardlab `RewardModel.score_texts` vs batched HF forward o
     .venv/bin/python bench/bench_models.py --quick    # 2 folds, 1 epoch: smoke run
     .venv/bin/python bench/bench_models.py --part synthetic   # gold-reward experiments only
     .venv/bin/python bench/bench_models.py --part ensembles   # only the best-of-n ensemble sweep
+    .venv/bin/python bench/bench_models.py --part prm         # PRMs: frozen / fine-tuned vs HF token classification
 
 The synthetic part (hashed n-gram backbone, `rewardlab.models.synthetic`) measures what needs a
 known gold reward: accuracy vs data size against the noise ceiling, ODIN's length correlation on
@@ -277,9 +278,93 @@ def _print_summary(at64: dict, bias: float, seeds: int, n_train: int) -> None:
               + " / ".join(f"{v:.3f}" for v in mean_single) + f"; mean {mean_single.mean():.3f})")
 
 
+# -- process reward models --------------------------------------------------------------------
+def _hf_token_prm(train, gold, val, epochs: int, lr: float):
+    """The peer recipe: TRL's PRMTrainer (removed from TRL 1.x; Math-Shepherd style) — token
+    classification over the whole solution, each step's label on its last token, all layers
+    trained with the Hugging Face `Trainer`. Returns (P(step ok) per val step, train seconds)."""
+    from datasets import Dataset
+    from transformers import (
+        AutoModelForTokenClassification,
+        AutoTokenizer,
+        DataCollatorForTokenClassification,
+        Trainer,
+        TrainingArguments,
+    )
+
+    path = str(default_model_path())
+    tok = AutoTokenizer.from_pretrained(path)
+
+    def encode(sample, labels):
+        ids = [tok.cls_token_id, *tok.encode(sample.prompt_text, add_special_tokens=False), tok.sep_token_id]
+        marks = [-100] * len(ids)
+        for step, label in zip(sample.steps, labels, strict=True):
+            step_ids = tok.encode(step, add_special_tokens=False)
+            ids += step_ids
+            marks += [-100] * (len(step_ids) - 1) + [int(label)]
+        return {"input_ids": ids, "labels": marks}
+
+    data = Dataset.from_list([encode(s, y) for s, y in zip(train, gold, strict=True)])
+    model = AutoModelForTokenClassification.from_pretrained(path, num_labels=2)
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(output_dir=out, num_train_epochs=epochs, per_device_train_batch_size=8,
+                                 learning_rate=lr, seed=0, report_to=[], save_strategy="no", logging_strategy="no",
+                                 disable_tqdm=True, use_cpu=True, dataloader_num_workers=0)
+        trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=DataCollatorForTokenClassification(tok))
+        start = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - start
+    model.eval()
+    probs = []
+    with torch.no_grad():
+        for sample in val:
+            row = encode(sample, [0] * len(sample.steps))
+            logits = model(input_ids=torch.tensor([row["input_ids"]])).logits[0]
+            at = [i for i, m in enumerate(row["labels"]) if m != -100]
+            probs += torch.softmax(logits[at], -1)[:, 1].tolist()
+    return np.array(probs), seconds
+
+
+def prm_part(n_train: int = 300, epochs: int = 3) -> None:
+    """Step-level reward models on `make_step_samples` (sums, one wrong sum ruins the rest):
+    rewardlab PRM frozen / fine-tuned top layer vs the HF token-classification recipe, all on
+    MiniLM, same data, same run; plus the hashed-feature PRM as a reference."""
+    from rewardlab.models import HashingBackbone
+    from rewardlab.models.prm import PRMConfig, train_prm
+    from rewardlab.models.synthetic import make_step_samples
+
+    (train, gold, _), (val, val_gold, _) = make_step_samples(n_train, seed=0), make_step_samples(100, seed=1)
+    truth = np.concatenate(val_gold)
+    n_steps = sum(len(y) for y in gold)
+    rows = {}
+    for name, config, backbone in [
+        ("rewardlab PRM, frozen MiniLM + head", PRMConfig(epochs=30), HFBackbone.pretrained()),
+        ("rewardlab PRM, fine-tune top layer", PRMConfig(mode="finetune", epochs=epochs, lr_backbone=1e-4,
+                                                        batch_size=32), HFBackbone.pretrained()),
+        ("rewardlab PRM, hashed unigrams (no MiniLM; reference)", PRMConfig(epochs=30),
+         HashingBackbone(n_features=1024)),
+    ]:
+        start = time.perf_counter()
+        prm, report = train_prm(train, gold, backbone=backbone, config=config)
+        seconds = time.perf_counter() - start
+        probs = np.concatenate(prm.score_many([(s.prompt_text, s.steps) for s in val]))
+        rows[name] = (probs, seconds, len(report["epochs"]))
+        print(f"  {name}: {seconds:.1f}s", flush=True)
+    probs, seconds = _hf_token_prm(train, gold, val, epochs, lr=1e-4)
+    rows["HF token classification, all layers (TRL PRMTrainer recipe)"] = (probs, seconds, epochs)
+    print(f"\n## PRM: {n_train} training solutions ({n_steps} steps), 100 held-out ({len(truth)} steps); "
+          f"always-'ok' baseline accuracy {max(truth.mean(), 1 - truth.mean()):.3f}")
+    print("| system | held-out step accuracy | Brier | train s | epochs | train steps/s |\n|---|---|---|---|---|---|")
+    for name, (probs, seconds, n_epochs) in rows.items():
+        acc = float(((probs > 0.5) == (truth > 0.5)).mean())
+        brier = float(np.mean((probs - truth) ** 2))
+        print(f"| {name} | {acc:.3f} | {brier:.3f} | {seconds:.1f} | {n_epochs} | {n_steps * n_epochs / seconds:.1f} |",
+              flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=["all", "real", "synthetic", "ensembles"], default="all")
+    parser.add_argument("--part", choices=["all", "real", "synthetic", "ensembles", "prm"], default="all")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=3, help="epochs for TRL and rewardlab finetune")
     parser.add_argument("--frozen-epochs", type=int, default=20)
@@ -287,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.folds, args.epochs, args.frozen_epochs = 2, 1, 5
+    if args.part == "prm":
+        prm_part(epochs=args.epochs)
+        return 0
     if args.part == "ensembles":
         from rewardlab.models import HashingBackbone
         from rewardlab.models.synthetic import SyntheticConfig, make_pairs
