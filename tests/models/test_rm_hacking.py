@@ -118,7 +118,6 @@ def test_mlp_ensemble_members_agree_in_distribution_and_disagree_out_of_it(hashi
     assert outside > 2 * inside, (inside, outside)
 
 
-@pytest.mark.slow
 def test_mlp_ensemble_loses_less_gold_than_a_single_mlp_at_large_n(hashing):
     """Proxies trained on 600 pairs whose padding stays in range; the pool pads up to 3x more,
     half of it in unseen words, and wrong responses pad more. Single MLPs (3 seeds) over-optimise;

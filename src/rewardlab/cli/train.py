@@ -105,6 +105,7 @@ def train_prm_command(
     patience: int = typer.Option(4, "--patience", help="Epochs without a lower validation BCE before stopping."),
     max_length: int = typer.Option(256, "--max-length", help="Tokens kept per prefix (longer are truncated)."),
     truncation_side: str = typer.Option("left", "--truncation-side", help="left keeps the latest steps."),
+    precision: str = typer.Option("fp32", "--precision", help="fp32, or bf16 autocast (faster on AMX CPUs)."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Train a process reward model on per-step labels (hard or soft)."""
@@ -117,7 +118,8 @@ def train_prm_command(
     try:
         config = PRMConfig(mode=mode, epochs=epochs, batch_size=batch_size, lr=lr,  # type: ignore[arg-type]
                            lr_backbone=lr_backbone, finetune_layers=layers, seed=seed, patience=patience)
-        encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side)  # type: ignore[arg-type]
+        encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side,  # type: ignore[arg-type]
+                              precision=precision)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     samples, labels = read_step_rows(data)
