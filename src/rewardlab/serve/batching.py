@@ -308,6 +308,8 @@ class Batcher:
 
     def _write_later(self, rows: list[tuple[str, bytes]]) -> None:
         assert self.cache is not None
+        if not rows:  # e.g. `use_cache=false`: do not wake the writer thread for nothing
+            return
         with self._writes_lock:
             behind = len(self._pending) >= _MAX_PENDING_WRITES * self.max_batch
             start = not behind and not self._draining
