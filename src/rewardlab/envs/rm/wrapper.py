@@ -240,13 +240,13 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         self._hop = hop
         self._action = action
         self._term = terminated
-        if self._dict_obs:  # a new dict every step: callers may keep observations
-            return {"obs": obs, "rm": g}, reward, ends, truncated and not ends, info
         if memo is not None:  # memoised one-hot of an integer Box obs, read-only (see `encode`)
             try:
                 return memo[obs.tobytes()], reward, ends, truncated and not ends, info
             except (AttributeError, KeyError):  # not an array, or not seen yet in state g
                 pass
+        elif self._dict_obs:  # a new dict every step: callers may keep observations
+            return {"obs": obs, "rm": g}, reward, ends, truncated and not ends, info
         return self._encode(obs, g), reward, ends, truncated and not ends, info
 
     def _slow_hop(self, action: Any, obs: Any, info: dict[str, Any]) -> Hop:
