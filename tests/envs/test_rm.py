@@ -211,6 +211,7 @@ def test_history_dependent_task_needs_the_rm() -> None:
         "rewardlab.envs.preferences", "rewardlab.envs.intrinsic", "rewardlab.envs.redistribution",
         "rewardlab.envs.starc", "rewardlab.envs.gridworld", "rewardlab.envs.rm.wrapper",
         "rewardlab.envs.rm.hierarchical", "rewardlab.envs.rm.timed", "rewardlab.envs.rm.counterfactual",
+        "rewardlab.envs.rm.compiled", "rewardlab.envs.rm.labels",
     ],
 )  # fmt: skip
 def test_public_surface_exists(module: str) -> None:
