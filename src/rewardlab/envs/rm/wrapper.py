@@ -192,11 +192,20 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         else:
             task = (self.task + 1) % len(self.machines)
         self.task = task
-        self._last, self._prev = self.last_transition, _NOT_STEPPED
+        if self._prev is not _NOT_STEPPED:  # keep the last transition (see `last_transition`)
+            self._last = (self._prev, self._action, self._obs, self._hop[7], self._term)
+            self._prev = _NOT_STEPPED
         self._hop = hop = self._starts[task]
         self._obs = obs
         info["rm/state"], info["rm/task"] = hop[6], task
-        return ({"obs": obs, "rm": hop[1]} if self._dict_obs else self._encode(obs, hop[1])), info
+        if self._dict_obs:
+            return {"obs": obs, "rm": hop[1]}, info
+        if hop[9] is not None:  # the one-hot memo of the initial state, as in `step`
+            try:
+                return hop[9][obs.tobytes()], info
+            except (AttributeError, KeyError):
+                pass
+        return self._encode(obs, hop[1]), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Step the env and the machine.
