@@ -114,3 +114,24 @@ def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(InputError, match="cannot open the result store"):
         ResultStore(bad)
+
+
+def test_a_store_in_the_old_without_rowid_layout_is_migrated_once(tmp_path):
+    # Stores written before the rowid layout kept results in a WITHOUT ROWID table `results`.
+    path = tmp_path / "old.sqlite"
+    sample = _samples(1)[0]
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE results (spec_hash TEXT NOT NULL, sample_key TEXT NOT NULL, result TEXT NOT NULL, "
+        "created REAL NOT NULL, used REAL NOT NULL, PRIMARY KEY (spec_hash, sample_key)) WITHOUT ROWID;"
+    )
+    old.execute("INSERT INTO results VALUES ('h', ?, ?, 1.0, 1.0)", (sample_key(sample), b'{"score":0.25,"status":"ok"}'))
+    old.commit()
+    old.close()
+    with ResultStore(path) as store:
+        assert [r.score for r in store.get_many("h", [sample])] == [0.25]
+        assert store.stats().rows == 1
+    tables = {name for (name,) in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "results" not in tables and "result_rows" in tables
+    with ResultStore(path) as store:  # a second open finds nothing left to migrate
+        assert [r.score for r in store.get_many("h", [sample])] == [0.25]
