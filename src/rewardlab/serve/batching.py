@@ -193,7 +193,11 @@ class Batcher:
     ) -> tuple[list[tuple[int, _Item]], list[_Item], int]:
         """Fill cached positions of `request`; plan the rest, sharing identical samples
         (within the request and with batches in flight). Returns (plan, fresh items, hits)."""
-        keys, hits = await asyncio.to_thread(self._lookup, samples)
+        assert self.cache is not None
+        if self.cache.lookups_wait_for_writes:
+            keys, hits = await asyncio.to_thread(self._lookup, samples)
+        else:  # WAL reader of its own: never waits for the writer thread, so no thread hop
+            keys, hits = self._lookup(samples)
         plan: list[tuple[int, _Item]] = []
         fresh: list[_Item] = []
         mine: dict[str, _Item] = {}

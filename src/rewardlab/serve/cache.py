@@ -219,6 +219,11 @@ class ResultStore:
             self._read_lock = self._lock
         self._rows = self._count()
 
+    @property
+    def lookups_wait_for_writes(self) -> bool:
+        """Whether a lookup can wait for a write (":memory:" shares one connection)."""
+        return self._read_lock is self._lock
+
     def _migrate(self) -> None:
         """Move the rows of the old WITHOUT ROWID `results` table, if any, into `result_rows`."""
         old = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'").fetchone()
@@ -267,14 +272,18 @@ class ResultStore:
                 # LRU bookkeeping is a write; skip rows touched within `touch_after`, which
                 # eviction (oldest first, a tenth of the cache at a time) would not pick anyway.
                 stale.extend(key for key, _, used in rows if used <= now - self.touch_after)
-        if stale:
-            with self._lock:
+        # The touch is best effort: if the writer holds the connection (a batch insert), skip
+        # it rather than make a lookup wait; the rows are touched on a later hit.
+        if stale and self._lock.acquire(blocking=self._read_lock is self._lock):
+            try:
                 for start in range(0, len(stale), 500):
                     chunk = stale[start : start + 500]
                     self._db.execute(
                         f"UPDATE result_rows SET used = ? WHERE spec_hash = ? AND sample_key IN ({','.join('?' * len(chunk))})",
                         [now, spec_hash, *chunk],
                     )
+            finally:
+                self._lock.release()
         return out
 
     def put_many(self, spec_hash: str, items: Iterable[tuple[Sample | str, RewardResult]]) -> int:
