@@ -40,6 +40,20 @@ def _finite_int_box(space: spaces.Box, n_rm: int) -> bool:
     return float(np.prod(sizes)) * n_rm <= _MEMO_LIMIT
 
 
+class _OneHotTables:
+    """The one-hot encoding tables of a wrapper over `n` machine states and `k` flat env dims."""
+
+    __slots__ = ("box", "dtype", "k", "onehot", "rows", "shape")
+
+    def __init__(self, base: gym.Space, n: int, k: int):  # type: ignore[type-arg]
+        self.box = isinstance(base, spaces.Box)
+        self.dtype, self.shape, self.k = base.dtype, base.shape, k
+        self.onehot = np.eye(n, dtype=np.float32)
+        # row g: zeros for the env part, then the one-hot code of global RM state g
+        self.rows = np.zeros((n, k + n), dtype=np.float32)
+        self.rows[:, k:] = self.onehot
+
+
 class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
     """Adds reward machines to an env: RM reward, RM state in the observation, RM termination.
 
@@ -112,8 +126,10 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
 
     def _setup_observations(self, base: gym.Space, n: int) -> None:  # type: ignore[type-arg]
         """The augmented observation space for `n` machine states, and the one-hot tables."""
-        self._box = isinstance(base, spaces.Box)
-        self._onehot = np.eye(n, dtype=np.float32)
+        # The one-hot tables live in one slotted object, not in attributes of the wrapper:
+        # CPython 3.11 keeps instance attributes inline (fast specialised loads and stores on
+        # the per-step path) only up to 30 names per class, set in the same order.
+        self._codec = _OneHotTables(base, n, spaces.flatdim(base) if self.obs_mode == "onehot" else 0)
         # One-hot encodings of integer Box observations, per global RM state, keyed by the obs
         # bytes; an empty list disables the memo (continuous or huge observation spaces). Only
         # observations of the declared dtype and shape are memoised (checked on a miss, see
@@ -122,15 +138,10 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if self.obs_mode == "dict":
             self.observation_space = spaces.Dict({"obs": base, "rm": spaces.Discrete(n)})
         elif self.obs_mode == "onehot":
-            self._k = spaces.flatdim(base)
-            dim = self._k + n
+            dim = self._codec.k + n
             self.observation_space = spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
-            # row g: zeros for the env part, then the one-hot code of global RM state g
-            self._rows = np.zeros((n, dim), dtype=np.float32)
-            self._rows[:, self._k :] = self._onehot
             if isinstance(base, spaces.Box) and _finite_int_box(base, n):
                 self._memo = [{} for _ in range(n)]
-                self._dtype, self._shape = base.dtype, base.shape
 
     # -- encoding ------------------------------------------------------------------------
     def encode(self, obs: Any, task: int, u: int) -> Any:
@@ -158,17 +169,19 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         """Encode `obs` read-only, and memoise it if it has the declared dtype and shape."""
         out = self._onehot_of(obs, g)
         out.flags.writeable = False  # shared between steps: nobody may write to it
-        if type(obs) is np.ndarray and obs.dtype == self._dtype and obs.shape == self._shape:
+        codec = self._codec
+        if type(obs) is np.ndarray and obs.dtype == codec.dtype and obs.shape == codec.shape:
             self._memo[g][obs.tobytes()] = out
         return out
 
     def _onehot_of(self, obs: Any, g: int) -> np.ndarray:
-        if self._box:  # copy the row for state g and write the ravelled Box values
-            out = self._rows[g].copy()
-            out[: self._k] = obs if type(obs) is np.ndarray and obs.ndim == 1 else np.asarray(obs).reshape(-1)
+        codec = self._codec
+        if codec.box:  # copy the row for state g and write the ravelled Box values
+            out = codec.rows[g].copy()
+            out[: codec.k] = obs if type(obs) is np.ndarray and obs.ndim == 1 else np.asarray(obs).reshape(-1)
             return out
         flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
-        return np.concatenate((flat, self._onehot[g]))
+        return np.concatenate((flat, codec.onehot[g]))
 
     @property
     def machine(self) -> RewardMachine:
