@@ -321,7 +321,7 @@ class _InfoDict(RewardMachineWrapper):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, env_r, terminated, truncated, info = self.env.step(action)
         try:
-            hop = self._hop[0][info[self._info_key]]
+            hop = self._hop[0][info[self._info_key]]  # type: ignore[index]  # a str: InfoLabels
         except (KeyError, TypeError):  # no such key, a new (state, labels), or not a frozenset
             hop = self._slow_hop(action, obs, info)
         _, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra, _ = hop
@@ -347,7 +347,7 @@ class _InfoOneHotMemo(RewardMachineWrapper):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, env_r, terminated, truncated, info = self.env.step(action)
         try:
-            hop = self._hop[0][info[self._info_key]]
+            hop = self._hop[0][info[self._info_key]]  # type: ignore[index]  # a str: InfoLabels
         except (KeyError, TypeError):  # no such key, a new (state, labels), or not a frozenset
             hop = self._slow_hop(action, obs, info)
         _, g, ends, reward, reward_if_env_ends, rm_r, state, labels, extra, memo = hop
@@ -370,7 +370,7 @@ class _InfoOneHotMemo(RewardMachineWrapper):
             return self._encode(obs, g), reward, ends, truncated and not ends, info
 
 
-def _step_variant(env: gym.Env, machines: Any, label: Any, obs_mode: Any, reward_mode: Any) -> type[RewardMachineWrapper]:  # type: ignore[type-arg]
+def _step_variant(env: gym.Env, machines: Any, label: Any, obs_mode: Any, reward_mode: Any) -> type[RewardMachineWrapper]:
     """The class whose `step` fits these modes; `RewardMachineWrapper` for the uncommon ones.
 
     Bad arguments get `RewardMachineWrapper`, whose __init__ reports them.
