@@ -164,17 +164,33 @@ class Sample:
                 if not isinstance(value, str | int):
                     raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
                 values[name] = str(value)
-        # Every field is validated above, so skip the frozen dataclass __init__ (seven
-        # object.__setattr__ calls): this runs once per row of every scoring run.
+        return cls._from_checked(
+            values.get("prompt", ""),
+            values["response"],
+            values.get("reference"),
+            tuple(steps) if steps is not None else None,
+            meta,
+            values.get("id") or "",
+            values.get("group"),
+        )
+
+    @classmethod
+    def _from_checked(
+        cls,
+        prompt: Text,
+        response: Text,
+        reference: JSON,
+        steps: tuple[str, ...] | None,
+        meta: Mapping[str, JSON],
+        id: str,
+        group: str | None,
+    ) -> Sample:
+        """A Sample of fields the caller has already type-checked (`from_dict`, the server's
+        request parser), without the frozen dataclass `__init__` (seven `object.__setattr__`
+        calls: 1.0 -> 0.37 us); this runs once per row of every scoring run and request."""
         sample = object.__new__(cls)
         sample.__dict__.update(
-            prompt=values.get("prompt", ""),
-            response=values["response"],
-            reference=values.get("reference"),
-            steps=tuple(steps) if steps is not None else None,
-            meta=meta,
-            _given_id=values.get("id") or "",
-            group=values.get("group"),
+            prompt=prompt, response=response, reference=reference, steps=steps, meta=meta, _given_id=id, group=group
         )
         return sample
 
