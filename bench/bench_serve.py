@@ -6,7 +6,8 @@ Sides (all score the same samples with the same built spec, `format.tags` + `tex
 - rewardlab server: `rewardlab serve` in its own process on 127.0.0.1 (inline backend, SQLite
   cache), called by `rewardlab.serve.Client` (default: 2 requests in flight) in batches of 256:
   first pass (cold cache), re-score (every result cached), a pass with ``use_cache=false``
-  (pure serving cost), and `AsyncClient` with 4 in flight.
+  (pure serving cost), the same with ``Client.scores`` (totals, statuses and errors as columns:
+  what a trainer consumes), and `AsyncClient` with 4 in flight.
 - peer: the server people write by hand (OpenRLHF's `serve_rm.py` shape): a bare FastAPI +
   uvicorn route that builds Samples and calls `reward.score_batch`, no batching across
   clients, cache, limits or metrics; called with httpx in batches of 256.
@@ -279,6 +280,7 @@ def bench_cheap(
                 "first": lambda: client.score("cheap", samples),
                 "cached": lambda: client.score("cheap", samples),
                 "nocache": lambda: client.score("cheap", samples, use_cache=False),
+                "scores": lambda: client.scores("cheap", samples, use_cache=False),
                 "pipelined": lambda: asyncio.run(pipelined()),
                 "peer": lambda: peer_pass(peer_url, rows, args.batch),
             }
@@ -290,7 +292,7 @@ def bench_cheap(
                     started = time.perf_counter()
                     out = run()
                     times[name].append(time.perf_counter() - started)
-                    scores = out if name == "peer" else [r.score for r in out]
+                    scores = out if name == "peer" else out.values if name == "scores" else [r.score for r in out]
                     assert scores == expected, f"{name}: results differ from in-process"
         bodies = [{"samples": rows[(k * args.batch) % len(rows) :][: args.batch]} for k in range(args.requests)]
         lat_rl = asyncio.run(
@@ -316,6 +318,7 @@ def report_cheap(
         "first": "rewardlab Client, first pass (cold cache)",
         "cached": "rewardlab Client, re-score (cached)",
         "nocache": "rewardlab Client, use_cache=false",
+        "scores": "rewardlab Client.scores (totals), no cache",
         "pipelined": "rewardlab AsyncClient, 4 in flight, no cache",
         "peer": "peer: bare FastAPI endpoint",
     }
@@ -323,6 +326,7 @@ def report_cheap(
         print(f"{name:<44}{t[key]:>9.3f}{n / t[key]:>12,.0f}{t[key] / base:>14.2f}")
     print(f"serving overhead (first pass / in-process): {t['first'] / base:.2f}x (goal <= 1.3x)")
     print(f"serving overhead (no cache / in-process):   {t['nocache'] / base:.2f}x")
+    print(f"serving overhead (totals only, no cache):   {t['scores'] / base:.2f}x")
     print(f"rewardlab no-cache vs bare FastAPI peer:    {t['nocache'] / t['peer']:.2f}x the peer's time")
     print(f"cached re-score speed-up over first pass:   {t['first'] / t['cached']:.1f}x (goal >= 20x)")
     print(f"latency at {args.rate:g} req/s x {args.requests} requests of {args.batch} (open loop, cache off):")

@@ -263,3 +263,31 @@ def test_readyz_is_503_while_shutting_down(make_app):
     ready, scored = run(go())
     assert ready.status_code == 503 and scored.status_code == 503
     assert scored.json()["error"]["code"] == "shutting_down"
+
+
+def test_scores_reply_gives_the_totals_statuses_and_errors_as_columns(make_app, tmp_path):
+    from ._rewards import Faulty
+
+    rows = _rows(6)
+    rows[2]["response"] = "raise"  # the reward raises on this row: an error, never a number
+    app = make_app({"f": Faulty()}, ResultStore(tmp_path / "c.sqlite"), INLINE)
+
+    async def go():
+        async with asgi_client(app) as c:
+            full = await c.post("/v1/rewards/f:score", json={"samples": rows})
+            first = await c.post("/v1/rewards/f:score", json={"samples": rows, "reply": "scores", "use_cache": False})
+            cached = await c.post("/v1/rewards/f:score", json={"samples": rows, "reply": "scores"})
+            bad = await c.post("/v1/rewards/f:score", json={"samples": rows, "reply": "everything"})
+            return full, first, cached, bad
+
+    full, first, cached, bad = run(go())
+    results = full.json()["results"]
+    for reply in (first, cached):
+        body = reply.json()
+        assert body["scores"] == [r["score"] for r in results]
+        assert body["scores"][2] is None and body["statuses"][2] == "error"
+        assert body["statuses"] == [r["status"] for r in results]
+        assert body["errors"] == [{"row": 2, "kind": "crash", "message": results[2]["error"]["message"]}]
+        assert body["spec_hash"] == full.json()["spec_hash"] and body["rewardlab_version"]
+    assert (first.json()["cached"], cached.json()["cached"]) == (0, 5)  # errors are never cached
+    assert bad.status_code == 422 and "reply" in bad.json()["error"]["message"]

@@ -133,3 +133,29 @@ def test_client_backs_off_on_429_and_then_succeeds(make_app):
     assert [r.score for r in out["a"]] == [Length().compute(s) for s in first]
     assert [r.score for r in out["b"]] == [Length().compute(s) for s in second]
     assert 'rewardlab_rejected_total{reason="queue_full",reward="slow"}' in metrics
+
+
+def test_clients_fetch_score_columns_across_batches(make_app):
+    from rewardlab.core import ErrorKind, Status
+
+    from ._rewards import Faulty
+
+    app = make_app({"f": Faulty()}, None, ServeSettings(workers=0))
+    samples = _samples(70)
+    samples[3] = samples[65] = Sample(prompt="q", response="raise")  # errors in the first and last batch
+    expected = [Length().compute(s) for s in samples]
+
+    async def go(url: str):
+        async with AsyncClient(url, batch_size=32, max_concurrency=3) as client:
+            return await client.scores("f", samples)
+
+    with LiveServer(app) as server, Client(server.url, batch_size=32) as client:
+        got = [client.scores("f", samples), asyncio.run(go(server.url))]
+    for scores in got:
+        assert len(scores) == 70
+        assert [v for i, v in enumerate(scores.values) if i not in (3, 65)] == [
+            e for i, e in enumerate(expected) if i not in (3, 65)
+        ]
+        assert scores.values[3] is None and scores.values[65] is None
+        assert scores.statuses.count(Status.ERROR) == 2 and scores.statuses[65] is Status.ERROR
+        assert sorted(scores.errors) == [3, 65] and scores.errors[65].kind is ErrorKind.CRASH

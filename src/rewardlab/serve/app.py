@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
-from rewardlab.core import Reward, Sample, Status
+from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
 from rewardlab.serve.schemas import (
@@ -45,6 +45,7 @@ from rewardlab.serve.schemas import (
     RewardsOut,
     ScoreRequest,
     ScoreResponse,
+    ScoresResponse,
     fast_samples,
 )
 from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
@@ -177,8 +178,11 @@ def _invalid(errors: list[Any], prefix: tuple[str, ...] = ()) -> ApiError:
     return ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details)
 
 
-def parse_score_body(body: bytes) -> tuple[list[Sample], bool]:
-    """Samples and `use_cache` of a score request: orjson + `fast_samples`, else pydantic.
+_FAST_KEYS = frozenset({"samples", "use_cache", "reply"})
+
+
+def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
+    """Samples, `use_cache` and `reply` of a score request: orjson + `fast_samples`, else pydantic.
 
     Raises:
         ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
@@ -187,15 +191,38 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool]:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
-    if isinstance(data, dict) and data.keys() <= {"samples", "use_cache"} and isinstance(data.get("use_cache", True), bool):
+    if (
+        isinstance(data, dict) and data.keys() <= _FAST_KEYS
+        and isinstance(data.get("use_cache", True), bool) and data.get("reply", "results") in ("results", "scores")
+    ):
         samples = fast_samples(data.get("samples"))
         if samples is not None:
-            return samples, data.get("use_cache", True)
+            return samples, data.get("use_cache", True), data.get("reply", "results")
     try:
         request = ScoreRequest.model_validate(data)
     except ValidationError as exc:
         raise _invalid(exc.errors(), ("body",)) from exc
-    return [s.to_sample() for s in request.samples], request.use_cache
+    return [s.to_sample() for s in request.samples], request.use_cache, request.reply
+
+
+def score_columns(encoded: Sequence[bytes | RewardResult]) -> dict[str, list[Any]]:
+    """The ``scores`` / ``statuses`` / ``errors`` columns of results (encoded rows or objects)."""
+    scores: list[float | None] = []
+    statuses: list[str] = []
+    errors: list[dict[str, Any]] = []
+    for i, item in enumerate(encoded):
+        if isinstance(item, RewardResult):
+            scores.append(item.score)
+            statuses.append(item.status.value)
+            if item.error is not None:
+                errors.append({"row": i, **item.error.to_dict()})
+            continue
+        row = orjson.loads(item)
+        scores.append(row.get("score"))
+        statuses.append(row["status"])
+        if "error" in row:
+            errors.append({"row": i, **row["error"]})
+    return {"scores": scores, "statuses": statuses, "errors": errors}
 
 
 def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -289,19 +316,25 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
         return JSONResponse({"rewards": service.describe()})
 
     @app.post(
-        "/v1/rewards/{name}:score", tags=["rewards"], response_model=ScoreResponse,
+        "/v1/rewards/{name}:score", tags=["rewards"], response_model=ScoreResponse | ScoresResponse,
         dependencies=auth, responses=_ERRORS, openapi_extra=_body_schema(ScoreRequest),
     )
     async def score(name: str, request: Request) -> Any:
-        """Score a batch of samples (`ScoreRequest`) with reward `name`; one result per sample, in order."""
+        """Score a batch of samples (`ScoreRequest`) with reward `name`, in order: one full result per
+        sample, or with ``"reply": "scores"`` the totals, statuses and errors as columns."""
         hosted = service.get(name)
-        samples, use_cache = parse_score_body(await request.body())
+        samples, use_cache, reply = parse_score_body(await request.body())
         start = time.perf_counter()
-        outcome = await service.score(name, samples, use_cache=use_cache)
+        outcome = await service.score(name, samples, use_cache=use_cache, reply=reply)
         service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+        if reply == "scores":
+            columns = {"reward": name, "spec_hash": hosted.spec_hash, "rewardlab_version": __version__,
+                       **score_columns(outcome.encoded), "cached": outcome.cached}  # fmt: skip
+            return Response(orjson.dumps(columns), media_type="application/json")
         # The results are JSON already (from the worker thread or the cache): join, don't re-encode.
         head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
-        body = b"".join((head[:-1], b',"results":[', b",".join(outcome.encoded), b"]}"))
+        rows = outcome.encoded  # all bytes when full results were asked for (see `ScoreOutcome`)
+        body = b"".join((head[:-1], b',"results":[', b",".join(rows), b"]}"))  # type: ignore[arg-type]
         return Response(body, media_type="application/json")
 
     @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)

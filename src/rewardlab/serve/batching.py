@@ -56,19 +56,22 @@ class BackendError(Exception):
 
 @dataclass
 class ScoreOutcome:
-    """Results of one request, in request order, as JSON bytes, and how many were cached.
+    """Results of one request, in request order, and how many were cached.
 
-    Results stay encoded from the worker thread (or the cache) to the socket: a reply is the
-    stored bytes joined, not 10,000 dicts decoded and encoded again.
+    Results stay encoded from the batch (or the cache) to the socket: a reply is the stored
+    bytes joined, not 10,000 dicts decoded and encoded again. The one exception: a request for
+    `scores` only, whose samples are neither cached nor shared, gets its `RewardResult`s as
+    they are (encoding them would be wasted), so `encoded` holds bytes for every request that
+    wants full results (``reply="results"``) and bytes or results otherwise.
     """
 
-    encoded: list[bytes]
+    encoded: list[bytes | RewardResult]
     cached: int
 
     @property
     def results(self) -> list[RewardResult]:
         """The results decoded (for callers that need the values, like `/get_reward`)."""
-        return [RewardResult.from_dict(orjson.loads(text)) for text in self.encoded]
+        return [x if isinstance(x, RewardResult) else RewardResult.from_dict(orjson.loads(x)) for x in self.encoded]
 
 
 @dataclass(eq=False)
@@ -76,7 +79,7 @@ class _Request:
     """One waiting request: its results fill in as batches finish; one future per request
     (not per sample: 10,000 asyncio futures cost more than a cheap reward)."""
 
-    encoded: list[bytes]
+    encoded: list[bytes | RewardResult]
     remaining: int
     future: asyncio.Future[None] = field(repr=False)
 
@@ -89,6 +92,7 @@ class _Item:
     key: str
     waiters: list[tuple[_Request, int]] = field(default_factory=list, repr=False)
     store: bool = False  # a waiting request asked for the cache (`use_cache`): write the result
+    encode: bool = True  # False only for an unshared sample of a `scores` request without cache
 
 
 class Batcher:
@@ -153,8 +157,11 @@ class Batcher:
         self._unwritten: dict[str, bytes] = {}  # queued for the writer; lookups see them too
 
     # -- the request side ------------------------------------------------------------------
-    async def score(self, samples: Sequence[Sample], *, use_cache: bool = True) -> ScoreOutcome:
+    async def score(self, samples: Sequence[Sample], *, use_cache: bool = True, reply: str = "results") -> ScoreOutcome:
         """Results for `samples` in order, from the cache or computed in shared batches.
+
+        With ``reply="scores"`` (only totals wanted) and nothing to cache, the results are not
+        encoded to JSON (see `ScoreOutcome`).
 
         Raises:
             Overloaded: the queue cannot take the missing samples now.
@@ -165,7 +172,7 @@ class Batcher:
         if self.cache is not None and use_cache:
             plan, fresh, hits = await self._plan_with_keys(samples, request)
         else:  # nothing to look up: no keys, no thread hop (hashing costs as much as a cheap reward)
-            fresh = [_Item(sample, "") for sample in samples]
+            fresh = [_Item(sample, "", encode=reply != "scores") for sample in samples]
             plan, hits = list(enumerate(fresh)), 0
         if fresh and len(self._queue) + len(fresh) > self.max_queue:  # refuse before touching shared state
             self.metrics.rejected.labels(self.name, "queue_full").inc()
@@ -286,12 +293,12 @@ class Batcher:
         two threads then take turns on the GIL), but a slow one must not stall other requests."""
         return isinstance(self.executor, InlineExecutor) and self._last_seconds < _INLINE_LOOP_SECONDS
 
-    def _compute(self, batch: list[_Item]) -> list[bytes]:
+    def _compute(self, batch: list[_Item]) -> list[bytes | RewardResult]:
         start = time.perf_counter()
         results = self.executor.map([item.sample for item in batch])
         if len(results) != len(batch):
             raise BackendError(f"executor returned {len(results)} results for {len(batch)} samples")
-        encoded = [self._encode(r) for r in results]
+        encoded = [self._encode(r) if item.encode else r for item, r in zip(batch, results, strict=True)]
         seconds = time.perf_counter() - start
         self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * seconds
         self._last_seconds = seconds
@@ -305,7 +312,8 @@ class Batcher:
                 for item, r, text in zip(batch, results, encoded, strict=True)
                 # An error may pass on a retry: never cache it. `use_cache=false` neither reads
                 # nor writes (the request's schema says so), unless another request waits too.
-                if r.status is not Status.ERROR and item.store
+                # (`store` is only set on keyed items, which are always encoded)
+                if r.status is not Status.ERROR and item.store and isinstance(text, bytes)
             ]
             self._write_later(keep)
         return encoded

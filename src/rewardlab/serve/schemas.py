@@ -95,8 +95,10 @@ def fast_samples(rows: Any) -> list[Sample] | None:
             or (group is not None and not isinstance(group, str))
         ):
             return None
-        out.append(
-            Sample(prompt, response, row.get("reference"), tuple(steps) if steps is not None else None, meta, id_ or "", group)
+        out.append(  # every field was type-checked just above
+            Sample._from_checked(
+                prompt, response, row.get("reference"), tuple(steps) if steps is not None else None, meta, id_ or "", group
+            )
         )
     return out
 
@@ -108,6 +110,11 @@ class ScoreRequest(BaseModel):
 
     samples: list[SampleIn] = Field(description="samples to score; results come back in this order")
     use_cache: bool = Field(default=True, description="read and write the result cache for this request")
+    reply: Literal["results", "scores"] = Field(
+        default="results",
+        description="'results': one full result per sample (`ScoreResponse`); 'scores': totals, statuses "
+        "and errors as columns (`ScoresResponse`), what a trainer needs, several times cheaper to decode",
+    )
 
 
 class ErrorOut(BaseModel):
@@ -136,6 +143,24 @@ class ScoreResponse(BaseModel):
     reward: str
     spec_hash: str
     results: list[ResultOut]
+    cached: int = Field(description="how many results came from the result cache")
+
+
+class RowErrorOut(ErrorOut):
+    """Why the reward could not be computed for row `row` of the request."""
+
+    row: int
+
+
+class ScoresResponse(BaseModel):
+    """Reply to a score request with ``"reply": "scores"``: columns in request order."""
+
+    reward: str
+    spec_hash: str
+    rewardlab_version: str
+    scores: list[float | None] = Field(description="the total per sample; null exactly where the status is not ok")
+    statuses: list[Literal["ok", "error", "skipped"]]
+    errors: list[RowErrorOut] = Field(description="one entry per row whose status is error")
     cached: int = Field(description="how many results came from the result cache")
 
 

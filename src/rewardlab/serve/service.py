@@ -183,8 +183,12 @@ class RewardService:
         return out
 
     # -- scoring -----------------------------------------------------------------------------
-    async def score(self, name: str, samples: Sequence[Sample], *, use_cache: bool = True) -> ScoreOutcome:
-        """Score `samples` with reward `name`, mapping every failure to an `ApiError`."""
+    async def score(
+        self, name: str, samples: Sequence[Sample], *, use_cache: bool = True, reply: str = "results"
+    ) -> ScoreOutcome:
+        """Score `samples` with reward `name`, mapping every failure to an `ApiError`.
+
+        ``reply="scores"``: only totals are wanted (see `Batcher.score`)."""
         hosted = self.get(name)
         if self.closing:
             raise ApiError(503, "shutting_down", "the server is shutting down; retry on another replica")
@@ -196,7 +200,7 @@ class RewardService:
             )
         try:
             return await asyncio.wait_for(
-                hosted.batcher.score(samples, use_cache=use_cache), timeout=limits.request_timeout
+                hosted.batcher.score(samples, use_cache=use_cache, reply=reply), timeout=limits.request_timeout
             )
         except Overloaded as exc:
             raise ApiError(
