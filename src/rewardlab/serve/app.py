@@ -22,7 +22,7 @@ import hmac
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from fastapi import Depends, FastAPI, Request
@@ -333,8 +333,8 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
             return Response(orjson.dumps(columns), media_type="application/json")
         # The results are JSON already (from the worker thread or the cache): join, don't re-encode.
         head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
-        rows = outcome.encoded  # all bytes when full results were asked for (see `ScoreOutcome`)
-        body = b"".join((head[:-1], b',"results":[', b",".join(rows), b"]}"))  # type: ignore[arg-type]
+        rows = cast("list[bytes]", outcome.encoded)  # all bytes when full results were asked for (see `ScoreOutcome`)
+        body = b"".join((head[:-1], b',"results":[', b",".join(rows), b"]}"))
         return Response(body, media_type="application/json")
 
     @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)
