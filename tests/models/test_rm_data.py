@@ -74,3 +74,11 @@ def test_graded_rows_with_mismatched_lengths_fail():
 
     with pytest.raises(InputError, match=":1: 'code' and 'score' must be lists"):
         graded_pairs([{"question": "q", "code": ["a"], "score": [True, False]}], source="x.jsonl")
+
+
+def test_read_pairs_names_the_file_line_of_a_bad_row_after_blank_lines(tmp_path):
+    path = tmp_path / "prefs.jsonl"
+    path.write_text('{"chosen": "a", "rejected": "b"}\n\n\n{"chosen": "a"}\n')
+    with pytest.raises(InputError, match="rejected") as err:
+        read_pairs(path)
+    assert err.value.line == 4

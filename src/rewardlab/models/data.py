@@ -51,8 +51,13 @@ def _text(row: Mapping[str, Any], key: str, source: str | None, line: int | None
 
 def pairs_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str | None = None) -> list[PreferencePair]:
     """Validate rows into pairs. Raises `InputError` naming the first bad row."""
+    return _pairs(enumerate(rows, start=1), source)
+
+
+def _pairs(numbered: Iterable[tuple[int, Mapping[str, Any]]], source: str | None) -> list[PreferencePair]:
+    """Pairs of (line number, row); errors name `source` and the row's line."""
     pairs = []
-    for line, row in enumerate(rows, start=1):
+    for line, row in numbered:
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
         margin = row.get("margin", 0.0)
@@ -72,22 +77,9 @@ def pairs_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str | None = N
 
 
 def read_pairs(path: str | Path) -> list[PreferencePair]:
-    """Read a JSONL file of preference rows (see the module docstring)."""
-    file = Path(path)
-    if not file.is_file():
-        raise InputError("file not found", source=str(file))
-    rows = []
-    with file.open(encoding="utf-8") as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rows.append(json.loads(raw))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source=str(file), line=line) from exc
-    if not rows:
-        raise InputError("no rows; a preference file needs at least one pair", source=str(file))
-    return pairs_from_rows(rows, source=str(file))
+    """Read a JSONL file of preference rows (see the module docstring); errors name the file's
+    line (blank lines are skipped but counted)."""
+    return _pairs(_jsonl(path), str(path))
 
 
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
