@@ -9,7 +9,7 @@ import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
-from rewardlab.serve.cache import ResultStore, sample_key
+from rewardlab.serve.cache import ResultStore, sample_digest, sample_key
 
 
 def _samples(n: int) -> list[Sample]:
@@ -36,6 +36,45 @@ def test_sample_key_ignores_caller_id_but_not_content():
     a = Sample(response="x", id="7")
     assert sample_key(a) == sample_key(Sample(response="x", id="8"))
     assert sample_key(a) != sample_key(Sample(response="y", id="7"))
+    assert sample_digest(a) == bytes.fromhex(sample_key(a)) and len(sample_digest(a)) == 16
+
+
+def test_results_can_be_stored_by_sample_key_or_digest(tmp_path):
+    store = ResultStore(tmp_path / "c.sqlite")
+    a, b, c = _samples(3)
+    rows = [(sample_key(a), RewardResult.ok(0.1)), (sample_digest(b), RewardResult.ok(0.2)), (c, RewardResult.ok(0.3))]
+    assert store.put_many("h", rows) == 3
+    assert [r.score for r in store.get_many("h", [a, b, c])] == [0.1, 0.2, 0.3]
+    assert set(store.get_encoded("h", [sample_digest(a), sample_digest(c)])) == {sample_digest(a), sample_digest(c)}
+    with pytest.raises(InputError, match="neither a sample_key"):
+        store.put_many("h", [("not-hex", RewardResult.ok(1.0))])
+    with pytest.raises(InputError, match="neither a sample_key"):
+        store.put_many("h", [(b"short", RewardResult.ok(1.0))])
+
+
+def test_a_lookup_under_an_unknown_spec_writes_nothing(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with ResultStore(path) as store:
+        assert store.get_many("never-stored", _samples(2)) == [None, None]
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM specs").fetchone()[0] == 0
+
+
+def test_spec_ids_are_never_reused_across_open_stores(tmp_path):
+    # A second process clears the file and stores another spec: the first process's cached
+    # id for its spec must not now point at the other spec's results.
+    path = tmp_path / "c.sqlite"
+    samples = _samples(3)
+    first, second = ResultStore(path), ResultStore(path)
+    first.put_many("a", [(s, RewardResult.ok(1.0)) for s in samples])
+    assert second.clear() == 3
+    second.put_many("b", [(s, RewardResult.ok(2.0)) for s in samples])
+    assert first.get_many("a", samples) == [None, None, None]
+    assert [r.score for r in first.get_many("b", samples)] == [2.0, 2.0, 2.0]
+    first.put_many("a", [(samples[0], RewardResult.ok(3.0))])
+    assert [r.score for r in second.get_many("a", samples[:1])] == [3.0]
+    assert second.stats().specs == 2
+    first.close()
+    second.close()
 
 
 def test_cache_survives_reopen(tmp_path):
@@ -116,22 +155,101 @@ def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
         ResultStore(bad)
 
 
-def test_a_store_in_the_old_without_rowid_layout_is_migrated_once(tmp_path):
-    # Stores written before the rowid layout kept results in a WITHOUT ROWID table `results`.
-    path = tmp_path / "old.sqlite"
-    sample = _samples(1)[0]
+def test_a_spec_id_of_a_rolled_back_write_is_not_remembered(tmp_path):
+    path = tmp_path / "c.sqlite"
+    samples = _samples(2)
+    first, second = ResultStore(path), ResultStore(path)
+    with pytest.raises(sqlite3.Error):  # a value SQLite cannot bind: the write is rolled back
+        first.put_encoded("a", [(sample_digest(samples[0]), b"{}"), (object(), b"{}")])  # type: ignore[list-item]
+    second.put_many("b", [(s, RewardResult.ok(2.0)) for s in samples])  # may get the id "a" had
+    assert first.get_many("a", samples) == [None, None]
+    first.put_many("a", [(samples[0], RewardResult.ok(1.0))])
+    assert [r.score if r else None for r in second.get_many("a", samples)] == [1.0, None]
+    assert [r.score for r in first.get_many("b", samples)] == [2.0, 2.0]
+    first.close()
+    second.close()
+
+
+_OLD_LAYOUTS = {
+    # Before the rowid layout: a WITHOUT ROWID table `results`.
+    "results": "CREATE TABLE results (spec_hash TEXT NOT NULL, sample_key TEXT NOT NULL, result TEXT NOT NULL, "
+    "created REAL NOT NULL, used REAL NOT NULL, PRIMARY KEY (spec_hash, sample_key)) WITHOUT ROWID;",
+    # Before the small-key layout: a rowid table `result_rows` with hex text keys.
+    "result_rows": "CREATE TABLE result_rows (spec_hash TEXT NOT NULL, sample_key TEXT NOT NULL, result TEXT NOT NULL, "
+    "created REAL NOT NULL, used REAL NOT NULL, UNIQUE (spec_hash, sample_key)); "
+    "CREATE INDEX result_rows_used ON result_rows (used);",
+}
+
+
+def _old_store(path, table: str, rows: list[tuple[str, str, bytes | str]]) -> None:
+    """A store file written in an old layout, by raw SQL (what the old code wrote)."""
     old = sqlite3.connect(path)
-    old.executescript(
-        "CREATE TABLE results (spec_hash TEXT NOT NULL, sample_key TEXT NOT NULL, result TEXT NOT NULL, "
-        "created REAL NOT NULL, used REAL NOT NULL, PRIMARY KEY (spec_hash, sample_key)) WITHOUT ROWID;"
-    )
-    old.execute("INSERT INTO results VALUES ('h', ?, ?, 1.0, 1.0)", (sample_key(sample), b'{"score":0.25,"status":"ok"}'))
+    old.executescript(_OLD_LAYOUTS[table])
+    old.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, 1.0, 1.0)", rows)
     old.commit()
     old.close()
+
+
+def _tables(path) -> set[str]:
+    return {name for (name,) in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+@pytest.mark.parametrize("table", ["results", "result_rows"])
+def test_a_store_in_an_old_layout_is_migrated_once(tmp_path, table):
+    path = tmp_path / "old.sqlite"
+    a, b, c = _samples(3)
+    _old_store(
+        path,
+        table,
+        [
+            ("h", sample_key(a), b'{"score":0.25,"status":"ok"}'),
+            ("h", sample_key(b), '{"score":0.5,"status":"ok"}'),  # a text value, as an older writer left it
+            ("g", sample_key(a), b'{"score":0.75,"status":"ok"}'),
+            ("h", "not-a-key", b'{"score":1.0,"status":"ok"}'),  # could never be looked up: left behind
+        ],
+    )
     with ResultStore(path) as store:
-        assert [r.score for r in store.get_many("h", [sample])] == [0.25]
-        assert store.stats().rows == 1
-    tables = {name for (name,) in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "results" not in tables and "result_rows" in tables
+        assert [r.score if r else None for r in store.get_many("h", [a, b, c])] == [0.25, 0.5, None]
+        assert [r.score for r in store.get_many("g", [a])] == [0.75]
+        assert (store.stats().rows, store.stats().specs) == (3, 2)
+        assert store.integrity_check() == "ok"
+    assert table not in _tables(path) and "result_cache" in _tables(path)
     with ResultStore(path) as store:  # a second open finds nothing left to migrate
-        assert [r.score for r in store.get_many("h", [sample])] == [0.25]
+        assert [r.score for r in store.get_many("h", [a])] == [0.25]
+        assert store.stats().rows == 3
+
+
+def test_both_old_layouts_in_one_file_are_migrated_together(tmp_path):
+    path = tmp_path / "old.sqlite"
+    a, b = _samples(2)
+    _old_store(path, "results", [("h", sample_key(a), b'{"score":0.1,"status":"ok"}'), ("h", sample_key(b), b'{"score":0.2,"status":"ok"}')])
+    _old_store(path, "result_rows", [("h", sample_key(a), b'{"score":0.9,"status":"ok"}')])  # newer: wins
+    with ResultStore(path) as store:
+        assert [r.score for r in store.get_many("h", [a, b])] == [0.9, 0.2]
+    assert not {"results", "result_rows"} & _tables(path)
+
+
+def test_a_failed_migration_leaves_the_old_table_as_it_was(tmp_path):
+    # The move is one transaction: make its insert fail half-way and nothing may be lost.
+    path = tmp_path / "old.sqlite"
+    samples = _samples(3)
+    _old_store(path, "result_rows", [("h", sample_key(s), b'{"score":0.5,"status":"ok"}') for s in samples])
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE result_cache (spec INTEGER NOT NULL, key BLOB NOT NULL, result BLOB NOT NULL, used REAL NOT NULL, "
+        "UNIQUE (spec, key)); CREATE TABLE seen (n INTEGER);"
+        "CREATE TRIGGER third BEFORE INSERT ON result_cache WHEN (SELECT COUNT(*) FROM seen) >= 2 "
+        "BEGIN SELECT RAISE(ABORT, 'disk full, say'); END;"
+        "CREATE TRIGGER count AFTER INSERT ON result_cache BEGIN INSERT INTO seen VALUES (1); END;"
+    )
+    db.close()
+    with pytest.raises(InputError, match="disk full, say"):
+        ResultStore(path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*) FROM result_rows").fetchone()[0] == 3
+    assert db.execute("SELECT COUNT(*) FROM result_cache").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM specs").fetchone()[0] == 0
+    db.executescript("DROP TRIGGER third; DROP TRIGGER count;")
+    db.close()
+    with ResultStore(path) as store:  # the next open migrates
+        assert [r.score for r in store.get_many("h", samples)] == [0.5, 0.5, 0.5]

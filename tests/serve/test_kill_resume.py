@@ -99,9 +99,9 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
 
         with ResultStore(server_cache) as cache:  # the killed server's cache is consistent
             assert cache.integrity_check() == "ok"
-            cached_keys = {k for (k,) in cache._db.execute("SELECT sample_key FROM result_rows")}
-            for key, text in cache._db.execute("SELECT sample_key, result FROM result_rows"):
-                assert json.loads(text)["score"] == scores_by_key[key]  # every cached row is right
+            cached_keys = {k.hex() for (k,) in cache._db.execute("SELECT key FROM result_cache")}
+            for key, text in cache._db.execute("SELECT key, result FROM result_cache"):
+                assert json.loads(text)["score"] == scores_by_key[key.hex()]  # every cached row is right
         unrecorded = {sample_key(s) for i, s in enumerate(samples, start=1) if i not in runs.done_rows(run_id)}
         expected_hits = len(unrecorded & cached_keys)  # computed before the kill, never recorded
 

@@ -28,7 +28,7 @@ import orjson
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
-from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_key
+from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_digest
 from rewardlab.serve.executors import Executor, InlineExecutor
 from rewardlab.serve.metrics import ServerMetrics
 
@@ -89,7 +89,7 @@ class _Item:
     """One sample to compute, and every (request, position) waiting for it."""
 
     sample: Sample
-    key: str
+    key: bytes  # `sample_digest`; b"" for a sample that is not looked up or shared
     waiters: list[tuple[_Request, int]] = field(default_factory=list, repr=False)
     store: bool = False  # a waiting request asked for the cache (`use_cache`): write the result
     encode: bool = True  # False only for an unshared sample of a `scores` request without cache
@@ -136,7 +136,7 @@ class Batcher:
         self.max_queue = max_queue
         self.concurrency = concurrency
         self._queue: collections.deque[_Item] = collections.deque()
-        self._inflight: dict[str, _Item] = {}
+        self._inflight: dict[bytes, _Item] = {}
         self._wakeup: asyncio.Event | None = None
         self._slots: asyncio.Semaphore | None = None
         self._task: asyncio.Task[None] | None = None
@@ -151,10 +151,10 @@ class Batcher:
         # `_MAX_PENDING_WRITES` batches' worth of rows wait; past that, `_compute` writes
         # itself (backpressure, bounded memory).
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"cache-writer:{name}")
-        self._pending: list[tuple[str, bytes]] = []
+        self._pending: list[tuple[bytes, bytes]] = []
         self._draining = False
         self._writes_lock = threading.Lock()
-        self._unwritten: dict[str, bytes] = {}  # queued for the writer; lookups see them too
+        self._unwritten: dict[bytes, bytes] = {}  # queued for the writer; lookups see them too
 
     # -- the request side ------------------------------------------------------------------
     async def score(self, samples: Sequence[Sample], *, use_cache: bool = True, reply: str = "results") -> ScoreOutcome:
@@ -172,7 +172,7 @@ class Batcher:
         if self.cache is not None and use_cache:
             plan, fresh, hits = await self._plan_with_keys(samples, request)
         else:  # nothing to look up: no keys, no thread hop (hashing costs as much as a cheap reward)
-            fresh = [_Item(sample, "", encode=reply != "scores") for sample in samples]
+            fresh = [_Item(sample, b"", encode=reply != "scores") for sample in samples]
             plan, hits = list(enumerate(fresh)), 0
         if fresh and len(self._queue) + len(fresh) > self.max_queue:  # refuse before touching shared state
             self.metrics.rejected.labels(self.name, "queue_full").inc()
@@ -207,7 +207,7 @@ class Batcher:
             keys, hits = self._lookup(samples)
         plan: list[tuple[int, _Item]] = []
         fresh: list[_Item] = []
-        mine: dict[str, _Item] = {}
+        mine: dict[bytes, _Item] = {}
         for i, (sample, key) in enumerate(zip(samples, keys, strict=True)):
             if key in hits:
                 request.encoded[i] = hits[key]
@@ -220,9 +220,9 @@ class Batcher:
             plan.append((i, item))
         return plan, fresh, len(samples) - len(plan)
 
-    def _lookup(self, samples: Sequence[Sample]) -> tuple[list[str], dict[str, bytes]]:
+    def _lookup(self, samples: Sequence[Sample]) -> tuple[list[bytes], dict[bytes, bytes]]:
         assert self.cache is not None
-        keys = [sample_key(s) for s in samples]
+        keys = [sample_digest(s) for s in samples]
         with self._writes_lock:
             hits = {k: self._unwritten[k] for k in keys if k in self._unwritten}
         missing = [k for k in keys if k not in hits]
@@ -318,7 +318,7 @@ class Batcher:
             self._write_later(keep)
         return encoded
 
-    def _write_later(self, rows: list[tuple[str, bytes]]) -> None:
+    def _write_later(self, rows: list[tuple[bytes, bytes]]) -> None:
         assert self.cache is not None
         if not rows:  # e.g. `use_cache=false`: do not wake the writer thread for nothing
             return

@@ -1,11 +1,12 @@
 """Result cache and run store: one SQLite file in WAL mode.
 
-Two tables live in the same file:
+Three tables live in the same file:
 
-* ``result_rows`` — finished `RewardResult`s keyed by ``(spec_hash, sample_key)``, so a retry or a
-  re-score of the same sample under the same reward is a lookup, not a computation. The
-  ``sample_key`` is a hash of the sample's *content* (`sample_key`), never a caller-given id, so
-  two different samples that share an id cannot collide. Only `ok` and `skipped` results are
+* ``specs`` / ``result_cache`` — finished `RewardResult`s keyed by ``(spec, key)``, so a retry or
+  a re-score of the same sample under the same reward is a lookup, not a computation. ``spec``
+  is a small integer standing for the spec hash (``specs`` maps one to the other); ``key`` is
+  the 16-byte hash of the sample's *content* (`sample_digest`), never a caller-given id, so two
+  different samples that share an id cannot collide. Only `ok` and `skipped` results are
   stored: an `error` (a timeout, a crash) may well succeed on a retry and must not be frozen.
   The table is bounded (`max_rows`); when it grows past the bound the least recently *used*
   rows are evicted in one statement.
@@ -39,23 +40,48 @@ import orjson
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
 from rewardlab.errors import InputError
 
-__all__ = ["CacheStats", "ResultStore", "RunInfo", "default_cache_path", "encode_result", "encode_row", "result_row", "sample_key"]
+__all__ = [
+    "CacheStats",
+    "ResultStore",
+    "RunInfo",
+    "default_cache_path",
+    "encode_result",
+    "encode_row",
+    "result_row",
+    "sample_digest",
+    "sample_key",
+]
 
-# `result_rows` is a rowid table: its rows (~300 bytes of JSON) are too large for WITHOUT
-# ROWID, where every insert at a random key moves whole rows between B-tree pages (measured:
-# 21 -> 7 us of CPU per inserted row; SQLite's guidance is WITHOUT ROWID only for rows under
-# ~1/20 of a page, https://www.sqlite.org/withoutrowid.html). Stores written before this
-# layout had a WITHOUT ROWID table `results`: `_migrate` moves its rows over once.
+# Layout, chosen by numbers (CPU per inserted row, batches of 256 as the server's writer
+# commits them, empty store / 200k rows / 1M rows; bench/bench_cache.py):
+# - Small keys. The cost of an insert is the random-key UNIQUE index: every row dirties an
+#   index page, written to the WAL and again at checkpoint. With ``(spec_hash, sample_key)``
+#   as ~100 bytes of hex text it was 7.3-7.9 / 20-23 us; with a spec id from `specs` and the
+#   16-byte digest as a BLOB, 3.7-4.1 / 10-11 / 14 us.
+# - No index on ``used``: it cost 1.3-1.7 us per insert and doubled the LRU touch of a hit
+#   (20-21 -> 10-12 us per touched row at 200k); what it saved, an eviction without a scan,
+#   is small: evicting a tenth takes 106 instead of 84 ms at 200k rows, 792 instead of 655 ms
+#   at 1M (~1.4 us per evicted row, and only once the store is full).
+# - No ``created`` column: nothing read it (2.5 MB per 200k rows, no measurable CPU).
+# - Default page cache (2 MB): 16 or 64 MB did not make inserts cheaper (3.6-3.8 / 11-17 us)
+#   and made hits on the reader slower (6-18 instead of 5 us per row): a WAL reader drops its
+#   cache whenever the writer has committed, so a larger one is refilled, not reused.
+# - A rowid table: the ~300-byte rows are too large for WITHOUT ROWID, where every insert at
+#   a random key moves whole rows between B-tree pages (21 -> 7 us in the previous layout;
+#   SQLite's guidance: https://www.sqlite.org/withoutrowid.html).
+# Stores in the two earlier layouts (tables `results`, `result_rows`) are migrated on open.
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS result_rows (
-    spec_hash  TEXT NOT NULL,
-    sample_key TEXT NOT NULL,
-    result     TEXT NOT NULL,
-    created    REAL NOT NULL,
-    used       REAL NOT NULL,
-    UNIQUE (spec_hash, sample_key)
+CREATE TABLE IF NOT EXISTS specs (
+    id        INTEGER PRIMARY KEY,
+    spec_hash TEXT NOT NULL UNIQUE
 );
-CREATE INDEX IF NOT EXISTS result_rows_used ON result_rows (used);
+CREATE TABLE IF NOT EXISTS result_cache (
+    spec   INTEGER NOT NULL,
+    key    BLOB NOT NULL,
+    result BLOB NOT NULL,
+    used   REAL NOT NULL,
+    UNIQUE (spec, key)
+);
 CREATE TABLE IF NOT EXISTS runs (
     run_id    TEXT PRIMARY KEY,
     spec_hash TEXT NOT NULL,
@@ -82,8 +108,8 @@ def default_cache_path() -> Path:
     return base / "rewardlab" / "results.sqlite"
 
 
-def sample_key(sample: Sample) -> str:
-    """Hash of what a reward can see of `sample` (not its id or group).
+def sample_digest(sample: Sample) -> bytes:
+    """16-byte hash of what a reward can see of `sample` (not its id or group): the cache key.
 
     `Sample.id` is caller-chosen when given, so it cannot key a cache: two different responses
     with id ``"7"`` must not share a result. orjson with sorted keys is the fast path (this runs
@@ -94,7 +120,21 @@ def sample_key(sample: Sample) -> str:
         data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError:
         data = canonical_json(payload).encode()
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def sample_key(sample: Sample) -> str:
+    """`sample_digest` as 32 hex characters (for people and logs; the cache stores the bytes)."""
+    return sample_digest(sample).hex()
+
+
+def _key_bytes(key: str) -> bytes | None:
+    """A stored hex `sample_key` as the 16 bytes the cache now keys by; ``None`` if it is not one."""
+    try:
+        raw = bytes.fromhex(key)
+    except (TypeError, ValueError):
+        return None
+    return raw if len(raw) == 16 else None
 
 
 _STATUS_VALUE = {s: s.value for s in Status}
@@ -198,6 +238,7 @@ class ResultStore:
         self.max_rows = max_rows
         self.touch_after = touch_after
         self._evict_batch = max(1, int(max_rows * evict_fraction))
+        self._spec_ids: dict[str, int] = {}  # spec hash -> `specs.id`; ids never change (see `clear`)
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
@@ -225,47 +266,80 @@ class ResultStore:
         return self._read_lock is self._lock
 
     def _migrate(self) -> None:
-        """Move the rows of the old WITHOUT ROWID `results` table, if any, into `result_rows`."""
-        old = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'").fetchone()
-        if old is None:
+        """Move the rows of the two earlier layouts, if any, into `result_cache`, once.
+
+        ``results`` (WITHOUT ROWID) and then ``result_rows`` (rowid) held ``(spec_hash,
+        sample_key)`` as text; their rows move over in one transaction (hex keys become the
+        16 bytes; a key that is not 32 hex characters could never be looked up and is left
+        behind), and the old tables are dropped. A crash before the commit leaves the old
+        tables as they were, to be migrated on the next open.
+        """
+        present = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        old = [name for name in ("result_rows", "results") if name in present]  # newest first: its rows win
+        if not old:
             return
+        self._db.create_function("rewardlab_key_bytes", 1, _key_bytes, deterministic=True)
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute(
-                "INSERT OR IGNORE INTO result_rows (spec_hash, sample_key, result, created, used) "
-                "SELECT spec_hash, sample_key, result, created, used FROM results"
-            )
-            self._db.execute("DROP TABLE results")
+            for table in old:
+                self._db.execute(f"INSERT OR IGNORE INTO specs (spec_hash) SELECT DISTINCT spec_hash FROM {table}")
+                self._db.execute(
+                    "INSERT OR IGNORE INTO result_cache (spec, key, result, used) "
+                    "SELECT specs.id, rewardlab_key_bytes(old.sample_key), old.result, old.used "
+                    f"FROM {table} AS old JOIN specs ON specs.spec_hash = old.spec_hash "
+                    "WHERE rewardlab_key_bytes(old.sample_key) IS NOT NULL"
+                )
+                self._db.execute(f"DROP TABLE {table}")
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
 
+    def _spec_id(self, spec_hash: str, db: sqlite3.Connection, *, create: bool) -> int | None:
+        """The `specs.id` of `spec_hash`, added when `create` (the caller holds `db`'s lock and,
+        with `create`, an open transaction; it remembers the id once that is committed: a
+        rolled-back id could be given to another spec)."""
+        known = self._spec_ids.get(spec_hash)
+        if known is not None:
+            return known
+        if create:
+            db.execute("INSERT OR IGNORE INTO specs (spec_hash) VALUES (?)", (spec_hash,))
+        row = db.execute("SELECT id FROM specs WHERE spec_hash = ?", (spec_hash,)).fetchone()
+        if row is None:
+            return None
+        if not create:
+            self._spec_ids[spec_hash] = int(row[0])
+        return int(row[0])
+
     # -- the result cache ------------------------------------------------------------------
     def get_many(self, spec_hash: str, samples: Sequence[Sample]) -> list[RewardResult | None]:
         """Cached results for `samples` under `spec_hash` (``None`` where there is none)."""
-        keys = [sample_key(s) for s in samples]
+        keys = [sample_digest(s) for s in samples]
         found = self.get_keys(spec_hash, keys)
         return [found.get(k) for k in keys]
 
-    def get_keys(self, spec_hash: str, keys: Sequence[str]) -> dict[str, RewardResult]:
-        """Cached results by sample key; marks the hits as used (for LRU eviction)."""
+    def get_keys(self, spec_hash: str, keys: Sequence[bytes]) -> dict[bytes, RewardResult]:
+        """Cached results by `sample_digest`; marks the hits as used (for LRU eviction)."""
         return {k: RewardResult.from_dict(orjson.loads(v)) for k, v in self.get_encoded(spec_hash, keys).items()}
 
-    def get_encoded(self, spec_hash: str, keys: Sequence[str]) -> dict[str, bytes]:
-        """Cached results as stored JSON bytes (the server splices them into replies as is)."""
-        out: dict[str, bytes] = {}
+    def get_encoded(self, spec_hash: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """Cached results as stored JSON bytes, by `sample_digest` (the server splices them
+        into replies as they are); marks the hits as used (for LRU eviction)."""
+        out: dict[bytes, bytes] = {}
         unique = list(dict.fromkeys(keys))
         now = time.time()
-        stale: list[str] = []
+        stale: list[bytes] = []
         with self._read_lock:
+            spec = self._spec_id(spec_hash, self._reader, create=False)
+            if spec is None:  # nothing was ever stored under this spec
+                return out
             # 500 keys per statement stays under SQLite's bound-variable limit.
             for start in range(0, len(unique), 500):
                 chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._reader.execute(
-                    f"SELECT sample_key, result, used FROM result_rows WHERE spec_hash = ? AND sample_key IN ({marks})",
-                    [spec_hash, *chunk],
+                    f"SELECT key, result, used FROM result_cache WHERE spec = ? AND key IN ({marks})",
+                    [spec, *chunk],
                 ).fetchall()
                 for key, text, _ in rows:
                     out[key] = text if isinstance(text, bytes) else text.encode()
@@ -279,37 +353,53 @@ class ResultStore:
                 for start in range(0, len(stale), 500):
                     chunk = stale[start : start + 500]
                     self._db.execute(
-                        f"UPDATE result_rows SET used = ? WHERE spec_hash = ? AND sample_key IN ({','.join('?' * len(chunk))})",
-                        [now, spec_hash, *chunk],
+                        f"UPDATE result_cache SET used = ? WHERE spec = ? AND key IN ({','.join('?' * len(chunk))})",
+                        [now, spec, *chunk],
                     )
             finally:
                 self._lock.release()
         return out
 
-    def put_many(self, spec_hash: str, items: Iterable[tuple[Sample | str, RewardResult]]) -> int:
-        """Store results (errors are skipped, see the module doc). Returns how many were stored."""
-        rows = [
-            (item if isinstance(item, str) else sample_key(item), encode_result(result))
-            for item, result in items
-            if result.status is not Status.ERROR
-        ]
+    def put_many(self, spec_hash: str, items: Iterable[tuple[Sample | str | bytes, RewardResult]]) -> int:
+        """Store results for samples (or their `sample_key` / `sample_digest`); errors are
+        skipped (see the module doc). Returns how many were stored.
+
+        Raises:
+            InputError: a key that is neither a `sample_key` nor a `sample_digest`.
+        """
+        rows = [(self._as_digest(item), encode_result(result)) for item, result in items if result.status is not Status.ERROR]
         return self.put_encoded(spec_hash, rows)
 
-    def put_encoded(self, spec_hash: str, rows: Sequence[tuple[str, bytes]]) -> int:
-        """Store already encoded results ``(sample_key, json bytes)``; the caller leaves out errors."""
+    def _as_digest(self, item: Sample | str | bytes) -> bytes:
+        if isinstance(item, Sample):
+            return sample_digest(item)
+        key = _key_bytes(item) if isinstance(item, str) else item
+        if key is None or len(key) != 16:
+            raise InputError(
+                f"cache key {item!r} is neither a sample_key (32 hex characters) nor a sample_digest (16 bytes); "
+                "pass the Sample itself",
+                source=self.path,
+            )
+        return key
+
+    def put_encoded(self, spec_hash: str, rows: Sequence[tuple[bytes, bytes]]) -> int:
+        """Store already encoded results ``(sample_digest, json bytes)``; the caller leaves out errors."""
         if not rows:
             return 0
         now = time.time()
-        values = [(spec_hash, key, text, now, now) for key, text in rows]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                spec = self._spec_id(spec_hash, self._db, create=True)
+                assert spec is not None  # just inserted
+                values = [(spec, key, text, now) for key, text in rows]
                 before = self._db.total_changes
-                self._db.executemany("INSERT OR REPLACE INTO result_rows VALUES (?, ?, ?, ?, ?)", values)
+                self._db.executemany("INSERT OR REPLACE INTO result_cache VALUES (?, ?, ?, ?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            self._spec_ids[spec_hash] = spec
             self._rows += self._db.total_changes - before
             if self._rows > self.max_rows:
                 self._evict()
@@ -323,21 +413,27 @@ class ResultStore:
             return
         n = excess + self._evict_batch if self.max_rows > self._evict_batch else excess
         self._db.execute(
-            "DELETE FROM result_rows WHERE rowid IN (SELECT rowid FROM result_rows ORDER BY used LIMIT ?)",
+            "DELETE FROM result_cache WHERE rowid IN (SELECT rowid FROM result_cache ORDER BY used LIMIT ?)",
             (n,),
         )
         self._rows = self._count_locked()
 
     def clear(self, spec_hash: str | None = None, *, runs: bool = True) -> int:
-        """Delete cached results (of one spec, or all) and, with `runs`, the run store too."""
+        """Delete cached results (of one spec, or all) and, with `runs`, the run store too.
+
+        The ``specs`` rows stay: another process with the file open keeps the ids it has
+        resolved, so an id must never come back for another spec hash.
+        """
         with self._lock:
             if spec_hash is None:
-                deleted = self._db.execute("DELETE FROM result_rows").rowcount
+                deleted = self._db.execute("DELETE FROM result_cache").rowcount
                 if runs:
                     self._db.execute("DELETE FROM run_rows")
                     self._db.execute("DELETE FROM runs")
             else:
-                deleted = self._db.execute("DELETE FROM result_rows WHERE spec_hash = ?", (spec_hash,)).rowcount
+                deleted = self._db.execute(
+                    "DELETE FROM result_cache WHERE spec = (SELECT id FROM specs WHERE spec_hash = ?)", (spec_hash,)
+                ).rowcount
             self._rows = self._count_locked()
         if spec_hash is None and self.path != ":memory:":
             with self._lock:
@@ -348,7 +444,7 @@ class ResultStore:
         """Row counts and file size."""
         with self._lock:
             rows = self._count_locked()
-            specs = self._db.execute("SELECT COUNT(DISTINCT spec_hash) FROM result_rows").fetchone()[0]
+            specs = self._db.execute("SELECT COUNT(DISTINCT spec) FROM result_cache").fetchone()[0]
             runs = self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
             run_rows = self._db.execute("SELECT COUNT(*) FROM run_rows").fetchone()[0]
         size = 0
@@ -452,7 +548,7 @@ class ResultStore:
             return self._count_locked()
 
     def _count_locked(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM result_rows").fetchone()[0])
+        return int(self._db.execute("SELECT COUNT(*) FROM result_cache").fetchone()[0])
 
     def close(self) -> None:
         """Close the connection (the WAL is checkpointed by SQLite)."""
