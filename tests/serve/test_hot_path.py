@@ -7,11 +7,12 @@ import gc
 import threading
 
 import httpx
+import orjson
 import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Stamp, Status
 from rewardlab.serve.cache import ResultStore, encode_result, result_row
-from rewardlab.serve.client import ServerError, _gc_paused, _results
+from rewardlab.serve.client import ServerError, _decode, _gc_paused, _results
 from rewardlab.serve.settings import ServeSettings
 
 from ._live import asgi_client, run
@@ -38,22 +39,47 @@ def test_use_cache_false_neither_reads_nor_writes(make_app, tmp_path):
     assert bypass["results"] == first["results"] == second["results"]
 
 
-@pytest.mark.parametrize(
-    "result",
-    [
-        RewardResult.ok(0.5, info={"a": [1, 2]}, steps=(0.1, 0.2)),
-        RewardResult.failure(ErrorKind.PARSE, "no answer", info={"x": 1}),
-        RewardResult.skip("gate"),
-        RewardResult.ok(1.0, components={"c": RewardResult.ok(1.0, info={"k": "v"})}).stamped("h"),
-        RewardResult.ok(1.0, info={1: "non-string key", "o": object}),  # what orjson refuses -> str, as before
-    ],
-)
-def test_result_rows_equal_to_dict(result):
-    import orjson
+RESULTS = [
+    RewardResult.ok(0.5, info={"a": [1, 2]}, steps=(0.1, 0.2)),
+    RewardResult.failure(ErrorKind.PARSE, "no answer", info={"x": 1}),
+    RewardResult.skip("gate"),
+    RewardResult.ok(1.0, components={"c": RewardResult.ok(1.0, info={"k": "v"})}).stamped("h"),
+    RewardResult.ok(1.0, info={1: "non-string key", "o": object}),  # what orjson refuses -> str, as before
+]
 
+
+@pytest.mark.parametrize("result", RESULTS)
+def test_result_rows_equal_to_dict(result):
     assert result_row(result) == {**result.to_dict(), **({"steps": result.steps} if result.steps else {})}
     reference = orjson.dumps(result.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
     assert orjson.loads(encode_result(result)) == orjson.loads(reference)
+
+
+@pytest.mark.parametrize("result", RESULTS)
+def test_client_decoding_equals_from_dict(result):
+    row = orjson.loads(encode_result(result))
+    assert _decode(row, {}) == RewardResult.from_dict(row)
+    if result.stamp is None and result is not RESULTS[-1]:  # the last one's info is written with `str`
+        assert _decode(row, {}) == result
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"score": None, "status": "ok"},  # ok without a score
+        {"score": "high", "status": "ok"},  # not a number
+        {"score": 1.0, "status": "error", "error": {"kind": "crash", "message": "m"}},  # error with a score
+        {"score": None, "status": "error"},  # error without a reason
+        {"score": 0.5, "status": "skipped"},  # skipped with a score
+        {"score": 1.0, "status": "sideways"},  # unknown status
+        {"score": 1.0, "status": "ok", "components": {"c": {"score": None, "status": "ok"}}},  # bad component
+    ],
+)
+def test_an_invalid_result_row_is_a_bad_reply_not_a_result(row):
+    reply = httpx.Response(200, content=orjson.dumps({"results": [row]}))
+    with pytest.raises(ServerError) as caught:
+        _results(reply, 1)
+    assert caught.value.code == "bad_reply" and gc.isenabled()
 
 
 def test_gc_pause_nests_across_threads_and_ends_on_errors():

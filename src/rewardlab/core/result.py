@@ -16,8 +16,6 @@ from typing import Any
 from rewardlab._version import __version__
 from rewardlab.core.sample import JSON
 
-_set = object.__setattr__  # frozen dataclasses are built field by field through this
-
 
 class Status(StrEnum):
     """Whether a result carries a score."""
@@ -119,15 +117,7 @@ class RewardResult:
         if not math.isfinite(value):
             raise ValueError(f"an ok result needs a finite score, got {score!r}")
         # Checked here, so skip __init__'s validation: this runs for every sample and component.
-        result = object.__new__(cls)
-        _set(result, "score", value)
-        _set(result, "status", Status.OK)
-        _set(result, "components", components or {})
-        _set(result, "steps", steps)
-        _set(result, "info", info or {})
-        _set(result, "error", None)
-        _set(result, "stamp", None)
-        return result
+        return _unchecked(cls, value, Status.OK, components or {}, steps, info or {}, None, None)
 
     @classmethod
     def failure(
@@ -194,3 +184,37 @@ class RewardResult:
             error=RewardError(ErrorKind(error["kind"]), str(error["message"])) if error else None,
             stamp=stamp,
         )
+
+
+# Building a result without `__init__`: a frozen slots dataclass sets each field through
+# `object.__setattr__` and then runs `__post_init__`; writing the slots through their descriptors
+# directly takes half the time (0.52 vs 1.10 us per result on the bench machine). That matters
+# where results are built by the thousand from values already checked: `RewardResult.ok` (every
+# sample, every component) and the reward server's client decoding replies.
+_SLOTS = tuple(
+    RewardResult.__dict__[name].__set__ for name in ("score", "status", "components", "steps", "info", "error", "stamp")
+)
+_new = object.__new__
+
+
+def _unchecked(
+    cls: type[RewardResult],
+    score: float | None,
+    status: Status,
+    components: Mapping[str, RewardResult],
+    steps: tuple[float, ...] | None,
+    info: Mapping[str, JSON],
+    error: RewardError | None,
+    stamp: Stamp | None,
+) -> RewardResult:
+    """A `RewardResult` without validation: only for values that satisfy `__post_init__`."""
+    result = _new(cls)
+    set_score, set_status, set_components, set_steps, set_info, set_error, set_stamp = _SLOTS
+    set_score(result, score)
+    set_status(result, status)
+    set_components(result, components)
+    set_steps(result, steps)
+    set_info(result, info)
+    set_error(result, error)
+    set_stamp(result, stamp)
+    return result
