@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import collections
 import math
+import operator
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -23,6 +24,7 @@ __all__ = ["ServerMetrics"]
 # Buckets from 1 ms to 2 min: cheap text rewards sit at the low end, code execution at the top.
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 _STATUS = {s: s.value for s in Status}
+_status_of = operator.attrgetter("status")
 
 
 class BatchHistogram:
@@ -42,9 +44,16 @@ class BatchHistogram:
 
     def observe_many(self, labels: tuple[str, ...], values: Sequence[float]) -> None:
         """Add every value of `values` to the series `labels` (in `labelnames` order)."""
+        self.observe_weighted(labels, list(collections.Counter(values).items()))
+
+    def observe_weighted(self, labels: tuple[str, ...], weighted: Sequence[tuple[float, int]]) -> None:
+        """Add each value `n` times, for every ``(value, n)`` of `weighted`."""
         bounds = self._bounds
-        counts = collections.Counter(bisect.bisect_left(bounds, v) for v in values)  # le: value <= bound
-        total = sum(values)
+        counts: collections.Counter[int] = collections.Counter()
+        total = 0.0
+        for value, n in weighted:
+            counts[bisect.bisect_left(bounds, value)] += n  # le: value <= bound
+            total += value * n
         with self._lock:
             series = self._series.get(labels)
             if series is None:
@@ -123,33 +132,52 @@ class ServerMetrics:
 
         Component times come from the total's ``info["component_seconds"]`` (a composite with
         ``time_components``, which the server turns on) or a component's ``info["seconds"]``.
-        Counted in plain dicts first: one `labels().inc()` per label set, not per sample
-        (prometheus-client takes a lock per call).
+        Counted with `collections.Counter` over the batch first (its counting loop is C): one
+        `labels().inc()` per label set, not per sample (prometheus-client takes a lock per call).
+        A batched composite gives every sample of a batch the same per-sample share of a
+        component's time, so the times are counted by value too.
         """
-        statuses: collections.Counter[Status] = collections.Counter()
-        parts: collections.Counter[tuple[str, Status]] = collections.Counter()
-        errors: collections.Counter[tuple[str, str]] = collections.Counter()
-        seconds: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
+        statuses = collections.Counter(map(_status_of, results))
+        parts = collections.Counter(
+            (component, sub.status) for result in results for component, sub in result.components.items()
+        )
+        seconds: collections.Counter[tuple[str, float]] = collections.Counter()
+        shared: collections.Counter[tuple[tuple[str, float], ...]] = collections.Counter()  # whole timings
         for result in results:
-            statuses[result.status] += 1
-            if result.error is not None:
-                errors["", result.error.kind.value] += 1
-            timed = result.info.get("component_seconds") if result.info else None
-            if not isinstance(timed, dict):
-                timed = {}
+            info = result.info
+            timed = info.get("component_seconds") if info else None
+            if type(timed) is dict and len(timed) == len(result.components):  # every component timed
+                shared[tuple(timed.items())] += 1
+                continue
+            timed = timed if isinstance(timed, dict) else {}
             for component, sub in result.components.items():
-                parts[component, sub.status] += 1
-                if sub.error is not None:
-                    errors[component, sub.error.kind.value] += 1
                 took = timed.get(component, sub.info.get("seconds") if sub.info else None)
-                if isinstance(took, int | float):
-                    seconds[component].append(took)
-        for component, values in seconds.items():
-            self.component_seconds.observe_many((reward, component), values)
+                if took is not None:
+                    seconds[component, took] += 1
+        for timing, n in shared.items():
+            for part in timing:
+                seconds[part] += n
+        if statuses[Status.ERROR] or any(status is Status.ERROR for _, status in parts):
+            self._count_errors(reward, results)
+        by_component: collections.defaultdict[str, list[tuple[float, int]]] = collections.defaultdict(list)
+        for (component, took), n in seconds.items():
+            if isinstance(took, int | float) and not isinstance(took, bool):
+                by_component[component].append((took, n))
+        for component, weighted in by_component.items():
+            self.component_seconds.observe_weighted((reward, component), weighted)
         for status, n in statuses.items():
             self.samples.labels(reward, _STATUS[status]).inc(n)
         for (component, status), n in parts.items():
             self.component_results.labels(reward, component, _STATUS[status]).inc(n)
+
+    def _count_errors(self, reward: str, results: Sequence[RewardResult]) -> None:
+        errors: collections.Counter[tuple[str, str]] = collections.Counter()
+        for result in results:
+            if result.error is not None:
+                errors["", result.error.kind.value] += 1
+            for component, sub in result.components.items():
+                if sub.error is not None:
+                    errors[component, sub.error.kind.value] += 1
         for (component, kind), n in errors.items():
             self.errors.labels(reward, component, kind).inc(n)
 

@@ -88,7 +88,8 @@ def fast_samples(rows: Any) -> list[Sample] | None:
         steps, meta = row.get("steps"), row.get("meta", {})
         id_, group = row.get("id"), row.get("group")
         if (
-            response is None or not _text(response) or not _text(prompt)
+            (type(response) is not str and (response is None or not _text(response)))
+            or (type(prompt) is not str and not _text(prompt))
             or not isinstance(meta, dict)
             or (steps is not None and not (isinstance(steps, list) and all(isinstance(x, str) for x in steps)))
             or (id_ is not None and not isinstance(id_, str))
