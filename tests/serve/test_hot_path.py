@@ -10,8 +10,9 @@ import httpx
 import orjson
 import pytest
 
-from rewardlab.core import ErrorKind, RewardResult, Stamp, Status
+from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
 from rewardlab.serve.cache import ResultStore, encode_result, result_row
+from rewardlab.serve.app import _ScoreFastPath
 from rewardlab.serve.client import ServerError, _decode, _gc_paused, _results
 from rewardlab.serve.settings import ServeSettings
 
@@ -132,3 +133,43 @@ def test_every_result_of_many_small_batches_reaches_the_cache(tmp_path):
     app.state.service.cache.close()
     with ResultStore(path) as store:
         assert store.stats().rows == 600
+
+
+def test_the_fast_path_answers_like_the_fastapi_route(make_app):
+    """`_ScoreFastPath` answers the score route before FastAPI's routing; the FastAPI route it
+    bypasses (an app without the fast path) gives the same replies."""
+    app = make_app({"len": Length()}, None, ServeSettings(workers=0, token="s3cret"))
+    ok = {"samples": _rows(3)}
+    cases = [
+        ("/v1/rewards/len:score", ok, {"Authorization": "Bearer s3cret"}),
+        ("/v1/rewards/len:score", {**ok, "reply": "scores"}, {"Authorization": "Bearer s3cret"}),
+        ("/v1/rewards/nope:score", ok, {"Authorization": "Bearer s3cret"}),  # unknown reward: 404
+        ("/v1/rewards/len:score", ok, {"Authorization": "Bearer wrong"}),  # 401
+        ("/v1/rewards/len:score", ok, {"Authorization": "Basic s3cret"}),  # not a bearer token: 401
+        ("/v1/rewards/len:score", {"samples": [{"prompt": 3}]}, {"Authorization": "Bearer s3cret"}),  # 422
+    ]
+
+    async def replies(asgi):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=asgi), base_url="http://test") as c:
+            out = []
+            for url, body, headers in cases:
+                r = await c.post(url, json=body, headers=headers)
+                out.append((r.status_code, r.json(), r.headers.get("www-authenticate")))
+            out.append((await c.post("/v1/rewards/len:score", content=b"{not json", headers=cases[0][2])).status_code)
+            return out
+
+    bypassed = make_app({"len": Length()}, None, ServeSettings(workers=0, token="s3cret"))
+    bypassed.user_middleware = [m for m in bypassed.user_middleware if m.cls is not _ScoreFastPath]
+    assert len(bypassed.user_middleware) == len(app.user_middleware) - 1  # the stack is built on first use
+    fast, routed = run(replies(app)), run(replies(bypassed))
+    assert [r if isinstance(r, int) else r[0] for r in fast] == [200, 200, 404, 401, 401, 422, 400]
+    assert fast == routed
+    assert fast[0][1]["results"][2]["score"] == Length().score(Sample(prompt="q", response="r2")).score
+    assert fast[3][2] == "Bearer"
+    metrics = run(_metrics(app))
+    assert 'rewardlab_requests_total{code="200",route="/v1/rewards/{name}:score"} 2.0' in metrics
+
+
+async def _metrics(app):
+    async with asgi_client(app) as c:
+        return (await c.get("/metrics")).text

@@ -19,6 +19,7 @@ request never takes the server down.
 from __future__ import annotations
 
 import hmac
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from contextlib import asynccontextmanager
@@ -123,6 +124,66 @@ class _Limits:
         return wrapped
 
 
+_SCORE_ROUTE = "/v1/rewards/{name}:score"
+_SCORE_PATH = re.compile(r"/v1/rewards/([^/]+):score")
+
+
+class _ScoreFastPath:
+    """ASGI: answers ``POST /v1/rewards/{name}:score`` itself, before FastAPI's routing.
+
+    The route is the server's hot path, and FastAPI's per-request machinery (routing, dependency
+    solving, request and response objects, exception middleware) cost about 0.3 ms of server CPU
+    per request, more than 1 us per sample of a 256-sample batch. The work is the same code the
+    FastAPI route runs (`score_reply`, `_check_token`), so both answer alike; the route stays
+    declared for the OpenAPI schema. Body limits and request counting (`_Limits`) wrap this.
+    """
+
+    def __init__(self, app: ASGIApp, *, service: RewardService, route: Any):
+        self.app = app
+        self.service = service
+        self.route = route  # the FastAPI route, for `_Limits`' metric label
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        match = _SCORE_PATH.fullmatch(path) if scope["type"] == "http" and scope["method"] == "POST" else None
+        if match is None:
+            await self.app(scope, receive, send)
+            return
+        scope["route"] = self.route
+        try:
+            _check_token(self.service, _header(scope, b"authorization"))
+            body = await _read_body(receive)
+            status, content, headers = 200, await score_reply(self.service, match.group(1), body), {}
+        except (ApiError, StarletteHTTPException) as exc:
+            error = exc if isinstance(exc, ApiError) else _from_http_exception(exc)
+            status, content, headers = error.status, orjson.dumps(error.body()), error.headers
+        raw = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+        raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": content})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise StarletteHTTPException(400, "the client disconnected before sending the whole body")
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 def create_app(
     rewards: Mapping[str, Reward],
     cache: ResultStore | None = None,
@@ -166,7 +227,9 @@ def create_app(
     _install_error_handlers(app)
     _install_routes(app, service)
     _install_openapi(app, (ScoreRequest,))
-    app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)
+    score_route = next(r for r in app.routes if getattr(r, "path", None) == _SCORE_ROUTE)
+    app.add_middleware(_ScoreFastPath, service=service, route=score_route)
+    app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # added last: outermost
     return app
 
 
@@ -225,6 +288,23 @@ def score_columns(encoded: Sequence[bytes | RewardResult]) -> dict[str, list[Any
     return {"scores": scores, "statuses": statuses, "errors": errors}
 
 
+async def score_reply(service: RewardService, name: str, body: bytes) -> bytes:
+    """The JSON reply to a score request for reward `name` with request `body` (raises `ApiError`)."""
+    hosted = service.get(name)
+    samples, use_cache, reply = parse_score_body(body)
+    start = time.perf_counter()
+    outcome = await service.score(name, samples, use_cache=use_cache, reply=reply)
+    service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+    if reply == "scores":
+        columns = {"reward": name, "spec_hash": hosted.spec_hash, "rewardlab_version": __version__,
+                   **score_columns(outcome.encoded), "cached": outcome.cached}  # fmt: skip
+        return orjson.dumps(columns)
+    # The results are JSON already (from the batch or the cache): join, don't re-encode.
+    head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
+    rows = cast("list[bytes]", outcome.encoded)  # all bytes when full results were asked for (see `ScoreOutcome`)
+    return b"".join((head[:-1], b',"results":[', b",".join(rows), b"]}"))
+
+
 def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
     ref = {"$ref": f"#/components/schemas/{model.__name__}"}
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
@@ -259,28 +339,38 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
-        code = codes.get(exc.status_code, "http_error")
-        return _json_error(ApiError(exc.status_code, code, str(exc.detail), headers=exc.headers))
+        return _json_error(_from_http_exception(exc))
+
+
+def _from_http_exception(exc: StarletteHTTPException) -> ApiError:
+    codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+    return ApiError(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail), headers=exc.headers)
+
+
+def _check_token(service: RewardService, authorization: str | None) -> None:
+    """Refuse (401) a request whose ``Authorization: Bearer`` header lacks the server's token."""
+    token = service.settings.token
+    if token is None:
+        return
+    scheme, _, given = (authorization or "").partition(" ")
+    present = scheme.lower() == "bearer" and bool(given)
+    # compare_digest: the time taken does not reveal how much of the token matched.
+    if not present or not hmac.compare_digest(given.encode(), token.encode()):
+        reason = "invalid bearer token" if present else "missing bearer token"
+        raise ApiError(
+            401, "unauthorized", f"{reason}; send 'Authorization: Bearer <token>'",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
 
 def _auth(service: RewardService) -> Callable[..., Awaitable[None]]:
+    # Declared through HTTPBearer so the OpenAPI schema shows the security scheme.
     bearer = HTTPBearer(auto_error=False, description="set when the server was started with --token")
 
     # `async`, though it never awaits: FastAPI runs a plain `def` dependency on a thread, and
     # that hop (and the GIL turn-taking it starts) cost more per request than the check.
-    async def check(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
-        token = service.settings.token
-        if token is None:
-            return
-        given = credentials.credentials if credentials is not None else ""
-        # compare_digest: the time taken does not reveal how much of the token matched.
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            reason = "missing bearer token" if credentials is None else "invalid bearer token"
-            raise ApiError(
-                401, "unauthorized", f"{reason}; send 'Authorization: Bearer <token>'",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+    async def check(request: Request, _: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+        _check_token(service, request.headers.get("authorization"))
 
     return check
 
@@ -322,20 +412,8 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
     async def score(name: str, request: Request) -> Any:
         """Score a batch of samples (`ScoreRequest`) with reward `name`, in order: one full result per
         sample, or with ``"reply": "scores"`` the totals, statuses and errors as columns."""
-        hosted = service.get(name)
-        samples, use_cache, reply = parse_score_body(await request.body())
-        start = time.perf_counter()
-        outcome = await service.score(name, samples, use_cache=use_cache, reply=reply)
-        service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
-        if reply == "scores":
-            columns = {"reward": name, "spec_hash": hosted.spec_hash, "rewardlab_version": __version__,
-                       **score_columns(outcome.encoded), "cached": outcome.cached}  # fmt: skip
-            return Response(orjson.dumps(columns), media_type="application/json")
-        # The results are JSON already (from the worker thread or the cache): join, don't re-encode.
-        head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
-        rows = cast("list[bytes]", outcome.encoded)  # all bytes when full results were asked for (see `ScoreOutcome`)
-        body = b"".join((head[:-1], b',"results":[', b",".join(rows), b"]}"))
-        return Response(body, media_type="application/json")
+        # Served by `_ScoreFastPath` before routing; this body answers only if it is bypassed.
+        return Response(await score_reply(service, name, await request.body()), media_type="application/json")
 
     @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)
     async def get_reward(body: OpenRLHFRequest) -> Any:

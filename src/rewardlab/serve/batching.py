@@ -362,11 +362,10 @@ class Batcher:
         if info is not None and "component_seconds" in info:
             # Timing is for /metrics only (see `service.timed`): served and cached results
             # equal the ones computed locally. A copy: `info` is the result's own dict.
-            info = {k: v for k, v in info.items() if k != "component_seconds"}
-            if info:
-                row["info"] = info
-            else:
+            if len(info) == 1:  # the usual case: a composite's info holds only the timing
                 del row["info"]
+            else:
+                row["info"] = {k: v for k, v in info.items() if k != "component_seconds"}
         if result.stamp is None:
             row["rewardlab_version"] = __version__
             row["spec_hash"] = self.spec_hash

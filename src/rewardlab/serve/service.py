@@ -199,9 +199,9 @@ class RewardService:
                 f"{len(samples)} samples in one request; the limit is {self.settings.max_samples}, split the batch",
             )
         try:
-            return await asyncio.wait_for(
-                hosted.batcher.score(samples, use_cache=use_cache, reply=reply), timeout=limits.request_timeout
-            )
+            # `asyncio.timeout`, not `wait_for`: no extra task (and loop turn) per request.
+            async with asyncio.timeout(limits.request_timeout):
+                return await hosted.batcher.score(samples, use_cache=use_cache, reply=reply)
         except Overloaded as exc:
             raise ApiError(
                 429, "overloaded", str(exc), headers={"Retry-After": str(math.ceil(exc.retry_after))}
