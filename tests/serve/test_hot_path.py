@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
-from rewardlab.serve.cache import ResultStore, encode_result, result_row
 from rewardlab.serve.app import _ScoreFastPath
+from rewardlab.serve.cache import ResultStore, encode_result, result_row
 from rewardlab.serve.client import ServerError, _decode, _gc_paused, _results
 from rewardlab.serve.settings import ServeSettings
 
