@@ -121,11 +121,18 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
         assert hits == expected_hits  # and they were not computed again
         executor.close()
     finally:
-        server.kill()
-        server.wait()
+        server.terminate()  # a graceful stop writes the rows still waiting (write-behind)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     with ResultStore(server_cache) as cache:
         assert cache.integrity_check() == "ok"
-        assert cache.stats().rows == n
+        # What the killed server had written, and every row the second one computed; rows the
+        # first computed but still held for writing (write-behind) died with it: a cache may
+        # lose rows, the run's output may not.
+        assert cache.stats().rows == len(cached_keys | unrecorded)
 
 
 def test_rewardlab_serve_applies_its_options(tmp_path):

@@ -30,6 +30,7 @@ def serve_command(
     max_samples: int = typer.Option(4096, "--max-samples", help="Samples per request before 413."),
     max_body_mb: float = typer.Option(32.0, "--max-body-mb", help="Request body limit in MiB (413 above)."),
     concurrency: int = typer.Option(2, "--concurrency", help="Backend batches in flight per reward."),
+    cache_write_delay_ms: float = typer.Option(50.0, "--cache-write-delay-ms", help="Write results to the cache once a reward has been idle this long (0: at once)."),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="Seconds a request may wait before 504."),
     openrlhf_reward: str | None = typer.Option(None, "--openrlhf-reward", help="Reward behind POST /get_reward (default: the first)."),
     openrlhf_error_reward: float | None = typer.Option(None, "--openrlhf-error-reward", help="Send this for error rows to OpenRLHF (default: refuse the batch)."),
@@ -49,6 +50,7 @@ def serve_command(
             backend=backend,  # type: ignore[arg-type]  # a str: pydantic checks it against Backend
             workers=workers, max_wait_ms=2.0, sample_timeout=timeout, max_batch=max_batch, max_queue=max_queue,
             max_samples=max_samples, max_body_bytes=int(max_body_mb * 1024 * 1024), concurrency=concurrency,
+            cache_write_delay_ms=cache_write_delay_ms,
             request_timeout=request_timeout, token=token or None, openrlhf_reward=openrlhf_reward,
             openrlhf_error_reward=openrlhf_error_reward, per_reward=_overrides(per_reward),
         )

@@ -6,7 +6,8 @@ dispatcher task cuts the queue into batches of at most `max_batch` samples (wait
 `max_wait` seconds for a batch to fill) and runs at most `concurrency` of them at a time on the
 executor, in a thread so the event loop keeps accepting requests. Identical samples that are
 in flight at the same time are computed once and shared. Results are encoded to JSON once, in
-that thread, and written to the cache by a writer thread after the waiting requests have them.
+that thread, and written to the cache behind the replies, when the reward is idle
+(`rewardlab.serve.writer.CacheWriter`).
 
 Backpressure: the queue is bounded (`max_queue` samples). A request that would overflow it is
 refused with `Overloaded` (HTTP 429 + Retry-After) *before* anything is queued, so the server's
@@ -18,10 +19,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import orjson
@@ -31,10 +30,10 @@ from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_digest
 from rewardlab.serve.executors import Executor, InlineExecutor
 from rewardlab.serve.metrics import ServerMetrics
+from rewardlab.serve.writer import CacheWriter
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 
-_MAX_PENDING_WRITES = 16
 # An inline batch that took less than this runs on the event loop (see `Batcher._inline_ok`).
 _INLINE_LOOP_SECONDS = 0.02
 
@@ -109,6 +108,7 @@ class Batcher:
         max_wait: seconds to wait for a batch to fill before sending it part-full.
         max_queue: bound on queued samples (backpressure).
         concurrency: backend batches computed at the same time.
+        cache_write_delay: idle seconds before results are written to the cache.
     """
 
     def __init__(
@@ -124,6 +124,7 @@ class Batcher:
         max_wait: float = 0.002,
         max_queue: int = 16384,
         concurrency: int = 2,
+        cache_write_delay: float = 0.05,
     ):
         self.name = name
         self.reward = reward
@@ -144,17 +145,10 @@ class Batcher:
         self._batch_tasks: set[asyncio.Task[None]] = set()
         self._batch_seconds = 0.1  # running estimate, for Retry-After
         self._last_seconds = math.inf  # the first batch runs on a thread (see `_inline_ok`)
-        # Cache writes happen on one writer thread, after the waiting requests got their
-        # results: a reply never waits for SQLite. Rows that arrive while the writer is busy
-        # are written together in its next transaction (fewer commits, each page of the
-        # B-tree written once: ~35% less CPU than a commit per batch). At most
-        # `_MAX_PENDING_WRITES` batches' worth of rows wait; past that, `_compute` writes
-        # itself (backpressure, bounded memory).
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"cache-writer:{name}")
-        self._pending: list[tuple[bytes, bytes]] = []
-        self._draining = False
-        self._writes_lock = threading.Lock()
-        self._unwritten: dict[bytes, bytes] = {}  # queued for the writer; lookups see them too
+        self._running = 0  # batches computing now
+        # Cache rows are written behind the replies, when the reward is idle (see `CacheWriter`);
+        # lookups see the rows still waiting.
+        self._writes = CacheWriter(cache, spec_hash, name, idle_after=cache_write_delay) if cache is not None else None
 
     # -- the request side ------------------------------------------------------------------
     async def score(self, samples: Sequence[Sample], *, use_cache: bool = True, reply: str = "results") -> ScoreOutcome:
@@ -190,6 +184,8 @@ class Batcher:
         if fresh:
             assert self._wakeup is not None
             self._wakeup.set()
+            if self._writes is not None:
+                self._writes.set_busy(True)
         self.metrics.cache_hits.labels(self.name).inc(hits)
         if plan:
             await request.future  # raises the BackendError of a failed batch
@@ -223,8 +219,8 @@ class Batcher:
     def _lookup(self, samples: Sequence[Sample]) -> tuple[list[bytes], dict[bytes, bytes]]:
         assert self.cache is not None
         keys = [sample_digest(s) for s in samples]
-        with self._writes_lock:
-            hits = {k: self._unwritten[k] for k in keys if k in self._unwritten}
+        assert self._writes is not None
+        hits = self._writes.lookup(keys)
         missing = [k for k in keys if k not in hits]
         if missing:
             hits.update(self.cache.get_encoded(self.spec_hash, missing))
@@ -255,6 +251,7 @@ class Batcher:
             if not batch:
                 self._slots.release()
                 continue
+            self._running += 1
             task = asyncio.get_running_loop().create_task(self._run_batch(batch))
             self._batch_tasks.add(task)
             task.add_done_callback(self._batch_tasks.discard)
@@ -286,6 +283,9 @@ class Batcher:
                     del self._inflight[item.key]
             self.metrics.in_flight.labels(self.name).dec()
             self._slots.release()
+            self._running -= 1
+            if self._writes is not None and not self._queue and not self._running:
+                self._writes.set_busy(False)  # idle: the cache writer may write now
 
     def _inline_ok(self) -> bool:
         """Compute on the event loop itself? Only an inline backend whose last batch took under
@@ -319,41 +319,9 @@ class Batcher:
         return encoded
 
     def _write_later(self, rows: list[tuple[bytes, bytes]]) -> None:
-        assert self.cache is not None
-        if not rows:  # e.g. `use_cache=false`: do not wake the writer thread for nothing
-            return
-        with self._writes_lock:
-            behind = len(self._pending) >= _MAX_PENDING_WRITES * self.max_batch
-            start = not behind and not self._draining
-            if not behind:
-                self._pending.extend(rows)
-                self._unwritten.update(rows)
-                self._draining = True
-        if behind:
-            self.cache.put_encoded(self.spec_hash, rows)
-        elif start:
-            self._writer.submit(self._drain)
-
-    def _drain(self) -> None:
-        """Write every pending row, in one transaction per round, until none is left."""
-        assert self.cache is not None
-        while True:
-            with self._writes_lock:
-                rows, self._pending = self._pending, []
-                if not rows:
-                    self._draining = False
-                    return
-            try:
-                self.cache.put_encoded(self.spec_hash, rows)
-            except BaseException:
-                with self._writes_lock:  # the next batch starts a new drain
-                    self._draining = False
-                raise
-            finally:
-                with self._writes_lock:
-                    for key, text in rows:
-                        if self._unwritten.get(key) is text:
-                            del self._unwritten[key]
+        if rows:  # e.g. `use_cache=false`: nothing to write
+            assert self._writes is not None
+            self._writes.add(rows)
 
     def _encode(self, result: RewardResult) -> bytes:
         # Stamped in the row, not with `RewardResult.stamped` (a dataclass copy per result).
@@ -384,5 +352,6 @@ class Batcher:
                 await asyncio.gather(self._task, return_exceptions=True)
             if self._batch_tasks:
                 await asyncio.gather(*self._batch_tasks, return_exceptions=True)
-        await asyncio.to_thread(self._writer.shutdown, wait=True)  # pending cache writes land
+        if self._writes is not None:
+            await asyncio.to_thread(self._writes.close)  # waiting cache rows land
         await asyncio.to_thread(self.executor.close)

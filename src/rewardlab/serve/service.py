@@ -136,6 +136,7 @@ class RewardService:
                 max_wait=own.max_wait_ms / 1000.0,
                 max_queue=own.max_queue,
                 concurrency=own.concurrency,
+                cache_write_delay=own.cache_write_delay_ms / 1000.0,
             )
             self.hosted[name] = Hosted(name, reward, spec_hash, batcher)
         self.closing = False

@@ -49,6 +49,11 @@ class ServeSettings(BaseModel):
     # 2 ms is below one HTTP round trip on loopback, so waiting to fill a batch costs little.
     max_wait_ms: float = Field(default=2.0, ge=0, description="wait this long for a batch to fill")
     concurrency: int = Field(default=2, ge=1, description="backend batches in flight per reward")
+    # 50 ms: longer than the gap between a busy trainer's requests, so writes wait for a real
+    # pause (see `rewardlab.serve.writer`); 0 writes as soon as results arrive.
+    cache_write_delay_ms: float = Field(
+        default=50.0, ge=0, description="write results to the cache once the reward has been idle this long"
+    )
     # --- limits and backpressure ------------------------------------------------------------
     max_queue: int = Field(default=16384, ge=1, description="queued samples per reward before 429")
     max_samples: int = Field(default=4096, ge=1, description="samples per request before 413")
