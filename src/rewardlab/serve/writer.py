@@ -65,15 +65,17 @@ class CacheWriter:
 
     # -- called by the batcher -------------------------------------------------------------
     def set_busy(self, busy: bool) -> None:
-        """The reward has batches queued or running (or has just run out of them)."""
+        """The reward has batches queued or running (or has just run out of them).
+
+        Does not wake the writer: it checks back every `idle_after` while rows wait. Waking it
+        at every idle moment (a busy server has one between most requests) would hand it the
+        GIL, to find it must wait anyway."""
         if busy == self._busy:
             return
         with self._cond:
             self._busy = busy
             if not busy:
                 self._idle_since = time.monotonic()
-                if self._pending:
-                    self._cond.notify()
 
     def add(self, rows: list[tuple[bytes, bytes]]) -> None:
         """Queue encoded rows ``(sample digest, json)`` for writing (errors already left out)."""
@@ -82,12 +84,14 @@ class CacheWriter:
         with self._cond:
             behind = len(self._pending) >= self.limit
             if not behind:
+                asleep = not self._pending  # waiting without a timeout: wake it
                 self._pending.extend(rows)
                 self._unwritten.update(rows)
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name=f"cache-writer:{self.name}", daemon=True)
                     self._thread.start()
-                self._cond.notify()
+                if asleep or len(self._pending) >= self.high_water:
+                    self._cond.notify()
         if behind:  # the writer cannot keep up: the caller pays, so memory stays bounded
             self.store.put_encoded(self.spec_hash, rows)
 
@@ -126,14 +130,16 @@ class CacheWriter:
         """Write now? (called with the lock held)"""
         if not self._pending:
             return False
-        if self._closing or len(self._pending) >= self.high_water:
+        if self._closing or len(self._pending) >= self.high_water or self.idle_after <= 0:
             return True
         return not self._busy and time.monotonic() - self._idle_since >= self.idle_after
 
     def _wait_seconds(self) -> float | None:
-        if self._pending and not self._busy:
-            return max(0.0, self._idle_since + self.idle_after - time.monotonic())
-        return None  # until notified
+        if not self._pending:
+            return None  # until `add` or `close` notifies
+        if self._busy:
+            return self.idle_after  # check back; `set_busy` does not wake the writer
+        return max(0.001, self._idle_since + self.idle_after - time.monotonic())
 
     def _write(self, rows: list[tuple[bytes, bytes]]) -> None:
         try:
