@@ -17,14 +17,11 @@ runner, composites, adapters) can use a remote one; a server that cannot be reac
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 import random
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -43,6 +40,7 @@ from rewardlab.core import (
 )
 from rewardlab.core.result import _unchecked
 from rewardlab.errors import RewardLabError
+from rewardlab.serve._gc import gc_paused as _gc_paused
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
 
@@ -195,45 +193,6 @@ def _decode(row: dict[str, Any], stamps: dict[tuple[str, str], Stamp]) -> Reward
         return RewardResult.from_dict(row)
 
 
-class _GcPause:
-    """Pause Python's cyclic garbage collector while replies are decoded (thread-safe, nestable).
-
-    Decoding a reply allocates about ten container objects per result (orjson's dicts and
-    lists, the `RewardResult`s) and none of them form reference cycles, so reference counting
-    frees them all. With the collector on, these allocations trigger collections that walk every
-    tracked object of the calling process — a trainer holds millions — and those walks cost more
-    than the decoding (measured on the bench: 34 us per result with the collector on, 10 us
-    paused). The collector is re-enabled when the last decoding thread leaves, if it was on.
-
-    A call that sends several batches at once holds the pause from its first request to its
-    last reply: paused per batch only, the collections put off during one decode ran right after
-    it (36 young and 3-4 older collections per 10,000 results, 14-70 ms, each stalling the other
-    sending thread and so the server). Held per call, one young collection runs at the end. The
-    price: cyclic garbage made by other threads during the call waits for its end.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._was_enabled = False
-
-    @contextmanager
-    def __call__(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._depth += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._depth -= 1
-                if self._depth == 0 and self._was_enabled:
-                    gc.enable()
-
-
-_gc_paused = _GcPause()
 
 
 def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
