@@ -301,6 +301,9 @@ def bench_cheap(
                     with ResultStore(path) as store:
                         store.clear()  # every first pass starts from an empty cache
                 for name, run in passes.items():
+                    # A pause between sides: the last side's server writes its cache when idle
+                    # (50 ms after its last batch), which must not land on the next side's clock.
+                    time.sleep(0.3)
                     started = time.perf_counter()
                     out = run()
                     times[name].append(time.perf_counter() - started)
