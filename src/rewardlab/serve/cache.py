@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -40,7 +39,6 @@ import orjson
 
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
 from rewardlab.errors import InputError
-from rewardlab.serve.keyfilter import KeyFilter
 
 __all__ = [
     "CacheStats",
@@ -53,11 +51,6 @@ __all__ = [
     "sample_digest",
     "sample_key",
 ]
-
-# How often a lookup re-reads the keys other processes sharing the file wrote (seconds), and
-# the most keys the filter is sized for (16 bits each: 2 MiB at the default 1M rows, 16 MiB max).
-_FILTER_SYNC = 1.0
-_FILTER_MAX_KEYS = 8_000_000
 
 # Layout, chosen by numbers (bench/bench_cache.py: CPU per inserted row, in batches of 256 as
 # the server's writer commits them, into a store of 0 / 200k / 1M rows; three runs):
@@ -271,11 +264,6 @@ class ResultStore:
         else:
             self._read_lock = self._lock
         self._rows = self._count()
-        # Lookups skip SQLite for keys the filter rules out (`rewardlab.serve.keyfilter`): it
-        # learns this store's writes at once, other processes' within `_FILTER_SYNC` seconds.
-        self._filter: KeyFilter | None = None
-        self._filter_rowid = 0
-        self._filter_synced = -math.inf
 
     @property
     def lookups_wait_for_writes(self) -> bool:
@@ -350,10 +338,9 @@ class ResultStore:
             spec = self._spec_id(spec_hash, self._reader, create=False)
             if spec is None:  # nothing was ever stored under this spec
                 return out
-            candidates = self._candidates(unique)
             # 500 keys per statement stays under SQLite's bound-variable limit.
-            for start in range(0, len(candidates), 500):
-                chunk = candidates[start : start + 500]
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._reader.execute(
                     f"SELECT key, result, used FROM result_cache WHERE spec = ? AND key IN ({marks})",
@@ -400,33 +387,6 @@ class ResultStore:
             )
         return key
 
-    def _candidates(self, keys: list[bytes]) -> list[bytes]:
-        """The keys that may be stored, by the key filter (called with the read lock held)."""
-        if not keys or not KeyFilter.usable(keys):
-            return keys
-        now = time.monotonic()
-        if self._filter is None or now - self._filter_synced >= _FILTER_SYNC:
-            self._sync_filter()
-            self._filter_synced = now
-        assert self._filter is not None
-        return [k for k, maybe in zip(keys, self._filter.may_contain(keys), strict=True) if maybe]
-
-    def _sync_filter(self) -> None:
-        """Teach the filter the rows written since the last sync, by any process.
-
-        Rowids grow as rows are added; a largest rowid below the one last seen means the table
-        was emptied meanwhile (rowids start again), so the filter is rebuilt from scratch.
-        """
-        top = self._reader.execute("SELECT max(rowid) FROM result_cache").fetchone()[0] or 0
-        if self._filter is None or top < self._filter_rowid:
-            self._filter, self._filter_rowid = KeyFilter(min(self.max_rows, _FILTER_MAX_KEYS)), 0
-        if top > self._filter_rowid:
-            rows = self._reader.execute(
-                "SELECT key FROM result_cache WHERE rowid > ? AND rowid <= ?", (self._filter_rowid, top)
-            ).fetchall()
-            self._filter.add([key for (key,) in rows if isinstance(key, bytes) and len(key) == 16])
-            self._filter_rowid = top
-
     def put_encoded(self, spec_hash: str, rows: Sequence[tuple[bytes, bytes]]) -> int:
         """Store already encoded results ``(sample_digest, json bytes)``; the caller leaves out errors."""
         if not rows:
@@ -445,8 +405,6 @@ class ResultStore:
                 self._db.execute("ROLLBACK")
                 raise
             self._spec_ids[spec_hash] = spec
-            if self._filter is not None and KeyFilter.usable([key for key, _ in rows]):
-                self._filter.add([key for key, _ in rows])  # before the caller forgets the rows
             self._rows += self._db.total_changes - before
             if self._rows > self.max_rows:
                 self._evict()
@@ -482,8 +440,6 @@ class ResultStore:
                     "DELETE FROM result_cache WHERE spec = (SELECT id FROM specs WHERE spec_hash = ?)", (spec_hash,)
                 ).rowcount
             self._rows = self._count_locked()
-        with self._read_lock if self._read_lock is not self._lock else contextlib.nullcontext():
-            self._filter, self._filter_rowid = None, 0  # relearnt from what is left, on the next lookup
         if spec_hash is None and self.path != ":memory:":
             with self._lock:
                 self._db.execute("VACUUM")
