@@ -74,7 +74,7 @@ class ScoreOutcome:
         return [x if isinstance(x, RewardResult) else RewardResult.from_dict(orjson.loads(x)) for x in self.encoded]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Request:
     """One waiting request: its results fill in as batches finish; one future per request
     (not per sample: 10,000 asyncio futures cost more than a cheap reward)."""
@@ -84,7 +84,7 @@ class _Request:
     future: asyncio.Future[None] = field(repr=False)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Item:
     """One sample to compute, and every (request, position) waiting for it."""
 
