@@ -136,13 +136,15 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_rewardlab_serve_applies_its_options(tmp_path):
-    """`rewardlab serve --set NAME.timeout --token --max-samples` end to end: a hung sample times out."""
+    """`rewardlab serve --set NAME.timeout --token --max-samples --cache-write-delay-ms` end to end: a
+    hung sample times out; the cache row waits for the writer until the graceful stop writes it."""
     spec = tmp_path / "faulty.toml"
     spec.write_text(SPEC.replace('"slow"', '"faulty"').replace("test.slow", "test.faulty").replace("params = { delay = 0.002 }", ""))
     port = free_port()
+    cache = tmp_path / "c.sqlite"
     server = _start_server(
-        spec, port, tmp_path / "c.sqlite", "--timeout", "30", "--set", "faulty.timeout=0.5", "--token", "tok",
-        "--max-samples", "3", "--log-level", "info",
+        spec, port, cache, "--timeout", "30", "--set", "faulty.timeout=0.5", "--token", "tok",
+        "--max-samples", "3", "--log-level", "info", "--cache-write-delay-ms", "60000",
     )
     url = f"http://127.0.0.1:{port}/v1/rewards/faulty:score"
     try:
@@ -156,9 +158,14 @@ def test_rewardlab_serve_applies_its_options(tmp_path):
         assert httpx.post(url, json={"samples": [{"response": "x"}]}).status_code == 401
         too_many = httpx.post(url, json={"samples": [{"response": "x"}] * 4}, headers=auth)
         assert too_many.json()["error"]["code"] == "too_many_samples"
+        time.sleep(0.3)  # idle, but the write delay is a minute: the ok result still waits in memory
+        with ResultStore(cache) as store:
+            assert store.stats().rows == 0
         server.terminate()  # SIGTERM: graceful shutdown (uvicorn re-raises the signal afterwards)
         assert server.wait(20) in (0, -signal.SIGTERM)
         assert "Application shutdown complete" in server.stderr.read().decode()
+        with ResultStore(cache) as store:
+            assert store.stats().rows == 1  # written on the way out; the timeout error is never cached
     finally:
         server.kill()
         server.wait()
