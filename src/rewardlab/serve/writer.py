@@ -15,6 +15,7 @@ computes it again. Nothing half-written appears: each write is one SQLite transa
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -56,7 +57,8 @@ class CacheWriter:
         self.store, self.spec_hash, self.name = store, spec_hash, name
         self.idle_after, self.high_water, self.limit = idle_after, high_water, limit
         self._cond = threading.Condition()
-        self._pending: list[tuple[bytes, bytes]] = []
+        # The waiting rows, oldest first (a dict keeps insertion order): the queue and the
+        # lookup table in one, so a waiting row costs one dict entry, not also a tuple.
         self._unwritten: dict[bytes, bytes] = {}
         self._busy = False
         self._idle_since = time.monotonic()
@@ -82,15 +84,14 @@ class CacheWriter:
         if not rows:
             return
         with self._cond:
-            behind = len(self._pending) >= self.limit
+            behind = len(self._unwritten) >= self.limit
             if not behind:
-                asleep = not self._pending  # waiting without a timeout: wake it
-                self._pending.extend(rows)
+                asleep = not self._unwritten  # waiting without a timeout: wake it
                 self._unwritten.update(rows)
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name=f"cache-writer:{self.name}", daemon=True)
                     self._thread.start()
-                if asleep or len(self._pending) >= self.high_water:
+                if asleep or len(self._unwritten) >= self.high_water:
                     self._cond.notify()
         if behind:  # the writer cannot keep up: the caller pays, so memory stays bounded
             self.store.put_encoded(self.spec_hash, rows)
@@ -104,7 +105,7 @@ class CacheWriter:
     @property
     def waiting(self) -> int:
         """Rows not written yet."""
-        return len(self._pending)
+        return len(self._unwritten)
 
     def close(self) -> None:
         """Write every waiting row, then stop the thread (blocking)."""
@@ -120,22 +121,23 @@ class CacheWriter:
         while True:
             with self._cond:
                 while not self._due():
-                    if self._closing and not self._pending:
+                    if self._closing and not self._unwritten:
                         return
                     self._cond.wait(self._wait_seconds())
-                rows, self._pending = self._pending[:_CHUNK], self._pending[_CHUNK:]
+                # The oldest rows; they stay visible to lookups until written (removed in `_write`).
+                rows = list(itertools.islice(self._unwritten.items(), _CHUNK))
             self._write(rows)
 
     def _due(self) -> bool:
         """Write now? (called with the lock held)"""
-        if not self._pending:
+        if not self._unwritten:
             return False
-        if self._closing or len(self._pending) >= self.high_water or self.idle_after <= 0:
+        if self._closing or len(self._unwritten) >= self.high_water or self.idle_after <= 0:
             return True
         return not self._busy and time.monotonic() - self._idle_since >= self.idle_after
 
     def _wait_seconds(self) -> float | None:
-        if not self._pending:
+        if not self._unwritten:
             return None  # until `add` or `close` notifies
         if self._busy:
             return self.idle_after  # check back; `set_busy` does not wake the writer
