@@ -9,7 +9,6 @@ chosen and a rejected response, and optionally a subset name.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,21 +30,9 @@ __all__ = [
 
 def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """`(line, row)` of a JSONL, Parquet or saved-`datasets` file; bad JSON names its line."""
-    from rewardlab.runner.io import iter_raw_rows
+    from rewardlab.runner.io import read_objects
 
-    rows = []
-    for line, raw in iter_raw_rows(path):
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
-        if not isinstance(raw, dict):
-            raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
-        rows.append((line, raw))
-    if not rows:
-        raise InputError("no rows", source=str(path))
-    return rows
+    return read_objects(path)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ message's content is used). Bad rows fail with the file and line; nothing is ski
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 
 from rewardlab.core import Sample, text_of
 from rewardlab.errors import InputError
+from rewardlab.runner.io import read_objects
 
 __all__ = ["PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs", "read_step_rows",
            "split_pairs"]
@@ -79,7 +79,7 @@ def _pairs(numbered: Iterable[tuple[int, Mapping[str, Any]]], source: str | None
 def read_pairs(path: str | Path) -> list[PreferencePair]:
     """Read a JSONL file of preference rows (see the module docstring); errors name the file's
     line (blank lines are skipped but counted)."""
-    return _pairs(_jsonl(path), str(path))
+    return _pairs(read_objects(path), str(path))
 
 
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
@@ -146,7 +146,7 @@ def read_step_rows(path: str | Path) -> tuple[list[Sample], list[list[float]]]:
     from rewardlab.models.step_labels import BUFFER
 
     samples, labels = [], []
-    for line, row in _jsonl(path):
+    for line, row in read_objects(path):
         source = str(path)
         steps, marks = row.get("steps"), row.get("labels")
         if not isinstance(steps, list) or not steps or not all(isinstance(t, str) and t.strip() for t in steps):
@@ -168,25 +168,3 @@ def read_step_rows(path: str | Path) -> tuple[list[Sample], list[list[float]]]:
         samples.append(Sample(prompt=prompt, response=response, steps=tuple(steps)))
         labels.append(row_labels)
     return samples, labels
-
-
-def _jsonl(path: str | Path) -> list[tuple[int, Mapping[str, Any]]]:
-    """(line number, object) of every non-blank line; a missing file, bad JSON or no rows fail."""
-    file = Path(path)
-    if not file.is_file():
-        raise InputError("file not found", source=str(file))
-    rows = []
-    with file.open(encoding="utf-8") as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source=str(file), line=line) from exc
-            if not isinstance(row, Mapping):
-                raise InputError(f"expected a JSON object, got {type(row).__name__}", source=str(file), line=line)
-            rows.append((line, row))
-    if not rows:
-        raise InputError("no rows; the file needs at least one", source=str(file))
-    return rows

@@ -76,6 +76,28 @@ def iter_raw_rows(path: str | Path, fmt: Format | None = None) -> Iterator[RawRo
         yield from _iter_hf(path)
 
 
+def read_objects(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """`(line, row)` of every row of a JSONL, Parquet or saved-`datasets` file, all in memory.
+
+    For the readers of whole training and evaluation files (pairs, step labels, candidate
+    sets). Raises `InputError` naming the file and line for a missing file, bad JSON, a row
+    that is not an object, or a file with no rows.
+    """
+    rows = []
+    for line, raw in iter_raw_rows(path):
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
+        if not isinstance(raw, dict):
+            raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
+        rows.append((line, raw))
+    if not rows:
+        raise InputError("no rows; the file needs at least one", source=str(path))
+    return rows
+
+
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:
     with path.open("r", encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
