@@ -35,6 +35,7 @@ from rewardlab.models.train import (
     Features,
     TrainingError,
     TrainReport,
+    check_loop_options,
     fit_epochs,
     trainable_groups,
 )
@@ -68,14 +69,7 @@ class PRMConfig:
     embed_batch_size: int = 64
 
     def __post_init__(self) -> None:
-        if self.mode not in ("frozen", "finetune"):
-            raise ValueError(f"mode must be 'frozen' or 'finetune', got {self.mode!r}")
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError("epochs and batch_size must be >= 1")
-        if self.lr <= 0 or self.lr_backbone <= 0:
-            raise ValueError("learning rates must be > 0")
-        if self.mode == "finetune" and self.finetune_layers < 1:
-            raise ValueError("mode='finetune' needs finetune_layers >= 1")
+        check_loop_options(self)
 
 
 class ProcessRewardModel:

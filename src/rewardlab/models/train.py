@@ -81,12 +81,7 @@ class TrainConfig:
     embed_batch_size: int = 64
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError("epochs and batch_size must be >= 1")
-        if self.lr <= 0 or self.lr_backbone <= 0:
-            raise ValueError("learning rates must be > 0")
-        if self.mode == "finetune" and self.finetune_layers < 1:
-            raise ValueError("mode='finetune' needs finetune_layers >= 1")
+        check_loop_options(self)
 
 
 @dataclass
@@ -305,6 +300,18 @@ class LoopOptions(Protocol):
     def patience(self) -> int: ...
     @property
     def seed(self) -> int: ...
+
+
+def check_loop_options(options: LoopOptions) -> None:
+    """Refuse settings `fit_epochs` cannot run with (`ValueError` naming the setting)."""
+    if options.mode not in ("frozen", "finetune"):
+        raise ValueError(f"mode must be 'frozen' or 'finetune', got {options.mode!r}")
+    if options.epochs < 1 or options.batch_size < 1:
+        raise ValueError("epochs and batch_size must be >= 1")
+    if options.lr <= 0 or options.lr_backbone <= 0:
+        raise ValueError("learning rates must be > 0")
+    if options.mode == "finetune" and options.finetune_layers < 1:
+        raise ValueError("mode='finetune' needs finetune_layers >= 1")
 
 
 def trainable_groups(model: RewardModel, options: LoopOptions) -> list[dict[str, Any]]:
