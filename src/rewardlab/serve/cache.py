@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
-from rewardlab.errors import InputError
+from rewardlab.errors import ConfigError, InputError
 
 __all__ = [
     "CacheStats",
@@ -236,7 +236,7 @@ class ResultStore:
         touch_after: float = 60.0,
     ):
         if max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+            raise ConfigError(f"max_rows must be >= 1, got {max_rows}")
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
