@@ -19,7 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 
-from rewardlab.errors import FormulaError
+from rewardlab.errors import FormulaError as FormulaError
 
 Env = Mapping[str, float]
 Node = Callable[[Env], float]

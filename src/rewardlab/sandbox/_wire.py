@@ -16,7 +16,8 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or __name__ != "__main__":  # on the host: the one definition in rewardlab.errors
-    from rewardlab.errors import EncodeError, ProtocolError
+    from rewardlab.errors import EncodeError as EncodeError
+    from rewardlab.errors import ProtocolError as ProtocolError
 else:  # inside the sandbox only the standard library is importable (see the module doc)
 
     class ProtocolError(Exception):

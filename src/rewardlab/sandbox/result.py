@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from rewardlab.errors import SandboxError
+from rewardlab.errors import SandboxError as SandboxError
 from rewardlab.sandbox.config import Limits
 
 

@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from rewardlab.errors import CandidateError, ConfigTypeError
+from rewardlab.errors import CandidateError as CandidateError
+from rewardlab.errors import ConfigTypeError
 from rewardlab.sandbox import _wire
 from rewardlab.sandbox.config import HOST_GRACE_SECONDS, Limits
 from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError, classify

@@ -78,12 +78,12 @@ class ExactMatch(BaseReward):
             "extract": extract,
             "reference_key": reference_key,
         }
-        self._norm = {
-            "case_sensitive": case_sensitive,
-            "strip_punctuation": strip_punctuation,
-            "collapse_whitespace": collapse_whitespace,
-        }
-        self._normalize = functools.partial(normalize_text, **self._norm)
+        self._normalize = functools.partial(
+            normalize_text,
+            case_sensitive=case_sensitive,
+            strip_punctuation=strip_punctuation,
+            collapse_whitespace=collapse_whitespace,
+        )
         self._extract = re.compile(extract, re.DOTALL) if extract else None
         self._reference_key = reference_key
 

@@ -90,7 +90,7 @@ class RMTables:
 
     @property
     def done(self) -> np.ndarray:
-        return self.accept | self.reject
+        return self.accept | self.reject  # type: ignore[no-any-return]
 
 
 class RewardMachine:
