@@ -1,5 +1,6 @@
 """Style and types are checked in CI: ruff on the whole tree, mypy strict on the whole package."""
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -31,3 +32,16 @@ def test_mypy_is_configured_strict_on_every_package():
 def test_mypy_strict_on_the_whole_package():
     result = run("mypy")  # files and strictness come from pyproject.toml
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_code_cites_no_issue_numbers_and_no_docs_outside_the_repo():
+    """Comments, docstrings and --help give reasons and cite files in the repo, not history."""
+    pattern = re.compile(r"\bissue\s*#?\d+|\(issue\b|\bDESIGN\.md\b", re.IGNORECASE)
+    files = [*sorted((ROOT / "src").rglob("*.py")), ROOT / "Makefile", ROOT / "pyproject.toml"]
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in files
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, "\n".join(found)

@@ -2,7 +2,7 @@
 
 An ensemble here is `EnsembleHead`: K heads over one frozen backbone, aggregated by mean, worst
 case (min) or uncertainty-weighted mean − λ·var (Coste et al. 2024, arXiv:2310.02743). What
-works (bench/RESULTS.md, issue 8): MLP members from different seeds on the same full data
+works (bench/RESULTS.md, "Reward models vs TRL RewardTrainer"): MLP members from different seeds on the same full data
 (`hidden=32, bootstrap=False`) — they agree in distribution and disagree out of it, where
 best-of-n pushes. Linear members barely disagree (a convex loss: every seed reaches the same
 head). `train_ensemble` is `train_reward_model` with `head="ensemble"`; `with_aggregation`

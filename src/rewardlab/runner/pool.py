@@ -5,7 +5,7 @@ Why not `concurrent.futures.ProcessPoolExecutor`: it cannot kill one worker stuc
 every worker reports which item it is on and since when (a shared array, no messages), so the
 parent can kill exactly the stuck worker, give that item an `error/timeout`, start a new worker
 and re-queue the rest of its chunk. A worker that dies (segfault, `os._exit`, OOM kill) gives
-its current item `error/crash` the same way. Timeouts never use `signal.alarm` (DESIGN.md).
+its current item `error/crash` the same way. Timeouts never use `signal.alarm`: it works only in the main thread and cannot interrupt C code.
 
 Items travel in chunks so cheap rewards are not dominated by inter-process messages; the chunk
 size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
