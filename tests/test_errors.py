@@ -39,16 +39,15 @@ NOT_IMPORTED = {
 }
 
 
-def _modules() -> list[ModuleType]:
+@pytest.fixture(scope="module")
+def modules() -> list[ModuleType]:
+    """Every module of the package, imported (once per run, not at collection)."""
     found = []
     for info in pkgutil.walk_packages(rewardlab.__path__, prefix="rewardlab."):
         if info.name in NOT_IMPORTED:
             continue
         found.append(importlib.import_module(info.name))
     return found
-
-
-MODULES = _modules()
 
 
 def _exception_classes(module: ModuleType) -> list[type[BaseException]]:
@@ -59,8 +58,8 @@ def _exception_classes(module: ModuleType) -> list[type[BaseException]]:
     ]
 
 
-def test_the_walk_sees_the_whole_package():
-    names = {m.__name__ for m in MODULES}
+def test_the_walk_sees_the_whole_package(modules):
+    names = {m.__name__ for m in modules}
     every = {info.name for info in pkgutil.walk_packages(rewardlab.__path__, prefix="rewardlab.")}
     assert set(NOT_IMPORTED) <= every and every - set(NOT_IMPORTED) == names
     for package in ("core", "compose", "verify", "sandbox", "serve", "models", "envs", "integrations", "cli"):
@@ -68,9 +67,9 @@ def test_the_walk_sees_the_whole_package():
     assert len(names) > 100
 
 
-def test_every_exception_class_is_defined_in_errors():
+def test_every_exception_class_is_defined_in_errors(modules):
     outside = []
-    for module in MODULES:
+    for module in modules:
         if module is errors:
             continue
         for cls in _exception_classes(module):
