@@ -215,3 +215,44 @@ def test_architecture_md_draws_the_same_layers():
     assert {name: int(layer) for layer, name in rows} == LAYERS
     for importer, imported in SIBLINGS:
         assert f"`{importer}` → `{imported}`" in text
+
+
+# Rewards that the shell may define: they forward to a reward elsewhere and compute nothing.
+SHELL_REWARDS = {
+    "rewardlab.serve.client.RemoteReward": "scores by calling a reward server",
+}
+SHELL = ("serve", "integrations", "cli")
+
+
+def _defined_rewards(module_name: str) -> Iterator[str]:
+    """Rewards defined in a module: `BaseReward` subclasses and `@reward` functions."""
+    import importlib
+
+    from rewardlab.core import BaseReward
+    from rewardlab.core.reward import FunctionReward
+
+    module = importlib.import_module(module_name)
+    for name, obj in vars(module).items():
+        is_class = isinstance(obj, type) and issubclass(obj, BaseReward) and obj.__module__ == module_name
+        is_function = isinstance(obj, FunctionReward) and obj.fn.__module__ == module_name
+        if is_class or is_function:
+            yield f"{module_name}.{name}"
+
+
+def test_the_shell_defines_no_reward_logic():
+    """Imports the shell's modules (serve, integrations, cli need their extras installed)."""
+    found = {
+        name
+        for path in SOURCES
+        if _part(module := _module_name(path)) in SHELL
+        for name in _defined_rewards(module)
+    }
+    assert found == set(SHELL_REWARDS), f"rewards belong below the shell (ARCHITECTURE.md): {sorted(found - set(SHELL_REWARDS))}"
+
+
+def test_registered_builtins_live_below_the_shell():
+    from rewardlab.core.registry import BUILTINS
+
+    wrong = {name: target for name, target in BUILTINS.items() if _part(target.partition(":")[0]) in SHELL}
+    assert not wrong
+    assert all(_part(target.partition(":")[0]) in LAYERS for target in BUILTINS.values())
