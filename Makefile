@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install "tensordict==0.10.0" omegaconf
 	touch $(STAMP)
 
-# bubblewrap isolates code rewards (issue 4); chromium renders report screenshots (issue 9);
+# bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);
 # installed when we are root and apt exists.
 system-deps:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
@@ -29,7 +29,7 @@ system-deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
 	  else echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)"; fi; \
 	fi
-	@# headless chromium renders the evaluate/audit HTML report in a test (issue 9)
+	@# headless chromium renders the evaluate/audit HTML report in a test
 	@if ! command -v chromium >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \

@@ -1,11 +1,14 @@
 """rewardlab: the reward layer of reinforcement learning.
 
     >>> import rewardlab
-    >>> results = rewardlab.score(spec_toml_or_path_or_reward, samples)
+    >>> spec = {"reward": {"name": "exact", "components": [{"name": "exact", "use": "text.exact"}]}}
+    >>> [r.score for r in rewardlab.score(spec, [{"response": "Paris", "reference": "paris"}])]
+    [1.0]
 
-The stable surface is listed in `__all__` (checked by a test); everything else lives in the
-sub-packages named in DESIGN.md (`core`, `compose`, `verify`, `sandbox`, `shape`, `credit`,
-`models`, `evaluate`, `serve`, `integrations`, `cli`).
+`score(spec, samples)` takes a TOML path, TOML text, a dict or a built Reward. The stable
+surface is listed in `__all__` (checked by a test); everything else lives in the sub-packages
+described in ARCHITECTURE.md (`core`, `compose`, `verify`, `sandbox`, `shape`, `credit`,
+`models`, `evaluate`, `serve`, `integrations`, `cli`, ...).
 """
 
 from rewardlab._version import __version__

@@ -4,12 +4,35 @@
     ├── UsageError                 exit code 2: a CLI call that cannot be understood
     ├── SpecError                  a reward spec that cannot be built (carries every problem)
     │   └── UnknownRewardError     a `use = "..."` name that is not registered
+    ├── ConfigError                a constructor or function argument that cannot be used (a ValueError)
+    │   └── ConfigTypeError        ... because it has the wrong type (also a TypeError)
+    ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
+    ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
     ├── ScoringError               raised *inside* a reward to return a typed error result
-    └── RunnerError                the worker pool itself failed (not a single sample)
+    ├── ParseFailure               a maths answer that latex2sympy cannot parse (a ValueError)
+    ├── NoTransitionError          a reward machine with no edge for the labels (`no_match="error"`)
+    ├── TrainingError              training a reward model cannot go on (NaN loss, no data)
+    ├── CandidateError             the sandboxed program itself raised (see `sandbox.session`)
+    ├── EncodeError                a value that may not cross the sandbox boundary
+    ├── ProtocolError              a malformed frame between host and sandbox
+    ├── RunnerError                the worker pool itself failed (not a single sample)
+    │   ├── SandboxError           the sandbox could not start or broke down
+    │   ├── WorkerCrashed          a sympy worker process died (also a RuntimeError)
+    │   └── BackendError           a served reward's executor failed for a whole batch
+    ├── Overloaded                 a served reward's queue is full (HTTP 429 + Retry-After)
+    ├── ApiError                   an HTTP error the server sends, with a stable `code`
+    └── ServerError                the client's view: the server refused or could not be reached
+
+Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
+that a test harness's `except Exception` inside a verifier cannot swallow the end of a sandboxed
+program.
+
+The classes marked "a ValueError" / "a TypeError" also derive from that builtin, so callers that
+caught the builtin before a class moved here keep working.
 
 A wrong answer is never an exception: it is an `ok` result with a low score. A reward that
 cannot be computed raises `ScoringError` (or any exception) and the caller turns it into an
@@ -20,21 +43,38 @@ This module imports nothing from the rest of the package, so `rewardlab.core` ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
+    "ApiError",
     "ArrayError",
+    "BackendError",
+    "CandidateError",
+    "ConfigError",
+    "ConfigTypeError",
+    "EncodeError",
+    "FormulaError",
     "InputError",
+    "MappingError",
+    "NoTransitionError",
     "NonFiniteError",
+    "Overloaded",
+    "ParseFailure",
+    "ProtocolError",
     "RegistryError",
     "RewardLabError",
     "RunnerError",
+    "SandboxError",
     "ScoringError",
+    "ServerError",
     "SpecError",
     "SpecProblem",
+    "TrainingError",
     "UnknownRewardError",
     "UsageError",
+    "WorkerCrashed",
 ]
 
 
@@ -136,3 +176,112 @@ class ScoringError(RewardLabError):
 
 class RunnerError(RewardLabError):
     """The worker pool cannot run at all (e.g. workers die on start-up)."""
+
+
+class ConfigError(RewardLabError, ValueError):
+    """A constructor or function argument with a value that cannot be used.
+
+    The message names the argument and says what is allowed (`timeout must be > 0, got -1`).
+    Also a `ValueError`, so callers that catch the builtin keep working.
+    """
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """An argument of a type that cannot be used; also a `TypeError`."""
+
+
+class FormulaError(RewardLabError):
+    """A formula that cannot be parsed, names an unknown variable, or fails at evaluation."""
+
+
+class MappingError(RewardLabError, ValueError):
+    """A trainer's request that cannot be mapped to samples (lists of different lengths, ...)."""
+
+
+class ParseFailure(RewardLabError, ValueError):
+    """latex2sympy could not parse the answer."""
+
+
+class NoTransitionError(RewardLabError):
+    """No edge matched the labels and the machine's policy is `no_match = "error"`."""
+
+
+class TrainingError(RewardLabError):
+    """Training cannot go on (a NaN loss, no usable data); the message says what to change."""
+
+
+class CandidateError(RewardLabError):
+    """The sandboxed function raised; `remote_type` is the name of its exception class."""
+
+    remote_type: str = "Exception"
+
+
+class EncodeError(RewardLabError):
+    """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
+
+
+class ProtocolError(RewardLabError):
+    """A frame that is malformed, too large, or not what the protocol expects."""
+
+
+class SandboxError(RunnerError):
+    """The sandbox could not start or broke down (not a failing program)."""
+
+
+class WorkerCrashed(RunnerError, RuntimeError):
+    """The worker process died (or failed to start) while handling a call."""
+
+
+class BackendError(RunnerError):
+    """The executor failed as a whole (not one sample): the batch has no results."""
+
+
+class Overloaded(RewardLabError):
+    """The reward's queue is full; retry after `retry_after` seconds."""
+
+    def __init__(self, reward: str, queued: int, limit: int, retry_after: float):
+        super().__init__(
+            f"reward {reward!r} has {queued} samples queued (limit {limit}); retry after {retry_after:.0f}s "
+            "or send smaller batches"
+        )
+        self.retry_after = retry_after
+
+
+class ApiError(RewardLabError):
+    """An HTTP error with a stable machine-readable `code` (see `serve.schemas.ErrorResponse`)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        details: Sequence[Any] = (),
+        headers: Mapping[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = list(details)
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body: `{"error": {"code", "message", "details"}}`."""
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+class ServerError(RewardLabError):
+    """The server refused a request, or could not be reached after every retry.
+
+    Attributes:
+        status: HTTP status (0 when no reply was received).
+        code: the server's error code (``unknown_reward``, ``overloaded``, ...) or ``unreachable``.
+        details: the server's details list.
+    """
+
+    def __init__(self, status: int, code: str, message: str, details: Sequence[Any] = ()):
+        super().__init__(f"reward server: {code} ({status}): {message}" if status else f"reward server: {message}")
+        self.status = status
+        self.code = code
+        self.details = list(details)

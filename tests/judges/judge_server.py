@@ -2,7 +2,7 @@
 
 Its answers depend on words in the last message, so each test can ask for the behaviour it
 attacks: GOOD -> [[9]], BAD -> [[2]], GARBLE -> no score, NOISY -> [[4]] / [[8]] alternately,
-SLOW -> answers after 1.5 s, FLAKY -> 503 twice then [[7]], RATELIMIT -> one 429 then [[5]],
+SLOW -> answers only when the server stops (a client timeout always fires first), FLAKY -> 503 twice then [[7]], RATELIMIT -> one 429 then [[5]],
 PASSCASE / FAILCASE -> "VERDICT: PASS" / "VERDICT: FAIL". Model "missing" -> 404. A message
 with "Reference answer: X ... Model answer: Y" (OpenAI's score_model example) -> "1.0" if X == Y
 else "0.0".
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -26,6 +25,7 @@ class JudgeServer(ThreadingHTTPServer):
         self.auth: list[str | None] = []
         self.seen: Counter[str] = Counter()
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
         self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
@@ -37,6 +37,7 @@ class JudgeServer(ThreadingHTTPServer):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self.shutdown()
         self.server_close()
 
@@ -49,7 +50,7 @@ def _answer(server: JudgeServer, body: dict) -> tuple[int, str, dict[str, str]]:
     if body.get("model") == "missing":
         return 404, json.dumps({"error": {"message": "model 'missing' not found"}}), {}
     if "SLOW" in text:
-        time.sleep(1.5)
+        server.stopping.wait(60)
         return 200, "Rating: [[6]]", {}
     if "FLAKY" in text and n <= 2:
         return 503, "overloaded", {}

@@ -12,6 +12,28 @@ import httpx
 import uvicorn
 
 
+class ObservedTransport(httpx.HTTPTransport):
+    """The real HTTP transport, recording what each attempt got, so a test waits for an event
+    ("a request was refused") instead of sleeping and hoping it happened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = threading.Event()  # an attempt found no server
+        self.refused = threading.Event()  # an attempt got 429
+        self.statuses: list[int] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = super().handle_request(request)
+        except httpx.TransportError:
+            self.failed.set()
+            raise
+        self.statuses.append(response.status_code)
+        if response.status_code == 429:
+            self.refused.set()
+        return response
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,6 +6,7 @@ Importable by a server subprocess too (`register_all()`), so a spec can `use = "
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from rewardlab.core import BaseReward, RewardResult, Sample
@@ -35,6 +36,26 @@ class Slow(BaseReward):
 
     def compute(self, sample: Sample) -> float:
         time.sleep(self.delay)
+        return len(sample.response_text) / 100
+
+
+class Gated(BaseReward):
+    """Scores like `Length`, but each call waits until the test sets `release`; `entered` is set
+    once a call is waiting. The test decides when work finishes, so nothing depends on timing.
+    In-process servers only (events do not cross processes)."""
+
+    name = "test.gated"
+    range = (0.0, 1e9)
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.params = {}
+
+    def compute(self, sample: Sample) -> float:
+        self.entered.set()
+        if not self.release.wait(60):
+            raise TimeoutError("the test never released the gate")
         return len(sample.response_text) / 100
 
 

@@ -11,7 +11,7 @@ from rewardlab.serve.settings import ServeSettings
 from rewardlab.verify.text import ExactMatch
 
 from ._live import asgi_client, run
-from ._rewards import Length, Slow
+from ._rewards import Gated, Length, Slow
 
 INLINE = ServeSettings(workers=0)
 
@@ -183,13 +183,15 @@ def test_openrlhf_refuses_a_batch_with_errors_unless_told_what_to_send(make_app)
 
 
 def test_backpressure_gives_429_with_retry_after(make_app):
-    app = make_app({"slow": Slow(delay=0.05)}, None, ServeSettings(workers=0, max_queue=8, max_batch=4, concurrency=1))
+    gated = Gated()
+    app = make_app({"slow": gated}, None, ServeSettings(workers=0, max_queue=8, max_batch=4, concurrency=1))
 
     async def go():
         async with asgi_client(app) as c:
             first = asyncio.create_task(c.post("/v1/rewards/slow:score", json={"samples": _rows(8)}))
-            await asyncio.sleep(0.01)
+            assert await asyncio.to_thread(gated.entered.wait, 30)  # the first 8 are queued
             second = await c.post("/v1/rewards/slow:score", json={"samples": _rows(8, prefix="b")})
+            gated.release.set()
             return await first, second
 
     first, second = run(go())
@@ -200,12 +202,16 @@ def test_backpressure_gives_429_with_retry_after(make_app):
 
 def test_request_timeout_gives_504_and_the_work_is_cached(make_app, tmp_path):
     store = ResultStore(tmp_path / "c.sqlite")
-    app = make_app({"slow": Slow(delay=0.2)}, store, ServeSettings(workers=0, request_timeout=0.05))
+    gated = Gated()  # the work cannot finish before the request times out
+    app = make_app({"slow": gated}, store, ServeSettings(workers=0, request_timeout=0.05))
 
     async def go():
         async with asgi_client(app) as c:
             late = await c.post("/v1/rewards/slow:score", json={"samples": _rows(1)})
-            await asyncio.sleep(0.4)
+            gated.release.set()  # now let the work finish; its result is cached all the same
+            deadline = asyncio.get_running_loop().time() + 30
+            while store.stats().rows < 1 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
             return late
 
     late = run(go())
@@ -228,14 +234,18 @@ def test_per_reward_limits_apply_to_their_reward_only(make_app):
     from rewardlab.serve.settings import RewardLimits
 
     settings = ServeSettings(workers=0, max_batch=4, concurrency=1, per_reward={"slow": RewardLimits(max_queue=8)})
-    app = make_app({"slow": Slow(delay=0.05), "other": Slow(delay=0.05)}, None, settings)
+    gates = {"slow": Gated(), "other": Gated()}
+    app = make_app(dict(gates), None, settings)
 
     async def go(name: str):
         async with asgi_client(app) as c:
             first = asyncio.create_task(c.post(f"/v1/rewards/{name}:score", json={"samples": _rows(8)}))
-            await asyncio.sleep(0.01)
-            second = await c.post(f"/v1/rewards/{name}:score", json={"samples": _rows(8, prefix="b")})
-            return (await first).status_code, second.status_code
+            assert await asyncio.to_thread(gates[name].entered.wait, 30)  # the first 8 are queued
+            second = asyncio.create_task(c.post(f"/v1/rewards/{name}:score", json={"samples": _rows(8, prefix="b")}))
+            if name == "slow":  # refused at once, while the first request still holds the queue
+                await asyncio.wait({second})
+            gates[name].release.set()
+            return (await first).status_code, (await second).status_code
 
     assert run(go("slow")) == (200, 429)
     assert run(go("other")) == (200, 200)

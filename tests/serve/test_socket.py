@@ -14,7 +14,7 @@ from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.client import AsyncClient, Client, RemoteReward, ServerError
 from rewardlab.serve.settings import ServeSettings
 
-from ._live import LiveServer, free_port
+from ._live import LiveServer, ObservedTransport, free_port
 from ._rewards import Length
 
 pytestmark = pytest.mark.network
@@ -68,13 +68,15 @@ def test_client_retries_until_the_server_comes_up(make_app):
     port = free_port()
     out: dict = {}
 
+    transport = ObservedTransport()
+
     def call():
-        with Client(f"http://127.0.0.1:{port}", retries=8, backoff=0.1) as client:
+        with Client(f"http://127.0.0.1:{port}", retries=8, backoff=0.1, transport=transport) as client:
             out["results"] = client.score("len", _samples(3))
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.5)  # the first attempts find no server
+    assert transport.failed.wait(30)  # an attempt found no server
     with LiveServer(app, port=port):
         caller.join(30)
     assert [r.score for r in out["results"]] == [Length().compute(s) for s in _samples(3)]
@@ -111,27 +113,34 @@ def test_load_many_concurrent_clients_nothing_lost_duplicated_or_reordered(make_
 
 
 def test_client_backs_off_on_429_and_then_succeeds(make_app):
-    from ._rewards import Slow
+    """Event-driven: the first request holds the queue (its reward waits on a gate) until the
+    second client has been refused with 429; only then does the work go on."""
+    from ._rewards import Gated
 
-    app = make_app({"slow": Slow(delay=0.02)}, None, ServeSettings(workers=0, max_queue=8, max_batch=4, concurrency=1))
+    gated = Gated()
+    app = make_app({"slow": gated}, None, ServeSettings(workers=0, max_queue=8, max_batch=4, concurrency=1))
     first, second = _samples(8, "a"), _samples(8, "b")
     out: dict = {}
+    refused = ObservedTransport()
     with LiveServer(app) as server:
 
-        def call(key: str, samples: list[Sample]) -> None:
-            with Client(server.url, retries=5, backoff=0.1, max_concurrency=1) as client:
+        def call(key: str, samples: list[Sample], transport: httpx.BaseTransport | None = None) -> None:
+            with Client(server.url, retries=5, backoff=0.1, max_concurrency=1, transport=transport) as client:
                 out[key] = client.score("slow", samples)
 
         threads = [threading.Thread(target=call, args=("a", first))]
         threads[0].start()
-        time.sleep(0.05)  # the first request fills the queue
-        threads.append(threading.Thread(target=call, args=("b", second)))
+        assert gated.entered.wait(30)  # the first request is queued and its first batch computing
+        threads.append(threading.Thread(target=call, args=("b", second, refused)))
         threads[1].start()
+        assert refused.refused.wait(30)  # the second client got 429 and backs off
+        gated.release.set()
         for t in threads:
             t.join(30)
         metrics = httpx.get(f"{server.url}/metrics").text
     assert [r.score for r in out["a"]] == [Length().compute(s) for s in first]
     assert [r.score for r in out["b"]] == [Length().compute(s) for s in second]
+    assert refused.statuses[0] == 429 and refused.statuses[-1] == 200
     assert 'rewardlab_rejected_total{reason="queue_full",reward="slow"}' in metrics
 
 

@@ -30,13 +30,13 @@ GROUPS = [
     "rewardlab.cli.check",
     "rewardlab.cli.list_rewards",
     "rewardlab.cli.demo",
-    "rewardlab.cli.serve",  # serve + cache (issue 7)
-    "rewardlab.cli.eval", "rewardlab.cli.audit",  # eval + audit (issue 9)
-    "rewardlab.cli.import_grader",  # import-grader (issue 5)
-    "rewardlab.cli.advantages",  # advantages (issue 6)
-    "rewardlab.cli.train",  # train rm (issue 8)
-    "rewardlab.cli.rm",  # rm check/convert/run (issue 10)
-    "rewardlab.cli.math_answers",  # math check/extract (issue 3)
+    "rewardlab.cli.serve",  # serve + cache
+    "rewardlab.cli.eval", "rewardlab.cli.audit",  # eval + audit
+    "rewardlab.cli.import_grader",  # import-grader
+    "rewardlab.cli.advantages",  # advantages
+    "rewardlab.cli.train",  # train rm / train prm
+    "rewardlab.cli.rm",  # rm check/convert/run
+    "rewardlab.cli.math_answers",  # math check/extract
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)

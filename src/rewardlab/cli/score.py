@@ -44,7 +44,7 @@ def score_command(
     explode: list[str] = typer.Option([], "--explode", help="List field(s) to score element by element (one output row per element, with explode_index)."),
     progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
-    resume: bool = typer.Option(False, "--resume", help="Resume an interrupted run: rows in the run store are not scored again (issue 7)."),
+    resume: bool = typer.Option(False, "--resume", help="Resume an interrupted run: rows in the run store are not scored again."),
     remote: str | None = typer.Option(None, "--remote", help="Score on a reward server at URL; SPEC is then the served name or its spec file."),
     backend: str = typer.Option("local", "--backend", help="local (worker processes) or ray."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster for --backend ray (default: start a local Ray)."),

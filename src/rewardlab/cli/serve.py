@@ -2,66 +2,73 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
+from rewardlab.serve.cache import ResultStore  # sqlite3 and orjson: cheap to import at start-up
+from rewardlab.serve.settings import ServeSettings  # pydantic only: cheap to import at start-up
 
 if TYPE_CHECKING:
     from rewardlab.serve.settings import RewardLimits
 
 
+_CACHE_MAX_ROWS: int = inspect.signature(ResultStore).parameters["max_rows"].default
+
+# ServeSettings fields offered on the command line; defaults and help come from the fields.
+SETTINGS = (
+    Flag("backend"),
+    Flag("workers", ("--workers", "-w")),
+    Flag("sample_timeout", ("--timeout",)),
+    Flag("token", help="Require 'Authorization: Bearer TOKEN' (or set REWARDLAB_TOKEN).", envvar="REWARDLAB_TOKEN"),
+    Flag("max_batch"),
+    Flag("max_queue"),
+    Flag("max_samples"),
+    Flag("max_body_bytes", ("--max-body-mb",), help="Request body limit in MiB (413 above).", scale=1024 * 1024),
+    Flag("concurrency"),
+    Flag("cache_write_delay_ms"),
+    Flag("request_timeout"),
+    Flag("openrlhf_reward"),
+    Flag("openrlhf_error_reward"),
+)
+
+
+@with_options(settings_options(ServeSettings, SETTINGS), after="port")
 def serve_command(
     specs: list[str] = typer.Argument(..., help="Reward specs (TOML); NAME=PATH serves a spec under NAME."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 for every interface)."),
     port: int = typer.Option(8000, "--port", "-p", help="TCP port."),
-    backend: str = typer.Option("pool", "--backend", help="pool (worker processes), inline (server threads) or ray."),
-    workers: int = typer.Option(2, "--workers", "-w", help="Worker processes per reward (pool backend)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per sample before its worker is killed."),
     cache: Path | None = typer.Option(None, "--cache", help="Result cache file (default: $REWARDLAB_CACHE or ~/.cache/rewardlab/results.sqlite)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache results."),
-    cache_max_rows: int = typer.Option(1_000_000, "--cache-max-rows", help="Cached results kept (least recently used are evicted)."),
-    token: str | None = typer.Option(None, "--token", envvar="REWARDLAB_TOKEN", help="Require 'Authorization: Bearer TOKEN' (or set REWARDLAB_TOKEN)."),
-    max_batch: int = typer.Option(256, "--max-batch", help="Samples per backend batch, across clients."),
-    max_queue: int = typer.Option(16384, "--max-queue", help="Queued samples per reward before 429."),
-    max_samples: int = typer.Option(4096, "--max-samples", help="Samples per request before 413."),
-    max_body_mb: float = typer.Option(32.0, "--max-body-mb", help="Request body limit in MiB (413 above)."),
-    concurrency: int = typer.Option(2, "--concurrency", help="Backend batches in flight per reward."),
-    cache_write_delay_ms: float = typer.Option(50.0, "--cache-write-delay-ms", help="Write results to the cache once a reward has been idle this long (0: at once)."),
-    request_timeout: float = typer.Option(600.0, "--request-timeout", help="Seconds a request may wait before 504."),
-    openrlhf_reward: str | None = typer.Option(None, "--openrlhf-reward", help="Reward behind POST /get_reward (default: the first)."),
-    openrlhf_error_reward: float | None = typer.Option(None, "--openrlhf-error-reward", help="Send this for error rows to OpenRLHF (default: refuse the batch)."),
+    cache_max_rows: int = typer.Option(_CACHE_MAX_ROWS, "--cache-max-rows", help="Cached results kept (least recently used are evicted)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     per_reward: list[str] = typer.Option([], "--set", help="Per-reward override NAME.KEY=VALUE, KEY in workers, timeout, max-batch, concurrency, max-queue, request-timeout."),
+    **settings: Any,
 ) -> None:
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
 
     from rewardlab.serve.cache import default_cache_path
     from rewardlab.serve.launch import run_server
-    from rewardlab.serve.settings import ServeSettings
 
+    values = settings_values(SETTINGS, settings)
+    values["token"] = values["token"] or None
     try:
-        settings = ServeSettings(
-            backend=backend,  # type: ignore[arg-type]  # a str: pydantic checks it against Backend
-            workers=workers, max_wait_ms=2.0, sample_timeout=timeout, max_batch=max_batch, max_queue=max_queue,
-            max_samples=max_samples, max_body_bytes=int(max_body_mb * 1024 * 1024), concurrency=concurrency,
-            cache_write_delay_ms=cache_write_delay_ms,
-            request_timeout=request_timeout, token=token or None, openrlhf_reward=openrlhf_reward,
-            openrlhf_error_reward=openrlhf_error_reward, per_reward=_overrides(per_reward),
-        )
+        server_settings = ServeSettings(**values, per_reward=_overrides(per_reward))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"invalid server option: {problems}") from exc
-    if token is None and host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("REWARDLAB_ALLOW_OPEN"):
+    if values["token"] is None and host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("REWARDLAB_ALLOW_OPEN"):
         typer.echo(f"warning: serving on {host} without --token; anyone who can reach it can use it", err=True)
     cache_path = None if no_cache else (cache or default_cache_path())
     run_server(
-        specs, settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
+        specs, server_settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
         ray_address=ray_address, log_level=log_level,
     )
 

@@ -19,7 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import FormulaError as FormulaError
 
 Env = Mapping[str, float]
 Node = Callable[[Env], float]
@@ -64,10 +64,6 @@ _FUNCTIONS: dict[str, tuple[Callable[..., float], int | None]] = {
     "sqrt": (math.sqrt, 1),
     "where": (_where, 3),
 }
-
-
-class FormulaError(RewardLabError):
-    """A formula that cannot be parsed, names an unknown variable, or fails at evaluation."""
 
 
 class Formula:

@@ -35,7 +35,7 @@ BUILTINS: dict[str, str] = {
     "text.regex": "rewardlab.verify.text:RegexMatch",
     "format.tags": "rewardlab.verify.format:TagFormat",
     "length.tokens": "rewardlab.verify.length:LengthTerm",
-    # issue 5: the everyday reward zoo
+    # the everyday reward zoo (docs/rewards.md)
     "text.normalized": "rewardlab.verify.text:NormalizedMatch",
     "text.f1": "rewardlab.verify.text:TokenF1",
     "text.choice": "rewardlab.verify.text:ChoiceMatch",
@@ -63,11 +63,11 @@ BUILTINS: dict[str, str] = {
     "graders.string_check": "rewardlab.verify.graders:StringCheck",
     "graders.text_similarity": "rewardlab.verify.graders:TextSimilarity",
     "graders.python": "rewardlab.verify.graders:PythonGrader",
-    "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # issue 3
-    "code.tests": "rewardlab.verify.code.reward:CodeTests",  # issue 4
-    "model.rm": "rewardlab.models.reward:ModelReward",  # issue 8
-    "model.prm": "rewardlab.models.prm:ProcessReward",  # issue 8
-    "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # issue 10
+    "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # docs/math.md
+    "code.tests": "rewardlab.verify.code.reward:CodeTests",  # docs/code.md
+    "model.rm": "rewardlab.models.reward:ModelReward",  # docs/models.md
+    "model.prm": "rewardlab.models.prm:ProcessReward",  # docs/models.md
+    "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
 }
 
 

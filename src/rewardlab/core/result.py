@@ -15,6 +15,7 @@ from typing import Any
 
 from rewardlab._version import __version__
 from rewardlab.core.sample import JSON
+from rewardlab.errors import ConfigError
 
 
 class Status(StrEnum):
@@ -91,16 +92,16 @@ class RewardResult:
     def __post_init__(self) -> None:
         if self.status is Status.OK:
             if self.score is None or not math.isfinite(self.score):
-                raise ValueError(f"an ok result needs a finite score, got {self.score!r}")
+                raise ConfigError(f"an ok result needs a finite score, got {self.score!r}")
             if self.error is not None:
-                raise ValueError("an ok result cannot carry an error")
+                raise ConfigError("an ok result cannot carry an error")
         elif self.status is Status.ERROR:
             if self.error is None:
-                raise ValueError("an error result needs a RewardError saying why")
+                raise ConfigError("an error result needs a RewardError saying why")
             if self.score is not None:
-                raise ValueError("an error result has no score")
+                raise ConfigError("an error result has no score")
         elif self.score is not None:
-            raise ValueError("a skipped result has no score")
+            raise ConfigError("a skipped result has no score")
 
     # -- constructors --------------------------------------------------------------------
     @classmethod
@@ -115,7 +116,7 @@ class RewardResult:
         """A computed score (a wrong answer is `ok` with a low score)."""
         value = float(score)
         if not math.isfinite(value):
-            raise ValueError(f"an ok result needs a finite score, got {score!r}")
+            raise ConfigError(f"an ok result needs a finite score, got {score!r}")
         # Checked here, so skip __init__'s validation: this runs for every sample and component.
         return _unchecked(cls, value, Status.OK, components or {}, steps, info or {}, None, None)
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from rewardlab.core.result import ErrorKind, RewardResult, Status
 from rewardlab.core.sample import JSON, Sample, content_hash
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigTypeError, ScoringError
 
 Range = tuple[float, float]
 UNBOUNDED: Range = (-math.inf, math.inf)
@@ -193,7 +193,7 @@ def _check_params(fn: Callable[..., Any], params: Mapping[str, JSON], name: str)
     known = [p for p in list(signature.parameters)[1:]]
     unknown = [k for k in params if k not in known]
     if unknown and not accepts_any:
-        raise TypeError(f"{name}: unknown parameter(s) {unknown}; known: {known}")
+        raise ConfigTypeError(f"{name}: unknown parameter(s) {unknown}; known: {known}")
 
 
 def reward(

@@ -71,13 +71,13 @@ class GridMDP:
     def transition_rewards(self, reward: np.ndarray | None = None) -> np.ndarray:
         """R(s, a) = reward[next_state[s, a]]; shape (S, A)."""
         r = self.reward if reward is None else reward
-        return np.asarray(r)[self.next_state]
+        return np.asarray(r)[self.next_state]  # type: ignore[no-any-return]
 
     def done_mask(self) -> np.ndarray:
         """(S, A): True when the move enters a terminal cell."""
         term = np.zeros(self.n_states, dtype=bool)
         term[list(self.terminal)] = True
-        return term[self.next_state]
+        return term[self.next_state]  # type: ignore[no-any-return]
 
     def rollout(self, policy: np.ndarray, *, horizon: int, reward: np.ndarray | None = None) -> float:
         """Undiscounted return of a deterministic policy from `start` over `horizon` steps."""
@@ -97,7 +97,7 @@ class GridMDP:
 
         mdp = self
 
-        class _GridEnv(gym.Env):  # type: ignore[type-arg]
+        class _GridEnv(gym.Env):
             observation_space = spaces.Discrete(mdp.n_states)
             action_space = spaces.Discrete(4)
 
@@ -137,6 +137,6 @@ def policy_value(mdp: GridMDP, policy: np.ndarray, reward: np.ndarray | None = N
     for _ in range(5000):
         new = r[idx, policy] + gamma * np.where(done[idx, policy], 0.0, v[mdp.next_state[idx, policy]])
         if np.max(np.abs(new - v)) < 1e-10:
-            return new
+            return new  # type: ignore[no-any-return]
         v = new
     return v

@@ -91,7 +91,7 @@ class CountBonus:
 
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
         s = np.asarray(next_obs, dtype=np.int64).reshape(-1)
-        return self.scale / np.sqrt(np.maximum(self.counts[s], 1))  # type: ignore[no-any-return]
+        return self.scale / np.sqrt(np.maximum(self.counts[s], 1))
 
     def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
         np.add.at(self.counts, np.asarray(next_obs, dtype=np.int64).reshape(-1), 1)
@@ -110,7 +110,7 @@ class HashedCountBonus:
 
     def keys(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float64).reshape(len(obs), -1)
-        return ((x @ self.A) > 0).astype(np.int64) @ self.powers  # type: ignore[no-any-return]
+        return ((x @ self.A) > 0).astype(np.int64) @ self.powers
 
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
         n = np.array([self.counts.get(int(k), 0) for k in self.keys(next_obs)])
@@ -400,14 +400,14 @@ def _bonus_landscape(
     return float(r[into_tv].mean()), float(r[~into_tv].mean())
 
 
-class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
+class IntrinsicRewardWrapper(gym.Wrapper):
     """Adds `schedule(t) * bonus.reward(...)` to the env reward and trains the bonus online.
 
     `featurize(obs) -> 1-D array` maps observations to what the bonus sees (default: as is).
     info gets `reward/env`, `reward/intrinsic` (unweighted) and `intrinsic/weight`.
     """
 
-    def __init__(self, env: gym.Env, bonus: IntrinsicBonus, *, schedule: DecaySchedule | None = None,  # type: ignore[type-arg]
+    def __init__(self, env: gym.Env, bonus: IntrinsicBonus, *, schedule: DecaySchedule | None = None,
                  featurize: Callable[[Any], np.ndarray] | None = None, learn: bool = True):
         super().__init__(env)
         self.bonus, self.schedule, self.learn = bonus, schedule or DecaySchedule(), learn
@@ -430,13 +430,13 @@ class IntrinsicRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
         self._obs = obs
         return obs, float(r) + w * bonus, term, trunc, info
 
-class PotentialShapingWrapper(gym.Wrapper):  # type: ignore[type-arg]
+class PotentialShapingWrapper(gym.Wrapper):
     """Potential-based shaping r + gamma * Phi(s') - Phi(s), Phi(terminal) = 0 (Ng et al. 1999).
 
     Leaves optimal policies unchanged; `info["reward/env"]` keeps the unshaped reward.
     """
 
-    def __init__(self, env: gym.Env, potential: Callable[[Any], float], *, gamma: float = 0.99):  # type: ignore[type-arg]
+    def __init__(self, env: gym.Env, potential: Callable[[Any], float], *, gamma: float = 0.99):
         super().__init__(env)
         if not 0 <= gamma <= 1:
             raise SpecError(f"PotentialShapingWrapper: gamma must be in [0, 1], got {gamma}")

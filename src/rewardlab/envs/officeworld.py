@@ -208,7 +208,7 @@ class OfficeWorld(gym.Env[np.ndarray, int]):
         info = {"labels": OFFICE_ALPHABET[self._label[self._cell]]}
         return self._obs(), 0.0, False, self._t >= self.max_episode_steps, info
 
-    def render(self) -> str:  # type: ignore[override]
+    def render(self) -> str:
         rows = []
         for y in range(HEIGHT - 1, -1, -1):
             rows.append("".join("A" if cell_index(x, y) == self._cell else OBJECTS.get((x, y), ".") for x in range(WIDTH)))

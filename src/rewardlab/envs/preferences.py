@@ -87,7 +87,7 @@ class SyntheticTeacher:
         out = np.where(flip & (out != 0.5), 1.0 - out, out)
         out[np.abs(R1 - R2) < c.equal] = 0.5
         out[np.maximum(r1.sum(1), r2.sum(1)) < c.skip] = np.nan
-        return out  # type: ignore[no-any-return]
+        return out
 
 
 @dataclass
@@ -200,7 +200,7 @@ class PreferenceRewardModel:
     def _member_rewards(self, feats: np.ndarray) -> np.ndarray:
         feats = np.asarray(feats, dtype=np.float32)
         if not self.hidden:
-            return np.einsum("...f,kf->k...", feats, self.weights)
+            return np.einsum("...f,kf->k...", feats, self.weights)  # type: ignore[no-any-return]
         import torch
 
         x = torch.as_tensor(feats)
@@ -245,13 +245,13 @@ def select_queries(
     return np.argsort(-spread, kind="stable")[:k]
 
 
-class LearnedRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
+class LearnedRewardWrapper(gym.Wrapper):
     """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`.
 
     The env's own reward stays in `info["reward/env"]`; the learned one is `info["reward/learned"]`.
     """
 
-    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):  # type: ignore[type-arg]
+    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):
         super().__init__(env)
         self.model, self.featurize = model, featurize
         self._obs: Any = None

@@ -41,7 +41,7 @@ def canonicalise(P: np.ndarray, R: np.ndarray, *, gamma: float = 0.9) -> np.ndar
     P_pi = P.mean(axis=1)  # (S, S) under the uniform policy
     r_pi = (P * R).sum(axis=2).mean(axis=1)  # (S,) expected one-step reward
     V = np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi)
-    return R - V[:, None, None] + gamma * V[None, None, :]  # type: ignore[no-any-return]
+    return R - V[:, None, None] + gamma * V[None, None, :]
 
 
 def starc_distance(P: np.ndarray, R1: np.ndarray, R2: np.ndarray, *, gamma: float = 0.9) -> float:

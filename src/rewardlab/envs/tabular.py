@@ -19,7 +19,7 @@ machines compiled to tables over the env's alphabet of label sets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -221,7 +221,7 @@ class _Batch:
     def metric(self) -> np.ndarray:
         """Running mean of the normalised reward per step over each lane's last episodes."""
         filled = np.minimum(self.hist_n, self.cfg.window)
-        return self.hist.sum(axis=1) / np.maximum(filled, 1)
+        return self.hist.sum(axis=1) / np.maximum(filled, 1)  # type: ignore[no-any-return]
 
 
 def _q_step(run: _Batch, Q: np.ndarray, *, crm: bool, rs: bool, learn: bool = True) -> None:
@@ -383,6 +383,7 @@ def run_learner(
     run = _Batch(problem, cfg, seeds, seed, np.asarray(normaliser, dtype=float))
     points = total_steps // eval_every
     values, episodes = np.zeros((seeds, points)), np.zeros((seeds, points), dtype=np.int64)
+    step: Callable[[], None]
     if method == "hrm":
         opts = _Options.of(problem)
         K = opts.slots.shape[2]
@@ -423,7 +424,7 @@ def greedy_reward_per_step(
     run = _Batch(problem, cfg, lanes, seed, np.ones(T))
     Qb = np.broadcast_to(q, (lanes, *q.shape))
     for _ in range(steps):
-        _q_step(run, Qb, crm=False, rs=False, learn=False)  # type: ignore[arg-type]
+        _q_step(run, Qb, crm=False, rs=False, learn=False)
     if (run.task_n == 0).any():
         raise SpecError("some task finished no episode while measuring the normaliser; raise `steps`")
     out: np.ndarray = run.task_sum / run.task_n

@@ -1,6 +1,6 @@
 """What every trainer adapter shares: build the reward once, score a batch, flatten results.
 
-Adapters contain no reward logic (DESIGN.md): they map a trainer's call shape to `Sample`s,
+Adapters contain no reward logic (ARCHITECTURE.md): they map a trainer's call shape to `Sample`s,
 score them with the one Reward a spec builds, and map `RewardResult`s back, keeping the
 per-component breakdown and never turning an error into a number silently.
 """

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardlab.core import Reward
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import ConfigError, RewardLabError
 from rewardlab.integrations._common import SpecLike, build_reward
 from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
 
@@ -95,7 +95,7 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, la
     if _DEFAULT is None:
         spec = os.environ.get("REWARDLAB_SPEC")
         if not spec:
-            raise RewardLabError("set REWARDLAB_SPEC=/abs/path/reward.toml for rewardlab's OpenRLHF reward_func")
+            raise ConfigError("set REWARDLAB_SPEC=/abs/path/reward.toml for rewardlab's OpenRLHF reward_func")
         error = os.environ.get("REWARDLAB_ERROR_REWARD")
         _DEFAULT = OpenRLHFRewardFunc(spec, error_reward=float(error) if error else None)
     return _DEFAULT(queries, prompts, labels, **kwargs)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import ConfigError, MappingError, RewardLabError
 from rewardlab.integrations._common import (
     SpecLike,
     batch_metrics,
@@ -68,11 +68,11 @@ def samples_from_trl(
     columns = {k: v for k, v in (columns or {}).items() if k not in _TRAINER_KWARGS}
     for name, values in {"prompts": prompts, **columns}.items():
         if len(values) != n:
-            raise RewardLabError(f"TRL column {name!r} has {len(values)} values for {n} completions")
+            raise MappingError(f"TRL column {name!r} has {len(values)} values for {n} completions")
     if completion_ids is not None and len(completion_ids) != n:
-        raise RewardLabError(f"completion_ids has {len(completion_ids)} entries for {n} completions")
+        raise MappingError(f"completion_ids has {len(completion_ids)} entries for {n} completions")
     if reference_column is not None and reference_column not in columns:
-        raise RewardLabError(
+        raise ConfigError(
             f"reference column {reference_column!r} is not in the dataset columns {sorted(columns)}; "
             "add it to the dataset or pass reference_column=None"
         )
@@ -128,7 +128,7 @@ class TRLReward:
         name: str | None = None,
     ):
         if not (on_error in ("skip", "raise") or isinstance(on_error, int | float)):
-            raise RewardLabError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
+            raise ConfigError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
         self.reward: Reward = build_reward(spec)
         self.on_error = on_error
         self.reference_column = reference_column

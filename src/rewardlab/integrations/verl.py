@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import ConfigError, MappingError, RewardLabError
 from rewardlab.integrations._common import SpecLike, build_reward, component_names
 
 __all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl"]
@@ -99,7 +99,7 @@ class VerlScorer:
         n = len(solution_strs)
         infos = list(extra_infos) if extra_infos is not None else [None] * n
         if not len(data_sources) == len(ground_truths) == len(infos) == n:
-            raise RewardLabError(f"verl batch columns differ in length (expected {n} each)")
+            raise MappingError(f"verl batch columns differ in length (expected {n} each)")
         samples = [sample_from_verl(*args) for args in zip(data_sources, solution_strs, ground_truths, infos, strict=True)]
         return [self.row(r) for r in self.reward.score_batch(samples)]
 
@@ -129,7 +129,7 @@ def compute_score(
     The spec is built once per process and cached.
     """
     if spec is None:
-        raise RewardLabError(
+        raise ConfigError(
             "rewardlab.integrations.verl.compute_score needs the spec: set "
             "+custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
         )
@@ -148,7 +148,7 @@ def compute_score_batch(
 ) -> list[dict[str, float]]:
     """Batched `compute_score` (for `reward_model.reward_manager=batch`)."""
     if spec is None:
-        raise RewardLabError("compute_score_batch needs reward_kwargs.spec=/abs/path/reward.toml")
+        raise ConfigError("compute_score_batch needs reward_kwargs.spec=/abs/path/reward.toml")
     return _cached(spec, error_score).batch(data_sources, solution_strs, ground_truths, extra_infos)
 
 

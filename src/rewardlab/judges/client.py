@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -79,9 +79,9 @@ class ChatClient:
         import httpx
 
         if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+            raise ConfigError(f"base_url must start with http:// or https://, got {base_url!r}")
         if retries < 0 or timeout <= 0 or backoff < 0:
-            raise ValueError("need retries >= 0, timeout > 0, backoff >= 0")
+            raise ConfigError("need retries >= 0, timeout > 0, backoff >= 0")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key_env, self.retries, self.backoff = api_key_env, retries, backoff
         self._http = httpx.Client(timeout=timeout)

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rewardlab.core import BaseReward, RewardResult, Sample, describe_hash
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.judges.templates import BUILTIN, parse_score, render
 
@@ -82,14 +82,14 @@ class LLMJudge(BaseReward):
         api_key_env: str = "OPENAI_API_KEY",
     ):
         if samples < 1 or concurrency < 1:
-            raise ValueError("samples and concurrency must be >= 1")
+            raise ConfigError("samples and concurrency must be >= 1")
         builtin = BUILTIN.get(template)
         default_pattern = builtin[2] if builtin else r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]|(?i:score|rating|grade)\s*[:=]?\s*(-?\d+(?:\.\d+)?)|^\s*(-?\d+(?:\.\d+)?)\s*$"
         self._messages = self._message_templates(template, system, messages, builtin)
         self._pattern = re.compile(score_pattern or default_pattern, re.MULTILINE)
         lo, hi = scale if scale is not None else (builtin[3] if builtin else (1.0, 10.0))
         if lo >= hi:
-            raise ValueError(f"scale low {lo} must be below high {hi}")
+            raise ConfigError(f"scale low {lo} must be below high {hi}")
         self._scale = (float(lo), float(hi))
         self._normalize, self._samples, self._concurrency = normalize, samples, concurrency
         self._model, self._sampling = model, {"temperature": temperature, "max_tokens": max_tokens}
@@ -114,7 +114,7 @@ class LLMJudge(BaseReward):
     ) -> list[dict[str, str]]:
         if messages is not None:
             if not messages or not all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in messages):
-                raise ValueError("messages must be a non-empty list of {role, content} objects")
+                raise ConfigError("messages must be a non-empty list of {role, content} objects")
             return [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
         system_text = system if system is not None else (builtin[0] if builtin else None)
         user_text = builtin[1] if builtin else template

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from rewardlab.errors import InputError, RewardLabError
+from rewardlab.errors import ConfigError, InputError, RewardLabError
 
 __all__ = [
     "DEFAULT_BACKBONE",
@@ -73,13 +73,13 @@ class EncodeConfig:
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
-            raise ValueError(f"max_length must be >= 8 tokens, got {self.max_length}")
+            raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
         if self.truncation_side not in ("left", "right"):
-            raise ValueError(f"truncation_side must be 'left' or 'right', got {self.truncation_side!r}")
+            raise ConfigError(f"truncation_side must be 'left' or 'right', got {self.truncation_side!r}")
         if self.pooling not in ("mean", "cls", "last"):
-            raise ValueError(f"pooling must be 'mean', 'cls' or 'last', got {self.pooling!r}")
+            raise ConfigError(f"pooling must be 'mean', 'cls' or 'last', got {self.pooling!r}")
         if self.precision not in ("fp32", "bf16"):
-            raise ValueError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
+            raise ConfigError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
 
 
 class Backbone(Protocol):
@@ -186,8 +186,8 @@ class HFBackbone(nn.Module):
                     break
             if isinstance(node, nn.ModuleList):
                 return node
-        raise RewardLabError(f"cannot find the transformer layers of {type(self.model).__name__}; "
-                             "use mode='frozen' for this backbone")
+        raise ConfigError(f"cannot find the transformer layers of {type(self.model).__name__}; "
+                          "use mode='frozen' for this backbone")
 
     def set_trainable(self, last_layers: int) -> list[nn.Parameter]:
         """Freeze everything, then unfreeze the top `last_layers` blocks; returns their params."""
@@ -197,7 +197,7 @@ class HFBackbone(nn.Module):
             return []
         blocks = self.layers()
         if last_layers > len(blocks):
-            raise ValueError(f"the backbone has {len(blocks)} layers; cannot fine-tune {last_layers}")
+            raise ConfigError(f"the backbone has {len(blocks)} layers; cannot fine-tune {last_layers}")
         params = [p for block in blocks[-last_layers:] for p in block.parameters()]
         for p in params:
             p.requires_grad_(True)
@@ -262,7 +262,7 @@ class HashingBackbone:
         from sklearn.feature_extraction.text import HashingVectorizer
 
         if n_features < 16:
-            raise ValueError(f"n_features must be >= 16, got {n_features}")
+            raise ConfigError(f"n_features must be >= 16, got {n_features}")
         self.dim = n_features
         self.n_truncated = 0
         self.ngram_max = ngram_max

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab.errors import ConfigError
+
 __all__ = [
     "IsotonicCalibrator",
     "QuantileCalibrator",
@@ -33,11 +35,11 @@ def _check(probs: Any, labels: Any) -> tuple[F64, F64]:
     p = np.asarray(probs, dtype=np.float64).ravel()
     y = np.asarray(labels, dtype=np.float64).ravel()
     if p.shape != y.shape or p.size == 0:
-        raise ValueError(f"need equally long, non-empty probs and labels, got {p.shape} and {y.shape}")
+        raise ConfigError(f"need equally long, non-empty probs and labels, got {p.shape} and {y.shape}")
     if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-        raise ValueError("probabilities must be finite and in [0, 1]")
+        raise ConfigError("probabilities must be finite and in [0, 1]")
     if not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError("labels must be 0 or 1")
+        raise ConfigError("labels must be 0 or 1")
     return p, y
 
 
@@ -118,7 +120,7 @@ class QuantileCalibrator:
 
     def __init__(self, quantiles: Sequence[float] = (0.1, 0.5, 0.9)):
         if not quantiles or any(not 0.0 < q < 1.0 for q in quantiles):
-            raise ValueError(f"quantile levels must be in (0, 1), got {list(quantiles)}")
+            raise ConfigError(f"quantile levels must be in (0, 1), got {list(quantiles)}")
         self.quantiles = tuple(sorted(quantiles))
         self._models: list[Any] = []
 
@@ -133,14 +135,14 @@ class QuantileCalibrator:
         x = self._features(probs)
         y = np.asarray(success_rates, dtype=np.float64).ravel()
         if y.shape[0] != x.shape[0]:
-            raise ValueError("probs and success_rates differ in length")
+            raise ConfigError("probs and success_rates differ in length")
         self._models = [QuantileRegressor(quantile=q, alpha=0.0, solver="highs").fit(x, y) for q in self.quantiles]
         return self
 
     def predict(self, probs: Any) -> F64:
         """(N, Q) predicted quantiles, clipped to [0, 1] and sorted along Q (no crossing)."""
         if not self._models:
-            raise ValueError("call fit() before predict()")
+            raise ConfigError("call fit() before predict()")
         x = self._features(probs)
         out = np.stack([m.predict(x) for m in self._models], axis=1)
         return np.sort(np.clip(out, 0.0, 1.0), axis=1)

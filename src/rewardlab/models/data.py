@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.core import Sample, text_of
-from rewardlab.errors import InputError
+from rewardlab.errors import ConfigError, InputError
 from rewardlab.runner.io import read_objects
 
 __all__ = ["PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs", "read_step_rows",
@@ -96,7 +96,7 @@ def held_out(groups: Sequence[str], *, val_fraction: float = 0.1, seed: int = 0)
     import random
 
     if not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+        raise ConfigError(f"val_fraction must be in (0, 1), got {val_fraction}")
     distinct = sorted(set(groups))
     random.Random(seed).shuffle(distinct)
     if len(distinct) < 2:  # one prompt only: split the items themselves

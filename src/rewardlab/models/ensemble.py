@@ -2,7 +2,7 @@
 
 An ensemble here is `EnsembleHead`: K heads over one frozen backbone, aggregated by mean, worst
 case (min) or uncertainty-weighted mean − λ·var (Coste et al. 2024, arXiv:2310.02743). What
-works (bench/RESULTS.md, issue 8): MLP members from different seeds on the same full data
+works (bench/RESULTS.md, "Reward models vs TRL RewardTrainer"): MLP members from different seeds on the same full data
 (`hidden=32, bootstrap=False`) — they agree in distribution and disagree out of it, where
 best-of-n pushes. Linear members barely disagree (a convex loss: every seed reaches the same
 head). `train_ensemble` is `train_reward_model` with `head="ensemble"`; `with_aggregation`
@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from rewardlab.errors import ConfigError
 from rewardlab.models.backbones import Backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.data import PreferencePair
@@ -53,7 +54,7 @@ def train_ensemble(train: Sequence[PreferencePair], val: Sequence[PreferencePair
 def with_aggregation(model: RewardModel, how: str, *, penalty: float = 1.0) -> RewardModel:
     """The same trained ensemble, aggregated by `how` (`mean`, `min`, `uwo`)."""
     if not isinstance(model.head, EnsembleHead):
-        raise ValueError("with_aggregation needs a model trained with head='ensemble'")
+        raise ConfigError("with_aggregation needs a model trained with head='ensemble'")
     head = copy.deepcopy(model.head)
     head.how, head.penalty = how, penalty
     return RewardModel(model.backbone, head, report=model.report)
@@ -76,7 +77,7 @@ def best_of_n_curve(score: Callable[[list[str]], np.ndarray], gold: Callable[[st
     picks: dict[int, list[float]] = {n: [] for n in ns}
     for _, responses in pool:
         if len(responses) < max(ns):
-            raise ValueError(f"every prompt needs >= {max(ns)} responses, got {len(responses)}")
+            raise ConfigError(f"every prompt needs >= {max(ns)} responses, got {len(responses)}")
         block = proxy[offset : offset + len(responses)]
         for n in ns:
             picks[n].append(gold(responses[int(np.argmax(block[:n]))]))

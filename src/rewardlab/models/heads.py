@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rewardlab.errors import ConfigError
 from rewardlab.models.losses import ensemble_aggregate
 
 __all__ = ["EnsembleHead", "Head", "OdinHead", "ScalarHead", "build_head"]
@@ -90,7 +91,7 @@ class OdinHead(Head):
     def __init__(self, dim: int, *, length_from: str = "embedding"):
         super().__init__()
         if length_from not in ("embedding", "count"):
-            raise ValueError(f"length_from must be 'embedding' or 'count', got {length_from!r}")
+            raise ConfigError(f"length_from must be 'embedding' or 'count', got {length_from!r}")
         self.dim, self.length_from = dim, length_from
         self.norm = _Standardise(dim)
         self.quality = nn.Linear(dim, 1)
@@ -103,7 +104,7 @@ class OdinHead(Head):
         if self.length_from == "embedding":
             return quality, self.length(z).squeeze(-1)
         if words is None:
-            raise ValueError("OdinHead(length_from='count') needs the word counts of the responses")
+            raise ConfigError("OdinHead(length_from='count') needs the word counts of the responses")
         return quality, self.length(torch.log1p(words.float()).unsqueeze(-1)).squeeze(-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -142,11 +143,11 @@ class EnsembleHead(Head):
                  feature_fraction: float = 1.0, hidden: int = 0):
         super().__init__()
         if members < 2:
-            raise ValueError(f"an ensemble needs at least 2 members, got {members}")
+            raise ConfigError(f"an ensemble needs at least 2 members, got {members}")
         if not 0.0 < feature_fraction <= 1.0:
-            raise ValueError(f"feature_fraction must be in (0, 1], got {feature_fraction}")
+            raise ConfigError(f"feature_fraction must be in (0, 1], got {feature_fraction}")
         if hidden < 0:
-            raise ValueError(f"hidden must be >= 0 (0: linear members), got {hidden}")
+            raise ConfigError(f"hidden must be >= 0 (0: linear members), got {hidden}")
         ensemble_aggregate(torch.zeros(members, 1), how=how)  # validate `how` now, not at scoring
         self.dim, self.members, self.how, self.penalty = dim, members, how, penalty
         self.feature_fraction, self.hidden = feature_fraction, hidden
@@ -195,4 +196,4 @@ def build_head(config: dict[str, Any]) -> Head:
                             penalty=float(config["penalty"]),
                             feature_fraction=float(config.get("feature_fraction", 1.0)),
                             hidden=int(config.get("hidden", 0)))
-    raise ValueError(f"unknown head kind {kind!r}; expected 'linear', 'odin' or 'ensemble'")
+    raise ConfigError(f"unknown head kind {kind!r}; expected 'linear', 'odin' or 'ensemble'")

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from rewardlab.errors import ConfigError
+
 __all__ = [
     "bradley_terry_loss",
     "ensemble_aggregate",
@@ -58,7 +60,7 @@ def bradley_terry_loss(
         the mean loss over the batch (scalar tensor).
     """
     if not 0.0 <= label_smoothing < 0.5:
-        raise ValueError(f"label_smoothing must be in [0, 0.5), got {label_smoothing}")
+        raise ConfigError(f"label_smoothing must be in [0, 0.5), got {label_smoothing}")
     delta = chosen - rejected
     if margin is not None:
         delta = delta - margin
@@ -150,7 +152,7 @@ def ensemble_aggregate(scores: torch.Tensor, *, how: str = "mean", penalty: floa
     * `uwo`: uncertainty-weighted optimisation, mean − λ·variance across members (their eq. 3).
     """
     if scores.ndim != 2 or scores.shape[0] < 1:
-        raise ValueError(f"expected (members, samples) scores, got shape {tuple(scores.shape)}")
+        raise ConfigError(f"expected (members, samples) scores, got shape {tuple(scores.shape)}")
     if how == "mean":
         return scores.mean(0)
     if how == "min":
@@ -158,7 +160,7 @@ def ensemble_aggregate(scores: torch.Tensor, *, how: str = "mean", penalty: floa
     if how == "uwo":
         var = scores.var(0, unbiased=False)
         return scores.mean(0) - penalty * var
-    raise ValueError(f"unknown ensemble aggregation {how!r}; use 'mean', 'min' or 'uwo'")
+    raise ConfigError(f"unknown ensemble aggregation {how!r}; use 'mean', 'min' or 'uwo'")
 
 
 def step_bce_loss(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

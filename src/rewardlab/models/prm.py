@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
-from rewardlab.errors import InputError
+from rewardlab.errors import ConfigError, InputError
 from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.heads import ScalarHead
@@ -200,7 +200,7 @@ class ProcessReward(BaseReward):
     def __init__(self, *, path: str, aggregate: Literal["min", "product", "mean", "last"] = "min",
                  batch_size: int = 64):
         if aggregate not in ("min", "product", "mean", "last"):
-            raise ValueError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
+            raise ConfigError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
         self.prm = ProcessRewardModel.load(path)
         self.aggregate, self.batch_size = aggregate, batch_size
         self.params = {"path": str(path), "aggregate": aggregate, "batch_size": batch_size}

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.errors import ConfigError
 from rewardlab.models.checkpoint import RewardModel, format_text
 
 __all__ = ["ModelReward", "load_cached"]
@@ -51,7 +52,7 @@ class ModelReward(BaseReward):
 
     def __init__(self, *, path: str, batch_size: int = 32):
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         self.model = load_cached(path)
         self.batch_size = batch_size
         self.params = {"path": str(path), "batch_size": batch_size}

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab.errors import ConfigError
+
 __all__ = [
     "BUFFER",
     "beta_binomial_belief",
@@ -35,7 +37,7 @@ def _counts(successes: Any, totals: Any) -> tuple[F64, F64]:
     s = np.asarray(successes, dtype=np.float64)
     n = np.broadcast_to(np.asarray(totals, dtype=np.float64), s.shape)
     if (n <= 0).any() or (s < 0).any() or (s > n).any():
-        raise ValueError("need 0 <= successes <= totals and totals >= 1 for every step")
+        raise ConfigError("need 0 <= successes <= totals and totals >= 1 for every step")
     return s, n
 
 
@@ -62,7 +64,7 @@ def beta_binomial_belief(successes: Any, totals: Any, *, prior: tuple[float, flo
     """
     a, b = prior
     if a <= 0 or b <= 0:
-        raise ValueError(f"Beta prior parameters must be > 0, got {prior}")
+        raise ConfigError(f"Beta prior parameters must be > 0, got {prior}")
     s, n = _counts(successes, totals)
     pa, pb = a + s, b + n - s
     mean = pa / (pa + pb)
@@ -83,10 +85,10 @@ def td_lambda_targets(values: Any, outcome: float, *, lam: float = 0.9, gamma: f
     targets V_{t+1}.
     """
     if not 0.0 <= lam <= 1.0 or not 0.0 < gamma <= 1.0:
-        raise ValueError(f"need 0 <= lam <= 1 and 0 < gamma <= 1, got lam={lam}, gamma={gamma}")
+        raise ConfigError(f"need 0 <= lam <= 1 and 0 < gamma <= 1, got lam={lam}, gamma={gamma}")
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
-        raise ValueError("values must be a non-empty 1-D array of step values")
+        raise ConfigError("values must be a non-empty 1-D array of step values")
     g = np.empty_like(v)
     g[-1] = outcome
     for t in range(len(v) - 2, -1, -1):
@@ -104,7 +106,7 @@ def soft_values(outcomes: Any, *, beta: float = 1.0) -> F64:
         outcomes: (..., K) rewards of the K continuations of each step.
     """
     if beta <= 0:
-        raise ValueError(f"beta must be > 0, got {beta}")
+        raise ConfigError(f"beta must be > 0, got {beta}")
     r = np.asarray(outcomes, dtype=np.float64) / beta
     top = r.max(axis=-1, keepdims=True)  # log-mean-exp, shifted for stability
     return np.asarray(beta * (top[..., 0] + np.log(np.exp(r - top).mean(axis=-1))), dtype=np.float64)
@@ -130,7 +132,7 @@ def outcome_pseudo_labels(outcome: bool, n_steps: int, *, values: Any = None, ma
     if values is not None:
         v = np.asarray(values, dtype=np.float64)
         if v.shape != (n_steps,):
-            raise ValueError(f"values must have shape ({n_steps},), got {v.shape}")
+            raise ConfigError(f"values must have shape ({n_steps},), got {v.shape}")
         labels[np.abs(v - labels) > margin] = BUFFER
     return labels
 
@@ -140,10 +142,10 @@ def consensus_filter(*labels: Any, threshold: float = 0.5) -> NDArray[np.bool_]:
     2025, "The Lessons of Developing Process Reward Models", consensus filtering of MC labels
     against a judge). Returns a mask; train only on the True steps. `BUFFER` never agrees."""
     if len(labels) < 2:
-        raise ValueError("consensus needs at least two label arrays")
+        raise ConfigError("consensus needs at least two label arrays")
     arrays = [np.asarray(x, dtype=np.float64) for x in labels]
     if len({a.shape for a in arrays}) != 1:
-        raise ValueError(f"label arrays differ in shape: {[a.shape for a in arrays]}")
+        raise ConfigError(f"label arrays differ in shape: {[a.shape for a in arrays]}")
     hard = [a >= threshold for a in arrays]
     agree = np.logical_and.reduce([h == hard[0] for h in hard])
     return np.asarray(agree & np.logical_and.reduce([a != BUFFER for a in arrays]), dtype=np.bool_)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from rewardlab.core import Sample
+from rewardlab.errors import ConfigError
 from rewardlab.models.data import PreferencePair
 
 __all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "make_step_samples"]
@@ -107,7 +108,7 @@ def make_pairs(n: int, *, split: str = "train", config: SyntheticConfig | None =
         split: `train` (spurious features correlate with "chosen") or `test` (they do not).
     """
     if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        raise ConfigError(f"split must be 'train' or 'test', got {split!r}")
     cfg = config or SyntheticConfig()
     rng = random.Random(f"{cfg.seed}-{split}")
     pairs = []
@@ -140,7 +141,7 @@ def best_of_n_pool(n_prompts: int, n: int, *, config: SyntheticConfig | None = N
     many responses can *lose* gold reward.
     """
     if not 0.0 <= novel <= 1.0:
-        raise ValueError(f"novel must be a share in [0, 1], got {novel}")
+        raise ConfigError(f"novel must be a share in [0, 1], got {novel}")
     cfg = config or SyntheticConfig()
     rng = random.Random(f"{cfg.seed}-pool")
     top = cfg.max_filler * filler_scale

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, cast
 import numpy as np
 import torch
 
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import ConfigError, TrainingError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
 from rewardlab.models.data import PreferencePair
@@ -37,10 +37,6 @@ __all__ = [
     "train_reward_model",
     "trainable_groups",
 ]
-
-
-class TrainingError(RewardLabError):
-    """Training cannot go on (a NaN loss, no usable data); the message says what to change."""
 
 
 @dataclass(frozen=True)
@@ -305,13 +301,13 @@ class LoopOptions(Protocol):
 def check_loop_options(options: LoopOptions) -> None:
     """Refuse settings `fit_epochs` cannot run with (`ValueError` naming the setting)."""
     if options.mode not in ("frozen", "finetune"):
-        raise ValueError(f"mode must be 'frozen' or 'finetune', got {options.mode!r}")
+        raise ConfigError(f"mode must be 'frozen' or 'finetune', got {options.mode!r}")
     if options.epochs < 1 or options.batch_size < 1:
-        raise ValueError("epochs and batch_size must be >= 1")
+        raise ConfigError("epochs and batch_size must be >= 1")
     if options.lr <= 0 or options.lr_backbone <= 0:
-        raise ValueError("learning rates must be > 0")
+        raise ConfigError("learning rates must be > 0")
     if options.mode == "finetune" and options.finetune_layers < 1:
-        raise ValueError("mode='finetune' needs finetune_layers >= 1")
+        raise ConfigError("mode='finetune' needs finetune_layers >= 1")
 
 
 def trainable_groups(model: RewardModel, options: LoopOptions) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Running rewards over data: worker pools with killable timeouts, file I/O, run summaries.
 
-DESIGN.md's table has no home for the runner (the foundation issue asks for it); it lives
-here, between `compose` (what to compute) and `cli`/`serve` (who asks for it).
+The runner sits between `compose` (what to compute) and `cli`/`serve` (who asks for it); see
+ARCHITECTURE.md for the layers.
 """
 
 from rewardlab.runner.io import RowWriter, iter_raw_rows, read_samples

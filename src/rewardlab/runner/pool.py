@@ -5,7 +5,7 @@ Why not `concurrent.futures.ProcessPoolExecutor`: it cannot kill one worker stuc
 every worker reports which item it is on and since when (a shared array, no messages), so the
 parent can kill exactly the stuck worker, give that item an `error/timeout`, start a new worker
 and re-queue the rest of its chunk. A worker that dies (segfault, `os._exit`, OOM kill) gives
-its current item `error/crash` the same way. Timeouts never use `signal.alarm` (DESIGN.md).
+its current item `error/crash` the same way. Timeouts never use `signal.alarm`: it works only in the main thread and cannot interrupt C code.
 
 Items travel in chunks so cheap rewards are not dominated by inter-process messages; the chunk
 size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar
 
 from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
-from rewardlab.errors import RunnerError
+from rewardlab.errors import ConfigError, RunnerError
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -143,9 +143,9 @@ class ProcessPool(Generic[Item, Out]):
         max_tasks_per_worker: int | None = None,
     ):
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
+            raise ConfigError(f"timeout must be positive, got {timeout}")
         if workers is not None and workers < 0:
-            raise ValueError(f"workers must be >= 0, got {workers}")
+            raise ConfigError(f"workers must be >= 0, got {workers}")
         self.job, self.on_error = job, on_error
         self.n_workers = default_workers() if workers is None else workers
         self.timeout = timeout

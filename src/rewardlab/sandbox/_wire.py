@@ -13,17 +13,25 @@ import base64
 import json
 import os
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING or __name__ != "__main__":  # on the host: the one definition in rewardlab.errors
+    from rewardlab.errors import EncodeError as EncodeError
+    from rewardlab.errors import ProtocolError as ProtocolError
+else:  # inside the sandbox only the standard library is importable (see the module doc)
+
+    class ProtocolError(Exception):
+        """A frame that is malformed, too large, or not what the protocol expects."""
+
+    class EncodeError(Exception):
+        """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
+
 
 MAX_FRAME = 64 << 20  # bytes; a frame larger than this is a protocol violation
 _HEADER = struct.Struct(">I")
 
 
 # -- framing ---------------------------------------------------------------------------------
-class ProtocolError(Exception):
-    """A frame that is malformed, too large, or not what the protocol expects."""
-
-
 def write_raw(fd: int, payload: bytes) -> None:
     """Write one frame holding `payload`; blocks until every byte is written."""
     view = memoryview(_HEADER.pack(len(payload)) + payload)
@@ -103,10 +111,6 @@ class FrameReader:
 
 
 # -- values: exact builtin types only, tagged ----------------------------------------------------
-class EncodeError(Exception):
-    """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
-
-
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
 _ATOMS = "None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset"
 

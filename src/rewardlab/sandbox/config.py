@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rewardlab.errors import ConfigError
+
 _MIB = 1 << 20
 
 # System directories every interpreter and toolchain needs, bound read-only. Nothing else of
@@ -40,9 +42,9 @@ class Limits:
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+                raise ConfigError(f"Limits.{name} must be a positive number, got {value!r}")
         if self.wall_seconds < self.cpu_seconds:
-            raise ValueError(f"Limits.wall_seconds ({self.wall_seconds}) must be >= cpu_seconds ({self.cpu_seconds})")
+            raise ConfigError(f"Limits.wall_seconds ({self.wall_seconds}) must be >= cpu_seconds ({self.cpu_seconds})")
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,7 +75,7 @@ class SandboxConfig:
 
     def __post_init__(self) -> None:
         if self.isolation not in ("auto", "bubblewrap", "rlimits"):
-            raise ValueError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {self.isolation!r}")
+            raise ConfigError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {self.isolation!r}")
 
     def interpreter(self) -> str:
         if self.python:

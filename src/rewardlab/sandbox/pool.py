@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rewardlab.errors import ConfigError
 from rewardlab.sandbox import _seccomp, _server, _wire
 from rewardlab.sandbox.config import (
     HOST_GRACE_SECONDS,
@@ -215,7 +216,7 @@ class SandboxPool:
 
     def __init__(self, size: int = 2, config: SandboxConfig | None = None):
         if size < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
+            raise ConfigError(f"pool size must be >= 1, got {size}")
         self.size = size
         self.config = config or SandboxConfig()
         bwrap = find_bwrap()

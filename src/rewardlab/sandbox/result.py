@@ -8,12 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from rewardlab.errors import RunnerError
+from rewardlab.errors import SandboxError as SandboxError
 from rewardlab.sandbox.config import Limits
-
-
-class SandboxError(RunnerError):
-    """The sandbox could not start or broke down (not a failing program)."""
 
 
 class Outcome(StrEnum):

@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from rewardlab.errors import CandidateError as CandidateError
+from rewardlab.errors import ConfigTypeError
 from rewardlab.sandbox import _wire
 from rewardlab.sandbox.config import HOST_GRACE_SECONDS, Limits
 from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError, classify
@@ -22,12 +24,6 @@ if TYPE_CHECKING:
     from rewardlab.sandbox.pool import _Worker
 
 _GRACE = HOST_GRACE_SECONDS
-
-
-class CandidateError(Exception):
-    """The sandboxed function raised; `remote_type` is the name of its exception class."""
-
-    remote_type: str = "Exception"
 
 
 class SessionEnded(BaseException):  # BaseException: a test's `except Exception` must not swallow it
@@ -115,7 +111,7 @@ class Session:
             frame: dict[str, Any] = {"op": "call", "name": name, "args": [_wire.encode_value(a) for a in args],
                      "kwargs": {k: _wire.encode_value(v) for k, v in kwargs.items()}}  # fmt: skip
         except _wire.EncodeError as exc:
-            raise TypeError(f"cannot pass this argument into the sandbox: {exc}") from None
+            raise ConfigTypeError(f"cannot pass this argument into the sandbox: {exc}") from None
         self.calls += 1
         pending = self._prefetched.get(self._key(name, frame["args"], frame["kwargs"]))
         if pending:

@@ -27,6 +27,7 @@ import orjson
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
+from rewardlab.errors import BackendError, Overloaded
 from rewardlab.serve._gc import gc_paused
 from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_digest
 from rewardlab.serve.executors import Executor, InlineExecutor
@@ -37,21 +38,6 @@ __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 
 # An inline batch that took less than this runs on the event loop (see `Batcher._inline_ok`).
 _INLINE_LOOP_SECONDS = 0.02
-
-
-class Overloaded(Exception):
-    """The reward's queue is full; retry after `retry_after` seconds."""
-
-    def __init__(self, reward: str, queued: int, limit: int, retry_after: float):
-        super().__init__(
-            f"reward {reward!r} has {queued} samples queued (limit {limit}); retry after {retry_after:.0f}s "
-            "or send smaller batches"
-        )
-        self.retry_after = retry_after
-
-
-class BackendError(Exception):
-    """The executor failed as a whole (not one sample): the batch has no results."""
 
 
 @dataclass

@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
-from rewardlab.errors import InputError
+from rewardlab.errors import ConfigError, InputError
 
 __all__ = [
     "CacheStats",
@@ -52,28 +52,19 @@ __all__ = [
     "sample_key",
 ]
 
-# Layout, chosen by numbers (bench/bench_cache.py: CPU per inserted row, in batches of 256 as
-# the server's writer commits them, into a store of 0 / 200k / 1M rows; three runs):
-# - Small keys. An insert costs what it does to the random-key UNIQUE index: every row dirties
-#   an index page, written to the WAL and again at checkpoint. With ``(spec_hash, sample_key)``
-#   as ~100 bytes of hex text: 6.6-7.2 / 20-24 / 23 us; with a spec id (table `specs`) and the
-#   16-byte digest as a BLOB: 4.0-4.3 / 11-13 / 14-15 us. Lookups of 256 keys at 200k rows:
-#   hits 6.3-7.2 -> 5.0-5.5 us per row, misses 2.3-2.7 -> 1.8 (at 1M: 8.2 -> 7.2, 3.4 -> 2.6).
-# - No index on ``used``: it cost 0.4-2 us per insert and doubled the LRU touch of a hit
-#   (21-23 -> 11-13 us per touched row at 200k). What it saved, a scan per eviction, is
-#   small: evicting a tenth takes 105-119 instead of 84-97 ms at 200k rows, 735-792 instead
-#   of 610-710 ms at 1M (~1 us per evicted row, and only once the store is full; the previous
-#   layout took 1,370 ms there, with its index).
-# - No ``created`` column: nothing read it (2.5 MB per 200k rows, no measurable CPU).
-# - SQLite's default page cache (2 MB): 16 or 64 MB left inserts as they were (11.3-11.8 us
-#   at 200k), made misses cheaper (1.8 -> 1.4 us) but hits no cheaper (5.6-8.7 us), and a
-#   WAL reader drops its whole cache when the database has changed, i.e. after every batch
-#   the server writes.
-# - A rowid table: the ~300-byte rows are too large for WITHOUT ROWID, where every insert at
-#   a random key moves whole rows between B-tree pages (21 -> 7 us in the previous layout;
-#   SQLite's guidance: https://www.sqlite.org/withoutrowid.html).
-# Tried and not kept (a raw-SQL probe): a staging table merged into the big one every 8-32k rows:
-# 13 -> 9-10 us at 200k rows, no gain at 1M, more at 0, and every lookup reads two tables.
+# Layout; the measurements behind each choice are in bench/RESULTS.md ("Result-cache layout")
+# and bench/bench_cache.py reproduces them:
+# - Small keys: a spec id (table `specs`) and the 16-byte digest as a BLOB. An insert costs what
+#   it does to the random-key UNIQUE index (every row dirties an index page, written to the WAL
+#   and again at checkpoint), so a smaller key makes inserts and lookups cheaper.
+# - No index on ``used``: it would make every insert and every LRU touch of a hit dearer to
+#   save a scan per eviction, which runs only once the store is full.
+# - No ``created`` column: nothing reads it.
+# - SQLite's default page cache: a larger one does not make inserts cheaper, and a WAL reader
+#   drops its whole cache whenever the database has changed, i.e. after every batch the server
+#   writes.
+# - A rowid table: the ~300-byte rows are too large for WITHOUT ROWID, where every insert at a
+#   random key moves whole rows between B-tree pages (https://www.sqlite.org/withoutrowid.html).
 # Stores in the two earlier layouts (tables `results`, `result_rows`) are migrated on open.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS specs (
@@ -236,7 +227,7 @@ class ResultStore:
         touch_after: float = 60.0,
     ):
         if max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+            raise ConfigError(f"max_rows must be >= 1, got {max_rows}")
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)

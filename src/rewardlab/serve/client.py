@@ -39,7 +39,7 @@ from rewardlab.core import (
     Status,
 )
 from rewardlab.core.result import _unchecked
-from rewardlab.errors import RewardLabError
+from rewardlab.errors import ServerError
 from rewardlab.serve._gc import gc_paused as _gc_paused
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
@@ -47,22 +47,6 @@ __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
 _Part = TypeVar("_Part")  # what one batch's reply decodes to
 SampleLike = Sample | Mapping[str, JSON]
-
-
-class ServerError(RewardLabError):
-    """The server refused a request, or could not be reached after every retry.
-
-    Attributes:
-        status: HTTP status (0 when no reply was received).
-        code: the server's error code (``unknown_reward``, ``overloaded``, ...) or ``unreachable``.
-        details: the server's details list.
-    """
-
-    def __init__(self, status: int, code: str, message: str, details: Sequence[Any] = ()):
-        super().__init__(f"reward server: {code} ({status}): {message}" if status else f"reward server: {message}")
-        self.status = status
-        self.code = code
-        self.details = list(details)
 
 
 def _payload(sample: SampleLike) -> dict[str, JSON]:

@@ -61,8 +61,8 @@ def run_server(
     app = create_app(rewards, cache, settings)
     # Everything loaded so far (modules, the app, the rewards) lives as long as the server:
     # move it out of the cyclic GC's reach, so full collections triggered by the short-lived
-    # request objects do not walk it again and again (measured: GC time of the full
-    # collections per 10,000 cheap samples fell from ~120 ms to ~30 ms).
+    # request objects do not walk it again and again (bench/RESULTS.md, "Result-cache layout
+    # and server start-up").
     gc.collect()
     gc.freeze()
     try:

@@ -19,12 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardlab.core import RewardResult, Sample, Status
+from rewardlab.errors import MappingError
 
 __all__ = ["MappingError", "openrlhf_reply", "samples_from_openrlhf"]
-
-
-class MappingError(ValueError):
-    """The request cannot be mapped (lists of different lengths, ...)."""
 
 
 def samples_from_openrlhf(

@@ -17,8 +17,8 @@ from typing import Any
 
 from rewardlab.compose.combinators import Composite
 from rewardlab.core import Reward, Sample, describe_hash
-from rewardlab.errors import UsageError
-from rewardlab.serve.batching import BackendError, Batcher, Overloaded, ScoreOutcome
+from rewardlab.errors import ApiError, BackendError, Overloaded, UsageError
+from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.executors import Executor, make_executor
 from rewardlab.serve.metrics import ServerMetrics
@@ -30,29 +30,6 @@ __all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of", "timed"]
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 ExecutorFactory = Callable[[str, Reward], Executor]
-
-
-class ApiError(Exception):
-    """An HTTP error with a stable machine-readable `code` (see `schemas.ErrorResponse`)."""
-
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        details: Sequence[Any] = (),
-        headers: Mapping[str, str] | None = None,
-    ):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = list(details)
-        self.headers = dict(headers or {})
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
 
 
 def spec_hash_of(reward: Reward) -> str:

@@ -40,7 +40,7 @@ class ServeSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # -- execution ---------------------------------------------------------------------------
-    backend: Backend = Field(default="pool", description="inline (server threads), pool (worker processes) or ray")
+    backend: Backend = Field(default="pool", description="pool (worker processes), inline (server threads) or ray")
     # 2 workers: the reference machine has 2 cores; more only adds context switches.
     workers: int = Field(default=2, ge=0, description="worker processes per reward (pool backend); 0 means inline")
     sample_timeout: float | None = Field(default=60.0, gt=0, description="seconds per sample before its worker is killed")
@@ -52,7 +52,7 @@ class ServeSettings(BaseModel):
     # 50 ms: longer than the gap between a busy trainer's requests, so writes wait for a real
     # pause (see `rewardlab.serve.writer`); 0 writes as soon as results arrive.
     cache_write_delay_ms: float = Field(
-        default=50.0, ge=0, description="write results to the cache once the reward has been idle this long"
+        default=50.0, ge=0, description="write results to the cache once the reward has been idle this long (0: at once)"
     )
     # --- limits and backpressure ------------------------------------------------------------
     max_queue: int = Field(default=16384, ge=1, description="queued samples per reward before 429")
@@ -69,7 +69,7 @@ class ServeSettings(BaseModel):
         default_factory=dict, description="overrides by reward name (workers, sample_timeout, concurrency, ...)"
     )
     openrlhf_error_reward: float | None = Field(
-        default=None, description="reward sent to OpenRLHF for error results; None refuses the batch"
+        default=None, description="reward sent to OpenRLHF for error results (default: refuse the batch)"
     )
 
     def for_reward(self, name: str) -> ServeSettings:

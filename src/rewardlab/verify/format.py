@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from rewardlab.core import BaseReward, RewardResult, Sample
+from rewardlab.errors import ConfigError
 from rewardlab.verify._common import response_text
 
 
@@ -29,10 +30,10 @@ class TagFormat(BaseReward):
     ):
         tags = list(tags) if tags is not None else ["think", "answer"]
         if not tags:
-            raise ValueError("tags must name at least one section")
+            raise ConfigError("tags must name at least one section")
         for tag in tags:
             if not re.fullmatch(r"[A-Za-z_][\w.-]*", tag):
-                raise ValueError(f"invalid tag name {tag!r}")
+                raise ConfigError(f"invalid tag name {tag!r}")
         self._tags = tags
         self._strict = strict
         self._partial = partial

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.verify._common import response_text
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -77,7 +77,7 @@ class BoxIoU(BaseReward):
 
     def __init__(self, *, threshold: float | None = None, box_format: Literal["xyxy", "xywh"] = "xyxy"):
         if threshold is not None and not 0.0 < threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+            raise ConfigError(f"threshold must be in (0, 1], got {threshold}")
         self._threshold, self._format = threshold, box_format
         self.params = {"threshold": threshold, "box_format": box_format}
 
@@ -106,7 +106,7 @@ class IntervalIoU(BaseReward):
 
     def __init__(self, *, threshold: float | None = None):
         if threshold is not None and not 0.0 < threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+            raise ConfigError(f"threshold must be in (0, 1], got {threshold}")
         self._threshold = threshold
         self.params = {"threshold": threshold}
 

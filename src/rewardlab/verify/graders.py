@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.templates import render
 from rewardlab.verify._common import response_text
 
@@ -53,7 +53,7 @@ class StringCheck(BaseReward):
 
     def __init__(self, *, operation: Operation, input: str = "{{ sample.output_text }}", reference: str = "{{ item.reference }}"):
         if operation not in ("eq", "ne", "like", "ilike"):
-            raise ValueError(f"operation must be eq, ne, like or ilike, got {operation!r}")
+            raise ConfigError(f"operation must be eq, ne, like or ilike, got {operation!r}")
         self._op, self._input, self._reference = operation, input, reference
         self.params = {"operation": operation, "input": input, "reference": reference}
 
@@ -78,7 +78,7 @@ class TextSimilarity(BaseReward):
 
     def __init__(self, *, evaluation_metric: str, input: str = "{{ sample.output_text }}", reference: str = "{{ item.reference }}"):
         if evaluation_metric in _UNSUPPORTED_METRICS:
-            raise ValueError(
+            raise ConfigError(
                 f"evaluation_metric {evaluation_metric!r} is not supported offline ({_UNSUPPORTED_METRICS[evaluation_metric]}); "
                 "use fuzzy_match, bleu, rouge_1..rouge_5 or rouge_l"
             )
@@ -99,7 +99,7 @@ class TextSimilarity(BaseReward):
             scorer = rouge_scorer.RougeScorer([kind])
             self._metric = lambda text, ref: scorer.score(ref, text)[kind].fmeasure
         else:
-            raise ValueError(f"unknown evaluation_metric {evaluation_metric!r}")
+            raise ConfigError(f"unknown evaluation_metric {evaluation_metric!r}")
         self._input, self._reference = input, reference
         self.params = {"evaluation_metric": evaluation_metric, "input": input, "reference": reference}
 
@@ -149,9 +149,9 @@ class PythonGrader(BaseReward):
         try:
             compile(source, "<grader>", "exec")
         except SyntaxError as exc:
-            raise ValueError(f"python grader source does not compile: {exc}") from exc
+            raise ConfigError(f"python grader source does not compile: {exc}") from exc
         if "def grade" not in source:
-            raise ValueError("python grader source must define grade(sample, item)")
+            raise ConfigError("python grader source must define grade(sample, item)")
         from rewardlab.sandbox import Limits, SandboxConfig
         from rewardlab.sandbox.config import sandbox_path, site_packages_reachable
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rewardlab.core import BaseReward, RewardResult, Sample
+from rewardlab.errors import ConfigError
 from rewardlab.verify._common import response_text
 
 
@@ -25,10 +26,10 @@ class LengthTerm(BaseReward):
 
     def __init__(self, *, budget: int = 512, overflow: int | None = None, unit: Literal["words", "chars"] = "words"):
         if budget <= 0:
-            raise ValueError(f"budget must be positive, got {budget}")
+            raise ConfigError(f"budget must be positive, got {budget}")
         overflow = budget if overflow is None else overflow
         if overflow <= 0:
-            raise ValueError(f"overflow must be positive, got {overflow}")
+            raise ConfigError(f"overflow must be positive, got {overflow}")
         self._budget, self._overflow, self._unit = budget, overflow, unit
         self.params = {"budget": budget, "overflow": overflow, "unit": unit}
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, Reward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.verify._common import response_text
 
 Unit = Literal["tokens", "words", "chars"]
@@ -48,7 +48,7 @@ def _build_correctness(spec: Mapping[str, Any] | None) -> Reward | None:
     if spec is None:
         return None
     if not isinstance(spec, Mapping) or "use" not in spec:
-        raise ValueError("correctness must be a table like {use = 'text.exact', params = {...}}")
+        raise ConfigError("correctness must be a table like {use = 'text.exact', params = {...}}")
     from rewardlab.core.registry import registry
 
     return registry.create(str(spec["use"]), spec.get("params") or {}, location="correctness")
@@ -80,7 +80,7 @@ class SoftOverlong(BaseReward):
 
     def __init__(self, *, max_length: int, cache: int, unit: Unit = "tokens"):
         if max_length <= 0 or not 0 < cache <= max_length:
-            raise ValueError(f"need max_length > 0 and 0 < cache <= max_length, got {max_length}, {cache}")
+            raise ConfigError(f"need max_length > 0 and 0 < cache <= max_length, got {max_length}, {cache}")
         self._max, self._cache, self._unit = max_length, cache, unit
         self.params = {"max_length": max_length, "cache": cache, "unit": unit}
 
@@ -121,7 +121,7 @@ class CosineScaled(BaseReward):
         unit: Unit = "tokens",
     ):
         if max_length <= 0:
-            raise ValueError(f"max_length must be positive, got {max_length}")
+            raise ConfigError(f"max_length must be positive, got {max_length}")
         self._correctness = _build_correctness(correctness)
         self._max, self._threshold, self._unit = max_length, threshold, unit
         self._bounds = (min_wrong, max_wrong, min_correct, max_correct)
@@ -167,9 +167,9 @@ class RepetitionPenalty(BaseReward):
 
     def __init__(self, *, ngram_size: int = 3, max_penalty: float = -1.0, unit: Literal["tokens", "words"] = "words"):
         if ngram_size < 1:
-            raise ValueError(f"ngram_size must be >= 1, got {ngram_size}")
+            raise ConfigError(f"ngram_size must be >= 1, got {ngram_size}")
         if max_penalty > 0:
-            raise ValueError(f"max_penalty must be <= 0, got {max_penalty}")
+            raise ConfigError(f"max_penalty must be <= 0, got {max_penalty}")
         self._n, self._max_penalty, self._unit = ngram_size, max_penalty, unit
         self.range = (max_penalty, 0.0)
         self.params = {"ngram_size": ngram_size, "max_penalty": max_penalty, "unit": unit}
@@ -207,9 +207,9 @@ class LengthBudget(BaseReward):
         unit: Unit = "tokens",
     ):
         if budget is not None and budget <= 0:
-            raise ValueError(f"budget must be positive, got {budget}")
+            raise ConfigError(f"budget must be positive, got {budget}")
         if alpha <= 0:
-            raise ValueError(f"alpha must be positive, got {alpha}")
+            raise ConfigError(f"alpha must be positive, got {alpha}")
         self._budget, self._alpha, self._mode, self._unit = budget, alpha, mode, unit
         self.params = {"budget": budget, "alpha": alpha, "mode": mode, "unit": unit}
 
@@ -255,7 +255,7 @@ class AdaptiveLengthPenalty(BaseReward):
         unit: Unit = "tokens",
     ):
         if max_length <= 0 or max_strength < 0 or not 0 <= low < high <= 1 or not 0 <= momentum < 1:
-            raise ValueError("need max_length > 0, max_strength >= 0, 0 <= low < high <= 1, 0 <= momentum < 1")
+            raise ConfigError("need max_length > 0, max_strength >= 0, 0 <= low < high <= 1, 0 <= momentum < 1")
         self._correctness = _build_correctness(correctness)
         self._max, self._threshold, self._unit = max_length, threshold, unit
         self._strength_max, self._low, self._high, self._momentum = max_strength, low, high, momentum

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rewardlab.core import BaseReward, RewardResult, Sample
+from rewardlab.errors import ConfigError
 from rewardlab.verify._common import references, response_text
 
 FuzzyMethod = Literal["ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio", "WRatio"]
@@ -41,7 +42,7 @@ class BLEU(BaseReward):
             )
         except KeyError as exc:  # sacrebleu looks tokenizers up in a dict
             known = ", ".join(sorted(SacreBLEU.TOKENIZERS))
-            raise ValueError(f"unknown sacrebleu tokenize {tokenize!r}; known: {known}") from exc
+            raise ConfigError(f"unknown sacrebleu tokenize {tokenize!r}; known: {known}") from exc
         self._reference_key = reference_key
         self.params = {
             "tokenize": tokenize,
@@ -66,7 +67,7 @@ class ChrF(BaseReward):
         from sacrebleu.metrics.chrf import CHRF
 
         if word_order < 0:
-            raise ValueError(f"word_order must be >= 0, got {word_order}")
+            raise ConfigError(f"word_order must be >= 0, got {word_order}")
         self._metric = CHRF(word_order=word_order, lowercase=lowercase)
         self._reference_key = reference_key
         self.params = {"word_order": word_order, "lowercase": lowercase, "reference_key": reference_key}
@@ -125,7 +126,7 @@ class Fuzzy(BaseReward):
         from rapidfuzz import fuzz, utils
 
         if not hasattr(fuzz, method):
-            raise ValueError(f"unknown rapidfuzz method {method!r}")
+            raise ConfigError(f"unknown rapidfuzz method {method!r}")
         self._scorer = getattr(fuzz, method)
         self._processor = utils.default_process if process else None
         self._reference_key = reference_key

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.verify._common import meta_or_reference, response_text
 
 Locate = Literal["whole", "fenced", "anywhere"]
@@ -82,12 +82,12 @@ def _validator(schema: JSON) -> Any:
     import jsonschema
 
     if not isinstance(schema, Mapping | bool):
-        raise ValueError(f"a JSON schema must be an object, got {type(schema).__name__}")
+        raise ConfigError(f"a JSON schema must be an object, got {type(schema).__name__}")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise ValueError(f"invalid JSON schema: {exc.message} (at {'/'.join(map(str, exc.path)) or 'root'})") from exc
+        raise ConfigError(f"invalid JSON schema: {exc.message} (at {'/'.join(map(str, exc.path)) or 'root'})") from exc
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
@@ -199,7 +199,7 @@ class ToolCallMatch(BaseReward):
 
     def __init__(self, *, partial: bool = True, weights: tuple[float, float, float] = (0.2, 0.3, 0.5)):
         if len(weights) != 3 or min(weights) < 0 or sum(weights) <= 0:
-            raise ValueError(f"weights must be three non-negative numbers (name, keys, values), got {weights}")
+            raise ConfigError(f"weights must be three non-negative numbers (name, keys, values), got {weights}")
         total = sum(weights)
         self._weights = tuple(w / total for w in weights)
         self._partial = partial

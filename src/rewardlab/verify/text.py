@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Literal
 
 from rewardlab.core import BaseReward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.verify._common import meta_or_reference, references, response_text
 
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -78,12 +78,12 @@ class ExactMatch(BaseReward):
             "extract": extract,
             "reference_key": reference_key,
         }
-        self._norm = {
-            "case_sensitive": case_sensitive,
-            "strip_punctuation": strip_punctuation,
-            "collapse_whitespace": collapse_whitespace,
-        }
-        self._normalize = functools.partial(normalize_text, **self._norm)
+        self._normalize = functools.partial(
+            normalize_text,
+            case_sensitive=case_sensitive,
+            strip_punctuation=strip_punctuation,
+            collapse_whitespace=collapse_whitespace,
+        )
         self._extract = re.compile(extract, re.DOTALL) if extract else None
         self._reference_key = reference_key
 
@@ -118,7 +118,7 @@ class RegexMatch(BaseReward):
         try:
             self._pattern = re.compile(pattern, flags)
         except re.error as exc:
-            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+            raise ConfigError(f"invalid regular expression {pattern!r}: {exc}") from exc
         self._mode = mode
         self.params = {"pattern": pattern, "mode": mode, "ignore_case": ignore_case, "multiline": multiline}
 
@@ -176,7 +176,7 @@ def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
     try:
         return re.compile(pattern, re.DOTALL)
     except re.error as exc:
-        raise ValueError(f"invalid {what} regular expression {pattern!r}: {exc}") from exc
+        raise ConfigError(f"invalid {what} regular expression {pattern!r}: {exc}") from exc
 
 
 class NormalizedMatch(BaseReward):
@@ -247,7 +247,7 @@ class ChoiceMatch(BaseReward):
 
     def __init__(self, *, choices: str = "ABCDEFGHIJ", reference_key: str | None = None):
         if not choices or not choices.isalpha() or len(set(choices)) != len(choices):
-            raise ValueError(f"choices must be distinct letters, got {choices!r}")
+            raise ConfigError(f"choices must be distinct letters, got {choices!r}")
         self._choices = choices.upper()
         letters = re.escape(self._choices)
         lower = letters.lower()

@@ -34,16 +34,12 @@ from typing import Any, Literal
 import numpy as np
 
 from rewardlab.envs.rm.guard import Guard, parse_guard, satisfiable_together
-from rewardlab.errors import InputError, RewardLabError, SpecError, SpecProblem
+from rewardlab.errors import InputError, NoTransitionError, SpecError, SpecProblem
 
 __all__ = ["Edge", "NoMatch", "NoTransitionError", "RMStep", "RMTables", "RewardMachine"]
 
 NoMatch = Literal["stay", "reject", "error"]
 _NO_MATCH = ("stay", "reject", "error")
-
-
-class NoTransitionError(RewardLabError):
-    """No edge matched the labels and the machine's policy is `no_match = "error"`."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +90,7 @@ class RMTables:
 
     @property
     def done(self) -> np.ndarray:
-        return self.accept | self.reject
+        return self.accept | self.reject  # type: ignore[no-any-return]
 
 
 class RewardMachine:

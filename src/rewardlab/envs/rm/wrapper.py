@@ -54,7 +54,7 @@ class _OneHotTables:
         self.rows[:, k:] = self.onehot
 
 
-class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
+class RewardMachineWrapper(gym.Wrapper):
     """Adds reward machines to an env: RM reward, RM state in the observation, RM termination.
 
     Args:
@@ -81,7 +81,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
 
     def __init__(
         self,
-        env: gym.Env,  # type: ignore[type-arg]
+        env: gym.Env,
         machines: RewardMachine | Sequence[RewardMachine],
         label: LabelFn,
         *,
@@ -179,7 +179,7 @@ class RewardMachineWrapper(gym.Wrapper):  # type: ignore[type-arg]
         if codec.box:  # copy the row for state g and write the ravelled Box values
             out = codec.rows[g].copy()
             out[: codec.k] = obs if type(obs) is np.ndarray and obs.ndim == 1 else np.asarray(obs).reshape(-1)
-            return out
+            return out  # type: ignore[no-any-return]
         flat = np.asarray(spaces.flatten(self.env.observation_space, obs), dtype=np.float32)
         return np.concatenate((flat, codec.onehot[g]))
 

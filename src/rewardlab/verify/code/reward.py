@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.sandbox import (
     FALLBACK_WARNING,
     CandidateError,
@@ -128,13 +128,13 @@ class CodeTests(BaseReward):
         python: str | None = None,
     ):
         if score not in ("all_pass", "pass_fraction"):
-            raise ValueError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
+            raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
         if language != "python" and language not in COMPILERS:
-            raise ValueError(f"language {language!r} is not supported; use 'python', 'c' or 'cpp'")
+            raise ConfigError(f"language {language!r} is not supported; use 'python', 'c' or 'cpp'")
         if language in COMPILERS and shutil.which(COMPILERS[language][0]) is None:
-            raise ValueError(f"language {language!r} needs {COMPILERS[language][0]} on PATH; install it (apt-get install build-essential)")
+            raise ConfigError(f"language {language!r} needs {COMPILERS[language][0]} on PATH; install it (apt-get install build-essential)")
         if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise ConfigError(f"workers must be >= 1, got {workers}")
         self.limits = Limits(
             cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
             output_bytes=output_kb * 1024, processes=processes, tmp_bytes=tmp_mb * _MIB,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rewardlab.core import BaseReward, RewardResult, Sample
-from rewardlab.errors import ScoringError
+from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.verify._common import meta_or_reference, response_text
 from rewardlab.verify.ifeval.checkers import CHECKERS, check, get_checker
 
@@ -72,7 +72,7 @@ class IFEvalConstraints(BaseReward):
         for instruction_id in instruction_ids or []:
             get_checker(instruction_id)  # unknown ids fail when the spec is built
         if instruction_ids is not None and kwargs is not None and len(kwargs) != len(instruction_ids):
-            raise ValueError("kwargs must have one object per instruction id")
+            raise ConfigError("kwargs must have one object per instruction id")
         self._mode, self._loose = mode, loose
         self._ids, self._kwargs = instruction_ids, kwargs
         self.params = {"mode": mode, "loose": loose, "instruction_ids": instruction_ids, "kwargs": kwargs}

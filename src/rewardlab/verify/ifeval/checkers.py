@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
+from rewardlab.errors import ConfigError
+
 Relation = Literal["less than", "at least"]
 Checker = Callable[..., bool]
 
@@ -33,7 +35,7 @@ def _compare(count: int, relation: str, target: int) -> bool:
         return count < target
     if relation == "at least":
         return count >= target
-    raise ValueError(f"relation must be 'less than' or 'at least', got {relation!r}")
+    raise ConfigError(f"relation must be 'less than' or 'at least', got {relation!r}")
 
 
 def count_words(text: str) -> int:
@@ -62,7 +64,7 @@ def forbidden_words(text: str, *, forbidden_words: list[str]) -> bool:
 
 def letter_frequency(text: str, *, letter: str, let_frequency: int, let_relation: Relation) -> bool:
     if len(letter) != 1 or not letter.isalpha():
-        raise ValueError(f"letter must be a single letter, got {letter!r}")
+        raise ConfigError(f"letter must be a single letter, got {letter!r}")
     return _compare(text.lower().count(letter.lower()), let_relation, let_frequency)
 
 
@@ -236,7 +238,7 @@ def get_checker(instruction_id: str) -> Checker:
     """The checker for an IFEval id (`punctuation:no_comma`) or its short alias (`no_comma`)."""
     key = instruction_id if instruction_id in CHECKERS else _ALIASES.get(instruction_id, "")
     if not key:
-        raise ValueError(f"unknown IFEval instruction {instruction_id!r}; known: {sorted(CHECKERS)}")
+        raise ConfigError(f"unknown IFEval instruction {instruction_id!r}; known: {sorted(CHECKERS)}")
     return CHECKERS[key]
 
 
@@ -248,4 +250,4 @@ def check(instruction_id: str, text: str, kwargs: dict[str, Any] | None = None) 
     try:
         return bool(checker(text, **args))
     except TypeError as exc:
-        raise ValueError(f"{instruction_id}: bad arguments {sorted(args)}: {exc}") from exc
+        raise ConfigError(f"{instruction_id}: bad arguments {sorted(args)}: {exc}") from exc

@@ -25,6 +25,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import lru_cache
 
+from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
 from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
@@ -134,7 +135,7 @@ def check(
     if overrides:
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
     if not isinstance(reference, str) or not isinstance(candidate, str):
-        raise TypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
+        raise ConfigTypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
     if pool is not None:
         try:
             return _decide(reference, candidate, opts, pool)

@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rewardlab.errors import ConfigError
+
 __all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "last_latex", "last_number")
@@ -95,11 +97,11 @@ class ExtractOptions:
     def __post_init__(self) -> None:
         unknown = [s for s in self.priority if s not in SOURCES]
         if unknown:
-            raise ValueError(f"unknown extraction source(s) {unknown}; choose from {list(SOURCES)}")
+            raise ConfigError(f"unknown extraction source(s) {unknown}; choose from {list(SOURCES)}")
         if self.hedging not in ("reject", "last"):
-            raise ValueError(f"hedging must be 'reject' or 'last', got {self.hedging!r}")
+            raise ConfigError(f"hedging must be 'reject' or 'last', got {self.hedging!r}")
         if self.hedge_window < 0:
-            raise ValueError(f"hedge_window must be >= 0 characters, got {self.hedge_window}")
+            raise ConfigError(f"hedge_window must be >= 0 characters, got {self.hedge_window}")
         sources = tuple(s for s in self.priority if not self.strict or s in _STRICT_SOURCES)
         object.__setattr__(self, "_sources", sources)
 
@@ -260,7 +262,7 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
         numbers = _NUMBER_RE.findall(text[-opts.tail_chars :])
         hit = numbers[-1].rstrip(",") if numbers else None
     else:
-        raise ValueError(f"unknown extraction source {source!r}")
+        raise ConfigError(f"unknown extraction source {source!r}")
     return (hit, ()) if hit is not None else None
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rewardlab.errors import ConfigError
+
 __all__ = ["CheckOptions"]
 
 
@@ -55,10 +57,10 @@ class CheckOptions:
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {self.timeout}")
+            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
         if not 0 <= self.rel_tol < 1:
-            raise ValueError(f"rel_tol must be in [0, 1), got {self.rel_tol}")
+            raise ConfigError(f"rel_tol must be in [0, 1), got {self.rel_tol}")
         if self.min_sig_figs < 1:
-            raise ValueError(f"min_sig_figs must be >= 1, got {self.min_sig_figs}")
+            raise ConfigError(f"min_sig_figs must be >= 1, got {self.min_sig_figs}")
         if self.max_chars < 1:
-            raise ValueError(f"max_chars must be >= 1, got {self.max_chars}")
+            raise ConfigError(f"max_chars must be >= 1, got {self.max_chars}")

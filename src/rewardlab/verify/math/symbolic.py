@@ -30,13 +30,11 @@ from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, U
 from sympy.core.relational import Relational
 from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
+from rewardlab.errors import ParseFailure
+
 _NORM = NormalizationConfig(basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="none", equations=False)
 _DIGITS = 30
 _POINTS = 3
-
-
-class ParseFailure(ValueError):
-    """latex2sympy could not parse the answer."""
 
 
 # The plain-algebra subset of LaTeX: digits, lowercase one-letter variables (not e or i, whose

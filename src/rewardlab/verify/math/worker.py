@@ -35,14 +35,12 @@ import time
 import weakref
 from typing import Any
 
+from rewardlab.errors import ConfigError, WorkerCrashed
+
 __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 
 _HEADER = struct.Struct(">I")
 STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
-
-
-class WorkerCrashed(RuntimeError):
-    """The worker process died (or failed to start) while handling a call."""
 
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
@@ -139,7 +137,7 @@ class SympyPool:
 
     def __init__(self, max_workers: int = 2):
         if max_workers < 1:
-            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+            raise ConfigError(f"max_workers must be >= 1, got {max_workers}")
         self.max_workers = max_workers
         self._idle: list[_Worker] = []
         self._alive = 0
