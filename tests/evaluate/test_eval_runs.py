@@ -79,7 +79,8 @@ def test_eval_pairs_prints_length_baseline_and_sections(tmp_path):
     numbers = report.numbers
     assert numbers["mode"] == "pairs"
     assert numbers["accuracy"].estimate == 0.5  # the tie (4 vs 4) is wrong
-    assert numbers["length_baseline"] == 0.5  # a length reward equals the length baseline
+    # a length reward equals "prefer the longer"; "prefer the shorter" gets 1/4 (the tie is wrong both ways)
+    assert numbers["length_baseline"].longer == 0.5 and numbers["length_baseline"].shorter == 0.25
     assert numbers["subsets"]["math-prm"]["accuracy"].estimate == 0.5
     sections = numbers["rewardbench_sections"]
     assert sections["Reasoning"] == pytest.approx((0.5 * 984 + 1.0 * 164) / (984 + 164))
@@ -187,7 +188,9 @@ def test_eval_pairs_compare_two_rewards_with_mcnemar(tmp_path):
     assert n["other_accuracy"]["test.longer_is_better"].estimate == pytest.approx(0.2)
     versus = n["comparisons"]["test.says_good vs test.longer_is_better"]
     assert versus.test == "mcnemar-exact" and versus.p_value == pytest.approx(2 / 2**8)  # 8 discordant, all one way
-    assert n["comparisons"]["test.says_good vs length baseline"].difference.estimate == pytest.approx(0.8)
+    # the two-sided length baseline here is "prefer the shorter" (right on the 8 pairs): 1.0 - 0.8
+    assert n["length_baseline"].direction == "shorter"
+    assert n["comparisons"]["test.says_good vs length baseline"].difference.estimate == pytest.approx(0.2)
 
 
 def test_eval_candidates_compare_adds_selectors(tmp_path):
