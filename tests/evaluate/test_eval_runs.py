@@ -224,9 +224,10 @@ def hangs_on_padding(sample):
 @pytest.mark.slow
 def test_audit_in_worker_pool_turns_a_hang_into_counted_timeouts(maths_file):
     from rewardlab.evaluate.audit.probes import probe_by_name
+    from rewardlab.evaluate.audit.probing import ProbeOptions
 
     report = audit_reward(hangs_on_padding, maths_file, probes=probe_by_name(["length_padding", "empty"]),
-                          workers=2, timeout=2.0)
+                          workers=2, timeout=2.0, probe_options=ProbeOptions(counterfactuals=False))
     padding, empty = report.numbers["probes"]
     assert padding["errors"] == {"timeout": 4} and padding["compared"] == 0
     assert empty["compared"] == 4 and empty["errors"] == {}

@@ -15,6 +15,9 @@ def print_report_summary(report: object, out_dir: Path) -> None:
 
     from rewardlab.cli._render import console
 
+    verdict = getattr(report, "verdict", "")
+    if verdict:
+        console.print(verdict, markup=False, highlight=False)
     table = Table(title=report.title)  # type: ignore[attr-defined]
     table.add_column("")
     table.add_column("value")
