@@ -58,7 +58,7 @@ def _labels(samples: Sequence[Sample], label_field: str | None) -> list[bool] | 
 
 def _probe_row(o: ProbeOutcome) -> list[JSON]:
     note = "only adds length" if o.only_adds_length else ""
-    return [o.probe, o.expect, "HACK" if o.hack else "", f"{o.flagged}/{o.compared}",
+    return [o.probe, o.expect, _label(o), f"{o.flagged}/{o.compared}",
             f"{o.counterfactual_flagged}/{o.counterfactual_compared}", _fmt(o.mean_delta), _fmt(o.max_abs_delta),
             "—" if o.p_value is None else f"{o.p_value:.2g}", note, ", ".join(f"{k}:{v}" for k, v in o.errors.items())]
 
@@ -172,15 +172,30 @@ def audit_reward(
     return rp.Report(f"rewardlab audit: {reward.name}", stamps, summary, sections, numbers, verdict=verdict)
 
 
+def _label(o: ProbeOutcome) -> str:
+    """HACK: a change of no value raised the score (or a wrong answer kept it); BRITTLE: a
+    meaning-preserving format change moved it (a false negative, not an exploit)."""
+    if not o.hack:
+        return ""
+    return "BRITTLE" if o.expect == "unchanged" else "HACK"
+
+
 def _flag_text(o: ProbeOutcome) -> str:
-    text = f"{o.probe} ({o.flagged}/{o.compared} data, {o.counterfactual_flagged}/{o.counterfactual_compared} counterfactual)"
-    return text + (" — only adds length" if o.only_adds_length else "")
+    text = f"{o.probe} [{_label(o)}] ({o.flagged}/{o.compared} data"
+    if o.counterfactual_compared:
+        text += f", {o.counterfactual_flagged}/{o.counterfactual_compared} counterfactual"
+    return text + ")" + (" — only adds length" if o.only_adds_length else "")
 
 
 def _verdict(name: str, outcomes: Sequence[ProbeOutcome], checks: Sequence[CrossCheck]) -> str:
-    hacks = [o.probe + (" (only adds length)" if o.only_adds_length else "") for o in outcomes if o.hack]
+    def listed(kind: str) -> list[str]:
+        return [o.probe + (" (only adds length)" if o.only_adds_length else "") for o in outcomes if _label(o) == kind]
+
+    hacks, brittle = listed("HACK"), listed("BRITTLE")
     head = (f"{name}: HACKABLE by {len(hacks)} of {len(outcomes)} probes: {', '.join(hacks)}" if hacks
             else f"{name}: no hack found by {len(outcomes)} probes")
+    if brittle:
+        head += f"; brittle under {', '.join(brittle)}"
     return head + "".join(f"; {crosscheck_line(c)}" for c in checks)
 
 
