@@ -313,3 +313,26 @@ def test_step_f1_matches_sklearn():
     assert ours.f1_positive == pytest.approx(f1_score(labels, preds, pos_label=1))
     assert ours.f1_negative == pytest.approx(f1_score(labels, preds, pos_label=0))
     assert ours.mean_f1 == pytest.approx((ours.f1_positive + ours.f1_negative) / 2)
+
+
+# -- cluster bootstrap -----------------------------------------------------------------------
+def test_cluster_bootstrap_resamples_prompts_and_is_wider_when_pairs_of_a_prompt_agree():
+    # 20 prompts with 10 pairs each; within a prompt every pair has the same outcome, so there
+    # are 20 independent outcomes, not 200: resampling pairs understates the uncertainty
+    rng = np.random.default_rng(0)
+    per_prompt = rng.integers(0, 2, size=20).astype(float)
+    values = np.repeat(per_prompt, 10)
+    prompts = np.repeat([f"p{i}" for i in range(20)], 10).tolist()
+    by_pair = stats.bootstrap_ci(values, seed=0)
+    by_prompt = stats.bootstrap_ci(values, clusters=prompts, seed=0)
+    assert by_prompt.estimate == by_pair.estimate and by_prompt.clusters == 20
+    assert (by_prompt.high - by_prompt.low) > 2 * (by_pair.high - by_pair.low)
+    # with one pair per prompt the two bootstraps estimate the same interval
+    single = stats.bootstrap_ci(per_prompt, clusters=[f"p{i}" for i in range(20)], seed=0)
+    plain = stats.bootstrap_ci(per_prompt, seed=0)
+    assert abs((single.high - single.low) - (plain.high - plain.low)) < 0.1
+
+
+def test_cluster_bootstrap_needs_matching_cluster_ids():
+    with pytest.raises(InputError, match="cluster ids"):
+        stats.bootstrap_ci([1.0, 0.0], clusters=["a"])

@@ -249,3 +249,10 @@ def test_eval_candidates_selector_errors_never_enter_calibration(tmp_path):
     # p1: "\\boxed{1} correct" (0.9) is right; p2: the crashed candidates rank below the only
     # scored one, \\boxed{5} (0.2), which is right
     assert sel["best_of_n"].estimate == 1.0
+
+
+def test_eval_pairs_intervals_resample_prompts(tmp_path):
+    rows = [{"prompt": f"q{i // 5}", "chosen": "good", "rejected": "bad"} for i in range(40)]
+    report = run_eval(longer_is_better, write_jsonl(tmp_path / "p.jsonl", rows))
+    assert report.numbers["accuracy"].clusters == 8 and report.numbers["accuracy"].n == 40
+    assert report.numbers["prompts"] == 8
