@@ -77,3 +77,28 @@ def test_cli_train_rm_warns_when_validation_has_few_prompts(tmp_path, capsys):
     assert main(["train", "rm", str(data), "-o", str(tmp_path / "rm"), "--backbone", "hashing", "--epochs", "1",
                  "--no-progress"]) == 0
     assert "warning:" in capsys.readouterr().out
+
+
+def test_cli_eval_prints_training_free_baselines_next_to_a_learned_model(tmp_path, capsys):
+    # graded candidates -> pairs -> a learned model -> `rewardlab eval` with the model as a selector
+    rows = []
+    for i in range(30):
+        right, wrong = f"{i} + {i} = {2 * i}, the answer is {2 * i}", f"{i} + {i} = {2 * i + 1}, so the answer is {2 * i + 1}"
+        rows.append({"idx": i, "question": f"{i}+{i}?", "gt": str(2 * i), "code": [right, wrong, wrong + " indeed"],
+                     "score": [True, False, False], "pred": [str(2 * i), str(2 * i + 1), str(2 * i + 1)]})
+    cands = tmp_path / "cands.jsonl"
+    cands.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["train", "pairs", str(cands), "-o", str(tmp_path / "pairs.jsonl")]) == 0
+    assert main(["train", "rm", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "rm"), "--backbone", "hashing",
+                 "--epochs", "2", "--no-progress"]) == 0
+    spec = tmp_path / "rm.toml"
+    spec.write_text(f'[reward]\nname = "learned"\n[[reward.components]]\nname = "rm"\nuse = "model.rm"\n'
+                    f'params = {{ path = "{tmp_path / "rm"}" }}\n')
+    capsys.readouterr()
+    assert main(["eval", str(spec), "--data", str(cands), "-o", str(tmp_path / "eval")]) == 0
+    printed = capsys.readouterr().out
+    for row in ("best-of-N by learned", "best-of-N by length baseline", "best-of-N by shorter-wins baseline",
+                "majority vote (self-consistency)"):
+        assert row in printed, row
+    payload = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert payload["selectors"]["shorter-wins baseline"]["best_of_n"]["estimate"] == 1.0  # the right answer is shortest

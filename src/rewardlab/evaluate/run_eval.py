@@ -180,7 +180,7 @@ def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
         if "weighted_vote" in sel:
             rows.append((f"weighted vote by {name}", str(sel["weighted_vote"])))
     if "majority_vote" in numbers:
-        rows.append(("majority vote", str(numbers["majority_vote"])))
+        rows.append(("majority vote (self-consistency)", str(numbers["majority_vote"])))
         first = ", ".join(f"best-of-N by {k} {v['best_of_n_first_tie']:.4f}" for k, v in numbers["selectors"].items())
         rows.append(("ties broken by order (Qwen rm_maj_eval)", f"majority vote {numbers['majority_vote_first_tie']:.4f}; {first}"))
     rows += [(f"pass@{k}", f"{v:.4f}") for k, v in numbers["pass_at_k"].items()]
