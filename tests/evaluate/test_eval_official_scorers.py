@@ -382,3 +382,45 @@ def test_judgebench_unknown_decision_names_file_and_line(tmp_path):
     rows[2]["judgments"][1] = {"decision": "A>>B"}
     with pytest.raises(InputError, match=r"judge.jsonl:3.*A>>B"):
         run_eval(None, write_jsonl(tmp_path / "judge.jsonl", rows))
+
+
+# -- adversarial inputs ------------------------------------------------------------------------
+@reward("test.short_prm")
+def short_prm(sample):
+    """Returns one step score fewer than there are steps for responses mentioning 'short'."""
+    steps = tuple(float(s.split()[0]) for s in sample.steps)
+    if "short" in sample.response_text:
+        steps = steps[:-1]
+    return RewardResult.ok(min(steps), steps=steps)
+
+
+def test_prmbench_rows_with_the_wrong_number_of_step_scores_are_dropped_and_counted(tmp_path):
+    rows = _prmbench_file_rows(0)[:8]
+    rows[1]["modified_process"] = [f"{s} short" for s in ("0.9", "0.1")]
+    report = run_eval(short_prm, write_jsonl(tmp_path / "prmbench.jsonl", rows))
+    assert report.numbers["dropped"] == {"step_count_mismatch": 1}
+    assert "step_count_mismatch" in dict(report.summary)["dropped"]
+
+
+def test_judgebench_single_order_files_score_the_one_decision(tmp_path):
+    rows = [{"source": "livecodebench", "label": "A>B", "judgments": [{"decision": "A>B"}]},
+            {"source": "livecodebench", "label": "B>A", "judgments": [{"decision": "A=B"}]},
+            {"source": "livecodebench", "label": "B>A", "judgments": [None]}]
+    n = run_eval(None, write_jsonl(tmp_path / "judge.jsonl", rows)).numbers
+    assert not n["swapped"] and n["subsets"]["all"]["accuracy"] == pytest.approx(1 / 3)
+    assert n["null_verdicts"]["items"] == 1
+
+
+def test_judgebench_mixed_single_and_swapped_rows_name_the_line(tmp_path):
+    rows = [*_judgebench_rows(0, n=2), {"source": "livecodebench", "label": "A>B", "judgments": [{"decision": "A>B"}]}]
+    with pytest.raises(InputError, match=r"judge.jsonl:3.*mix"):
+        run_eval(None, write_jsonl(tmp_path / "judge.jsonl", rows))
+
+
+def test_ties_subset_without_its_ref_half_is_reported_not_scored(tmp_path):
+    rows = [{"id": "tied:0", "prompt": "q", "subset": "Ties", "chosen": ["3 a", "2 b"], "rejected": ["1 c"]},
+            {"prompt": "m", "subset": "Math", "chosen": ["3 right"], "rejected": ["1 a", "0 b", "0 c"]}]
+    report = run_eval(leading_number, write_jsonl(tmp_path / "rb2.jsonl", rows))
+    assert "error" in report.numbers["subsets"]["Ties"]
+    assert report.numbers["score"] == 1.0  # the mean over the subsets that could be scored
+    assert "subset Ties: not scored" in dict(report.summary)

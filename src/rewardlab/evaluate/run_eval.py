@@ -1,15 +1,14 @@
 """`rewardlab eval`: benchmark numbers for a reward, with intervals, baselines and a report.
 
-Two data shapes (see `datasets`):
+This module runs candidate sets (N responses per problem: best-of-N, majority and
+reward-weighted vote accuracy, pass@k, the best-of-n curve, calibration and rank correlation of
+every selector — the reward under test, scores shipped in the file, and the training-free
+"pick the longest" and "pick the shortest" baselines — against a gold correctness) and
+dispatches the other shapes: preference pairs (`run_pairs`), RewardBench 2 and RM-Bench
+(`run_bench`), ProcessBench and PRMBench (`run_process`), JudgeBench verdicts (`run_judge`) and
+scored rollouts.
 
-- candidate sets (N responses per problem): best-of-N, majority and reward-weighted vote
-  accuracy, pass@k, the best-of-n curve, calibration and rank correlation of every selector
-  (the reward under test, scores shipped in the file, and the "pick the longest" baseline)
-  against a gold correctness (a gold reward such as the maths verifier, else the file's labels);
-- preference pairs: pairwise accuracy overall and per subset, RewardBench-1 sections when the
-  subsets are RewardBench's, and the length baseline next to every number.
-
-Every headline number has a seeded bootstrap interval over problems (or pairs).
+Every headline number has a seeded bootstrap interval over problems (pairs: over prompts).
 """
 
 from __future__ import annotations
