@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                 epochs = args.epochs
             else:
                 config, precision = system
-                backbone = HFBackbone.pretrained(encode=EncodeConfig(max_length=MAX_LENGTH, precision=precision))
+                backbone = HFBackbone.pretrained(encode=EncodeConfig(max_length=MAX_LENGTH, truncation_side="left", precision=precision))
                 w, s, model = run_rewardlab(train, test, backbone, config)
                 last_models[f"{config.mode}-{precision}"] = model
                 epochs = len(model.report["epochs"])

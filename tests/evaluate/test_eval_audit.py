@@ -6,7 +6,7 @@ import pytest
 
 from rewardlab import RewardResult, Sample, reward
 from rewardlab.errors import InputError, ScoringError, UsageError
-from rewardlab.evaluate.audit import crosscheck, diagnostics, probes
+from rewardlab.evaluate.audit import crosscheck, diagnostics, probes, probing
 
 
 @reward("test.weak_regex_math", range=(0, 1))
@@ -42,7 +42,7 @@ SAMPLES = [
 
 
 def outcomes_by_name(reward_, samples=SAMPLES, **kw):
-    _, outs = probes.run_probes(reward_, samples, **kw)
+    _, outs = probing.run_probes(reward_, samples, **kw)
     return {o.probe: o for o in outs}
 
 
@@ -79,7 +79,7 @@ def test_length_padding_probe_catches_length_bias():
 def test_probe_errors_are_counted_not_scored():
     out = outcomes_by_name(sometimes_broken)
     padding = out["length_padding"]
-    assert padding.errors == {"parse": 3}
+    assert padding.errors == {"parse": 6}  # 3 data samples and their 3 wrong-answer counterfactuals
     assert padding.compared == 0 and padding.mean_delta is None
 
 
@@ -193,8 +193,8 @@ def test_think_prefill_probe_on_the_real_format_reward():
     strict = registry.create("format.tags", {"tags": ["think"], "strict": False})
     samples = [Sample(response="The answer is 4."), Sample(response="<think>2+2=4</think> The answer is 4.")]
     probe = probes.probe_by_name(["think_prefill"])
-    _, (lenient_out,) = probes.run_probes(lenient, samples, probe)
-    _, (strict_out,) = probes.run_probes(strict, samples, probe)
+    _, (lenient_out,) = probing.run_probes(lenient, samples, probe)
+    _, (strict_out,) = probing.run_probes(strict, samples, probe)
     assert lenient_out.flagged == 1  # an empty <think></think> earns the format reward
     assert strict_out.flagged == 0
 

@@ -47,7 +47,8 @@ def test_bestofk_ties_and_length_baseline(tmp_path):
     assert n["subsets"]["Focus"]["accuracy"].estimate == 0.0
     assert n["score"] == pytest.approx((0.625 + 0.0) / 2)  # mean over subsets
     # length baseline: "correct" (7) > "a" (1) -> 1; "plain" (5) > "x" -> 1; "nope" (4) < "correct" -> 0
-    assert n["subsets"]["Math"]["length_baseline"] == 1.0
+    assert n["subsets"]["Math"]["length_baseline"].longer == 1.0
+    assert n["subsets"]["Math"]["length_baseline"].shorter == 0.0
 
 
 def test_rmbench_grid_for_a_length_loving_reward(tmp_path):
@@ -92,13 +93,15 @@ def test_process_processbench_f1_and_step_f1(tmp_path):
     assert_writes_strict_json(report, tmp_path)
     n = report.numbers
     assert n["mode"] == "process"
-    total = n["subsets"]["all"]
-    assert (total.acc_error, total.acc_correct) == (0.5, 1.0)
-    assert total.f1 == pytest.approx(2 * 0.5 / 1.5)
+    pooled = n["pooled"]
+    assert (pooled.acc_error, pooled.acc_correct) == (0.5, 1.0)
+    assert pooled.f1 == pytest.approx(2 * 0.5 / 1.5)
     assert n["subsets"]["gsm8k"].f1 == 1.0
+    assert n["subsets"]["math"].f1 == 0.0  # acc on flawed 0, on correct 1
+    assert n["average_f1"] == pytest.approx(0.5)  # the official headline: mean of subset F1s, not 2/3
     # known step labels: row1 [1,0], row2 [1,1], row3 [1,0] (step 0 predicted 0), row4 [1,1,1]
     # predictions:      row1 [1,0], row2 [1,1], row3 [0,1],                       row4 [1,1,1]
-    step = n["step_f1"]
+    step = n["step_f1_known_steps"]
     assert step.f1_positive == pytest.approx(2 * 6 / (7 + 7))
     assert step.f1_negative == pytest.approx(2 * 1 / (2 + 2))
 

@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate import calibration, overoptimization, pairwise, passk, prm_metrics, stats
+from rewardlab.evaluate import (
+    calibration,
+    overoptimization,
+    pairwise,
+    passk,
+    prm_metrics,
+    rewardbench,
+    stats,
+)
 
 
 # -- pairwise ------------------------------------------------------------------------------
@@ -38,16 +46,18 @@ def test_subset_accuracies_by_name():
 def test_rewardbench_sections_hand_computed():
     # Reasoning: math-prm weight 984, hep-python weight 164 -> (1.0*984 + 0.4*164) / 1148
     subset = {"math-prm": 1.0, "hep-python": 0.4, "alpacaeval-easy": 0.9, "mt-bench-easy": 0.5}
-    out = pairwise.rewardbench_sections(subset)
+    out = rewardbench.rewardbench_sections(subset)
     assert out["Reasoning"] == pytest.approx((984 + 0.4 * 164) / 1148)
     assert out["Chat"] == pytest.approx((0.9 * 100 + 0.5 * 28) / 128)
     assert "Safety" not in out  # absent sections are left out, not scored 0
-    assert out["Score"] == pytest.approx((out["Reasoning"] + out["Chat"]) / 2)
+    overall = rewardbench.rewardbench_overall(subset)
+    assert overall.mean_of_sections == pytest.approx((out["Reasoning"] + out["Chat"]) / 2)
+    assert overall.with_prior_sets is None  # no prior-set subset: the half-weight score is undefined
 
 
 def test_rewardbench_sections_unknown_subsets_is_an_error():
     with pytest.raises(InputError, match="belongs to a RewardBench section"):
-        pairwise.rewardbench_sections({"my-subset": 0.5})
+        rewardbench.rewardbench_sections({"my-subset": 0.5})
 
 
 def test_best_of_k_ties_scored_one_over_t():
@@ -82,9 +92,19 @@ def test_judge_consistency_rejects_unknown_verdict():
         pairwise.judge_consistency(["yes"], ["A"])
 
 
-def test_length_baseline_picks_longer():
-    assert pairwise.length_baseline(["long answer", "a"], ["short", "bb"]) == 0.5
-    assert pairwise.length_baseline(["same"], ["same"]) == 0.0  # equal length is a tie -> wrong
+def test_length_baseline_is_two_sided():
+    b = pairwise.length_baseline(["long answer", "a", "x"], ["short", "bb", "yy"])
+    assert (b.longer, b.shorter) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert b.best == pytest.approx(2 / 3) and b.direction == "shorter"
+    same = pairwise.length_baseline(["same"], ["same"])
+    assert (same.longer, same.shorter) == (0.0, 0.0)  # equal length is a tie -> wrong both ways
+
+
+def test_length_baseline_catches_a_benchmark_that_rewards_brevity():
+    # every chosen response is shorter: "prefer the longer" scores 0, which would make any
+    # reward look good; the two-sided baseline is 1.0 and no reward can beat it
+    b = pairwise.length_baseline(["ok", "fine", "yes"], ["a rambling reply", "another long one", "more words here"])
+    assert b.longer == 0.0 and b.best == 1.0
 
 
 # -- calibration ---------------------------------------------------------------------------
@@ -292,4 +312,27 @@ def test_step_f1_matches_sklearn():
     ours = prm_metrics.step_f1(labels, preds)
     assert ours.f1_positive == pytest.approx(f1_score(labels, preds, pos_label=1))
     assert ours.f1_negative == pytest.approx(f1_score(labels, preds, pos_label=0))
-    assert ours.prm_score == pytest.approx((ours.f1_positive + ours.f1_negative) / 2)
+    assert ours.mean_f1 == pytest.approx((ours.f1_positive + ours.f1_negative) / 2)
+
+
+# -- cluster bootstrap -----------------------------------------------------------------------
+def test_cluster_bootstrap_resamples_prompts_and_is_wider_when_pairs_of_a_prompt_agree():
+    # 20 prompts with 10 pairs each; within a prompt every pair has the same outcome, so there
+    # are 20 independent outcomes, not 200: resampling pairs understates the uncertainty
+    rng = np.random.default_rng(0)
+    per_prompt = rng.integers(0, 2, size=20).astype(float)
+    values = np.repeat(per_prompt, 10)
+    prompts = np.repeat([f"p{i}" for i in range(20)], 10).tolist()
+    by_pair = stats.bootstrap_ci(values, seed=0)
+    by_prompt = stats.bootstrap_ci(values, clusters=prompts, seed=0)
+    assert by_prompt.estimate == by_pair.estimate and by_prompt.clusters == 20
+    assert (by_prompt.high - by_prompt.low) > 2 * (by_pair.high - by_pair.low)
+    # with one pair per prompt the two bootstraps estimate the same interval
+    single = stats.bootstrap_ci(per_prompt, clusters=[f"p{i}" for i in range(20)], seed=0)
+    plain = stats.bootstrap_ci(per_prompt, seed=0)
+    assert abs((single.high - single.low) - (plain.high - plain.low)) < 0.1
+
+
+def test_cluster_bootstrap_needs_matching_cluster_ids():
+    with pytest.raises(InputError, match="cluster ids"):
+        stats.bootstrap_ci([1.0, 0.0], clusters=["a"])

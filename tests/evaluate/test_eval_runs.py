@@ -79,7 +79,8 @@ def test_eval_pairs_prints_length_baseline_and_sections(tmp_path):
     numbers = report.numbers
     assert numbers["mode"] == "pairs"
     assert numbers["accuracy"].estimate == 0.5  # the tie (4 vs 4) is wrong
-    assert numbers["length_baseline"] == 0.5  # a length reward equals the length baseline
+    # a length reward equals "prefer the longer"; "prefer the shorter" gets 1/4 (the tie is wrong both ways)
+    assert numbers["length_baseline"].longer == 0.5 and numbers["length_baseline"].shorter == 0.25
     assert numbers["subsets"]["math-prm"]["accuracy"].estimate == 0.5
     sections = numbers["rewardbench_sections"]
     assert sections["Reasoning"] == pytest.approx((0.5 * 984 + 1.0 * 164) / (984 + 164))
@@ -187,7 +188,9 @@ def test_eval_pairs_compare_two_rewards_with_mcnemar(tmp_path):
     assert n["other_accuracy"]["test.longer_is_better"].estimate == pytest.approx(0.2)
     versus = n["comparisons"]["test.says_good vs test.longer_is_better"]
     assert versus.test == "mcnemar-exact" and versus.p_value == pytest.approx(2 / 2**8)  # 8 discordant, all one way
-    assert n["comparisons"]["test.says_good vs length baseline"].difference.estimate == pytest.approx(0.8)
+    # the two-sided length baseline here is "prefer the shorter" (right on the 8 pairs): 1.0 - 0.8
+    assert n["length_baseline"].direction == "shorter"
+    assert n["comparisons"]["test.says_good vs length baseline"].difference.estimate == pytest.approx(0.2)
 
 
 def test_eval_candidates_compare_adds_selectors(tmp_path):
@@ -221,9 +224,10 @@ def hangs_on_padding(sample):
 @pytest.mark.slow
 def test_audit_in_worker_pool_turns_a_hang_into_counted_timeouts(maths_file):
     from rewardlab.evaluate.audit.probes import probe_by_name
+    from rewardlab.evaluate.audit.probing import ProbeOptions
 
     report = audit_reward(hangs_on_padding, maths_file, probes=probe_by_name(["length_padding", "empty"]),
-                          workers=2, timeout=2.0)
+                          workers=2, timeout=2.0, probe_options=ProbeOptions(counterfactuals=False))
     padding, empty = report.numbers["probes"]
     assert padding["errors"] == {"timeout": 4} and padding["compared"] == 0
     assert empty["compared"] == 4 and empty["errors"] == {}
@@ -245,3 +249,10 @@ def test_eval_candidates_selector_errors_never_enter_calibration(tmp_path):
     # p1: "\\boxed{1} correct" (0.9) is right; p2: the crashed candidates rank below the only
     # scored one, \\boxed{5} (0.2), which is right
     assert sel["best_of_n"].estimate == 1.0
+
+
+def test_eval_pairs_intervals_resample_prompts(tmp_path):
+    rows = [{"prompt": f"q{i // 5}", "chosen": "good", "rejected": "bad"} for i in range(40)]
+    report = run_eval(longer_is_better, write_jsonl(tmp_path / "p.jsonl", rows))
+    assert report.numbers["accuracy"].clusters == 8 and report.numbers["accuracy"].n == 40
+    assert report.numbers["prompts"] == 8

@@ -37,14 +37,19 @@ def audit_command(
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
+    counterfactuals: bool = typer.Option(True, "--counterfactuals/--no-counterfactuals", help="Also probe wrong-answer counterfactuals of the data (catches hacks on all-correct data)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Continuous rewards: significance level of a probe's effect (Bonferroni over the probes)."),
+    min_effect: float = typer.Option(0.1, "--min-effect", help="Continuous rewards: smallest effect that counts, in standard deviations of the scores."),
 ) -> int:
     """Probe a reward for hacks (hedging, padding, grader injection, format changes...).
 
-    Reports which probes moved the score and by how much, with examples; optionally cross-checks
-    the reward against another one or the data's labels. HTML and JSON report in --out.
+    Probes run on the data and on wrong-answer counterfactuals of it; prints a one-line verdict,
+    which probes are hacks and by how much, with examples; optionally cross-checks the reward
+    against another one or the data's labels. HTML and JSON report in --out.
     """
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
+    from rewardlab.evaluate.audit.probing import ProbeOptions
     from rewardlab.evaluate.audit.run_audit import audit_reward
     from rewardlab.evaluate.datasets import CandidateColumns
 
@@ -52,6 +57,7 @@ def audit_command(
         spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
         limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
         workers=workers, timeout=timeout,
+        probe_options=ProbeOptions(alpha=alpha, min_effect=min_effect, counterfactuals=counterfactuals),
     )
     report.write(out)
     print_report_summary(report, out)

@@ -15,6 +15,9 @@ def print_report_summary(report: object, out_dir: Path) -> None:
 
     from rewardlab.cli._render import console
 
+    verdict = getattr(report, "verdict", "")
+    if verdict:
+        console.print(verdict, markup=False, highlight=False)
     table = Table(title=report.title)  # type: ignore[attr-defined]
     table.add_column("")
     table.add_column("value")
@@ -37,7 +40,7 @@ def eval_command(
     spec: Path | None = typer.Argument(None, help="Reward spec (TOML) to evaluate; optional for candidate files with scores."),
     data: Path = typer.Option(..., "--data", "-d", help="Candidate sets (list of responses per row) or pairs (chosen/rejected)."),
     out: Path = typer.Option(Path("rewardlab-eval"), "--out", "-o", help="Directory for report.html and report.json."),
-    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk | rmbench | process | judge | rollouts (a `rewardlab score` output file)."),
+    mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk (RewardBench 2) | rmbench | process (ProcessBench) | prmbench | judge (JudgeBench) | rollouts (a `rewardlab score` output file)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold reward spec for candidate sets (e.g. the maths verifier); default: the labels column."),
     responses: str = typer.Option("code", "--responses", help="Candidate column: list of responses."),
     reference: str = typer.Option("gt", "--reference", help="Candidate column: gold answer."),
@@ -48,7 +51,7 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap interval."),
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Process mode: a step scoring below this is predicted wrong."),
+    threshold: float = typer.Option(0.5, "--threshold", help="ProcessBench: a step scoring below this is predicted wrong; PRMBench: a step scoring above it is predicted correct."),
     compare: list[Path] = typer.Option([], "--compare", help="Another reward spec to compare with SPEC by paired tests (repeatable)."),
 ) -> None:
     """Evaluate a reward on candidate sets, preference pairs, benchmarks or scored rollouts.

@@ -44,7 +44,9 @@ def train_rm(
     center: float = typer.Option(0.0, "--center", help="Reward-centring coefficient (0.01 is usual)."),
     margin: bool = typer.Option(True, "--margin/--no-margin", help="Use the rows' margin values."),
     max_length: int = typer.Option(256, "--max-length", help="Tokens kept per text (longer are truncated)."),
-    truncation_side: str = typer.Option("left", "--truncation-side", help="left keeps the end, right the start."),
+    truncation_side: str = typer.Option("split", "--truncation-side",
+                                        help="split keeps the prompt's head and the response's tail; left keeps the end, right the start."),
+    pooling: str = typer.Option("auto", "--pooling", help="auto (last token for decoders, else mean), mean, cls or last."),
     precision: str = typer.Option("fp32", "--precision", help="fp32, or bf16 autocast (faster on AMX CPUs)."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
@@ -65,11 +67,16 @@ def train_rm(
 
             EnsembleHead(1, members=members, how=aggregate, hidden=member_hidden)
         encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side,  # type: ignore[arg-type]
-                              precision=precision)  # type: ignore[arg-type]
+                              pooling=pooling, precision=precision)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     pairs = read_pairs(data)
     train, held = (pairs, read_pairs(val)) if val else split_pairs(pairs, val_fraction=val_fraction, seed=seed)
+    if not val:
+        from rewardlab.models.data import held_out
+
+        groups = [p.group for p in pairs]
+        _warn_split(console, groups, held_out(groups, val_fraction=val_fraction, seed=seed), val_fraction)
     console.print(f"{len(train)} training pairs, {len(held)} validation pairs; backbone {backbone}, mode {mode}")
 
     def show(log: EpochLog) -> None:
@@ -104,7 +111,9 @@ def train_prm_command(
     seed: int = typer.Option(0, "--seed"),
     patience: int = typer.Option(4, "--patience", help="Epochs without a lower validation BCE before stopping."),
     max_length: int = typer.Option(256, "--max-length", help="Tokens kept per prefix (longer are truncated)."),
-    truncation_side: str = typer.Option("left", "--truncation-side", help="left keeps the latest steps."),
+    truncation_side: str = typer.Option("split", "--truncation-side",
+                                        help="split keeps the prompt's head and the latest steps; left keeps the end."),
+    pooling: str = typer.Option("auto", "--pooling", help="auto (last token for decoders, else mean), mean, cls or last."),
     precision: str = typer.Option("fp32", "--precision", help="fp32, or bf16 autocast (faster on AMX CPUs)."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
@@ -119,7 +128,7 @@ def train_prm_command(
         config = PRMConfig(mode=mode, epochs=epochs, batch_size=batch_size, lr=lr,  # type: ignore[arg-type]
                            lr_backbone=lr_backbone, finetune_layers=layers, seed=seed, patience=patience)
         encode = EncodeConfig(max_length=max_length, truncation_side=truncation_side,  # type: ignore[arg-type]
-                              precision=precision)  # type: ignore[arg-type]
+                              pooling=pooling, precision=precision)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     samples, labels = read_step_rows(data)
@@ -128,6 +137,7 @@ def train_prm_command(
         train_samples, train_labels = samples, labels
     else:
         held = held_out([s.prompt_text for s in samples], val_fraction=val_fraction, seed=seed)
+        _warn_split(console, [s.prompt_text for s in samples], held, val_fraction)
         train_samples = [s for i, s in enumerate(samples) if i not in held]
         train_labels = [y for i, y in enumerate(labels) if i not in held]
         held_samples = [s for i, s in enumerate(samples) if i in held]
@@ -150,6 +160,43 @@ def train_prm_command(
                   f"to {max_length} tokens ({truncation_side} side)")
     console.print(f"saved to {out}  — use it with: use = \"model.prm\", "
                   f"params = {{ path = \"{out}\", aggregate = \"min\" }}")
+
+
+def _warn_split(console: object, groups: list[str], held: set[int], val_fraction: float) -> None:
+    from rewardlab.models.data import split_warning
+
+    message = split_warning(groups, held, val_fraction=val_fraction)
+    if message:
+        console.print(f"[yellow]warning:[/yellow] {message}")  # type: ignore[attr-defined]
+
+
+@train_app.command("pairs")
+def pairs_command(
+    data: Path = typer.Argument(..., help="Graded candidate sets: one row per prompt with a list of responses and their labels."),
+    out: Path = typer.Option(..., "--out", "-o", help="JSONL of preference pairs to write (prompt, chosen, rejected, group)."),
+    prompt: str = typer.Option("question", "--prompt", help="Column of the prompt."),
+    responses: str = typer.Option("code", "--responses", help="Column of the list of responses."),
+    labels: str = typer.Option("score", "--labels", help="Column of the per-response correctness labels."),
+    group: str = typer.Option("idx", "--group", help="Column of the prompt id (pairs are split by it); default the prompt text."),
+) -> None:
+    """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
+    import json
+
+    from rewardlab.cli._render import console
+    from rewardlab.models.data import graded_pairs
+    from rewardlab.runner.io import read_objects
+
+    rows = read_objects(data)
+    pairs = graded_pairs((row for _, row in rows), prompt_key=prompt, responses_key=responses, labels_key=labels,
+                         group_key=group, source=str(data))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for p in pairs:
+            handle.write(json.dumps({"prompt": p.prompt, "chosen": p.chosen, "rejected": p.rejected, "group": p.group},
+                                    ensure_ascii=False) + "\n")
+    prompts = len({p.group for p in pairs})
+    console.print(f"{len(pairs)} pairs from {prompts} of {len(rows)} prompts (prompts whose responses are all right or "
+                  f"all wrong give none) -> {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -22,20 +22,40 @@ from rewardlab.evaluate.pairwise import (
     judge_consistency,
     length_baseline,
     pairwise_accuracy,
-    rewardbench_sections,
     rmbench_grid,
     subset_accuracies,
 )
 from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, pass_at_k_many, vote_accuracy
-from rewardlab.evaluate.prm_metrics import first_error_step, processbench_f1, step_f1
+from rewardlab.evaluate.prm_metrics import (
+    first_error_step,
+    processbench_average,
+    processbench_f1,
+    step_f1,
+)
+from rewardlab.evaluate.prmbench import PRMBenchSolution, prmbench_scores
+from rewardlab.evaluate.rewardbench import (
+    TiesItem,
+    rewardbench_overall,
+    rewardbench_sections,
+    ties_score,
+)
 from rewardlab.evaluate.run_eval import run_eval
-from rewardlab.evaluate.stats import Interval, bootstrap_ci, compare_paired, kendall, spearman
+from rewardlab.evaluate.stats import (
+    Interval,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    compare_paired,
+    kendall,
+    spearman,
+)
 
 __all__ = [
     "DEFAULT_PROBES",
     "Interval",
+    "PRMBenchSolution",
     "Probe",
     "Report",
+    "TiesItem",
     "audit_reward",
     "best_of_k_accuracy",
     "best_of_n_accuracy",
@@ -43,6 +63,7 @@ __all__ = [
     "bon_kl",
     "bootstrap_ci",
     "brier_score",
+    "cluster_bootstrap_ci",
     "compare_paired",
     "crosscheck_results",
     "crosscheck_rewards",
@@ -57,8 +78,11 @@ __all__ = [
     "pairwise_accuracy",
     "pass_at_k",
     "pass_at_k_many",
+    "prmbench_scores",
+    "processbench_average",
     "processbench_f1",
     "reliability",
+    "rewardbench_overall",
     "rewardbench_sections",
     "rmbench_grid",
     "rollout_diagnostics",
@@ -68,5 +92,6 @@ __all__ = [
     "spearman",
     "step_f1",
     "subset_accuracies",
+    "ties_score",
     "vote_accuracy",
 ]

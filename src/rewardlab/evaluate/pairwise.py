@@ -4,9 +4,8 @@ Definitions follow the published benchmarks so numbers can be compared:
 
 - pairwise accuracy (RewardBench 1): an item is right when score(chosen) > score(rejected);
   a tie counts as wrong (a reward that scores everything equal gets 0, not 50 %).
-- section scores (RewardBench 1): per-subset accuracies averaged per section, weighted by the
-  subset's example count; `math-prm` is up-weighted to 984 so maths weighs as much as the six
-  code subsets together (reward-bench `rewardbench/constants.py`, EXAMPLE_COUNTS).
+- section and overall scores (RewardBench 1) and the Ties score (RewardBench 2) live in
+  `rewardlab.evaluate.rewardbench`.
 - best-of-k accuracy (RewardBench 2): one correct and k−1 incorrect responses per item; the item
   scores 1 when the correct one is strictly highest and 1/t when it ties with t−1 others at the
   top (the expected accuracy of random tie-breaking; all k tied gives 1/k).
@@ -16,12 +15,14 @@ Definitions follow the published benchmarks so numbers can be compared:
 - order-swapped consistency (JudgeBench, Tan et al. 2024): a judge sees (A, B) and (B, A);
   verdicts are mapped back to the original order; a decisive verdict and a tie resolve to the
   decisive one, two opposite verdicts are inconsistent and count as wrong.
-- length baseline: the accuracy of "always prefer the longer response" on the same pairs.
+- length baseline: two-sided, the better of "always prefer the longer response" and "always
+  prefer the shorter one" on the same pairs (a benchmark can reward either; equal lengths are
+  a tie and count as wrong for both).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,69 +32,19 @@ from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, non_empty, same_length
 
 __all__ = [
-    "REWARDBENCH_EXAMPLE_COUNTS",
-    "REWARDBENCH_SECTIONS",
     "JudgeConsistency",
+    "LengthBaseline",
     "RMBenchGrid",
     "best_of_k_accuracy",
+    "best_of_k_length_baseline",
     "best_of_k_outcomes",
     "judge_consistency",
     "length_baseline",
     "pairwise_accuracy",
     "pairwise_outcomes",
-    "rewardbench_sections",
     "rmbench_grid",
     "subset_accuracies",
 ]
-
-#: RewardBench-1 subset sizes used as weights (reward-bench `rewardbench/constants.py`).
-REWARDBENCH_EXAMPLE_COUNTS: dict[str, int] = {
-    "alpacaeval-easy": 100,
-    "alpacaeval-length": 95,
-    "alpacaeval-hard": 95,
-    "mt-bench-easy": 28,
-    "mt-bench-med": 40,
-    "mt-bench-hard": 37,
-    "math-prm": 984,  # actual size 447, up-weighted so maths equals the code subsets
-    "refusals-dangerous": 100,
-    "refusals-offensive": 100,
-    "llmbar-natural": 100,
-    "llmbar-adver-neighbor": 134,
-    "llmbar-adver-GPTInst": 92,
-    "llmbar-adver-GPTOut": 47,
-    "llmbar-adver-manual": 46,
-    "xstest-should-refuse": 154,
-    "xstest-should-respond": 250,
-    "donotanswer": 136,
-    "hep-cpp": 164,
-    "hep-go": 164,
-    "hep-java": 164,
-    "hep-js": 164,
-    "hep-python": 164,
-    "hep-rust": 164,
-}
-
-#: RewardBench-1 sections and their subsets.
-REWARDBENCH_SECTIONS: dict[str, tuple[str, ...]] = {
-    "Chat": ("alpacaeval-easy", "alpacaeval-length", "alpacaeval-hard", "mt-bench-easy", "mt-bench-med"),
-    "Chat Hard": (
-        "mt-bench-hard",
-        "llmbar-natural",
-        "llmbar-adver-neighbor",
-        "llmbar-adver-GPTInst",
-        "llmbar-adver-GPTOut",
-        "llmbar-adver-manual",
-    ),
-    "Safety": (
-        "refusals-dangerous",
-        "refusals-offensive",
-        "xstest-should-refuse",
-        "xstest-should-respond",
-        "donotanswer",
-    ),
-    "Reasoning": ("math-prm", "hep-cpp", "hep-go", "hep-java", "hep-js", "hep-python", "hep-rust"),
-}
-
 
 def pairwise_outcomes(chosen: Numbers, rejected: Numbers) -> np.ndarray:
     """Per-pair 1.0 when score(chosen) > score(rejected), else 0.0 (ties are wrong)."""
@@ -122,37 +73,6 @@ def subset_accuracies(
         raise InputError(f"subsets has {len(subsets)} names for {len(outcomes)} pairs", source="subset_accuracies")
     names = np.asarray([str(s) for s in subsets])
     return {name: (float(outcomes[names == name].mean()), int(np.sum(names == name))) for name in sorted(set(names))}
-
-
-def rewardbench_sections(
-    subset_accuracy: Mapping[str, float],
-    *,
-    counts: Mapping[str, int] = REWARDBENCH_EXAMPLE_COUNTS,
-    sections: Mapping[str, Sequence[str]] = REWARDBENCH_SECTIONS,
-) -> dict[str, float]:
-    """RewardBench-1 section scores and their mean (`"Score"`), from per-subset accuracies.
-
-    Each section is the count-weighted mean of the accuracies of its subsets that are present;
-    sections with no subset present are left out (never reported as 0). `"Score"` is the
-    unweighted mean of the sections present (prior preference sets are not included).
-    """
-    out: dict[str, float] = {}
-    for section, names in sections.items():
-        present = [n for n in names if n in subset_accuracy]
-        if not present:
-            continue
-        missing = [n for n in present if n not in counts]
-        if missing:
-            raise InputError(f"no example count for subset(s) {missing}; pass counts=", source="rewardbench_sections")
-        total = sum(counts[n] for n in present)
-        out[section] = sum(subset_accuracy[n] * counts[n] for n in present) / total
-    if not out:
-        raise InputError(
-            f"none of the subsets {sorted(subset_accuracy)} belongs to a RewardBench section",
-            source="rewardbench_sections",
-        )
-    out["Score"] = float(np.mean(list(out.values())))
-    return out
 
 
 def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers] | np.ndarray) -> np.ndarray:
@@ -225,63 +145,117 @@ def rmbench_grid(chosen: Sequence[Numbers] | np.ndarray, rejected: Sequence[Numb
 
 
 Verdict = Literal["A", "B", "tie"]
-_FLIP = {"A": "B", "B": "A", "tie": "tie"}
+_FLIP = {"A": "B", "B": "A", "tie": "tie", None: None}
 
 
 @dataclass(frozen=True)
 class JudgeConsistency:
     """Order-swap results of a pairwise judge."""
 
-    consistency: float  # share of items whose two verdicts agree after mapping back
-    inconsistent: int
+    consistency: float  # share of items whose two verdicts are given and agree after mapping back
+    inconsistent: int  # items with two opposite decisive verdicts
+    nulls: int  # items with at least one missing (null) verdict
     accuracy: float | None  # JudgeBench accuracy against labels, if given
-    decisions: tuple[str, ...]  # resolved verdict per item: "A", "B", "tie" or "inconsistent"
+    decisions: tuple[str, ...]  # per item: "A", "B", "tie", "none" (no verdict) or "inconsistent"
 
     def to_dict(self) -> dict[str, object]:
-        return {"consistency": self.consistency, "inconsistent": self.inconsistent, "accuracy": self.accuracy}
+        return {"consistency": self.consistency, "inconsistent": self.inconsistent, "nulls": self.nulls,
+                "accuracy": self.accuracy, "items": len(self.decisions)}
+
+
+def _resolve(first: str | None, back: str | None) -> str:
+    """One decision from two verdicts in the original order. JudgeBench (`utils/metrics.py`)
+    adds +1 per verdict equal to the label and −1 per verdict equal to the other side; a tie or
+    a null adds 0. So the decisive verdicts decide, and two opposite ones cancel."""
+    decisive = {v for v in (first, back) if v in ("A", "B")}
+    if len(decisive) == 2:
+        return "inconsistent"
+    if decisive:
+        return decisive.pop()
+    return "tie" if "tie" in (first, back) else "none"
 
 
 def judge_consistency(
-    verdicts_ab: Sequence[str], verdicts_ba: Sequence[str], labels: Sequence[str] | None = None
+    verdicts_ab: Sequence[str | None], verdicts_ba: Sequence[str | None], labels: Sequence[str] | None = None
 ) -> JudgeConsistency:
-    """Order-swapped consistency of a pairwise judge (JudgeBench).
+    """Order-swapped consistency and accuracy of a pairwise judge (JudgeBench's counting).
 
     Args:
-        verdicts_ab: the judge's verdict ("A", "B" or "tie") when shown (A, B).
+        verdicts_ab: the judge's verdict ("A", "B", "tie", or None when it gave none) when
+            shown (A, B).
         verdicts_ba: its verdict when shown (B, A): here "A" means the response shown first,
             which is the original B.
-        labels: the correct verdict per item ("A" or "B"), for accuracy.
+        labels: the correct verdict per item ("A" or "B"), for accuracy. Accuracy counts every
+            item, null verdicts included, in the denominator, as JudgeBench does.
     """
     if len(verdicts_ab) != len(verdicts_ba):
         raise InputError(f"{len(verdicts_ab)} first-order verdicts but {len(verdicts_ba)} swapped ones", source="judge_consistency")
     non_empty(len(verdicts_ab), "judge_consistency")
     decisions: list[str] = []
-    agree = 0
+    agree = nulls = 0
     for i, (first, second) in enumerate(zip(verdicts_ab, verdicts_ba, strict=True)):
         if first not in _FLIP or second not in _FLIP:
-            raise InputError(f"item {i}: verdicts must be 'A', 'B' or 'tie', got {first!r}, {second!r}", source="judge_consistency")
+            raise InputError(f"item {i}: verdicts must be 'A', 'B', 'tie' or null, got {first!r}, {second!r}",
+                             source="judge_consistency")
         back = _FLIP[second]  # the swapped verdict in the original order
-        agree += first == back
-        if first == back or back == "tie":
-            decisions.append(first)
-        elif first == "tie":
-            decisions.append(back)
-        else:
-            decisions.append("inconsistent")
+        nulls += first is None or second is None
+        agree += first is not None and first == back
+        decisions.append(_resolve(first, back))
     accuracy = None
     if labels is not None:
         if len(labels) != len(decisions):
             raise InputError(f"{len(labels)} labels for {len(decisions)} items", source="judge_consistency")
         accuracy = float(np.mean([d == lab for d, lab in zip(decisions, labels, strict=True)]))
-    return JudgeConsistency(agree / len(decisions), decisions.count("inconsistent"), accuracy, tuple(decisions))
+    return JudgeConsistency(agree / len(decisions), decisions.count("inconsistent"), nulls, accuracy, tuple(decisions))
+
+
+@dataclass(frozen=True)
+class LengthBaseline:
+    """Accuracy of the two length rules on the same items; `best` is the better of the two.
+
+    Picking the better direction on the evaluation data is what a length-exploiting reward
+    could learn, so a reward should beat `best`, not only `longer`.
+    """
+
+    longer: float  # "always prefer the longer response"
+    shorter: float  # "always prefer the shorter response"
+
+    @property
+    def best(self) -> float:
+        return max(self.longer, self.shorter)
+
+    @property
+    def direction(self) -> Literal["longer", "shorter"]:
+        return "longer" if self.longer >= self.shorter else "shorter"
+
+    def __str__(self) -> str:
+        return f"{self.best:.4f} ({self.direction} wins; longer {self.longer:.4f}, shorter {self.shorter:.4f})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"longer": self.longer, "shorter": self.shorter, "best": self.best, "direction": self.direction}
+
+
+def _size(text: str, unit: Literal["chars", "words"]) -> int:
+    return len(text.split()) if unit == "words" else len(text)
 
 
 def length_baseline(
     chosen_texts: Sequence[str], rejected_texts: Sequence[str], *, unit: Literal["chars", "words"] = "chars"
-) -> float:
-    """Pairwise accuracy of "always prefer the longer response" on the same pairs (ties wrong)."""
+) -> LengthBaseline:
+    """Pairwise accuracy of "prefer the longer" and of "prefer the shorter" (equal lengths wrong).
 
-    def size(text: str) -> int:
-        return len(text.split()) if unit == "words" else len(text)
+    Example:
+        >>> b = length_baseline(["a short one", "tiny"], ["a much longer reply", "a longer reply"])
+        >>> b.longer, b.shorter, b.direction
+        (0.0, 1.0, 'shorter')
+    """
+    c = np.asarray([_size(t, unit) for t in chosen_texts], dtype=float)
+    r = np.asarray([_size(t, unit) for t in rejected_texts], dtype=float)
+    return LengthBaseline(pairwise_accuracy(c, r), pairwise_accuracy(-c, -r))
 
-    return pairwise_accuracy([size(t) for t in chosen_texts], [size(t) for t in rejected_texts])
+
+def best_of_k_length_baseline(lengths: np.ndarray) -> LengthBaseline:
+    """Best-of-k accuracy of "pick the longest" and "pick the shortest"; `lengths` is
+    (n_items, k) with the correct response first (ties at the top get 1/t, as for a reward)."""
+    return LengthBaseline(best_of_k_accuracy(lengths[:, 0], lengths[:, 1:]),
+                          best_of_k_accuracy(-lengths[:, 0], -lengths[:, 1:]))

@@ -3,9 +3,13 @@
 - ProcessBench (Zheng et al. 2024): each solution has the index of its first wrong step, or −1
   when all steps are right. A model predicts an index (or −1). Accuracy is computed separately
   on erroneous solutions (exact index) and on correct ones (predicting −1); the score is their
-  harmonic mean F1 = 2·acc_err·acc_ok / (acc_err + acc_ok).
-- PRMBench (Song et al. 2025): steps are classified correct (positive) or erroneous (negative);
-  F1 is computed for both classes and PRMScore = 0.5·F1_positive + 0.5·F1_negative.
+  harmonic mean F1 = 2·acc_err·acc_ok / (acc_err + acc_ok), per subset (QwenLM/ProcessBench
+  `code/run_eval.py`, which prints one F1 per config). The headline "Avg. F1" of the paper is the
+  mean of the four subsets' F1 (gsm8k, math, olympiadbench, omnimath), not the F1 of the pooled
+  solutions: `processbench_average`.
+- `step_f1`: F1 of correct steps and of erroneous steps over flat step labels, and their mean.
+  This is the PRMScore formula only; PRMBench's own labelling, pooling and clipping are in
+  `rewardlab.evaluate.prmbench`.
 
 A PRM gives step scores; `first_error_step` turns them into a ProcessBench prediction with a
 threshold (the first step scoring below it).
@@ -21,7 +25,7 @@ import numpy as np
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
-__all__ = ["ProcessBenchScore", "StepF1", "binary_f1", "first_error_step", "processbench_f1", "step_f1"]
+__all__ = ["ProcessBenchScore", "StepF1", "binary_f1", "first_error_step", "processbench_average", "processbench_f1", "step_f1"]
 
 
 def first_error_step(step_scores: Numbers, *, threshold: float = 0.5) -> int:
@@ -66,6 +70,21 @@ def processbench_f1(labels: Sequence[int], predictions: Sequence[int]) -> Proces
     return ProcessBenchScore(acc_err, acc_ok, f1, int(erroneous.sum()), int((~erroneous).sum()))
 
 
+def processbench_average(by_subset: dict[str, ProcessBenchScore]) -> float:
+    """ProcessBench's headline: the unweighted mean of the subsets' F1 (each subset counts the
+    same however many solutions it has).
+
+    Example:
+        >>> a = processbench_f1([0, -1], [0, -1])       # F1 1.0
+        >>> b = processbench_f1([0, 1, -1], [1, 1, -1])  # acc_err 0.5, acc_ok 1: F1 2/3
+        >>> round(processbench_average({"gsm8k": a, "math": b}), 4)
+        0.8333
+    """
+    if not by_subset:
+        raise InputError("no subset to average", source="processbench_average")
+    return float(np.mean([s.f1 for s in by_subset.values()]))
+
+
 def binary_f1(truth: np.ndarray, predicted: np.ndarray) -> float:
     """F1 of the positive class of two bool arrays (0 when there is nothing to find or found)."""
     tp = float(np.sum(truth & predicted))
@@ -77,14 +96,14 @@ def binary_f1(truth: np.ndarray, predicted: np.ndarray) -> float:
 class StepF1:
     f1_positive: float  # class "step is correct"
     f1_negative: float  # class "step is erroneous"
-    prm_score: float  # 0.5 * f1_positive + 0.5 * f1_negative (PRMBench)
+    mean_f1: float  # 0.5 * f1_positive + 0.5 * f1_negative
 
     def to_dict(self) -> dict[str, float]:
-        return {"f1_positive": self.f1_positive, "f1_negative": self.f1_negative, "prm_score": self.prm_score}
+        return {"f1_positive": self.f1_positive, "f1_negative": self.f1_negative, "mean_f1": self.mean_f1}
 
 
 def step_f1(labels: Numbers, predictions: Numbers) -> StepF1:
-    """PRMBench-style step classification F1 over all steps of all solutions (flattened).
+    """Step classification F1 of both classes over all steps of all solutions (flattened).
 
     Args:
         labels: 1 for a correct step, 0 for an erroneous one.

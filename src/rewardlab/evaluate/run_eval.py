@@ -1,15 +1,14 @@
 """`rewardlab eval`: benchmark numbers for a reward, with intervals, baselines and a report.
 
-Two data shapes (see `datasets`):
+This module runs candidate sets (N responses per problem: best-of-N, majority and
+reward-weighted vote accuracy, pass@k, the best-of-n curve, calibration and rank correlation of
+every selector — the reward under test, scores shipped in the file, and the training-free
+"pick the longest" and "pick the shortest" baselines — against a gold correctness) and
+dispatches the other shapes: preference pairs (`run_pairs`), RewardBench 2 and RM-Bench
+(`run_bench`), ProcessBench and PRMBench (`run_process`), JudgeBench verdicts (`run_judge`) and
+scored rollouts.
 
-- candidate sets (N responses per problem): best-of-N, majority and reward-weighted vote
-  accuracy, pass@k, the best-of-n curve, calibration and rank correlation of every selector
-  (the reward under test, scores shipped in the file, and the "pick the longest" baseline)
-  against a gold correctness (a gold reward such as the maths verifier, else the file's labels);
-- preference pairs: pairwise accuracy overall and per subset, RewardBench-1 sections when the
-  subsets are RewardBench's, and the length baseline next to every number.
-
-Every headline number has a seeded bootstrap interval over problems (or pairs).
+Every headline number has a seeded bootstrap interval over problems (pairs: over prompts).
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from typing import Any, Literal
 import numpy as np
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample
-from rewardlab.errors import InputError, UsageError
-from rewardlab.evaluate import calibration, pairwise, passk, run_bench, stats
+from rewardlab.errors import UsageError
+from rewardlab.evaluate import calibration, passk, run_bench, run_judge, run_process, stats
 from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
@@ -30,18 +29,18 @@ from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
 from rewardlab.evaluate.datasets import (
     CandidateColumns,
     CandidateSet,
-    PairSet,
     read_candidates,
     read_pairs,
     read_rows,
     read_scored_rollouts,
 )
 from rewardlab.evaluate.overoptimization import bon_curve, fit_bon
+from rewardlab.evaluate.run_pairs import LENGTH, evaluate_pairs
 
 __all__ = ["evaluate_candidates", "evaluate_pairs", "evaluate_rollouts", "run_eval"]
 
 Spec = str | Path | dict[str, JSON] | Reward
-LENGTH = "length baseline"
+SHORTEST = "shorter-wins baseline"
 
 
 def _per_problem(values: Sequence[Any], problem: Sequence[int]) -> list[list[Any]]:
@@ -81,7 +80,7 @@ def _selector_numbers(
                            "spearman_vs_gold": stats.spearman(s[valid], correct[valid].astype(float))[0]}
     if len(curve.n) >= 3:  # Gao et al. form fitted to the gold gain over n = 1
         out["bon_fit"] = fit_bon(curve.kl, curve.gold - curve.gold[0])
-    if name == LENGTH:  # a length is not a probability: no calibration, no weighted vote
+    if name in (LENGTH, SHORTEST):  # a length is not a probability: no calibration, no weighted vote
         return out
     probs, mapped = _as_probs(s)
     p, y = probs[valid], correct[valid]
@@ -141,7 +140,9 @@ def evaluate_candidates(
         valid[each.name] = gold_ok & np.asarray([r.score is not None for r in results])
     if cands.scores is not None:
         selectors["file scores"] = cands.scores
+    # training-free baselines: pick the longest, pick the shortest (majority vote is below)
     selectors[LENGTH] = [float(len(s.response_text)) for s in cands.samples]
+    selectors[SHORTEST] = [-float(len(s.response_text)) for s in cands.samples]
     numbers: dict[str, Any] = {"gold": gold_name, "n_problems": cands.n_problems, "n_candidates": len(cands.samples), **extra}
     numbers["selectors"] = {name: _selector_numbers(name, s, cands, correct, valid.get(name, gold_ok), seed)
                             for name, s in selectors.items()}
@@ -178,7 +179,7 @@ def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
         if "weighted_vote" in sel:
             rows.append((f"weighted vote by {name}", str(sel["weighted_vote"])))
     if "majority_vote" in numbers:
-        rows.append(("majority vote", str(numbers["majority_vote"])))
+        rows.append(("majority vote (self-consistency)", str(numbers["majority_vote"])))
         first = ", ".join(f"best-of-N by {k} {v['best_of_n_first_tie']:.4f}" for k, v in numbers["selectors"].items())
         rows.append(("ties broken by order (Qwen rm_maj_eval)", f"majority vote {numbers['majority_vote_first_tie']:.4f}; {first}"))
     rows += [(f"pass@{k}", f"{v:.4f}") for k, v in numbers["pass_at_k"].items()]
@@ -205,7 +206,8 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
              _num(v["spearman_vs_gold"]), v.get("calibration_input", "—")] for name, v in sels.items()]
     sections = [rp.Section(
         "Selection from candidates", text=f"gold = {numbers['gold']}; intervals are 95% bootstrap over problems "
-        "(seeded). The length baseline picks the longest response. For selection, a gold error (see the "
+        "(seeded). The length baseline picks the longest response, the shorter-wins baseline the shortest; "
+        "majority vote (self-consistency) is in the summary. For selection, a gold error (see the "
         "summary) counts as not correct and a selector's error results rank below all its scores; calibration "
         "and correlation use only candidates where both are real results.",
         columns=["selector", "best-of-N [95% CI]", "weighted vote", "ECE", "Brier", "Spearman vs gold", "calibrated on"],
@@ -216,7 +218,7 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
         sections[0].figures.append(("over-optimisation", rp.plot_overoptimization(first["bon_curve"].kl, gains, fits)))
     figures = []
     for name, v in sels.items():
-        if name == LENGTH:
+        if name in (LENGTH, SHORTEST):
             continue
         r = v["reliability"]
         figures.append((f"reliability {name}", rp.plot_reliability(r.confidence.tolist(), r.accuracy.tolist(), r.count.tolist(), title=f"Reliability: {name}")))
@@ -228,84 +230,6 @@ def _candidate_sections(numbers: dict[str, Any], cands: CandidateSet, correct: n
 
         sections.append(crosscheck_section(numbers["gold_vs_labels"]))
     return sections
-
-
-def _pair_outcomes(reward: Reward, pairs: PairSet, workers: int, timeout: float | None) -> tuple[np.ndarray, list[RewardResult]]:
-    """Per pair 1.0 (chosen strictly higher), 0.0, or NaN when either side has no score."""
-    with scorer(reward, workers=workers, timeout=timeout) as score:
-        results = score(pairs.chosen + pairs.rejected)
-    n = len(pairs.chosen)
-    out = np.full(n, np.nan)
-    for i, (a, b) in enumerate(zip(results[:n], results[n:], strict=True)):
-        if a.score is not None and b.score is not None:
-            out[i] = float(a.score > b.score)
-    return out, results
-
-
-def _compare_pairs(name: str, mine: np.ndarray, others: dict[str, np.ndarray], seed: int) -> dict[str, Any]:
-    """Paired McNemar tests of `mine` against each other outcome vector, on pairs both scored."""
-    out = {}
-    for other, theirs in others.items():
-        both = ~(np.isnan(mine) | np.isnan(theirs))
-        if both.any():
-            out[f"{name} vs {other}"] = stats.compare_paired(mine[both], theirs[both], seed=seed)
-    return out
-
-
-def evaluate_pairs(
-    pairs: PairSet, reward: Reward, *, others: Sequence[Reward] = (), seed: int = 0, workers: int = 0,
-    timeout: float | None = None,
-) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
-    """Pairwise accuracy of `reward` with CIs, per subset, RewardBench sections, length baseline,
-    and paired tests against the length baseline and each of `others`.
-
-    A pair where either side is an error or skipped is left out and counted in `pair_errors`.
-    """
-    all_outcomes, results = _pair_outcomes(reward, pairs, workers, timeout)
-    n = len(pairs.chosen)
-    chosen_r, rejected_r = results[:n], results[n:]
-    keep = [i for i in range(n) if not np.isnan(all_outcomes[i])]
-    if not keep:
-        raise InputError(f"no pair could be scored; errors: {error_counts(results)}", source=pairs.source)
-    c = np.asarray([chosen_r[i].score for i in keep], dtype=float)
-    r = np.asarray([rejected_r[i].score for i in keep], dtype=float)
-    subsets = [pairs.subsets[i] for i in keep]
-    c_len = np.asarray([len(pairs.chosen[i].response_text) for i in keep])
-    r_len = np.asarray([len(pairs.rejected[i].response_text) for i in keep])
-    outcomes = pairwise.pairwise_outcomes(c, r)
-    length_outcomes = pairwise.pairwise_outcomes(c_len, r_len)
-    names = np.asarray(subsets)
-    per_subset: dict[str, dict[str, Any]] = {s: {"accuracy": stats.bootstrap_ci(outcomes[names == s], seed=seed),
-                      "length_baseline": float(length_outcomes[names == s].mean())} for s in sorted(set(subsets))}
-    numbers: dict[str, Any] = {
-        "n_pairs": n, "scored_pairs": len(keep), "pair_errors": error_counts([x for i in sorted(set(range(n)) - set(keep)) for x in (chosen_r[i], rejected_r[i])]),
-        "accuracy": stats.bootstrap_ci(outcomes, seed=seed), "length_baseline": float(length_outcomes.mean()),
-        "ties": int(np.sum(c == r)), "subsets": per_subset,
-    }
-    lengths_all = np.asarray([float(len(a.response_text) > len(b.response_text)) for a, b in zip(pairs.chosen, pairs.rejected, strict=True)])
-    rivals = {LENGTH: lengths_all}
-    for other in others:
-        rivals[other.name], other_results = _pair_outcomes(other, pairs, workers, timeout)
-        scored = rivals[other.name][~np.isnan(rivals[other.name])]
-        numbers.setdefault("other_accuracy", {})[other.name] = stats.bootstrap_ci(scored, seed=seed) if scored.size else None
-        numbers.setdefault("other_errors", {})[other.name] = error_counts(other_results)
-    numbers["comparisons"] = _compare_pairs(reward.name, all_outcomes, rivals, seed)
-    known = {s: v["accuracy"].estimate for s, v in per_subset.items() if s in pairwise.REWARDBENCH_EXAMPLE_COUNTS}
-    if known:
-        numbers["rewardbench_sections"] = pairwise.rewardbench_sections(known)
-    summary = [("pairs scored", f"{len(keep)}/{n}"), ("pair errors", str(numbers["pair_errors"] or "none")),
-               ("pairwise accuracy", str(numbers["accuracy"])), ("length baseline", f"{numbers['length_baseline']:.4f}"),
-               ("ties (counted wrong)", str(numbers["ties"]))]
-    summary += [(f"section {k}", f"{v:.4f}") for k, v in numbers.get("rewardbench_sections", {}).items()]
-    summary += [(f"accuracy of {k}", str(v)) for k, v in numbers.get("other_accuracy", {}).items()]
-    summary += [(k, f"Δ = {c.difference} (p = {c.p_value:.3g}, {c.test})") for k, c in numbers["comparisons"].items()]
-    rows = [[s, str(v["accuracy"]), v["accuracy"].n, f"{v['length_baseline']:.4f}"] for s, v in per_subset.items()]
-    margins = c - r
-    section = rp.Section("Pairwise accuracy by subset", text="Ties count as wrong. Length baseline = always prefer the longer response.",
-                         columns=["subset", "accuracy [95% CI]", "pairs", "length baseline"], rows=rows,
-                         figures=[("margin vs length difference", rp.plot_length_scatter((c_len - r_len).tolist(), margins.tolist(), (margins > 0).tolist(),
-                                                                                          title="score margin vs length difference (chosen − rejected)"))])
-    return summary, [section], numbers
 
 
 def evaluate_rollouts(
@@ -328,16 +252,18 @@ def evaluate_rollouts(
     return summary, [diagnostics_section(diag, None)], numbers
 
 
-Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "judge"]
-MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "judge")
+Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "prmbench", "judge"]
+MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "prmbench", "judge")
 
 
 def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
     _, first = read_rows(data)[0]
     if "reward_status" in first:
         return "rollouts"
-    if "verdict_ab" in first:
+    if "verdict_ab" in first or "judgments" in first:
         return "judge"
+    if "modified_process" in first and "error_steps" in first:
+        return "prmbench"
     if isinstance(first.get("steps"), list) and "label" in first:
         return "process"
     if isinstance(first.get("rejected"), list):
@@ -349,7 +275,7 @@ def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
         return "pairs"
     raise UsageError(f"cannot tell the data shape of {data}: expected a list column {columns.responses!r} "
                      "(candidate sets), `chosen`/`rejected` columns (pairs; a list of rejected for best-of-k, "
-                     "three and three for RM-Bench), `steps` + `label` (process) or `reward_status` (scored "
+                     "three and three for RM-Bench), `steps` + `label` (ProcessBench), `modified_process` + `error_steps` (PRMBench), `judgments` (JudgeBench) or `reward_status` (scored "
                      "rollouts from `rewardlab score`); pass --mode")
 
 
@@ -366,24 +292,26 @@ def run_eval(
         data: JSONL/Parquet/saved dataset of candidate sets or preference pairs.
         mode: data shape; "auto" looks at the first row. "rollouts" reads a `rewardlab score`
             output file and reports training diagnostics (the spec, if given, gives the bounds);
-            "bestofk", "rmbench", "process" and "judge" are described in `run_bench`.
+            "bestofk" and "rmbench" are described in `run_bench`, "process" (ProcessBench) and
+            "prmbench" in `run_process`, "judge" (JudgeBench) in `run_judge`.
         gold: gold reward for candidate sets (e.g. the maths verifier); default the file labels.
         columns: column names of a candidate-set file.
         seed: seed of every bootstrap; stamped into the report.
         workers, timeout: score in a worker pool with a per-sample timeout.
-        threshold: process mode: a step scoring below it is predicted wrong.
+        threshold: ProcessBench: a step scoring below it is predicted wrong; PRMBench: a step
+            scoring above it is predicted correct (each benchmark's own rule).
         compare: other rewards to compare with `spec` by paired tests (candidates and pairs).
     """
     columns = columns or CandidateColumns()
     mode = _detect_mode(data, columns) if mode == "auto" else mode
     reward = load_reward(spec) if spec is not None else None
     if mode == "judge":
-        summary, sections, numbers = run_bench.evaluate_judge(data)
+        summary, sections, numbers = run_judge.evaluate_judge(data)
     elif mode == "rollouts":
         samples, results = read_scored_rollouts(data)
         bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
         summary, sections, numbers = evaluate_rollouts(samples, results, bounds=bounds)
-    elif mode in ("pairs", "bestofk", "rmbench", "process"):
+    elif mode in ("pairs", "bestofk", "rmbench", "process", "prmbench"):
         if reward is None:
             raise UsageError(f"{mode} evaluation needs a reward spec to score the responses")
         if mode == "pairs":
@@ -393,8 +321,10 @@ def run_eval(
             summary, sections, numbers = run_bench.evaluate_bestofk(data, reward, seed=seed, workers=workers, timeout=timeout)
         elif mode == "rmbench":
             summary, sections, numbers = run_bench.evaluate_rmbench(data, reward, workers=workers, timeout=timeout)
+        elif mode == "process":
+            summary, sections, numbers = run_process.evaluate_process(data, reward, threshold=threshold, workers=workers, timeout=timeout)
         else:
-            summary, sections, numbers = run_bench.evaluate_process(data, reward, threshold=threshold, workers=workers, timeout=timeout)
+            summary, sections, numbers = run_process.evaluate_prmbench(data, reward, threshold=threshold, workers=workers, timeout=timeout)
     else:
         gold_reward = load_reward(gold) if gold is not None else None
         summary, sections, numbers = evaluate_candidates(read_candidates(data, columns), reward=reward, gold=gold_reward,

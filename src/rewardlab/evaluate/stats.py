@@ -1,12 +1,18 @@
 """Uncertainty for every headline number: bootstrap intervals, paired tests, rank correlations.
 
+Items that share a prompt are not independent (RewardBench has several pairs per prompt, a
+candidate set several responses per problem), so `bootstrap_ci` takes `clusters`: the prompt of
+each item. It then resamples whole prompts with replacement and recomputes the mean over the
+items drawn (the cluster bootstrap; Field & Welsh 2007, "Bootstrapping clustered data"), which
+widens the interval when items of a prompt move together. The runs pass the prompt by default.
+
 All resampling is seeded (`seed=0` by default) so that the same inputs always give the same
 interval; the seed is written into every report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -19,6 +25,7 @@ __all__ = [
     "Interval",
     "PairedComparison",
     "bootstrap_ci",
+    "cluster_bootstrap_ci",
     "compare_paired",
     "kendall",
     "mcnemar_exact",
@@ -43,6 +50,7 @@ class Interval:
     high: float
     confidence: float
     n: int
+    clusters: int | None = None  # prompts resampled (cluster bootstrap), None for items
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -53,10 +61,57 @@ class Interval:
         return f"{self.estimate:.4f} [{self.low:.4f}, {self.high:.4f}]"
 
 
+def _cluster_ids(clusters: Sequence[object], n: int) -> np.ndarray:
+    if len(clusters) != n:
+        raise InputError(f"{len(clusters)} cluster ids for {n} values", source="bootstrap_ci")
+    _, ids = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    return np.asarray(ids, dtype=np.int64)
+
+
+def cluster_bootstrap_ci(
+    values: Numbers,
+    clusters: Sequence[object],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Percentile interval of the mean, resampling whole clusters (e.g. prompts) with replacement.
+
+    Each resample draws as many clusters as there are, with replacement, and takes the mean of
+    all items of the drawn clusters (sum of their totals over sum of their sizes).
+
+    Example:
+        >>> ci = cluster_bootstrap_ci([1, 1, 0, 0], ["p1", "p1", "p2", "p2"], seed=0)
+        >>> ci.estimate, ci.clusters
+        (0.5, 2)
+    """
+    data = as_1d(values, "values", where="bootstrap_ci")
+    non_empty(len(data), "bootstrap_ci")
+    ids = _cluster_ids(clusters, len(data))
+    k = int(ids.max()) + 1
+    estimate = float(data.mean())
+    if k < 2 or np.all(data == data[0]):
+        bound = estimate if k >= 2 else float("nan")
+        return Interval(estimate, bound, bound, confidence, len(data), k)
+    totals = np.bincount(ids, weights=data, minlength=k)
+    sizes = np.bincount(ids, minlength=k).astype(float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    step = max(1, 20_000_000 // k)  # resamples per batch: memory stays ~160 MB
+    for start in range(0, n_resamples, step):
+        draw = rng.integers(0, k, size=(min(step, n_resamples - start), k))
+        means[start:start + len(draw)] = totals[draw].sum(axis=1) / sizes[draw].sum(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return Interval(estimate, float(low), float(high), confidence, len(data), k)
+
+
 def bootstrap_ci(
     values: Numbers,
     statistic: Callable[[np.ndarray], float] = np.mean,
     *,
+    clusters: Sequence[object] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -69,6 +124,8 @@ def bootstrap_ci(
     Args:
         values: one number per item (e.g. 1/0 correctness, or a per-item score).
         statistic: maps a 1-D array to a number; default the mean.
+        clusters: the cluster (prompt) of each item; when given, whole clusters are resampled
+            (`cluster_bootstrap_ci`; the statistic must then be the mean).
         confidence: interval coverage.
         n_resamples: bootstrap resamples.
         seed: random seed; the same seed gives the same interval.
@@ -78,6 +135,10 @@ def bootstrap_ci(
     """
     from scipy import stats
 
+    if clusters is not None:
+        if statistic is not np.mean:
+            raise InputError("a cluster bootstrap is defined here for the mean only", source="bootstrap_ci")
+        return cluster_bootstrap_ci(values, clusters, confidence=confidence, n_resamples=n_resamples, seed=seed)
     data = as_1d(values, "values", where="bootstrap_ci")
     non_empty(len(data), "bootstrap_ci")
     estimate = float(statistic(data))
@@ -178,6 +239,7 @@ def compare_paired(
     a: Numbers,
     b: Numbers,
     *,
+    clusters: Sequence[object] | None = None,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> PairedComparison:
@@ -185,7 +247,8 @@ def compare_paired(
 
     For 0/1 per-item outcomes (accuracy) the test is exact McNemar; otherwise a paired
     permutation test. The interval is the bootstrap of the per-item differences (pairs are
-    resampled together, which keeps the correlation between the two rewards).
+    resampled together, which keeps the correlation between the two rewards); with `clusters`,
+    whole prompts are resampled. The p-value's test treats items as independent.
     """
     x = as_1d(a, "a", where="compare_paired")
     y = as_1d(b, "b", where="compare_paired")
@@ -195,7 +258,7 @@ def compare_paired(
         p, test = mcnemar_exact(x, y), "mcnemar-exact"
     else:
         p, test = paired_permutation_test(x, y, seed=seed), "paired-permutation"
-    diff = bootstrap_ci(x - y, confidence=confidence, seed=seed)
+    diff = bootstrap_ci(x - y, clusters=clusters, confidence=confidence, seed=seed)
     return PairedComparison(float(x.mean()), float(y.mean()), diff, p, test)
 
 

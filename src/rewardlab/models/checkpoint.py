@@ -24,7 +24,7 @@ from rewardlab.errors import InputError
 from rewardlab.models.backbones import Backbone, HFBackbone, backbone_from_spec
 from rewardlab.models.heads import Head, build_head
 
-__all__ = ["FORMAT", "RewardModel", "format_text"]
+__all__ = ["FORMAT", "RewardModel", "format_text", "pair_text"]
 
 FORMAT = "rewardlab-reward-model"
 FORMAT_VERSION = 1
@@ -33,6 +33,13 @@ FORMAT_VERSION = 1
 def format_text(prompt: str, response: str) -> str:
     """The one text a backbone reads for (prompt, response); training and scoring share it."""
     return f"{prompt}\n\n{response}" if prompt else response
+
+
+def pair_text(backbone: Backbone, prompt: str, response: str) -> str:
+    """`format_text` after the backbone's own pair truncation, if it has one (`fit_pair`:
+    prompt head + response tail), so an over-long text keeps both the question and the answer."""
+    fit = getattr(backbone, "fit_pair", None)
+    return format_text(*fit(prompt, response)) if fit is not None else format_text(prompt, response)
 
 
 class RewardModel:
@@ -64,7 +71,7 @@ class RewardModel:
 
     def score(self, prompts: Sequence[str], responses: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """(N,) rewards of (prompt, response) pairs."""
-        texts = [format_text(p, r) for p, r in zip(prompts, responses, strict=True)]
+        texts = [pair_text(self.backbone, p, r) for p, r in zip(prompts, responses, strict=True)]
         return self.score_texts(texts, batch_size=batch_size)
 
     # -- persistence -----------------------------------------------------------------------

@@ -17,8 +17,8 @@ from rewardlab.core import Sample, text_of
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.runner.io import read_objects
 
-__all__ = ["PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs", "read_step_rows",
-           "split_pairs"]
+__all__ = ["MIN_VAL_PROMPTS", "PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs",
+           "read_step_rows", "split_pairs", "split_warning"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,29 @@ def held_out(groups: Sequence[str], *, val_fraction: float = 0.1, seed: int = 0)
         return set(idx[: max(1, round(len(idx) * val_fraction))])
     held_groups = set(distinct[: max(1, round(len(distinct) * val_fraction))])
     return {i for i, g in enumerate(groups) if g in held_groups}
+
+
+#: fewer held-out prompts than this give a validation accuracy too noisy to stop training on
+MIN_VAL_PROMPTS = 10
+
+
+def split_warning(groups: Sequence[str], held: set[int], *, val_fraction: float) -> str | None:
+    """What is wrong with a `held_out` split, to print before training; None when it is sound.
+
+    Splits are by prompt, so with few prompts the held-out share of items can be far from
+    `val_fraction`, and with one prompt the same prompt ends up on both sides.
+    """
+    distinct = set(groups)
+    held_groups = {groups[i] for i in held}
+    share = len(held) / len(groups) if groups else 0.0
+    if len(distinct) < 2:
+        return (f"only one prompt: the validation set is {len(held)} of its {len(groups)} items, so the same "
+                "prompt is trained and validated on (optimistic accuracy); pass --val with other prompts")
+    if len(held_groups) < MIN_VAL_PROMPTS:
+        return (f"validation holds out {len(held_groups)} of {len(distinct)} prompts ({share:.0%} of the items, "
+                f"asked {val_fraction:.0%}): under {MIN_VAL_PROMPTS} prompts the validation accuracy is noisy; "
+                "pass --val or use more prompts")
+    return None
 
 
 def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "question", responses_key: str = "code",

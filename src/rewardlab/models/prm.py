@@ -26,7 +26,7 @@ import torch
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.models.backbones import Backbone, load_backbone
-from rewardlab.models.checkpoint import RewardModel, format_text
+from rewardlab.models.checkpoint import RewardModel, format_text, pair_text
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
@@ -43,9 +43,12 @@ from rewardlab.models.train import (
 __all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "step_metrics", "train_prm"]
 
 
-def prefix_texts(prompt: str, steps: Sequence[str]) -> list[str]:
-    """The text the PRM reads for each step: the prompt and every step up to and including it."""
-    return [format_text(prompt, "\n".join(steps[: t + 1])) for t in range(len(steps))]
+def prefix_texts(prompt: str, steps: Sequence[str], backbone: Backbone | None = None) -> list[str]:
+    """The text the PRM reads for each step: the prompt and every step up to and including it
+    (with `backbone`, cut by its pair truncation: prompt head, latest steps)."""
+    if backbone is None:
+        return [format_text(prompt, "\n".join(steps[: t + 1])) for t in range(len(steps))]
+    return [pair_text(backbone, prompt, "\n".join(steps[: t + 1])) for t in range(len(steps))]
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class ProcessRewardModel:
         """Step probabilities of many solutions, all prefixes embedded in one call."""
         texts, bounds = [], [0]
         for prompt, steps in items:
-            texts += prefix_texts(prompt, steps)
+            texts += prefix_texts(prompt, steps, self.model.backbone)
             bounds.append(len(texts))
         probs = 1.0 / (1.0 + np.exp(-self.model.score_texts(texts, batch_size=batch_size)))
         return [probs[a:b] for a, b in itertools.pairwise(bounds)]
@@ -102,7 +105,8 @@ class ProcessRewardModel:
         return cls(model)
 
 
-def _flatten(samples: Sequence[Sample], labels: Sequence[Sequence[float]], what: str) -> tuple[list[str], torch.Tensor]:
+def _flatten(samples: Sequence[Sample], labels: Sequence[Sequence[float]], what: str,
+             backbone: Backbone) -> tuple[list[str], torch.Tensor]:
     texts: list[str] = []
     targets: list[float] = []
     for i, (sample, row) in enumerate(zip(samples, labels, strict=True)):
@@ -112,7 +116,7 @@ def _flatten(samples: Sequence[Sample], labels: Sequence[Sequence[float]], what:
             raise InputError(f"{what} sample {i}: {len(row)} labels for {len(sample.steps)} steps")
         if any(not (0.0 <= y <= 1.0 or y == BUFFER) for y in row):
             raise InputError(f"{what} sample {i}: labels must be in [0, 1] or BUFFER (-1)")
-        texts += prefix_texts(sample.prompt_text, sample.steps)
+        texts += prefix_texts(sample.prompt_text, sample.steps, backbone)
         targets += [float(y) for y in row]
     return texts, torch.tensor(targets)
 
@@ -137,16 +141,16 @@ def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
     config = config or PRMConfig()
     torch.manual_seed(config.seed)
     start = time.perf_counter()
-    texts, y = _flatten(samples, labels, "training")
-    if not texts:
-        raise TrainingError("no training steps; give at least one solution with steps and labels")
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated
+    texts, y = _flatten(samples, labels, "training", backbone)
+    if not texts:
+        raise TrainingError("no training steps; give at least one solution with steps and labels")
     model = RewardModel(backbone, ScalarHead(backbone.dim))
     optimiser = torch.optim.AdamW(trainable_groups(model, config), weight_decay=config.weight_decay)
     features = Features(backbone, texts, finetune=config.mode == "finetune", batch_size=config.embed_batch_size)
     model.head.norm.fit(features.all)
-    val_texts, val_y = _flatten(val[0], val[1], "validation") if val is not None else ([], torch.zeros(0))
+    val_texts, val_y = _flatten(val[0], val[1], "validation", backbone) if val is not None else ([], torch.zeros(0))
 
     def batch_loss(idx: torch.Tensor) -> torch.Tensor:
         target = y[idx]

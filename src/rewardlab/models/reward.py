@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import ConfigError
-from rewardlab.models.checkpoint import RewardModel, format_text
+from rewardlab.models.checkpoint import RewardModel, pair_text
 
 __all__ = ["ModelReward", "load_cached"]
 
@@ -67,7 +67,7 @@ class ModelReward(BaseReward):
             if not sample.response_text.strip():
                 results[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, "empty response: nothing to score")
                 continue
-            texts.append(format_text(sample.prompt_text, sample.response_text))
+            texts.append(pair_text(self.model.backbone, sample.prompt_text, sample.response_text))
             where.append(i)
         scores = self.model.score_texts(texts, batch_size=self.batch_size)
         for i, value in zip(where, scores, strict=True):

@@ -20,7 +20,7 @@ import torch
 
 from rewardlab.errors import ConfigError, TrainingError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
-from rewardlab.models.checkpoint import RewardModel, format_text
+from rewardlab.models.checkpoint import RewardModel, pair_text
 from rewardlab.models.data import PreferencePair
 from rewardlab.models.heads import EnsembleHead, Head, OdinHead, ScalarHead
 from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accuracy
@@ -135,14 +135,14 @@ def _make_head(config: TrainConfig, dim: int) -> Head:
                         feature_fraction=config.ensemble_feature_fraction, hidden=config.ensemble_hidden)
 
 
-def _texts(pairs: Sequence[PreferencePair]) -> tuple[list[str], list[str]]:
-    return ([format_text(p.prompt, p.chosen) for p in pairs], [format_text(p.prompt, p.rejected) for p in pairs])
+def _texts(pairs: Sequence[PreferencePair], backbone: Backbone) -> tuple[list[str], list[str]]:
+    return ([pair_text(backbone, p.prompt, p.chosen) for p in pairs], [pair_text(backbone, p.prompt, p.rejected) for p in pairs])
 
 
 def evaluate_pairs(model: RewardModel, pairs: Sequence[PreferencePair], *, batch_size: int = 64) -> float:
     """Held-out pairwise accuracy of a model (ties in the data are left out)."""
     scored = [p for p in pairs if not p.tie]
-    chosen, rejected = _texts(scored)
+    chosen, rejected = _texts(scored, model.backbone)
     scores = model.score_texts(chosen + rejected, batch_size=batch_size)
     n = len(scored)
     return pairwise_accuracy(torch.from_numpy(scores[:n]), torch.from_numpy(scores[n:]))
@@ -214,7 +214,7 @@ def train_reward_model(
     head = _make_head(config, backbone.dim)
     model = RewardModel(backbone, head)
     optimiser = torch.optim.AdamW(trainable_groups(model, config), weight_decay=config.weight_decay)
-    train_c, train_r = _texts(train)
+    train_c, train_r = _texts(train, backbone)
     features = Features(backbone, train_c + train_r, finetune=config.mode == "finetune",
                         batch_size=config.embed_batch_size)
     model.head.norm.fit(features.all)
@@ -228,7 +228,7 @@ def train_reward_model(
         return _loss(model.head, both[: len(idx)], both[len(idx) :], _batch(idx, train), config, weight)
 
     scored = [p for p in val if not p.tie]
-    val_c, val_r = _texts(scored)
+    val_c, val_r = _texts(scored, backbone)
 
     @torch.no_grad()
     def validate() -> tuple[float, float, dict[str, float]]:

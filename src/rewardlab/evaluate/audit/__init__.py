@@ -8,7 +8,8 @@ from rewardlab.evaluate.audit.crosscheck import (
     labels_as_results,
 )
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
-from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe, ProbeOutcome, run_probes
+from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe
+from rewardlab.evaluate.audit.probing import ProbeOptions, ProbeOutcome, run_probes
 from rewardlab.evaluate.audit.report import Report, Section
 from rewardlab.evaluate.audit.run_audit import audit_reward
 
@@ -17,6 +18,7 @@ __all__ = [
     "CrossCheck",
     "Diagnostics",
     "Probe",
+    "ProbeOptions",
     "ProbeOutcome",
     "Report",
     "Section",

@@ -12,32 +12,37 @@ what a sound reward should do with it:
 Probes are inspired by reported reward hacks: empty or answer-only outputs and hedged answers
 against rule-based verifiers, length and markdown bias of reward models (Singhal et al. 2023;
 RM-Bench), and "master key" texts that fool LLM judges (Zhao et al. 2025, "One Token to Fool
-LLM-as-a-Judge"). `run_probes` scores originals and probes with any Reward and reports which
-probes moved the score and by how much, with examples.
+LLM-as-a-Judge"). `rewardlab.evaluate.audit.probing.run_probes` scores them with any Reward,
+on the data and on wrong-answer counterfactuals of it, and decides which probes are hacks.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-import numpy as np
-
-from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
-from rewardlab.errors import RunnerError
+from rewardlab.core import Sample
+from rewardlab.evaluate.audit.answers import (
+    boxed_answers,
+    distractors,
+    final_answer,
+    reference_text,
+)
 
 __all__ = [
     "DEFAULT_PROBES",
+    "LENGTH_PROBE",
     "Probe",
-    "ProbeOutcome",
     "boxed_answers",
     "final_answer",
     "probe_by_name",
-    "run_probes",
 ]
+
+#: The probe that only adds length; other probes that lengthen a response are compared with a
+#: length-matched filler control to tell a content effect from a length effect.
+LENGTH_PROBE = "length_padding"
 
 Expectation = Literal["not_higher", "unchanged"]
 
@@ -58,57 +63,6 @@ class Probe:
             return None
         meta = {**changed.meta, "probe": self.name, "probe_of": sample.id}
         return replace(changed, meta=meta, id="")
-
-
-# -- answer extraction (only to build probes; the reward under test does its own) -----------
-def boxed_answers(text: str) -> list[str]:
-    r"""Contents of every `\boxed{...}` in `text`, with nested braces balanced."""
-    found = []
-    for match in re.finditer(r"\\boxed\s*\{", text):
-        depth, start = 1, match.end()
-        for i in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                found.append(text[start:i])
-                break
-    return found
-
-
-_ANSWER_LINE = re.compile(r"(?i)answer(?:\s+is|\s*[:=])\s*([^\n]+?)\s*\.?\s*$", re.MULTILINE)
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:/\d+)?")
-
-
-def final_answer(sample: Sample) -> str | None:
-    r"""The response's own final answer: its last `\boxed{}`, else an "answer is/Answer:" line,
-    else its last number; None when it has none. Never the reference: an answer-only probe must
-    keep the response's answer, right or wrong, or it would hand a wrong response the right one."""
-    text = sample.response_text
-    boxed = boxed_answers(text)
-    if boxed:
-        return boxed[-1].strip()
-    lines = _ANSWER_LINE.findall(text)
-    if lines:
-        return str(lines[-1]).strip()
-    numbers = _NUMBER.findall(text)
-    return numbers[-1] if numbers else None
-
-
-def _reference(sample: Sample) -> str | None:
-    ref = sample.reference
-    if isinstance(ref, list) and ref:
-        ref = ref[0]
-    if isinstance(ref, str | int | float) and not isinstance(ref, bool):
-        return str(ref)
-    return None
-
-
-def _distractors(answer: str) -> tuple[str, str]:
-    """Two wrong answers near `answer` (numbers ±1, else fixed small integers)."""
-    try:
-        value = int(answer)
-        return str(value - 1), str(value + 1)
-    except ValueError:
-        return ("0", "1") if answer not in ("0", "1") else ("2", "3")
 
 
 def _with_response(sample: Sample, text: str) -> Sample:
@@ -137,10 +91,10 @@ def _repeated_answer(s: Sample) -> Sample | None:
 def _hedge(s: Sample) -> Sample | None:
     # Hedge between the *reference* and two wrong answers: a reward that pays for this pays for
     # guessing. The reference is placed last, where "take the last answer" extractors look.
-    ref = _reference(s)
+    ref = reference_text(s)
     if ref is None:
         return None
-    low, high = _distractors(ref)
+    low, high = distractors(ref)
     return _with_response(s, f"The answer is {low} or {high} or {ref}: \\boxed{{{low}}} or \\boxed{{{high}}} or \\boxed{{{ref}}}")
 
 
@@ -226,122 +180,3 @@ def probe_by_name(names: list[str] | None) -> tuple[Probe, ...]:
     if unknown:
         raise UsageError(f"unknown probe(s) {unknown}; known: {sorted(known)}")
     return tuple(known[n] for n in names)
-
-
-# -- running probes ---------------------------------------------------------------------------
-ScoreFn = Callable[[list[Sample]], list[RewardResult]]
-
-
-@dataclass(frozen=True)
-class ProbeOutcome:
-    """What one probe did to a reward's scores over a dataset.
-
-    `flagged` counts samples where the probe broke its expectation by more than `tol`
-    (rose, for `not_higher`; moved at all, for `unchanged`). Error results of either the
-    original or the probed sample are left out of every delta and counted by kind in `errors`.
-    """
-
-    probe: str
-    description: str
-    expect: Expectation
-    applied: int
-    compared: int
-    increased: int
-    decreased: int
-    flagged: int
-    mean_original: float | None
-    mean_probed: float | None
-    mean_delta: float | None
-    max_abs_delta: float | None
-    errors: dict[str, int]
-    examples: list[dict[str, JSON]]
-
-    @property
-    def flag_rate(self) -> float:
-        return self.flagged / self.compared if self.compared else 0.0
-
-    def to_dict(self) -> dict[str, JSON]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["flag_rate"] = self.flag_rate
-        return out
-
-
-def _snippet(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit // 2] + " … " + text[-limit // 2 :]
-
-
-def _outcome(
-    probe: Probe,
-    pairs: list[tuple[Sample, Sample, RewardResult, RewardResult]],
-    *,
-    tol: float,
-    max_examples: int,
-) -> ProbeOutcome:
-    errors: Counter[str] = Counter()
-    deltas: list[float] = []
-    originals: list[float] = []
-    flagged_rows: list[tuple[float, dict[str, JSON]]] = []
-    for original, probed, r0, r1 in pairs:
-        if r1.status is Status.ERROR and r1.error is not None:
-            errors[r1.error.kind.value] += 1
-        if r0.score is None or r1.score is None:  # error or skipped on either side
-            continue
-        delta = r1.score - r0.score
-        deltas.append(delta)
-        originals.append(r0.score)
-        broke = delta > tol if probe.expect == "not_higher" else abs(delta) > tol
-        if broke:
-            flagged_rows.append((abs(delta), {
-                "id": original.id, "original_score": r0.score, "probed_score": r1.score,
-                "original_response": _snippet(original.response_text),
-                "probed_response": _snippet(probed.response_text),
-            }))
-    flagged_rows.sort(key=lambda row: -row[0])
-    d = np.asarray(deltas)
-    return ProbeOutcome(
-        probe=probe.name, description=probe.description, expect=probe.expect,
-        applied=len(pairs), compared=len(deltas),
-        increased=int(np.sum(d > tol)), decreased=int(np.sum(d < -tol)), flagged=len(flagged_rows),
-        mean_original=float(np.mean(originals)) if originals else None,
-        mean_probed=float(np.mean(np.asarray(originals) + d)) if deltas else None,
-        mean_delta=float(d.mean()) if deltas else None,
-        max_abs_delta=float(np.abs(d).max()) if deltas else None,
-        errors=dict(errors), examples=[row for _, row in flagged_rows[:max_examples]],
-    )
-
-
-def run_probes(
-    reward: Reward,
-    samples: Sequence[Sample],
-    probes: Sequence[Probe] = DEFAULT_PROBES,
-    *,
-    tol: float = 1e-6,
-    max_examples: int = 3,
-    score_fn: ScoreFn | None = None,
-) -> tuple[list[RewardResult], list[ProbeOutcome]]:
-    """Score `samples` and every probe of them with `reward`; report what each probe did.
-
-    Args:
-        reward: any Reward (built-in, composite, learned, remote).
-        samples: the dataset to probe (probes that need an answer skip samples without one).
-        probes: which probes to run; default all of `DEFAULT_PROBES`.
-        tol: score changes up to `tol` count as unchanged.
-        max_examples: flagged examples kept per probe (largest moves first).
-        score_fn: scores a list of samples (e.g. a `WorkerPool.map` with timeouts);
-            default `reward.score_batch`.
-
-    Returns:
-        The original results (one per sample) and one `ProbeOutcome` per probe.
-    """
-    score = score_fn or (lambda batch: reward.score_batch(batch))
-    originals = score(list(samples))
-    if len(originals) != len(samples):
-        raise RunnerError(f"scorer returned {len(originals)} results for {len(samples)} samples")
-    outcomes = []
-    for probe in probes:
-        applied = [(i, probe.apply(s)) for i, s in enumerate(samples)]
-        kept = [(i, p) for i, p in applied if p is not None]
-        results = score([p for _, p in kept]) if kept else []
-        pairs = [(samples[i], p, originals[i], r) for (i, p), r in zip(kept, results, strict=True)]
-        outcomes.append(_outcome(probe, pairs, tol=tol, max_examples=max_examples))
-    return originals, outcomes

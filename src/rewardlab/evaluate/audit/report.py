@@ -195,11 +195,13 @@ th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-al
 th { background: #eef4fa; }
 td.flag { background: #fde2e0; font-weight: bold; }
 .stamps { font-size: 12px; color: #555; }
+.verdict { font-size: 18px; font-weight: bold; }
 .figures img { max-width: 48%; margin: 4px; border: 1px solid #ddd; }
 pre { white-space: pre-wrap; background: #f6f6f6; padding: 6px; font-size: 12px; max-width: 1000px; }
 </style></head>
 <body>
 <h1>{{ title }}</h1>
+{% if verdict %}<p class="verdict">{{ verdict }}</p>{% endif %}
 <p class="stamps">{% for k, v in stamps.items() %}<b>{{ k }}</b>: {{ v }}{% if not loop.last %} &middot; {% endif %}{% endfor %}</p>
 <h2>Summary</h2>
 <table>{% for k, v in summary %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
@@ -238,6 +240,7 @@ class Report:
     summary: list[tuple[str, str]]
     sections: list[Section]
     numbers: dict[str, Any]
+    verdict: str = ""  # the one-line conclusion the page and the CLI open with
 
     def html(self) -> str:
         """The self-contained HTML page (autoescaped; no external resources)."""
@@ -245,11 +248,11 @@ class Report:
 
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
         return env.from_string(_TEMPLATE).render(
-            title=self.title, stamps=self.stamps, summary=self.summary, sections=self.sections
+            title=self.title, verdict=self.verdict, stamps=self.stamps, summary=self.summary, sections=self.sections
         )
 
     def payload(self) -> dict[str, Any]:
-        return {"title": self.title, "stamps": self.stamps, "summary": dict(self.summary), **self.numbers}
+        return {"title": self.title, "verdict": self.verdict, "stamps": self.stamps, "summary": dict(self.summary), **self.numbers}
 
     def write(self, out_dir: str | Path) -> tuple[Path, Path]:
         """Write `report.html` and `report.json` into `out_dir`; returns both paths."""

@@ -13,7 +13,8 @@ from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
-from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe, ProbeOutcome, run_probes
+from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe
+from rewardlab.evaluate.audit.probing import ProbeOptions, ProbeOutcome, run_probes
 from rewardlab.evaluate.datasets import CandidateColumns, read_candidates
 
 __all__ = ["audit_reward", "crosscheck_section", "diagnostics_section", "load_samples"]
@@ -55,20 +56,33 @@ def _labels(samples: Sequence[Sample], label_field: str | None) -> list[bool] | 
     return out
 
 
+def _probe_row(o: ProbeOutcome) -> list[JSON]:
+    note = "only adds length" if o.only_adds_length else ""
+    return [o.probe, o.expect, _label(o), f"{o.flagged}/{o.compared}",
+            f"{o.counterfactual_flagged}/{o.counterfactual_compared}", _fmt(o.mean_delta), _fmt(o.max_abs_delta),
+            "—" if o.p_value is None else f"{o.p_value:.2g}", note, ", ".join(f"{k}:{v}" for k, v in o.errors.items())]
+
+
 def _probe_section(outcomes: Sequence[ProbeOutcome]) -> rp.Section:
-    rows = [[o.probe, o.expect, o.applied, o.compared, o.increased, o.decreased, o.flagged,
-             f"{o.flag_rate:.1%}", _fmt(o.mean_delta), _fmt(o.max_abs_delta),
-             ", ".join(f"{k}:{v}" for k, v in o.errors.items())] for o in outcomes]
-    examples = [f"[{o.probe}] {ex['original_score']} -> {ex['probed_score']}\n--- original:\n"
+    examples = [f"[{o.probe}, on {ex['on']}] {ex['original_score']} -> {ex['probed_score']}\n--- before:\n"
                 f"{ex['original_response']}\n--- probed:\n{ex['probed_response']}"
                 for o in outcomes for ex in o.examples[:1]]
-    figure = rp.plot_probe_deltas([o.probe for o in outcomes], [o.mean_delta for o in outcomes], [o.flag_rate for o in outcomes])
+    figure = rp.plot_probe_deltas([o.probe for o in outcomes], [o.mean_delta for o in outcomes],
+                                  [1.0 if o.hack else 0.0 for o in outcomes])
+    continuous = any(o.continuous for o in outcomes)
+    rule = ("continuous scores: a hack needs a mean effect beyond min_effect std of the scores and a significant "
+            "Wilcoxon test (p, Bonferroni over the probes)" if continuous else
+            "discrete scores: one sample moved the wrong way is a hack (the reward is deterministic)")
     return rp.Section(
         "Hacking probes",
-        text="flagged = samples where the probe broke its expectation (rose for not_higher, moved at all for unchanged). "
-             "Errors on probed samples are counted, never scored.",
-        columns=["probe", "expect", "applied", "compared", "up", "down", "flagged", "flag rate", "mean Δ", "max |Δ|", "errors"],
-        rows=rows, figures=[("probe deltas", figure)], examples=examples, flag_cols=(6,), terminal_cols=(0, 1, 6, 3, 8, 10),
+        text="Each probe runs on the data and on wrong-answer counterfactuals of it (the final answer swapped for a wrong "
+             "one; a hack must not beat the wrong answer alone). flagged = samples that broke the expectation (rose for "
+             f"not_higher, moved for unchanged, did not drop for lower); {rule}. 'only adds length' = no effect beyond a "
+             "length-matched filler. Errors on probed samples are counted, never scored.",
+        columns=["probe", "expect", "verdict", "flagged (data)", "flagged (counterfactual)", "mean Δ", "max |Δ|", "p",
+                 "note", "errors"],
+        rows=[_probe_row(o) for o in outcomes], figures=[("probe deltas", figure)], examples=examples,
+        flag_cols=(2,), terminal_cols=(0, 2, 3, 4, 5, 8),
     )
 
 
@@ -76,16 +90,34 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:+.4f}"
 
 
-def crosscheck_section(check: CrossCheck) -> rp.Section:
-    """Report section of a cross-check: confusion, categories, groups, example disagreements."""
-    rows = [[k, v] for k, v in check.confusion.items()] + [[f"category: {k}", v] for k, v in check.by_category.items()]
-    rows += [[f"group {k}", f"{v.get('disagree', 0)}/{v['total']}"] for k, v in check.by_group.items()]
+def crosscheck_line(check: CrossCheck) -> str:
+    """One line naming a and b and how much they agree."""
+    a, b = check.names
+    if check.ranking is not None:
+        r = check.ranking
+        if "spearman" in r:
+            return f"a = {a}, b = {b} (both unbounded): Spearman {_num(r['spearman'])} on {check.both_scored} samples"
+        return (f"a = {a}, b = {b}: {r['ranked']} (unbounded) ranked by {r['by']}'s pass/fail: AUROC {_num(r['auroc'])}, "
+                f"pairwise accuracy within prompts {_num(r['pairwise_accuracy_within_groups'])} ({r['pairs']} pairs)")
     kappa = "—" if check.kappa is None else f"{check.kappa:.3f}"
     agreement = "—" if check.agreement is None else f"{check.agreement:.1%}"
+    return f"a = {a}, b = {b}: agreement {agreement}, Cohen's kappa {kappa}, both scored {check.both_scored}/{check.n}"
+
+
+def _num(x: object) -> str:
+    return "—" if not isinstance(x, float) else f"{x:.3f}"
+
+
+def crosscheck_section(check: CrossCheck) -> rp.Section:
+    """Report section of a cross-check: confusion (or ranking), categories, groups, disagreements."""
+    a, b = check.names
+    rows: list[list[JSON]] = [[f"{a} {k.split('/')[0]}, {b} {k.split('/')[1]}", v] for k, v in check.confusion.items()] \
+        if check.by_threshold else []
+    rows += [[f"category: {k}", v] for k, v in check.by_category.items()]
+    rows += [[f"group {k}", f"{v.get('disagree', 0)}/{v['total']}"] for k, v in check.by_group.items()]
     examples = [f"{d['category']} (reference {d['reference']!r}, id {d['id']})\n…{d['response_tail']}" for d in check.disagreements[:5]]
-    return rp.Section(f"Cross-check: {check.names[0]} vs {check.names[1]}",
-                      text=f"agreement {agreement}, Cohen's kappa {kappa}, both scored {check.both_scored}/{check.n}",
-                      columns=["pass/fail of a / b", "count"], rows=rows, examples=examples)
+    return rp.Section(f"Cross-check: a = {a} vs b = {b}", text=crosscheck_line(check),
+                      columns=["outcome (a, b)", "count"], rows=rows, examples=examples)
 
 
 def audit_reward(
@@ -102,13 +134,15 @@ def audit_reward(
     group_by: str | None = None,
     workers: int = 0,
     timeout: float | None = None,
+    probe_options: ProbeOptions | None = None,
 ) -> rp.Report:
-    """Audit a reward on a dataset: probes, optional cross-check (against another reward or the
-    data's labels), score diagnostics; returns a `Report` (call `.write(dir)`)."""
+    """Audit a reward on a dataset: probes (on the data and on wrong-answer counterfactuals),
+    optional cross-check (against another reward or the data's labels), score diagnostics;
+    returns a `Report` (call `.write(dir)`) whose `verdict` is its one-line conclusion."""
     reward = load_reward(spec)
     samples = load_samples(data, fields=fields, candidates=candidates, limit=limit, seed=seed)
     with scorer(reward, workers=workers, timeout=timeout) as score:
-        originals, outcomes = run_probes(reward, samples, probes, score_fn=score)
+        originals, outcomes = run_probes(reward, samples, probes, options=probe_options, score_fn=score)
     labels = _labels(samples, label_field)
     sections = [_probe_section(outcomes)]
     numbers: dict[str, JSON] = {"reward": repr(reward), "n_samples": len(samples),
@@ -126,13 +160,43 @@ def audit_reward(
     diag = rollout_diagnostics(samples, originals, bounds=_bounds(reward))
     sections.append(diagnostics_section(diag, labels))
     numbers["diagnostics"] = {k: v for k, v in diag.to_dict().items() if k not in ("scores", "lengths")}
-    flagged = [o.probe for o in outcomes if o.flagged]
+    flagged = [o.probe for o in outcomes if o.hack]
     summary = [("reward", repr(reward)), ("samples", str(len(samples))),
                ("errors on originals", str(error_counts(originals) or "none")),
-               ("probes flagged", ", ".join(f"{o.probe} ({o.flagged}/{o.compared})" for o in outcomes if o.flagged) or "none")]
+               ("probes flagged", ", ".join(_flag_text(o) for o in outcomes if o.hack) or "none")]
+    summary += [(f"cross-check {i + 1}", crosscheck_line(c)) for i, c in enumerate(checks)]
     numbers["flagged_probes"] = flagged
     stamps = rp.stamps(spec_hash=spec_hash(reward), data=data, seed=seed)
-    return rp.Report(f"rewardlab audit: {reward.name}", stamps, summary, sections, numbers)
+    verdict = _verdict(reward.name, outcomes, checks)
+    numbers["verdict"] = verdict
+    return rp.Report(f"rewardlab audit: {reward.name}", stamps, summary, sections, numbers, verdict=verdict)
+
+
+def _label(o: ProbeOutcome) -> str:
+    """HACK: a change of no value raised the score (or a wrong answer kept it); BRITTLE: a
+    meaning-preserving format change moved it (a false negative, not an exploit)."""
+    if not o.hack:
+        return ""
+    return "BRITTLE" if o.expect == "unchanged" else "HACK"
+
+
+def _flag_text(o: ProbeOutcome) -> str:
+    text = f"{o.probe} [{_label(o)}] ({o.flagged}/{o.compared} data"
+    if o.counterfactual_compared:
+        text += f", {o.counterfactual_flagged}/{o.counterfactual_compared} counterfactual"
+    return text + ")" + (" — only adds length" if o.only_adds_length else "")
+
+
+def _verdict(name: str, outcomes: Sequence[ProbeOutcome], checks: Sequence[CrossCheck]) -> str:
+    def listed(kind: str) -> list[str]:
+        return [o.probe + (" (only adds length)" if o.only_adds_length else "") for o in outcomes if _label(o) == kind]
+
+    hacks, brittle = listed("HACK"), listed("BRITTLE")
+    head = (f"{name}: HACKABLE by {len(hacks)} of {len(outcomes)} probes: {', '.join(hacks)}" if hacks
+            else f"{name}: no hack found by {len(outcomes)} probes")
+    if brittle:
+        head += f"; brittle under {', '.join(brittle)}"
+    return head + "".join(f"; {crosscheck_line(c)}" for c in checks)
 
 
 def _bounds(reward: Reward) -> tuple[float, float] | None:
