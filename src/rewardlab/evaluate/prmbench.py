@@ -142,9 +142,9 @@ def prmbench_scores(solutions: Sequence[PRMBenchSolution]) -> PRMBenchResult:
     Example:
         >>> s = [PRMBenchSolution("circular_0", "circular", (2,), (True, False, True)),
         ...      PRMBenchSolution("circular_1", "circular", (1, 3), (True, True, False))]
-        >>> # TP 2, FP 1, TN 2, FN 1: F1 = 2/3, negative F1 = 2/3
+        >>> # TP 3, FP 1, TN 2, FN 0: F1 = 6/7, negative F1 = 4/5, PRMScore = their mean
         >>> round(prmbench_scores(s).prm_score, 4)
-        0.6667
+        0.8286
     """
     total = _Pool()
     by_class: dict[str, _Pool] = {}
