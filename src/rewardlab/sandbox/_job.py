@@ -52,7 +52,6 @@ if __name__ != "__main__":  # on the host; inside the sandbox `_wire.py`'s text 
         ProtocolError,
         decode_value,
         encode_value,
-        write_frame,
         write_raw,
     )
 
@@ -252,12 +251,10 @@ def serve_calls(job: dict[str, Any], calls_in: int, calls_out: int) -> None:
     seq += 1
     write_raw(calls_out, SEQ.pack(seq), b'{"op":"ready"}')
     reader = FrameReader(calls_in)
-    while True:
-        msg = reader.read_blocking()
-        if msg is None:
-            _flush_and_exit(0)
+    while (msg := reader.read_blocking()) is not None:
         seq += 1
         write_raw(calls_out, SEQ.pack(seq), _answer_bytes(_answer(ns, msg), max_bytes))
+    _flush_and_exit(0)  # the guard closed the calls: the session is over
 
 
 # -- C: wait for the job, then become the program or the guard of a session -----------------------

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardlab.sandbox import _job, _seccomp, _server, _wire
 from rewardlab.sandbox.config import (
@@ -72,8 +72,8 @@ class _Spawner:
     (an executor's, a request handler's) would be killed with it. Every worker is forked here.
     """
 
-    _lock = threading.Lock()
-    _by_pid: dict[int, _Spawner] = {}  # a forked process needs its own thread
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _by_pid: ClassVar[dict[int, _Spawner]] = {}  # a forked process needs its own thread
 
     def __init__(self) -> None:
         self._orders: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
@@ -163,7 +163,7 @@ class _Worker:
     def read(self, deadline: float) -> dict[str, Any]:
         """The server's next frame; a `result` comes with the job's "stdout" and "stderr".
         SandboxError if the worker dies, lies about framing, or is late."""
-        frame = self._decode(self._next_server_payload(deadline), b"S")
+        frame: dict[str, Any] = self._decode(self._next_server_payload(deadline), b"S")
         if frame.get("op") == "result":
             for key, tag in (("stdout", b"O"), ("stderr", b"E")):
                 frame[key] = self._decode(self._next_server_payload(deadline), tag)
