@@ -1,24 +1,23 @@
 """The processes of one job, INSIDE the sandbox: namespaces, limits, and the program itself.
 
 Standard library only (prepended to `_server.py` to make the in-sandbox program). Per job the
-server forks (ideas from nsjail and bubblewrap's own pid 1):
+server forks, ahead of time (ideas from nsjail and bubblewrap's own pid 1):
 
     server ── A  fresh user+pid+mount+ipc namespaces, uid map 1:1
                 └─ B  pid 1 of the new pid namespace: private /proc, one size-capped tmpfs for
-                      /tmp and /dev/shm, every capability dropped; forks C, reports its status
-                      └─ C  waits for its turn, then reads its job STRAIGHT FROM THE HOST
-                            run:     closes the host channel and becomes the program
-                            session: the guard: forks D, relays one checked answer per call
-                               └─ D  the candidate module, holding only a private pipe pair to C
+                      /tmp and /dev/shm, every capability dropped. On the server's go it reads
+                      the job STRAIGHT FROM THE HOST and hands it to C; in a session it is C's
+                      guard; it reports C's status once every process of the job is gone.
+                      └─ C  the program (run) or the module whose functions are called (session)
 
 Why this shape:
-    * The server never sees a job's source, stdin or output in memory a child inherits (the
-      job travels host -> C directly; output is read into MADV_DONTFORK memory), so a job
-      forked after another cannot find it in its heap, its stack or /proc/self/mem.
-    * No candidate code ever holds the worker's call channel: a program run in `run` mode has
-      closed it, a session's module runs in D, which can only talk to its guard C. C reads at
-      most `frame_bytes` per answer, exactly one answer per call (numbered), and stamps what
-      it forwards with the job's nonce; anything else is a violation that ends the job.
+    * The server never sees a job's source, stdin, calls or output in memory a child inherits
+      (the job travels host -> B directly; output is read into MADV_DONTFORK memory), so a job
+      forked after another cannot find it in its heap, on its stack or in /proc/self/mem.
+    * No program ever holds the worker's call channel: C gets only its standard streams and,
+      in a session, a private pipe pair to B. B reads at most `frame_bytes` per answer,
+      exactly one answer per call (numbered), and stamps what it forwards with the job's
+      nonce; anything else is a violation that ends the job. C cannot kill, stop or read B.
     * When B exits the kernel kills everything left in its pid namespace (daemons included); B
       dies with A (PR_SET_PDEATHSIG), so killing A ends the whole job. No process of the job
       can see or signal the server: it is not in the job's pid namespace.
@@ -61,7 +60,6 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND = 0x2, 0x4, 0x8, 0x1000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
-GUARD_EXIT = 125  # the guard ended the session for a protocol violation
 
 
 def _libc() -> Any:
@@ -137,13 +135,12 @@ def drop_capabilities(libc: Any) -> None:
     _check(libc.capset(ctypes.byref(header), data), "capset")
 
 
-def apply_limits(limits: dict[str, Any], *, guarded: bool) -> None:
+def apply_limits(limits: dict[str, Any]) -> None:
     """rlimits: CPU seconds (soft -> SIGXCPU, hard -> SIGKILL), memory, processes, files.
     POSIX message queues get 0 bytes: their kernel memory is outside RLIMIT_AS, and no test
     program needs them (SysV shared memory and queues are refused by the seccomp filter)."""
     cpu = max(1, math.ceil(limits["cpu_seconds"]))
-    # counted per user and user namespace, where A, B and a session's guard also run
-    procs = limits["processes"] + (3 if guarded else 2)
+    procs = limits["processes"] + 2  # counted per user and user namespace, where A and B run too
     pairs = [
         (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"]),
@@ -157,7 +154,7 @@ def apply_limits(limits: dict[str, Any], *, guarded: bool) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-# -- the program (C in run mode, D in a session) ---------------------------------------------------
+# -- the program ------------------------------------------------------------------------------------
 def _reopen_std_streams() -> None:
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace")
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace")
@@ -231,9 +228,9 @@ def _dumps(obj: dict[str, Any]) -> bytes:
 
 
 def serve_calls(job: dict[str, Any], calls_in: int, calls_out: int) -> None:
-    """D: load the source as a module, answer the prefetched calls (literal calls of the tests,
-    sent with the job to save round trips), then answer calls until the guard closes. Every
-    answer is numbered: 0 is the load, then one per prefetched call, then "ready", then calls."""
+    """C in a session: load the source as a module, answer the prefetched calls (literal calls
+    of the tests, sent with the job to save round trips), then answer calls until B closes.
+    Answers are numbered: 0 is the load, then one per prefetched call, "ready", then calls."""
     max_bytes = int(job["limits"]["frame_bytes"])
     ns: dict[str, Any] = {"__name__": job.get("module_name", "solution"), "__builtins__": builtins}
     try:
@@ -257,45 +254,43 @@ def serve_calls(job: dict[str, Any], calls_in: int, calls_out: int) -> None:
     _flush_and_exit(0)  # the guard closed the calls: the session is over
 
 
-# -- C: wait for the job, then become the program or the guard of a session -----------------------
-def become_job(fds: dict[str, int], isolate: bool, workdir: str) -> None:
-    """C: wait for the server's go, read the job from the host, set up limits and descriptors,
-    run it. Never returns."""
-    go = FrameReader(fds["job_r"]).read_blocking()
-    if go is None:  # the server dropped this spare
+# -- C: the program ------------------------------------------------------------------------------
+def become_program(fds: dict[str, int], isolate: bool, workdir: str) -> None:
+    """C: wait for the job from B, set up limits and descriptors, run it. Never returns."""
+    job = FrameReader(fds["to_c_r"]).read_blocking()
+    if job is None:  # the server dropped this spare
         os._exit(0)
+    session = job["op"] == "session"
     # Move every descriptor we keep above 32 first, so the dup2s below cannot clobber each other.
-    high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 32) for name in ("out_w", "err_w", "setup_w", "cin", "cout")}
+    high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 32) for name in ("out_w", "err_w", "setup_w", "to_c_r", "from_c_w")}
     setup = high["setup_w"]
     try:
-        host = FrameReader(high["cin"])
-        job = host.read_blocking() or {}
-        job.update(isolate=isolate, limits=go["limits"], op=go["op"])
         stdin = os.memfd_create("stdin")  # before the seccomp filter, which refuses memfd_create
         os.write(stdin, job.get("stdin", "").encode("utf-8", "surrogatepass"))
         os.lseek(stdin, 0, os.SEEK_SET)
-        os.dup2(stdin, 0)
-        os.dup2(high["out_w"], 1)
-        os.dup2(high["err_w"], 2)
-        keep = {setup} | ({high["cin"], high["cout"]} if job["op"] == "session" else set())
-        _close_from(3, keep)
+        for target, fd in ((0, stdin), (1, high["out_w"]), (2, high["err_w"]), (3, high["to_c_r"]), (4, high["from_c_w"])):
+            os.dup2(fd, target)
+        _close_from(5 if session else 3, {setup})  # a program keeps 0-2; a session's module its pipes to B
         os.chdir("/tmp" if isolate else workdir)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         libc = _libc()
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        apply_limits(job["limits"], guarded=job["op"] == "session")
+        apply_limits(job["limits"])
         install_seccomp(libc)  # last: the set-up above needs none of the calls it refuses
     except BaseException:
         _fault(setup)
-    os.close(setup)  # from here on no fault can be reported: the program may be running
-    if job["op"] == "session":
-        guard_session(job, host, high["cout"])
+    os.close(setup)  # from here on the code is untrusted: it must not be able to report faults
     _reopen_std_streams()
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # our own /proc/self stays readable
     try:
+        if session:
+            serve_calls(job, 3, 4)
         run_program(job)
+    except SystemExit as exc:  # sys.exit() at import or inside a call: exit with its status
+        _flush_and_exit(_exit_code(exc))
     except BaseException:
         _flush_and_exit(1)
+    _flush_and_exit(0)
 
 
 def _close_from(low: int, keep: set[int]) -> None:
@@ -313,117 +308,105 @@ def _fault(fd: int) -> None:
     os._exit(126)
 
 
-def _start_candidate(job: dict[str, Any]) -> tuple[int, int, int]:
-    """Fork D with a private pipe pair as fds 3 (calls in) and 4 (answers out); D holds no
-    other descriptor but 0-2. Returns (pid, write end to D, read end from D). The guard is not
-    dumpable (inherited from the server), so D cannot read its memory or descriptors."""
-    to_d_r, to_d_w = os.pipe()
-    from_d_r, from_d_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.dup2(to_d_r, 3)
-            os.dup2(from_d_w, 4)
-            _close_from(5, set())
-            _reopen_std_streams()
-            _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # our own /proc/self stays readable
-            serve_calls(job, 3, 4)
-        except SystemExit as exc:  # sys.exit() at import: exit with its status
-            _flush_and_exit(_exit_code(exc))
-        except BaseException:
-            _flush_and_exit(1)
-        _flush_and_exit(0)
-    os.close(to_d_r)
-    os.close(from_d_w)
-    return pid, to_d_w, from_d_r
+# -- B: init of the job's pid namespace, and guard of its session ---------------------------------
+class Guard:
+    """B in a session: relays calls host -> C and C's answers -> host, treating C as hostile.
 
+    C's answers must come one per outstanding request, numbered in order, each at most
+    `frame_bytes`; what is forwarded carries the job's nonce and the answer's number. C cannot
+    stop or kill its guard: B is pid 1 of C's pid namespace, which ignores signals from inside
+    it that it has no handler for (pid_namespaces(7)), and it is not dumpable."""
 
-class _Guard:
-    """C in a session: relays calls host -> D and D's answers -> host, treating D as hostile.
-
-    D's answers must come one per outstanding request, numbered in order, each at most
-    `frame_bytes`; what is forwarded carries the job's nonce and the answer's number, so the
-    host can tell it from anything a previous job might have left behind."""
-
-    def __init__(self, job: dict[str, Any], host: FrameReader, cout: int, pid: int, to_d: int, from_d: int):
+    def __init__(self, job: dict[str, Any], host: FrameReader, cout: int, child: int, to_c: int, from_c: int):
         self.nonce = job["nonce"].encode("ascii")
-        self.host, self.cout, self.pid, self.to_d = host, cout, pid, to_d
-        self.answers = FrameReader(from_d, max_frame=int(job["limits"]["frame_bytes"]) + SEQ.size)
+        self.host, self.cout, self.to_c = host, cout, to_c
+        self.child = os.pidfd_open(child)
+        self.answers = FrameReader(from_c, max_frame=int(job["limits"]["frame_bytes"]) + SEQ.size)
         self.expected = 0
         self.owed = 2 + len(job.get("prefetch") or ())  # the load, each prefetched call, "ready"
 
-    def run(self) -> int:
-        """Relay until D ends; the exit status to report (D's, or GUARD_EXIT)."""
+    def run(self) -> None:
+        """Relay until C ends (or breaks the protocol: then kill it and tell the host)."""
         try:
             while self._step():
                 pass
+            self._forward_buffered()  # C has ended: what it wrote before still counts
         except ProtocolError as exc:
-            return self._violation(str(exc))
-        return self._finish()
+            self._violation(str(exc))
+        finally:
+            self._close_calls()
+            os.close(self.child)
 
     def _step(self) -> bool:
-        if self.owed:
-            payload = self.answers.read_raw_blocking()
-            if payload is None:
-                return False
+        """One relay step; False once C has ended or the host is gone."""
+        self._forward_buffered()
+        if not self.owed and (frames := self.host.raw_frames(limit=1)):
+            return self._call(frames[0])
+        watch = [self.answers.fd, self.child] + ([] if self.owed or self.host.eof else [self.host.fd])
+        ready = select.select(watch, [], [])[0]
+        if self.answers.fd in ready:
+            self.answers.feed()
+        if self.host.fd in ready:
+            self.host.feed()
+        if self.child in ready:  # C exited: read what it wrote (its children may hold the pipe)
+            for _ in range(64):
+                if not select.select([self.answers.fd], [], [], 0)[0]:
+                    break
+                self.answers.feed()
+            return False
+        return not (self.answers.eof or self.host.eof)
+
+    def _forward_buffered(self) -> None:
+        while self.owed and (frames := self.answers.raw_frames(limit=1)):
+            payload = frames[0]
             (seq,) = SEQ.unpack_from(payload) if len(payload) >= SEQ.size else (-1,)
             if seq != self.expected:
                 raise ProtocolError(f"answer numbered {seq}, expected {self.expected}")
             write_raw(self.cout, self.nonce, payload)
             self.expected += 1
             self.owed -= 1
+        if not self.owed and self.answers.buffered():
+            raise ProtocolError("the program wrote an answer nobody asked for")
+
+    def _call(self, payload: bytes) -> bool:
+        if not payload:  # an empty frame ends the session: C reads end of file and exits
+            self._close_calls()
             return True
-        if self.answers.buffered():
-            raise ProtocolError("the program wrote an answer nobody asked for")
-        if not self.host.buffered() and self.answers.fd in select.select([self.host.fd, self.answers.fd], [], [])[0]:
-            self.answers.feed()
-            if self.answers.eof:  # D ended between calls
-                return False
-            raise ProtocolError("the program wrote an answer nobody asked for")
-        payload = self.host.read_raw_blocking()
-        if not payload:  # an empty frame ends the session: D reads end of file and exits
-            if self.to_d >= 0:
-                os.close(self.to_d)
-                self.to_d = -1
-            return payload is not None
         try:
-            write_raw(self.to_d, payload)
-        except BrokenPipeError:  # D is gone; its status says how
+            write_raw(self.to_c, payload)
+        except (BrokenPipeError, OSError):  # C is gone; its status says how
             return False
         self.owed = 1
         return True
 
-    def _violation(self, what: str) -> int:
+    def _violation(self, what: str) -> None:
         with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
+            signal.pidfd_send_signal(self.child, signal.SIGKILL)
         with contextlib.suppress(BaseException):
             write_raw(self.cout, self.nonce, VIOLATION_SEQ, _dumps({"op": "violation", "error": what[:300]}))
-        self._finish()
-        return GUARD_EXIT
 
-    def _finish(self) -> int:
-        if self.to_d >= 0:
-            os.close(self.to_d)
-            self.to_d = -1
-        _, status = os.waitpid(self.pid, 0)
-        if os.WIFSIGNALED(status):
-            return -os.WTERMSIG(status)
-        return os.WEXITSTATUS(status)
+    def _close_calls(self) -> None:
+        if self.to_c >= 0:
+            os.close(self.to_c)
+            self.to_c = -1
 
 
-def guard_session(job: dict[str, Any], host: FrameReader, cout: int) -> None:
-    """C in session mode: fork D, relay, then exit the way D did (signal or status)."""
-    pid, to_d, from_d = _start_candidate(job)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead D is reported by its status, not ours
-    status = _Guard(job, host, cout, pid, to_d, from_d).run()
-    if status < 0:  # D was killed by a signal: die of the same one, so B reports it
-        signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-        status = 128 - status
-    os._exit(status)
+def _hand_over(fds: dict[str, int], child: int, isolate: bool) -> None:
+    """B: wait for the server's go, read the job from the host, give it to C; in a session,
+    guard the calls until C ends."""
+    go = FrameReader(fds["job_r"]).read_blocking()
+    if go is None:  # the server dropped this spare
+        os._exit(0)
+    host = FrameReader(fds["cin"])
+    job = host.read_blocking() or {}
+    job.update(op=go["op"], limits=go["limits"], isolate=isolate)
+    write_raw(fds["to_c_w"], _dumps(job))
+    if job["op"] == "session":
+        Guard(job, host, fds["cout"], child, fds["to_c_w"], fds["from_c_r"]).run()
+    else:
+        os.close(fds["to_c_w"])
 
 
-# -- B and A --------------------------------------------------------------------------------------
 def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, parent: int) -> None:
     """B: pid 1 of the job's namespace (or a session leader without isolation)."""
     libc = _libc()
@@ -441,14 +424,21 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
             private_mounts(libc, tmp_bytes)
             forbid_user_namespaces()
             drop_capabilities(libc)
+        fds["to_c_r"], fds["to_c_w"] = os.pipe()
+        fds["from_c_r"], fds["from_c_w"] = os.pipe()
         child = os.fork()
     except BaseException:
         _fault(fds["setup_w"])
     if child == 0:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        become_job(fds, isolate, workdir)
-    for name in ("out_w", "err_w", "setup_w", "job_r", "cin", "cout"):
+        for name in ("job_r", "cin", "cout", "status_w", "alive_r", "to_c_w", "from_c_r"):
+            os.close(fds[name])  # C never holds the host's channel or the server's pipes
+        become_program(fds, isolate, workdir)
+    for name in ("out_w", "err_w", "setup_w", "to_c_r", "from_c_w"):
         os.close(fds[name])
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead C is reported by its status
+    with contextlib.suppress(Exception):  # a guard that fails ends the job; C's status says how
+        _hand_over(fds, child, isolate)
     _, status, usage = os.wait4(child, 0)
     report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
     if isolate:  # kill and reap everything left (daemons) before reporting: nothing outlives C

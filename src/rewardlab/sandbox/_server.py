@@ -69,7 +69,7 @@ def _close_all_but(keep: set[int]) -> None:
 
 
 class Spare:
-    """A job sandbox forked ahead of time: A, B and C exist, C waits on `job_w` for its go."""
+    """A job sandbox forked ahead of time: A, B and C exist, B waits on `job_w` for its go."""
 
     def __init__(self, *, isolate: bool, tmp_bytes: int, calls: tuple[int, int]):
         self.tmp_bytes = tmp_bytes
@@ -83,8 +83,8 @@ class Spare:
         for a, b in (("job_r", "job_w"), ("out_r", "out_w"), ("err_r", "err_w"), ("status_r", "status_w"),
                      ("setup_r", "setup_w")):  # fmt: skip
             fds[a], fds[b] = os.pipe()
-        # The call channel goes straight to the host: C reads its job from it, and a session's
-        # guard relays calls over it; nothing of it passes through us.
+        # The call channel goes straight to the host: B reads its job from it and relays a
+        # session's calls over it; nothing of it passes through us.
         fds["cin"], fds["cout"] = calls
         fds["alive_r"], fds["alive_w"] = os.pipe()
         self.pid = os.fork()
