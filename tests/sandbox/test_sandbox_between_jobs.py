@@ -324,3 +324,12 @@ def test_200_concurrent_mixed_jobs_from_threads_are_all_correct() -> None:
             with ThreadPoolExecutor(8) as executor:
                 outcomes += executor.map(job, range(round_ * 50, (round_ + 1) * 50))
         assert len(outcomes) == 200 and all(outcomes), [i for i, ok in enumerate(outcomes) if not ok]
+
+
+def test_signalling_the_guard_does_not_stop_it(pool: SandboxPool) -> None:
+    """The module's guard is pid 1 of its pid namespace: SIGKILL, SIGSTOP and SIGINT from the
+    program are dropped, so calls still get answered."""
+    code = "import os, signal\nfor sig in (signal.SIGINT, signal.SIGSTOP, signal.SIGKILL):\n    os.kill(1, sig)\ndef f(x):\n    return x + 1\n"
+    with pool.session(code) as s:
+        assert [s.call("f", i) for i in range(3)] == [1, 2, 3]
+    assert s.result is not None and s.result.ok

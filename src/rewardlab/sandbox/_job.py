@@ -350,7 +350,7 @@ class Guard:
             self.host.feed()
         if self.child in ready:  # C exited: read what it wrote (its children may hold the pipe)
             for _ in range(64):
-                if not select.select([self.answers.fd], [], [], 0)[0]:
+                if self.answers.eof or not select.select([self.answers.fd], [], [], 0)[0]:
                     break
                 self.answers.feed()
             return False
@@ -437,6 +437,9 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
     for name in ("out_w", "err_w", "setup_w", "to_c_r", "from_c_w"):
         os.close(fds[name])
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead C is reported by its status
+    # No handler for SIGINT (Python installs one): the kernel then drops it, like every signal
+    # sent to a pid namespace's init from inside without a handler, so C cannot stop its guard.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     with contextlib.suppress(Exception):  # a guard that fails ends the job; C's status says how
         _hand_over(fds, child, isolate)
     _, status, usage = os.wait4(child, 0)
