@@ -200,3 +200,38 @@ def test_patching_what_the_prompts_helpers_use_does_not_pass(completions: CodeTe
     problem = human_eval_problems["HumanEval/32"]
     hacked = completions.score(_complete(problem, hack))
     assert hacked.status is Status.OK and hacked.score == 0.0, hacked.info
+
+
+COPIER = r'''
+import re
+wanted = re.compile(rb"def secret_fn\(x\):\n    return x \* [0-9]+ \+ [0-9]+\n")
+copies = []
+with open("/proc/self/maps") as maps:
+    regions = [line.split() for line in maps]
+with open("/proc/self/mem", "rb", buffering=0) as mem:
+    for region in regions:
+        if not region[1].startswith("r"):
+            continue
+        lo, hi = (int(x, 16) for x in region[0].split("-"))
+        for start in range(lo, hi, 1 << 20):
+            try:
+                mem.seek(start)
+                copies += wanted.findall(mem.read(min(hi - start, (1 << 20) + 64)))
+            except (OSError, OverflowError, ValueError):
+                break
+if copies:
+    exec(copies[0].decode(), globals())
+else:
+    globals()["secret_fn"] = lambda x: None
+'''
+
+
+def test_copying_an_earlier_answer_from_memory_does_not_pass(reward: CodeTests) -> None:
+    """A program that cannot solve the task scans its own memory for an earlier sample's
+    solution (left by the process it was forked from) and runs it."""
+    ref = {"entry_point": "secret_fn", "tests": "def check(candidate):\n    assert candidate(1) == 7932\n    assert candidate(2) == 15851\n"}
+    honest = reward.score(Sample(response="def secret_fn(x):\n    return x * 7919 + 13\n", reference=ref))
+    assert honest.score == 1.0, honest.info
+    copied = [reward.score(Sample(response=COPIER, reference=ref)) for _ in range(3)]
+    assert [c.status for c in copied] == [Status.OK] * 3
+    assert [c.score for c in copied] == [0.0] * 3, [c.info for c in copied]
