@@ -96,6 +96,12 @@ class _Spawner:
             except BaseException as exc:
                 future.set_exception(exc)
 
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the parent's spawner thread does not exist here (nor its lock's owner)."""
+        cls._lock = threading.Lock()
+        cls._by_pid = {}
+
     def run(self, make: Callable[[], Any]) -> Any:
         """`make()` on the spawner thread; its result (or exception) here."""
         if threading.current_thread() is self._thread:
@@ -103,6 +109,9 @@ class _Spawner:
         future: Future[Any] = Future()
         self._orders.put((make, future))
         return future.result()
+
+
+os.register_at_fork(after_in_child=_Spawner.forget)
 
 
 class _Worker:
