@@ -1,4 +1,4 @@
-"""One test per attack of one job on another (issue 16): reading an earlier job's data,
+"""One test per attack of one job on another: reading an earlier job's data,
 reaching the worker's control channel, holding memory outside the limits, and losing workers
 to threads. After every test an honest program still runs right (`_pool_survives`)."""
 
