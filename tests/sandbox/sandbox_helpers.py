@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from rewardlab.sandbox import Limits, SandboxPool, find_bwrap
+from rewardlab.sandbox._server import Server
 
 needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")
 
@@ -69,3 +71,15 @@ def assert_pool_healthy(pool: SandboxPool) -> None:
     result = pool.run("print(sum(range(10)))")
     assert result.ok, result
     assert result.stdout == "45\n"
+
+
+# per worker: bwrap, its pid-1 child, the server, and A, B, C of every ready spare
+STEADY = 3 + 3 * Server.SPARES
+
+
+def settled(pool: SandboxPool) -> int:
+    """The pool's process count once spares are re-forked and old jobs reaped (<= 10 s)."""
+    deadline = time.monotonic() + 10
+    while (count := sandbox_processes(pool)) != STEADY * len(pool._idle.queue) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return count // max(1, len(pool._idle.queue))

@@ -9,36 +9,23 @@ import shutil
 import signal
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
 from sandbox_helpers import (
     ATTACK_LIMITS,
+    STEADY,
     assert_pool_healthy,
     needs_bwrap,
     process_list,
-    sandbox_processes,
+    settled,
     worker_pids,
 )
 
 from rewardlab.sandbox import Outcome, SandboxPool
-from rewardlab.sandbox._server import Server
 
 pytestmark = needs_bwrap
-
-
-# per worker: bwrap, its pid-1 child, the server, and A, B, C of every ready spare
-STEADY = 3 + 3 * Server.SPARES
-
-
-def settled(pool: SandboxPool) -> int:
-    """The pool's process count once spares are re-forked and old jobs reaped (<= 10 s)."""
-    deadline = time.monotonic() + 10
-    while (count := sandbox_processes(pool)) != STEADY and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return count
 
 
 @pytest.fixture(autouse=True)

@@ -75,3 +75,43 @@ def test_deep_and_large_values_are_refused() -> None:
 def test_malformed_values_are_protocol_errors(node: object) -> None:
     with pytest.raises(ProtocolError):
         decode_value(node)
+
+
+def test_deeply_nested_frame_is_a_protocol_error_not_a_recursion_error() -> None:
+    from rewardlab.sandbox._wire import decode_payload
+
+    with pytest.raises(ProtocolError, match="nested"):
+        decode_payload(b"[" * 1_000_000)
+
+
+def test_oversized_frame_is_refused_from_its_header() -> None:
+    import os
+    import struct
+
+    from rewardlab.sandbox._wire import FrameReader
+
+    r, w = os.pipe()
+    os.write(w, struct.pack(">I", 60 << 20) + b"x" * 100)
+    with pytest.raises(ProtocolError, match="exceeds"):
+        FrameReader(r, max_frame=16 << 20).read_raw_blocking()
+    os.close(r)
+    os.close(w)
+
+
+def test_frames_are_written_whole_to_a_non_blocking_descriptor() -> None:
+    import os
+    import threading
+
+    from rewardlab.sandbox._wire import FrameReader, write_raw
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)  # as a hostile program could leave a shared descriptor
+    payload = b"y" * (1 << 20)  # 16 pipe buffers
+    got: list[bytes | None] = []
+    reader = threading.Thread(target=lambda: got.append(FrameReader(r).read_raw_blocking()))
+    reader.start()
+    write_raw(w, payload[:10], memoryview(payload)[10:])
+    reader.join()
+    os.close(r)
+    os.close(w)
+    assert got == [payload]

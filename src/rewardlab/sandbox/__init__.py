@@ -10,8 +10,9 @@ A `SandboxPool` keeps `size` sandboxes running, each a fork server (`_server.py`
 bubblewrap; every job is a fresh child of it in fresh namespaces, so isolation does not cost an
 interpreter start per job. The server keeps two job sandboxes forked ahead of time, so setting
 up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)`
-loads a module in such a child and calls its functions over a pipe pair straight to the host;
-values cross the boundary as plain builtins (exact types, tagged JSON), so the trusted caller
+loads a module in such a child and calls its functions; calls and answers travel on a pipe
+pair between the host and the job's pid 1, its guard (`_job.py`), never through the server.
+Values cross the boundary as plain builtins (exact types, tagged JSON), so the trusted caller
 compares them itself: an object whose `__eq__` always says True never leaves.
 
 What is covered
@@ -31,7 +32,8 @@ What is covered
       dumpable. A job may not create namespaces of its own (its user namespace's limits are
       0), so it cannot gain capabilities in a fresh one.
     * System calls (x86_64): a seccomp deny-list refuses ptrace, process_vm_*, keyrings, bpf,
-      userfaultfd, perf events, io_uring, module loading, mounts, namespaces and the x32 ABI.
+      userfaultfd, perf events, io_uring, module loading, mounts, namespaces, memfd, SysV
+      shm/msg queues and the x32 ABI.
     * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
     * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
       machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own
@@ -40,7 +42,21 @@ What is covered
     * Clean-up: when the program exits, the job's pid-namespace init kills and reaps every
       process left (daemons, double forks) before it reports; a job killed for a limit is
       reported only once all its processes are gone. A worker that misbehaves is killed whole
-      (bwrap is pid 1 of its namespace, `--die-with-parent`) and replaced.
+      (bwrap is pid 1 of its namespace, `--die-with-parent`) and replaced. Workers are forked
+      from one long-lived thread of the host process, so they do not die with the (possibly
+      short-lived) thread that first used the pool (`--die-with-parent` follows the thread).
+    * Between jobs: a job starts from a process that never held another job's data. The
+      server forks jobs but never receives their source, stdin, calls or answers (they go
+      host <-> the job's pid 1 directly), and reads their output into memory forked children
+      do not inherit; so neither the frame stack, nor `gc`, nor /proc/self/mem of a job shows
+      an earlier one. A program holds no descriptor but 0-2 (a session's module: also a private
+      pipe pair to its guard), so it cannot write into, read from or set flags on the worker's
+      channel. The guard forwards exactly one answer per call, numbered, at most
+      `Limits.frame_bytes`, stamped with a fresh per-job nonce; the host checks all of it and
+      decodes with bounded depth; anything else ends that job as `protocol`, never the next.
+    * Memory the address-space limit does not see: memfd_create/memfd_secret, SysV shared
+      memory and message queues are refused (seccomp), POSIX message queues get RLIMIT_MSGQUEUE
+      0, and /tmp and /dev/shm are one tmpfs capped at `tmp_bytes`.
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
       clock); never `signal.alarm`, so C-level loops are killed too.
 
@@ -49,7 +65,13 @@ What is not covered
       other architectures: the rest of the kernel stays reachable, and a kernel exploit
       through it escapes.
     * No cgroups: CPU and memory limits are per process, so a job's process tree may use up to
-      `processes` x the limits until the wall clock or the CPU rlimit stops it.
+      `processes` x the limits (plus `tmp_bytes`, and pipe and socket buffers bounded by the
+      open-files limit) until the wall clock or the CPU rlimit stops it. cgroup v2 would count
+      it all; it is not used (the host this was built on offers no cgroup v2 memory controller
+      to delegate, so that path could not be tested).
+    * What a job can learn of earlier ones is limited to facts the server keeps: limits, exit
+      statuses and CPU times, and the timing of its own start.
+    * Without seccomp (not x86_64) memfd and SysV shared memory are not refused.
     * Timing side channels and the speed of the host are visible to programs.
     * Without bubblewrap (`isolation="rlimits"`, or "auto" when `bwrap` is missing) only the
       rlimits, a clean environment, a private working directory and process-group clean-up

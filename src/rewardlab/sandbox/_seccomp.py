@@ -3,8 +3,11 @@
 Standard library only (it runs inside the sandbox, prepended to `_server.py`). Like the
 filters of Docker and nsjail, it refuses system calls that a test program never needs and that
 kernel exploits like: debugging other processes, keyrings, BPF, userfaultfd, perf events,
-io_uring, module loading, new mounts and namespaces. Everything else is allowed: this narrows
-the kernel surface, it is not an allow-list.
+io_uring, module loading, new mounts and namespaces. It also refuses the ways to hold memory
+that RLIMIT_AS does not count: memfd_create/memfd_secret (anonymous files: written with write(),
+never mapped) and SysV shared memory segments and message queues (kept by the kernel after
+detaching). Everything else is allowed: this narrows the kernel surface, it is not an
+allow-list.
 
 Numbers are the x86_64 table (arch/x86/entry/syscalls/syscall_64.tbl, checked against
 <asm/unistd_64.h>). On another architecture no filter is installed and `install_seccomp` says so.
@@ -30,6 +33,8 @@ DENIED_X86_64: dict[str, int] = {
     "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425,
     "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+    # memory outside RLIMIT_AS (files of /tmp and /dev/shm are capped by their tmpfs instead)
+    "shmget": 29, "msgget": 68, "memfd_create": 319, "memfd_secret": 447,
 }  # fmt: skip
 # clone3 takes its flags through a pointer a filter cannot read: refuse it with ENOSYS, which
 # makes the C library fall back to clone(), whose flags the namespace limits already police.

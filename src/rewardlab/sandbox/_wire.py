@@ -3,8 +3,11 @@
 Standard library only: the host prepends this file's text to `_server.py` to make the program
 that runs inside the sandbox, where rewardlab is not importable.
 
-Frames: 4-byte big-endian length + a UTF-8 JSON object, both directions. Values: tagged JSON of
-exact builtin types (`encode_value`), so what leaves the sandbox is rebuilt as plain builtins.
+Frames: 4-byte big-endian length + payload. Between the host and the server the payload is a
+channel tag (b"S" a JSON object, b"O"/b"E" a job's raw stdout/stderr). On the call channel a
+job's guard sends nonce (16 bytes) + answer number (`SEQ`) + JSON object; the host sends plain
+JSON objects, and an empty frame to end the session. Values: tagged JSON of exact builtin types
+(`encode_value`), so what leaves the sandbox is rebuilt as plain builtins.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -29,20 +33,27 @@ else:  # inside the sandbox only the standard library is importable (see the mod
 
 MAX_FRAME = 64 << 20  # bytes; a frame larger than this is a protocol violation
 _HEADER = struct.Struct(">I")
+SEQ = struct.Struct(">Q")  # the number of an answer on the call channel
+VIOLATION_SEQ = SEQ.pack(2**64 - 1)  # the guard's "this job broke the protocol" frame
+NONCE_BYTES = 16  # a job's nonce: 16 hex digits, fresh per job
 
 
 # -- framing ---------------------------------------------------------------------------------
-def write_raw(fd: int, payload: bytes) -> None:
-    """Write one frame holding `payload`; blocks until every byte is written."""
-    view = memoryview(_HEADER.pack(len(payload)) + payload)
-    while view:
-        view = view[os.write(fd, view) :]
+def write_raw(fd: int, *parts: bytes | memoryview) -> None:
+    """Write one frame holding the concatenated `parts` (not copied); blocks until every byte
+    is written, also on a descriptor someone made non-blocking."""
+    for part in (_HEADER.pack(sum(len(p) for p in parts)), *parts):
+        view = memoryview(part)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                select.select([], [fd], [])
 
 
 def write_frame(fd: int, obj: dict[str, Any], *, tag: bytes = b"") -> None:
-    """Write one JSON frame. Between host and server every frame starts with a channel tag:
-    b"S" (server) or b"C" (the job's child, relayed without being parsed)."""
-    write_raw(fd, tag + json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass"))
+    """Write one JSON frame, after `tag` (b"S" between host and server)."""
+    write_raw(fd, tag, json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass"))
 
 
 def decode_payload(payload: bytes) -> dict[str, Any]:
@@ -51,6 +62,8 @@ def decode_payload(payload: bytes) -> dict[str, Any]:
         obj = json.loads(payload.decode("utf-8", "surrogatepass"))
     except ValueError as exc:
         raise ProtocolError(f"frame is not JSON: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("frame is JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise ProtocolError("frame is not a JSON object")
     return obj
@@ -68,9 +81,20 @@ class FrameReader:
     def fileno(self) -> int:
         return self.fd
 
+    def buffered(self) -> bool:
+        """Whether bytes are waiting in the buffer (a frame, or part of one)."""
+        return bool(self._buf)
+
+    def clear(self) -> None:
+        self._buf.clear()
+
     def feed(self) -> None:
         """One read() into the buffer (call after select says readable)."""
-        chunk = os.read(self.fd, 1 << 16)
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            select.select([self.fd], [], [])
+            chunk = os.read(self.fd, 1 << 16)
         self.eof = not chunk
         self._buf += chunk
 

@@ -19,6 +19,7 @@ SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/mime.types")
 HOST_GRACE_SECONDS = 3.0  # the host waits this long past a job's wall limit, then kills the worker
 SANDBOX_UID = 65534  # "nobody", inside the sandbox and, when we start as root, on the host too
+WORKER_TMP_BYTES = 1 << 20  # the worker's own /tmp (jobs mount theirs over it)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Limits:
     file_size_bytes: int = 16 * _MIB  # RLIMIT_FSIZE: the largest file a job may write
     tmp_bytes: int = 64 * _MIB  # size of the job's private /tmp (tmpfs): disk fills stop here
     output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
-    frame_bytes: int = 16 * _MIB  # largest value a call may return
+    frame_bytes: int = 16 * _MIB  # largest answer (encoded value) a call may return
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -169,7 +170,9 @@ def bwrap_argv(bwrap: str, python: str, extra_ro_binds: tuple[str, ...] = ()) ->
     binds = [prefix] if not prefix.startswith("/usr") else []
     for path in (*binds, *extra_ro_binds):
         argv += ["--ro-bind", path, sandbox_path(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    # The worker's own /tmp is covered by each job's; capped anyway, so nothing there can hold
+    # memory outside the limits (tmpfs pages are not counted by RLIMIT_AS).
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(WORKER_TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
     # bwrap builds the new root (and /dev) on tmpfs: writable unless remounted. Read-only, no
     # job can leave files behind for the next one or fill memory through them.
     argv += ["--remount-ro", "/dev", "--remount-ro", "/"]

@@ -9,10 +9,12 @@ replaced; its job is reported, the pool keeps working.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
 import queue
+import secrets
 import select
 import signal
 import subprocess
@@ -21,11 +23,12 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardlab.errors import ConfigError
-from rewardlab.sandbox import _seccomp, _server, _wire
+from rewardlab.sandbox import _job, _seccomp, _server, _wire
 from rewardlab.sandbox.config import (
     HOST_GRACE_SECONDS,
     Limits,
@@ -44,7 +47,7 @@ log = logging.getLogger(__name__)
 # The program run inside the sandbox: the wire format, then the server (see `_server.py`).
 _SERVER_SOURCE = "\n".join(
     Path(module.__file__).read_text().replace("from __future__ import annotations", "")  # type: ignore[arg-type]
-    for module in (_wire, _seccomp, _server)
+    for module in (_wire, _seccomp, _job, _server)
 )
 _GRACE = HOST_GRACE_SECONDS
 FALLBACK_WARNING = (
@@ -62,24 +65,76 @@ _START_HINT = (
 )
 
 
+class _Spawner:
+    """Starts worker processes from one long-lived thread of this process.
+
+    bubblewrap's `--die-with-parent` is PR_SET_PDEATHSIG, which fires when the *thread* that
+    forked it exits, not the process (prctl(2)): a worker started from a short-lived thread
+    (an executor's, a request handler's) would be killed with it. Every worker is forked here.
+    """
+
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _by_pid: ClassVar[dict[int, _Spawner]] = {}  # a forked process needs its own thread
+
+    def __init__(self) -> None:
+        self._orders: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="rewardlab-sandbox-spawner", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def get(cls) -> _Spawner:
+        with cls._lock:
+            spawner = cls._by_pid.get(os.getpid())
+            if spawner is None:
+                spawner = cls._by_pid[os.getpid()] = cls()
+            return spawner
+
+    def _loop(self) -> None:
+        while True:
+            make, future = self._orders.get()
+            try:
+                future.set_result(make())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the parent's spawner thread does not exist here (nor its lock's owner)."""
+        cls._lock = threading.Lock()
+        cls._by_pid = {}
+
+    def run(self, make: Callable[[], Any]) -> Any:
+        """`make()` on the spawner thread; its result (or exception) here."""
+        if threading.current_thread() is self._thread:
+            return make()
+        future: Future[Any] = Future()
+        self._orders.put((make, future))
+        return future.result()
+
+
+os.register_at_fork(after_in_child=_Spawner.forget)
+
+
 class _Worker:
-    """One sandboxed fork server, spoken to over its stdin/stdout."""
+    """One sandboxed fork server, spoken to over its stdin/stdout, plus the call channel that
+    goes straight to the job running in it."""
 
     def __init__(self, make_argv: Callable[[tuple[int, int]], list[str]], *, user: int | None, timeout: float):
         self.errors = tempfile.TemporaryFile()  # noqa: SIM115 — lives as long as the worker
         extra: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
-        # The call channel: the job's child reads calls from `call_in` and answers on `call_out`
-        # directly, without a relay through the server. We keep the read end of `call_in` too,
-        # to drain calls a dead child never read.
+        # The call channel: a job reads its order from `call_in` and a session's guard answers
+        # on `call_out`, without a relay through the server. We keep the read end of `call_in`
+        # too, to drain what a dead job never read.
         self.call_in_r, self.call_in_w = os.pipe()
         call_out_r, call_out_w = os.pipe()
         argv = make_argv((self.call_in_r, call_out_w))
+        popen = functools.partial(
+            subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+            env=clean_env(), start_new_session=True, close_fds=True,
+            pass_fds=(self.call_in_r, call_out_w), **extra,
+        )  # fmt: skip
         try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                env=clean_env(), start_new_session=True, close_fds=True,
-                pass_fds=(self.call_in_r, call_out_w), **extra,
-            )  # fmt: skip
+            self.proc: subprocess.Popen[bytes] = _Spawner.get().run(popen)
         except OSError as exc:
             for fd in (self.call_in_r, self.call_in_w, call_out_r, call_out_w):
                 os.close(fd)
@@ -100,21 +155,38 @@ class _Worker:
             self.kill()
             raise SandboxError(f"sandbox worker sent {self.hello.get('op')!r} instead of hello")
 
-    def send(self, frame: dict[str, Any], *, to_child: bool = False) -> None:
+    def start_job(self, op: str, limits: Limits, order: dict[str, Any], deadline: float) -> str:
+        """Have the server start a job, and hand the job its order (source, stdin, calls to
+        prefetch) directly: the server never sees it. Returns the job's nonce."""
+        nonce = secrets.token_hex(_wire.NONCE_BYTES // 2)
+        self.calls.max_frame = limits.frame_bytes + _wire.NONCE_BYTES + _wire.SEQ.size
+        self.send({"op": op, "limits": limits.to_wire()})
+        self.send_call({**order, "nonce": nonce}, deadline)
+        return nonce
+
+    def send(self, frame: dict[str, Any]) -> None:
         try:
-            _wire.write_frame(self.stdin_fd, frame, tag=b"C" if to_child else b"S")
+            _wire.write_frame(self.stdin_fd, frame, tag=b"S")
         except OSError as exc:
             raise SandboxError(f"sandbox worker is gone: {exc}") from exc
 
     def read(self, deadline: float) -> dict[str, Any]:
-        """The next frame; SandboxError if the worker dies, lies about framing, or is late."""
+        """The server's next frame; a `result` comes with the job's "stdout" and "stderr".
+        SandboxError if the worker dies, lies about framing, or is late."""
+        frame: dict[str, Any] = self._decode(self._next_server_payload(deadline), b"S")
+        if frame.get("op") == "result":
+            for key, tag in (("stdout", b"O"), ("stderr", b"E")):
+                frame[key] = self._decode(self._next_server_payload(deadline), tag)
+        return frame
+
+    def _next_server_payload(self, deadline: float) -> bytes:
         while True:
             try:
                 frames = self.reader.raw_frames(limit=1)
-                if frames:
-                    return self._decode(frames[0])
             except _wire.ProtocolError as exc:
                 raise SandboxError(f"sandbox worker broke the protocol: {exc}") from exc
+            if frames:
+                return frames[0]
             if self.reader.eof:
                 raise SandboxError(f"sandbox worker exited (status {self.proc.poll()})")
             remaining = deadline - time.monotonic()
@@ -123,20 +195,21 @@ class _Worker:
             self.reader.feed()
 
     @staticmethod
-    def _decode(payload: bytes) -> dict[str, Any]:
-        """A server frame as is; a child frame wrapped as {"op": "child", "frame": ...}."""
-        if payload[:1] == b"S":
-            return _wire.decode_payload(payload[1:])
-        if payload[:1] == b"C":
+    def _decode(payload: bytes, tag: bytes) -> Any:
+        """A server frame: JSON after b"S", text after b"O"/b"E"."""
+        if payload[:1] != tag:
+            raise SandboxError(f"sandbox worker sent a frame tagged {payload[:1]!r}, expected {tag!r}")
+        if tag == b"S":
             try:
-                return {"op": "child", "frame": _wire.decode_payload(payload[1:])}
+                return _wire.decode_payload(payload[1:])
             except _wire.ProtocolError as exc:
-                return {"op": "child", "frame": {"op": "garbage", "error": str(exc)}}
-        raise _wire.ProtocolError(f"frame with unknown channel tag {payload[:1]!r}")
+                raise SandboxError(f"sandbox worker broke the protocol: {exc}") from exc
+        return payload[1:].decode("utf-8", "replace")
 
-    def send_call(self, frame: dict[str, Any], deadline: float) -> None:
-        """Write a frame to the child; stops early if the server reports the child's end."""
-        payload = json.dumps(frame, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
+    def send_call(self, frame: dict[str, Any] | None, deadline: float) -> None:
+        """Write a frame (None: the empty frame that ends a session) to the job; stops early
+        if the server reports the job's end."""
+        payload = b"" if frame is None else json.dumps(frame, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
         view = memoryview(len(payload).to_bytes(4, "big") + payload)
         while view:
             try:
@@ -146,33 +219,37 @@ class _Worker:
                 pass
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise SandboxError("the sandboxed child stopped reading its calls")
+                raise SandboxError("the sandboxed job stopped reading its calls")
             readable, _, _ = select.select([self.reader.fd], [self.call_in_w], [], remaining)
             if readable:
-                return  # the server has news (the child ended): the caller reads it next
+                return  # the server has news (the job ended): the caller reads it next
 
-    def read_any(self, deadline: float) -> tuple[str, dict[str, Any]]:
-        """The next frame from the child ("call", frame) or from the server ("main", frame)."""
+    def read_any(self, deadline: float) -> tuple[str, Any]:
+        """The next frame from the job ("call", raw payload) or the server ("main", frame).
+        Everything a job wrote precedes the server's report of its end, so the call channel
+        is read dry before a server frame is returned."""
+        server_ready = False
         while True:
             frames = self.calls.raw_frames(limit=1)  # raises ProtocolError on an oversized frame
             if frames:
-                return "call", _wire.decode_payload(frames[0])
-            frames = self.reader.raw_frames(limit=1)
-            if frames:
-                return "main", self._decode(frames[0])
-            if self.reader.eof:
-                raise SandboxError(f"sandbox worker exited (status {self.proc.poll()})")
+                return "call", frames[0]
+            if server_ready or self.reader.buffered():
+                if not self.calls.eof and select.select([self.calls.fd], [], [], 0)[0]:
+                    self.calls.feed()
+                    continue
+                return "main", self.read(deadline)
             remaining = deadline - time.monotonic()
             fds = [self.reader.fd] + ([] if self.calls.eof else [self.calls.fd])
             ready = select.select(fds, [], [], remaining)[0] if remaining > 0 else []
             if not ready:
                 raise SandboxError("sandbox worker did not answer in time")
-            for fd in ready:
-                (self.reader if fd == self.reader.fd else self.calls).feed()
+            if self.calls.fd in ready:
+                self.calls.feed()
+            server_ready = self.reader.fd in ready
 
     def drain_calls(self) -> None:
-        """Forget whatever a finished child left in the call channel (both directions)."""
-        self.calls._buf.clear()
+        """Forget whatever a finished job left in the call channel (both directions)."""
+        self.calls.clear()
         for fd in (self.calls.fd, self.call_in_r):
             os.set_blocking(fd, False)
             with contextlib.suppress(BlockingIOError):
@@ -320,13 +397,14 @@ class SandboxPool:
         """Run a Python program (`source`, as `__main__`) or a command (`argv`, after writing
         `files` into the job's /tmp) with `stdin`; return how it ended and what it printed."""
         limits = limits or self.config.limits
-        job = {"op": "run", "source": source, "stdin": stdin, "limits": limits.to_wire(),
-               "argv": argv, "files": files or {}, "env": clean_env()}  # fmt: skip
+        order = {"source": source, "stdin": stdin, "argv": argv, "files": files or {}, "env": clean_env()}
         worker = self._acquire()
         healthy = False
         try:
-            worker.send(job)
-            report = worker.read(time.monotonic() + limits.wall_seconds + _GRACE)
+            deadline = time.monotonic() + limits.wall_seconds + _GRACE
+            worker.start_job("run", limits, order, deadline)
+            report = worker.read(deadline)
+            worker.drain_calls()
             result = classify(report, limits, self.isolation)
             healthy = True
             return result

@@ -54,7 +54,11 @@ def remote_exception(type_name: str, message: str) -> CandidateError:
 
 
 class Session:
-    """Calls into one loaded module inside the sandbox. Use through `SandboxPool.session`."""
+    """Calls into one loaded module inside the sandbox. Use through `SandboxPool.session`.
+
+    Every frame from the job is hostile until checked: it must carry this job's nonce and the
+    next answer number (exactly one answer per call), fit in `Limits.frame_bytes` and decode;
+    anything else ends the session as a PROTOCOL failure."""
 
     def __init__(self, worker: _Worker, limits: Limits, isolation: str):
         self._worker = worker
@@ -64,6 +68,8 @@ class Session:
         self.healthy = True
         self.calls = 0
         self._deadline = 0.0
+        self._nonce = b""
+        self._seq = 0  # number of the next answer
         self._prefetched: dict[str, deque[dict[str, Any]]] = {}
 
     def open(self, source: str, module_name: str, prefetch: Sequence[tuple[str, tuple[Any, ...]]] = ()) -> None:
@@ -76,17 +82,17 @@ class Session:
                 pre.append({"name": name, "args": [_wire.encode_value(a) for a in args]})
             except _wire.EncodeError:
                 continue
-        self._worker.send({"op": "session", "source": source, "module_name": module_name,
-                           "limits": self.limits.to_wire(), "stdin": "", "prefetch": pre})  # fmt: skip
+        order = {"source": source, "module_name": module_name, "stdin": "", "prefetch": pre}
+        self._nonce = self._worker.start_job("session", self.limits, order, self._deadline).encode("ascii")
         reply = self._next_child_frame("while loading")
         if reply.get("op") == "load_error":
             raise remote_exception("LoadError", str(reply.get("error", ""))[-1500:])
         if reply.get("op") != "loaded":
             self._violation("while loading", f"unexpected {reply.get('op')!r}")
         try:
-            for i, msg in enumerate(pre):
+            for msg in pre:
                 reply = self._next_child_frame("during prefetched calls")
-                if reply.get("pre") != i or reply.get("op") not in ("return", "raise"):
+                if reply.get("op") not in ("return", "raise"):
                     self._violation("during prefetched calls", f"unexpected {reply.get('op')!r}")
                 self._prefetched.setdefault(self._key(msg["name"], msg["args"], {}), deque()).append(reply)
             reply = self._next_child_frame("after prefetched calls")
@@ -135,7 +141,7 @@ class Session:
     def close(self) -> ExecResult:
         """End the child (if still running) and return how it ended."""
         if self.result is None:
-            self._worker.send_call({"op": "end"}, self._deadline)
+            self._worker.send_call(None, self._deadline)
             with contextlib.suppress(SessionEnded):
                 while True:
                     self._next_child_frame("at the end")
@@ -144,7 +150,7 @@ class Session:
 
     # -- internals -------------------------------------------------------------------------------
     def _next_child_frame(self, stage: str) -> dict[str, Any]:
-        """The child's next frame; on the server's `result` frame, raise SessionEnded."""
+        """The child's next answer, checked; on the server's `result` frame, raise SessionEnded."""
         try:
             channel, frame = self._worker.read_any(self._deadline)
         except _wire.ProtocolError as exc:
@@ -156,7 +162,7 @@ class Session:
                                      self.limits.wall_seconds + _GRACE, None, self.isolation)  # fmt: skip
             raise SessionEnded(self.result, stage) from None
         if channel == "call":
-            return frame
+            return self._checked(frame, stage)
         if frame.get("op") == "result":
             self._worker.drain_calls()
             self.result = classify(frame, self.limits, self.isolation)
@@ -164,16 +170,33 @@ class Session:
         self.healthy = False
         raise SandboxError(f"sandbox worker sent {frame.get('op')!r} during a session")
 
+    def _checked(self, payload: bytes, stage: str) -> dict[str, Any]:
+        """nonce + answer number + JSON object, or a violation."""
+        head = _wire.NONCE_BYTES + _wire.SEQ.size
+        if payload[: _wire.NONCE_BYTES] != self._nonce:
+            self._violation(stage, "a frame without this job's nonce")
+        seq = payload[_wire.NONCE_BYTES : head]
+        try:
+            body = _wire.decode_payload(payload[head:])
+        except _wire.ProtocolError as exc:
+            self._violation(stage, str(exc))
+        if seq == _wire.VIOLATION_SEQ:
+            self._violation(stage, str(body.get("error", "protocol violation"))[:300])
+        if seq != _wire.SEQ.pack(self._seq):
+            self._violation(stage, f"answer {int.from_bytes(seq, 'big')} where {self._seq} was due")
+        self._seq += 1
+        return body
+
     def _violation(self, stage: str, what: str) -> NoReturn:
         """The child broke the protocol: have the server kill it, report PROTOCOL."""
-        self._worker.calls._buf.clear()
+        self._worker.calls.clear()
         if self.result is None:
             self._worker.send({"op": "kill"})
         while self.result is None:
             try:
                 channel, frame = self._worker.read_any(self._deadline)
             except _wire.ProtocolError:  # more garbage from the dying child: drop it
-                self._worker.calls._buf.clear()
+                self._worker.calls.clear()
                 continue
             except SandboxError:
                 self.healthy = False

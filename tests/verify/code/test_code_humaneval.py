@@ -53,3 +53,21 @@ def test_broken_variants_fail(reward: CodeTests, problems: list[dict[str, str]],
     assert all(r.status is Status.OK for r in results)
     passing = [p["task_id"] for p, r in zip(problems, results, strict=True) if r.info["all_pass"]]
     assert passing == []
+
+
+def test_doing_nothing_scores_only_on_asserts_that_call_the_candidate(problems: list[dict[str, str]]) -> None:
+    """`pass` as the completion of all 164: HumanEval's `assert True, "This prints if this
+    assert fails"` lines are vacuous, and what still passes is an assert on the candidate's
+    answer that happens to be None or falsy (HumanEval/12 `candidate([]) == None`)."""
+    reward = CodeTests(workers=2, score="pass_fraction", prepend_prompt=True)
+    results = reward.score_batch([
+        Sample(prompt=p["prompt"], response="    pass\n", reference={"entry_point": p["entry_point"], "tests": p["test"]})
+        for p in problems
+    ])  # fmt: skip
+    assert all(r.status is Status.OK for r in results)
+    verdicts = [t for r in results for t in r.info["tests"]]
+    assert all(t["assert"].startswith("True") for t in verdicts if t["verdict"] == "vacuous")
+    assert sum(t["verdict"] == "vacuous" for t in verdicts) >= 40
+    passing = [t["assert"] for t in verdicts if t["verdict"] == "pass"]
+    assert passing and all("candidate(" in a and ("None" in a or a.startswith("not ")) for a in passing), passing
+    assert all(not r.info["all_pass"] for r in results)

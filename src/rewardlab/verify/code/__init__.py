@@ -10,16 +10,24 @@
 """
 
 from rewardlab.verify.code.extract import Extracted, extract_code
-from rewardlab.verify.code.harness import CheckReport, TestVerdict, run_check
+from rewardlab.verify.code.harness import (
+    CheckReport,
+    PromptHelpers,
+    TestVerdict,
+    prompt_helpers,
+    run_check,
+)
 from rewardlab.verify.code.reward import CodeTests, output_matches, shared_pool
 
 __all__ = [
     "CheckReport",
     "CodeTests",
     "Extracted",
+    "PromptHelpers",
     "TestVerdict",
     "extract_code",
     "output_matches",
+    "prompt_helpers",
     "run_check",
     "shared_pool",
 ]

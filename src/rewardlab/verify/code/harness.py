@@ -9,7 +9,14 @@ harness or a forged "passed" line inside the sandbox cannot change a verdict.
 Each `assert` of the tests is one test: it is rewritten into "evaluate, record, continue", so
 a failing assert does not hide the ones after it (per-test verdicts, pass fraction). An
 exception outside an assert ends `check`; asserts never reached count as failed, and so do all
-of them when the program exits early (`sys.exit(0)`, `os._exit(0)`) or is killed.
+of them when the program exits early (`sys.exit(0)`, `os._exit(0)`) or is killed. An assert
+that holds although the program was not called since the previous one (HumanEval's
+`assert True, "This prints if this assert fails"`) tests nothing: its verdict is `vacuous`
+and it is not counted; if it fails, it counts as a failure all the same.
+
+Helper functions of the prompt (HumanEval's `poly`, `encode_cyclic`) are dataset text like the
+tests, and the tests call them to judge the candidate's answers: with `PromptHelpers` they run
+here, from the prompt's own definitions, so a program that redefines them changes nothing.
 """
 
 from __future__ import annotations
@@ -35,12 +42,15 @@ class TestVerdict:
     runs: int = 0
     failures: int = 0
     detail: str = ""
+    called: int = 0  # runs during or since the previous assert of which the program was called
 
     @property
     def verdict(self) -> str:
         if self.runs == 0:
             return "not_reached"
-        return "pass" if self.failures == 0 else "fail"
+        if self.failures:
+            return "fail"
+        return "pass" if self.called else "vacuous"
 
     def to_info(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,14 +81,24 @@ class CheckReport:
     def passed(self) -> int:
         return sum(v.verdict == "pass" for v in self.verdicts)
 
+    @property
+    def counted(self) -> int:
+        """Tests that count: all but the vacuous ones."""
+        return sum(v.verdict != "vacuous" for v in self.verdicts)
+
 
 class _Recorder:
-    def __init__(self, verdicts: list[TestVerdict]):
+    def __init__(self, verdicts: list[TestVerdict], session: Session):
         self.verdicts = verdicts
+        self.session = session
+        self.calls_seen = 0  # the session's call count at the previous assert
 
     def __call__(self, index: int, value: Any, exc: BaseException | None) -> None:
         v = self.verdicts[index]
         v.runs += 1
+        if self.session.calls > self.calls_seen:
+            v.called += 1
+            self.calls_seen = self.session.calls
         ok = exc is None and bool(value)
         if not ok:
             v.failures += 1
@@ -175,8 +195,9 @@ class PreparedTests:
     # calls with literal arguments, in source order; name None stands for `candidate`
     literal_calls: tuple[tuple[str | None, tuple[Any, ...]], ...] = ()
 
-    def prefetch(self, entry_point: str) -> list[tuple[str, tuple[Any, ...]]]:
-        return [(name or entry_point, args) for name, args in self.literal_calls]
+    def prefetch(self, entry_point: str, *, trusted: frozenset[str] = frozenset()) -> list[tuple[str, tuple[Any, ...]]]:
+        """Literal calls to send with the program (not those of `trusted` helpers: they run here)."""
+        return [(name or entry_point, args) for name, args in self.literal_calls if name not in trusted]
 
     def fresh_verdicts(self) -> list[TestVerdict]:
         if not self.sites:  # no asserts: the whole check is one test
@@ -233,10 +254,45 @@ def literal_calls(
     return tuple((name, args) for _, _, name, args in found[:limit])
 
 
+@dataclass(frozen=True)
+class PromptHelpers:
+    """What a HumanEval-style prompt defines besides the entry point: imports, constants and
+    helper functions, as source (re-bound in the sandbox after the program, as EvalPlus runs
+    prompt helpers after the solution) and compiled (run in the tests' trusted namespace)."""
+
+    source: str
+    code: CodeType
+    names: frozenset[str]
+
+
+_HELPER_NODES = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@functools.lru_cache(maxsize=4096)
+def prompt_helpers(prompt: str, entry_point: str) -> PromptHelpers | None:
+    """The prompt's helpers, or None when it defines none (or is not Python)."""
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return None
+    keep: list[ast.stmt] = [n for n in tree.body if isinstance(n, _HELPER_NODES) and getattr(n, "name", None) != entry_point]
+    names = frozenset(n.name for n in keep if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
+    if not names:
+        return None
+    module = ast.Module(body=keep, type_ignores=[])
+    return PromptHelpers(ast.unparse(module), compile(module, "<prompt helpers>", "exec"), names)
+
+
 def run_check(
-    tests: str, entry_point: str, session: Session, *, check_name: str = "check"
+    tests: str,
+    entry_point: str,
+    session: Session,
+    *,
+    check_name: str = "check",
+    helpers: PromptHelpers | None = None,
 ) -> CheckReport:
-    """Run the reference `check(candidate)` here against `entry_point` inside `session`."""
+    """Run the reference `check(candidate)` here against `entry_point` inside `session`;
+    names of `helpers` resolve to the prompt's own definitions, run here too."""
     prepared = prepare_tests(tests, check_name=check_name)
     verdicts = prepared.fresh_verdicts()
     namespace: dict[str, Any] = {name: RemoteFunction(session, name) for name in prepared.free}
@@ -244,16 +300,19 @@ def run_check(
         {
             "__builtins__": builtins,
             "__name__": "__rewardlab_tests__",
-            "__rl_record__": _Recorder(verdicts),
+            "__rl_record__": _Recorder(verdicts, session),
         }
     )
     report = CheckReport(verdicts, completed=False)
     try:
+        if helpers is not None:
+            namespace[entry_point] = RemoteFunction(session, entry_point)  # a helper may call it
+            exec(helpers.code, namespace)
         exec(prepared.code, namespace)
         namespace[check_name](RemoteFunction(session, entry_point))
         report.completed = True
         if len(verdicts) == 1 and verdicts[0].runs == 0:
-            verdicts[0].runs = 1
+            verdicts[0].runs, verdicts[0].called = 1, int(session.calls > 0)
     except SessionEnded as ended:
         report.ended, report.stopped_by = ended, str(ended)
     except Exception as exc:

@@ -25,7 +25,13 @@ from rewardlab.sandbox import (
     SessionEnded,
 )
 from rewardlab.verify.code.extract import Pick, extract_code
-from rewardlab.verify.code.harness import CheckReport, prepare_tests, run_check
+from rewardlab.verify.code.harness import (
+    CheckReport,
+    PromptHelpers,
+    prepare_tests,
+    prompt_helpers,
+    run_check,
+)
 
 _MIB = 1 << 20
 
@@ -167,8 +173,13 @@ class CodeTests(BaseReward):
         language = str(self.params["language"])
         extracted = extract_code(sample.response_text, pick=self.params["extract"], language=language)
         code = extracted.code
+        helpers = None
         if self.params["prepend_prompt"]:
-            code = f"{sample.prompt if isinstance(sample.prompt, str) else ''}{code}"
+            prompt = sample.prompt if isinstance(sample.prompt, str) else ""
+            code = f"{prompt}{code}"
+            if "entry_point" in reference and (helpers := prompt_helpers(prompt, reference["entry_point"])):
+                # re-bound after the program: its own functions call the prompt's helpers too
+                code = f"{code}\n\n{helpers.source}\n"
         try:
             pool = self.pool
             if "cases" in reference:
@@ -176,7 +187,7 @@ class CodeTests(BaseReward):
             elif language != "python":
                 raise ScoringError("invalid_input", f"check(candidate) tests need language='python'; {language} takes stdin/stdout cases")
             else:
-                verdicts = self._run_check(pool, code, reference)
+                verdicts = self._run_check(pool, code, reference, helpers)
         except SandboxError as exc:
             return RewardResult.failure(ErrorKind.SANDBOX, f"{exc}", info={"extracted_from": extracted.source})
         return self._result(verdicts, extracted.source, pool)
@@ -205,16 +216,16 @@ class CodeTests(BaseReward):
         script = f"{compile_cmd} || exit 97; exec /tmp/main"  # 97: compile error (see stderr)
         return pool.run(argv=["/bin/sh", "-c", script], files={filename: code}, stdin=stdin, limits=self.limits)
 
-    def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any]) -> dict[str, Any]:
+    def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
         prepared = prepare_tests(reference["tests"], check_name=check_name)  # bad tests fail here
         program: ExecResult | None = None
         report: CheckReport | None = None
         load_error = ""
         try:
-            prefetch = prepared.prefetch(reference["entry_point"])
+            prefetch = prepared.prefetch(reference["entry_point"], trusted=helpers.names if helpers else frozenset())
             with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
-                report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name)
+                report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name, helpers=helpers)
             program = session.result
         except CandidateError as exc:  # the program raised while loading
             load_error = str(exc)[-600:]
@@ -238,7 +249,7 @@ class CodeTests(BaseReward):
     def _result(self, run: dict[str, Any], source: str, pool: SandboxPool) -> RewardResult:
         tests = run["tests"]
         passed = sum(t["verdict"] == "pass" for t in tests)
-        total = len(tests)
+        total = sum(t["verdict"] != "vacuous" for t in tests)  # an assert that held without a call tests nothing
         all_pass = total > 0 and passed == total
         fraction = passed / total if total else 0.0
         info: dict[str, Any] = {
