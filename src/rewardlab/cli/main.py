@@ -37,6 +37,7 @@ GROUPS = [
     "rewardlab.cli.train",  # train rm (issue 8)
     "rewardlab.cli.rm",  # rm check/convert/run (issue 10)
     "rewardlab.cli.math_answers",  # math check/extract (issue 3)
+    "rewardlab.cli.select",  # select curves/pick/simulate
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)

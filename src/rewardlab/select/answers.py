@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from rewardlab.errors import ArrayError
 
-__all__ = ["Equivalence", "answer_classes", "pad_answers"]
+__all__ = ["Equivalence", "answer_classes", "pad_answers", "renumber_classes"]
 
 Equivalence = Literal["exact", "normalized", "math"]
 I64 = NDArray[np.int64]
@@ -60,6 +60,13 @@ def _first_appearance_ids(keys: I64, present: NDArray[np.bool_]) -> I64:
     local[order] = np.arange(len(uniq)) - starts
     out[present] = local[inverse.ravel()]
     return out
+
+
+def renumber_classes(classes: NDArray[np.int64]) -> I64:
+    """Class ids renumbered `0..k-1` by first appearance in each row (-1 stays -1); used after
+    taking a subset of candidates, whose ids may exceed the subset's width."""
+    c = np.asarray(classes, dtype=np.int64)
+    return _first_appearance_ids(np.maximum(c, 0), c >= 0)
 
 
 def _string_keys(padded: NDArray[np.object_], present: NDArray[np.bool_], equivalence: Equivalence) -> I64:

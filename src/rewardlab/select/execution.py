@@ -104,11 +104,13 @@ def execution_classes(
 
     def run(job: tuple[int, int, int]) -> tuple[bool | None, str]:
         p, j, k = job
-        try:
-            result = pool.run(programs[p][j], stdin=inputs[p][k], limits=limits)  # type: ignore[attr-defined]
-        except SandboxError:
-            return None, ""  # the sandbox broke, not the program: counted apart
-        return bool(result.ok), str(result.stdout)
+        for _attempt in range(2):  # a worker that died between jobs is replaced on the retry
+            try:
+                result = pool.run(programs[p][j], stdin=inputs[p][k], limits=limits)  # type: ignore[attr-defined]
+            except SandboxError:
+                continue
+            return bool(result.ok), str(result.stdout)
+        return None, ""  # the sandbox broke twice, not the program: counted apart
 
     with ThreadPoolExecutor(max_workers=max(1, getattr(pool, "size", workers))) as ex:
         results = list(ex.map(run, jobs))

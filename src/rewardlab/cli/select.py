@@ -1,0 +1,103 @@
+"""`rewardlab select`: test-time selection on candidate files (curves, picks) and the search simulator.
+
+A thin shell over `rewardlab.select`: `curves` writes accuracy-vs-compute curves for every
+method (JSON + HTML), `pick` writes the answer each method picks per problem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rewardlab.errors import UsageError
+
+select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PRM-guided search.", no_args_is_help=True)
+
+_ANSWERS = typer.Option("pred", "--answers", help="Column: per-candidate extracted answers ('' for none).")
+_SCORES = typer.Option("pred_score", "--scores", help="Column: per-candidate reward-model scores ('' for none).")
+_CORRECT = typer.Option("score", "--correct", help="Column: per-candidate correctness labels ('' for none).")
+_RESPONSES = typer.Option("code", "--responses", help="Column: per-candidate responses (token counts fall back to words).")
+_TOKENS = typer.Option("", "--tokens", help="Column: per-candidate generated-token counts.")
+_EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
+_WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
+
+
+def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> object:
+    from rewardlab.select.candidates import CandidateColumns
+
+    return CandidateColumns(answers=answers or None, scores=scores or None, correct=correct or None,
+                            responses=responses or None, tokens=tokens or None)  # fmt: skip
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UsageError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+@select_app.command("curves")
+def curves_command(
+    data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
+    out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
+    methods: str = typer.Option("", "--methods", help="Comma-separated subset of oracle,best_of_n,majority,weighted,hybrid,filtered (default: all the columns allow)."),
+    max_n: int = typer.Option(0, "--max-n", help="Largest budget (default: the smallest candidate count)."),
+    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
+    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
+    max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
+) -> None:
+    """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.candidates import load_candidates
+    from rewardlab.select.curves import selection_curves
+    from rewardlab.select.report import write_curves
+
+    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
+    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    candidates = load_candidates(data, _columns(answers, scores, correct, responses, tokens))  # type: ignore[arg-type]
+    chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
+    ns = list(range(1, max_n + 1)) if max_n > 0 else None
+    curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
+                              max_subsets=max_subsets, seed=seed)  # fmt: skip
+    html, json_path = write_curves(curves, out)
+    from rich.table import Table
+
+    table = Table(title=f"accuracy [95% CI] on {candidates.n_problems} problems")
+    table.add_column("n")
+    for m in curves.points:
+        table.add_column(m)
+    first = next(iter(curves.points.values()))
+    for i, point in enumerate(first):
+        table.add_row(str(point.n), *(str(curves.points[m][i].accuracy) for m in curves.points))
+    console.print(table)
+    console.print(f"wrote {html} and {json_path}")
+
+
+@select_app.command("pick")
+def pick_command(
+    data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
+    method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
+    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
+    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
+) -> None:
+    """Pick one candidate per problem; prints the accuracy when the file has labels."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.candidates import load_candidates
+    from rewardlab.select.pick import pick, write_picks
+
+    _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
+    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
+    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    candidates = load_candidates(data, _columns(answers, scores, correct, responses, tokens))  # type: ignore[arg-type]
+    selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
+    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights)
+    line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
+    if candidates.correct is not None:
+        line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
+    console.print(line)
+    console.print(f"wrote {candidates.n_problems} rows to {output}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(select_app, name="select")
