@@ -43,23 +43,31 @@ def pad_answers(answers: Sequence[Sequence[str | None]]) -> tuple[NDArray[np.obj
 
 
 def _first_appearance_ids(keys: I64, present: NDArray[np.bool_]) -> I64:
-    """Per-row class ids numbered by first appearance, from global integer keys `(P, n)`."""
-    problems, n = keys.shape
-    out = np.full(keys.shape, -1, dtype=np.int64)
-    if not present.any():
-        return out
-    big = int(keys[present].max()) + 1
-    rows = np.broadcast_to(np.arange(problems, dtype=np.int64)[:, None], keys.shape)
-    combined = rows[present] * big + keys[present]  # one id per (problem, answer)
-    uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    cols = np.broadcast_to(np.arange(n, dtype=np.int64), keys.shape)[present]
-    uniq_row, uniq_col = uniq // big, cols[first]
-    order = np.lexsort((uniq_col, uniq_row))  # by problem, then by first column
-    starts = np.searchsorted(uniq_row[order], uniq_row[order], side="left")
-    local = np.empty(len(uniq), dtype=np.int64)
-    local[order] = np.arange(len(uniq)) - starts
-    out[present] = local[inverse.ravel()]
-    return out
+    """Per-row class ids numbered by first appearance, from integer keys `(P, n)`.
+
+    Row-wise stable sort (no global `np.unique`): equal keys become adjacent with their first
+    column leading; a group's id is the number of groups whose first column comes earlier.
+    """
+    n = keys.shape[1]
+    if n == 0:
+        return np.full(keys.shape, -1, dtype=np.int64)
+    sentinel = np.iinfo(np.int64).max  # absent entries sort last and never start a class
+    k = np.where(present, keys, sentinel)
+    order = np.argsort(k, axis=1, kind="stable")
+    ordered = np.take_along_axis(k, order, axis=1)
+    starts = np.ones(ordered.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    starts &= ordered != sentinel
+    # the sorted position where each position's group starts, then that start's column
+    start_pos = np.maximum.accumulate(np.where(starts, np.arange(n), 0), axis=1)
+    first_col = np.take_along_axis(order, start_pos, axis=1)
+    is_first = np.zeros(keys.shape, dtype=bool)
+    np.put_along_axis(is_first, order, starts, axis=1)
+    rank = np.cumsum(is_first, axis=1) - 1  # id of a class, at its first column
+    ids_sorted = np.take_along_axis(rank, first_col, axis=1)
+    out = np.empty(keys.shape, dtype=np.int64)
+    np.put_along_axis(out, order, ids_sorted, axis=1)
+    return np.where(present, out, -1)
 
 
 def renumber_classes(classes: NDArray[np.int64]) -> I64:

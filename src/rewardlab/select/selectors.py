@@ -26,6 +26,7 @@ Methods:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -78,8 +79,9 @@ class Selection:
             return np.where(self.chosen >= 0, picked, 0.0)
         if ties != "expected":
             raise ArrayError("ties", f"must be 'expected' or 'first', got {ties!r}")
-        # NaN labels of candidates that cannot be returned stay out of the sum
-        credit: F64 = (np.where(self.weight > 0, y, 0.0) * self.weight).sum(axis=1)
+        if np.isnan(y).any():  # NaN labels of candidates that cannot be returned stay out
+            y = np.where(self.weight > 0, y, 0.0)
+        credit: F64 = np.einsum("ij,ij->i", y, self.weight)  # row sums of products in one pass
         return credit
 
     def accuracy(self, correct: Any, *, ties: Ties = "expected") -> float:
@@ -113,6 +115,36 @@ def _classes(classes: Any, mask: Any) -> tuple[I64, Bool]:
     return c, valid
 
 
+# Problems are processed in blocks of rows: the dozen temporaries of a block stay in cache
+# (1M candidates in one block spend most of their time faulting in fresh pages).
+_BLOCK_ROWS = 4096
+
+
+def _blocked(fn: Callable[..., tuple[I64, F64]], *arrays: NDArray[Any]) -> Selection:
+    rows = arrays[0].shape[0]
+    if rows <= _BLOCK_ROWS:
+        return Selection(*fn(*arrays))
+    parts = [fn(*(a[i : i + _BLOCK_ROWS] for a in arrays)) for i in range(0, rows, _BLOCK_ROWS)]
+    return Selection(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+def _row_max(x: F64) -> F64:
+    """Max of each row; a loop over the few columns beats a reduction over a short axis."""
+    out = x[:, 0].copy()
+    for j in range(1, x.shape[1]):
+        np.maximum(out, x[:, j], out=out)
+    return out
+
+
+def _best_of_n(s: F64, ok: Bool) -> tuple[I64, F64]:
+    masked = np.where(ok, s, -np.inf)
+    best = _row_max(masked) if s.shape[1] else np.full(len(s), -np.inf)
+    top = ok & (masked == best[:, None])
+    count = np.count_nonzero(top, axis=1)
+    weight = top / np.maximum(count, 1)[:, None]
+    return np.where(count > 0, np.argmax(top, axis=1), -1).astype(np.int64), weight
+
+
 def best_of_n(scores: Any, mask: Any = None) -> Selection:
     """The candidate with the highest score; NaN scores are never picked.
 
@@ -122,37 +154,39 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
     """
     s = _as_2d(scores, "scores")
     ok = _mask(mask, s.shape) & ~np.isnan(s)
-    if np.isposinf(s[ok]).any():
+    if (np.isposinf(s) & ok).any():
         raise ArrayError("scores", "holds +inf; a score must be finite (mark unscored candidates NaN)")
-    masked = np.where(ok, s, -np.inf)
-    best = masked.max(axis=1, initial=-np.inf)
-    top = ok & (masked == best[:, None])
-    count = top.sum(axis=1)
-    weight = top / np.maximum(count, 1)[:, None]
-    chosen = np.where(count > 0, np.argmax(top, axis=1), -1)
-    return Selection(chosen.astype(np.int64), weight)
+    return _blocked(_best_of_n, s, ok)
+
+
+def _vote_block(c: I64, valid: Bool, w: F64) -> tuple[I64, F64]:
+    """Weighted vote over answer classes: totals by class with one `bincount` over the block."""
+    problems, n = c.shape
+    safe = np.where(valid, c, 0)  # invalid entries add weight 0 and count 0 to class 0
+    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + safe).ravel()
+    size = problems * n
+    totals = np.bincount(flat, weights=np.where(valid, w, 0.0).ravel(), minlength=size).reshape(problems, n)
+    members = np.bincount(flat, weights=valid.ravel().astype(np.float64), minlength=size).reshape(problems, n)
+    present = members > 0
+    best = _row_max(np.where(present, totals, -np.inf))[:, None]
+    # tied winning classes: np.isclose(totals, best), written for totals <= best
+    top = present & (totals >= best - (1e-8 + 1e-5 * np.abs(best)))
+    n_top = np.count_nonzero(top, axis=1)
+    # per candidate: is its class a tied winner, and how many members has it
+    tied = top.ravel()[flat].reshape(problems, n) & valid
+    size_of_class = members.ravel()[flat].reshape(problems, n)
+    # A tied class is returned with probability 1/n_top; spread it over its members, whose mean
+    # correctness is then the class's credit.
+    weight = tied / (np.maximum(n_top, 1)[:, None] * np.maximum(size_of_class, 1))
+    # The first candidate of a tied class belongs to the tied answer seen first.
+    chosen = np.where(n_top > 0, np.argmax(tied, axis=1), -1)
+    return chosen.astype(np.int64), weight
 
 
 def _vote(c: I64, valid: Bool, w: F64) -> Selection:
-    """Weighted vote over answer classes: totals by class with one `bincount` over all problems."""
-    problems, n = c.shape
-    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + c)[valid]
-    size = problems * n
-    totals = np.bincount(flat, weights=w[valid], minlength=size).reshape(problems, n)
-    members = np.bincount(flat, minlength=size).reshape(problems, n)
-    present = members > 0
-    best = np.where(present, totals, -np.inf).max(axis=1, initial=-np.inf)
-    top = present & np.isclose(totals, best[:, None])  # tied winning classes
-    n_top = top.sum(axis=1)
-    # A tied class is returned with probability 1/n_top; spread it over its members, whose mean
-    # correctness is then the class's credit.
-    class_share = top / np.maximum(n_top, 1)[:, None] / np.maximum(members, 1)
-    rows = np.arange(problems)[:, None]
-    weight = np.where(valid, class_share[rows, np.maximum(c, 0)], 0.0)
-    winner = np.argmax(top, axis=1)  # ids are in order of first appearance: the first-seen answer
-    first_member = np.argmax(valid & (c == winner[:, None]), axis=1)
-    chosen = np.where(n_top > 0, first_member, -1)
-    return Selection(chosen.astype(np.int64), weight)
+    if c.shape[1] == 0:
+        return Selection(np.full(len(c), -1, dtype=np.int64), np.zeros(c.shape))
+    return _blocked(_vote_block, c, valid, w)
 
 
 def majority_vote(classes: Any, mask: Any = None) -> Selection:
@@ -175,9 +209,9 @@ def weighted_vote(classes: Any, weights: Any, mask: Any = None) -> Selection:
     c, valid = _classes(classes, mask)
     w = _as_2d(weights, "weights", c.shape)
     valid = valid & ~np.isnan(w)
-    if (w[valid] < 0).any():
+    if ((w < 0) & valid).any():
         raise ArrayError("weights", "must be >= 0; map reward-model logits with to_weights(scores, 'sigmoid') first")
-    if np.isinf(w[valid]).any():
+    if (np.isinf(w) & valid).any():
         raise ArrayError("weights", "holds inf; weights must be finite")
     return _vote(c, valid, w)
 
