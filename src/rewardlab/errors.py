@@ -9,7 +9,8 @@
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
     ├── ScoringError               raised *inside* a reward to return a typed error result
-    └── RunnerError                the worker pool itself failed (not a single sample)
+    ├── RunnerError                the worker pool itself failed (not a single sample)
+    └── GenerationError            a generation endpoint for test-time search failed or answered nonsense
 
 A wrong answer is never an exception: it is an `ok` result with a low score. A reward that
 cannot be computed raises `ScoringError` (or any exception) and the caller turns it into an
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ArrayError",
+    "GenerationError",
     "InputError",
     "NonFiniteError",
     "RegistryError",
@@ -136,3 +138,8 @@ class ScoringError(RewardLabError):
 
 class RunnerError(RewardLabError):
     """The worker pool cannot run at all (e.g. workers die on start-up)."""
+
+
+class GenerationError(RewardLabError):
+    """A model endpoint used to generate steps for search failed (after its retries) or sent a
+    reply that is not a completions object; the message names the endpoint and what to check."""

@@ -119,21 +119,28 @@ def rollouts(
     generator: StepGenerator, scorer: StepScorer, problem: Problem, n: int, *, max_steps: int = 64,
     keep: Callable[[list[Node]], list[bool]] | None = None, meter: TokenMeter | None = None,
 ) -> tuple[list[Node], TokenMeter]:
-    """`n` solutions grown side by side; `keep(open_nodes)` may drop partial ones after each round."""
+    """`n` solutions grown side by side; `keep(open_nodes)` may drop partial ones after each round.
+
+    The finished solutions come back in the order the rollouts were started (not the order they
+    finished, which favours short solutions), so "the first of equal scores" or "the answer seen
+    first" does not depend on length.
+    """
     if n < 1:
         raise ArrayError("n", f"must be >= 1, got {n}")
     meter = meter or TokenMeter(generator)
     open_nodes = [Node((), ())] * n
-    finished: list[Node] = []
+    ids = list(range(n))
+    finished: list[tuple[int, Node]] = []
     for _ in range(max_steps):
         if not open_nodes:
             break
         grown = _grow(meter, scorer, problem, open_nodes)
-        finished += [g for g in grown if g.complete]
-        open_nodes = [g for g in grown if not g.complete]
-        if keep is not None and open_nodes:
-            open_nodes = [g for g, k in zip(open_nodes, keep(open_nodes), strict=True) if k]
-    return finished, meter
+        finished += [(i, g) for i, g in zip(ids, grown, strict=True) if g.complete]
+        pairs = [(i, g) for i, g in zip(ids, grown, strict=True) if not g.complete]
+        if keep is not None and pairs:
+            pairs = [pair for pair, k in zip(pairs, keep([g for _, g in pairs]), strict=True) if k]
+        ids, open_nodes = [i for i, _ in pairs], [g for _, g in pairs]
+    return [g for _, g in sorted(finished, key=lambda pair: pair[0])], meter
 
 
 def best_of_n_search(
