@@ -91,7 +91,7 @@ def test_without_stop_reason_or_logprobs_usage_is_shared_and_answers_still_end()
     with CompletionsServer(stop_reasons=False) as plain:
         gen = OpenAIStepGenerator(plain.base_url, "fake-model", backoff=0.0)
         steps = gen.extend(Problem("What is 2 + 2?"), [(), ()])
-        assert sum(s.tokens for s in steps) == 2 * len("Step 1: work on part 1.".split())
+        assert sum(s.tokens for s in steps) == 2 * 6  # usage words shared out: "Step 1: work on part 1." twice
         result = best_of_n_search(gen, LengthPRM(), Problem("What is 2 + 2?"), 1)
         assert result.answer == "4"
 
