@@ -42,3 +42,14 @@ def test_bad_method_is_a_usage_error(tmp_path):
 def test_missing_file_is_an_error_naming_it(tmp_path, capsys):
     assert main(["select", "curves", str(tmp_path / "nope.jsonl")]) == 1
     assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_simulate_prints_every_search_method(capsys):
+    assert main(["select", "simulate", "--problems", "8", "--budget", "4", "--width", "2", "--expand", "2"]) == 0
+    out = capsys.readouterr().out
+    for method in ("best-of-4", "majority@4", "beam 2x2", "best-first", "early rejection@4", "adaptive vote<=4"):
+        assert method in out
+
+
+def test_simulate_refuses_an_empty_budget():
+    assert main(["select", "simulate", "--budget", "0"]) == 2

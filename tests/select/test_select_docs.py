@@ -19,6 +19,7 @@ def test_docs_have_examples():
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_doc_block_runs(code, capsys, monkeypatch):
+    monkeypatch.chdir(DOC.parents[1])  # examples name paths from the project root
     module = types.ModuleType("select_docs_example")  # a real module: dataclasses need one
     monkeypatch.setitem(sys.modules, module.__name__, module)
     exec(compile(code, str(DOC), "exec"), module.__dict__)

@@ -99,5 +99,33 @@ def pick_command(
     console.print(f"wrote {candidates.n_problems} rows to {output}")
 
 
+@select_app.command("simulate")
+def simulate_command(
+    problems: int = typer.Option(200, "--problems", "-n", help="Simulated problems."),
+    budget: int = typer.Option(16, "--budget", help="Samples for best-of-n, early rejection and the votes."),
+    width: int = typer.Option(4, "--width", help="Beam width."),
+    expand: int = typer.Option(4, "--expand", help="Children per beam node and round."),
+    separation: float = typer.Option(1.5, "--prm-separation", help="How informative the simulated PRM is (0: noise)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulator and its problems."),
+) -> None:
+    """Every search method on the offline step simulator: accuracy [95% CI] and tokens per problem."""
+    from rich.table import Table
+
+    from rewardlab.cli._render import console
+    from rewardlab.select.simulate import compare_methods
+    from rewardlab.select.simulator import SimulatorConfig
+
+    if problems < 1 or budget < 1 or width < 1 or expand < 1:
+        raise UsageError("--problems, --budget, --width and --expand must be >= 1")
+    rows = compare_methods(SimulatorConfig(prm_separation=separation), problems=problems, budget=budget,
+                           width=width, expand=expand, seed=seed)  # fmt: skip
+    table = Table(title=f"{problems} simulated problems (seed {seed})")
+    for column in ("method", "accuracy [95% CI]", "tokens / problem", "samples / problem"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.method, str(row.accuracy), f"{row.tokens:.0f}", "" if row.samples is None else f"{row.samples:.2f}")
+    console.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(select_app, name="select")
