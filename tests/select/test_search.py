@@ -178,3 +178,22 @@ def test_adaptive_vote_needs_calibrator_and_threshold_together():
 def test_unknown_aggregate_is_refused():
     with pytest.raises(ArrayError, match="aggregate"):
         aggregate_prefix([0.5], "median")  # type: ignore[arg-type]
+
+
+def test_any_reward_drives_a_search_and_its_errors_are_counted():
+    from rewardlab.core import ErrorKind, RewardResult, reward
+    from rewardlab.select.generate import RewardScorer
+
+    @reward(range=(0, 1), register=False)
+    def step_signal(sample):
+        # a "PRM" that reads the simulator's step text; fails on the third step of any chain
+        if len(sample.steps) == 3:
+            return RewardResult.failure(ErrorKind.PARSE, "cannot read step 3")
+        return 0.5
+
+    sim = StepSimulator(SimulatorConfig(steps=(4, 4)), seed=14)
+    scorer = RewardScorer(step_signal)
+    result = best_of_n_search(sim, scorer, sim.problems(1)[0], 3)
+    assert len(result.finished) == 3
+    assert scorer.errors == 3 and scorer.error_kinds == {"parse": 3}
+    assert all(node.scores[2] == float("-inf") for node in result.finished)

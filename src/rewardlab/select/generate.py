@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Problem", "Step", "StepGenerator", "StepScorer", "TokenMeter", "answer_of", "is_complete"]
+__all__ = ["Problem", "RewardScorer", "Step", "StepGenerator", "StepScorer", "TokenMeter", "answer_of", "is_complete"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +105,36 @@ class TokenMeter:
         self.tokens += sum(s.tokens for s in steps)
         self.steps += len(steps)
         return steps
+
+
+class RewardScorer:
+    """Any `Reward` as a `StepScorer` (a PRM from a reward spec, a learned PRM, a verifier).
+
+    A prefix becomes `Sample(prompt=problem.prompt, response=<steps joined by delimiter>,
+    steps=<step texts>)` — no reference: a PRM judges without the gold answer. The score is the
+    last entry of the result's step scores when the reward gives them, else its score. A result
+    that is not `ok` scores `-inf` (never preferred by a search) and is counted in `errors`, so a
+    failing reward is seen, not read as a low score.
+    """
+
+    def __init__(self, reward: Any, *, delimiter: str = "\n\n"):
+        self.reward = reward
+        self.delimiter = delimiter
+        self.errors = 0
+        self.error_kinds: dict[str, int] = {}
+
+    def score(self, problem: Problem, prefixes: Sequence[Sequence[Step]]) -> list[float]:
+        from rewardlab.core import Sample, Status
+
+        samples = [Sample(prompt=problem.prompt, response=self.delimiter.join(s.text for s in p),
+                          steps=tuple(s.text for s in p)) for p in prefixes]  # fmt: skip
+        out = []
+        for result in self.reward.score_batch(samples):
+            if result.status is Status.OK and result.score is not None:
+                out.append(float(result.steps[-1]) if result.steps else float(result.score))
+                continue
+            kind = result.error.kind.value if result.error is not None else result.status.value
+            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+            self.errors += 1
+            out.append(float("-inf"))
+        return out
