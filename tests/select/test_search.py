@@ -197,3 +197,25 @@ def test_any_reward_drives_a_search_and_its_errors_are_counted():
     assert len(result.finished) == 3
     assert scorer.errors == 3 and scorer.error_kinds == {"parse": 3}
     assert all(node.scores[2] == float("-inf") for node in result.finished)
+
+
+def test_diverse_tree_search_finishes_one_solution_per_tree_and_beats_one_sample():
+    from rewardlab.select.search import diverse_tree_search
+
+    sim = StepSimulator(SimulatorConfig(detour=0.0), seed=15)
+    problems = sim.problems(120)
+    results = [diverse_tree_search(sim, sim.prm, p, trees=4, expand=4) for p in problems]
+    assert all(len(r.finished) == 4 for r in results)
+    single = StepSimulator(SimulatorConfig(detour=0.0), seed=15)
+    one = accuracy([best_of_n_search(single, single.prm, p, 1) for p in problems], problems)
+    assert accuracy(results, problems) > one + 0.05
+
+
+def test_one_tree_of_dvts_is_greedy_beam_search_of_width_one():
+    from rewardlab.select.search import diverse_tree_search
+
+    a, b = StepSimulator(seed=16), StepSimulator(seed=16)
+    for pa, pb in zip(a.problems(5), b.problems(5), strict=True):
+        tree = diverse_tree_search(a, a.prm, pa, trees=1, expand=3)
+        beam = beam_search(b, b.prm, pb, width=1, expand=3)
+        assert (tree.answer, tree.tokens) == (beam.answer, beam.tokens)

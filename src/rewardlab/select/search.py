@@ -10,6 +10,10 @@ time and count every generated token, so they can be compared at equal compute.
   solutions leave the beam; the search stops when `width` solutions are complete.
 - best-first search: always extend the best-scoring open prefix (a priority queue), until a
   complete solution is the best open node or the token budget is spent.
+- diverse verifier tree search (DVTS): `trees` independent greedy subtrees, each keeping its
+  best of `expand` children per round, so one strong early prefix cannot take over the whole
+  beam (Beeching, Tunstall & Rush 2024, "Scaling test-time compute with open models",
+  Hugging Face blog); the best finished solution over all trees wins.
 - early rejection: best-of-n whose partial solutions are dropped as soon as a calibrated PRM says
   they are unlikely to end correct (Sun et al. 2024, "Fast Best-of-N Decoding via Speculative
   Rejection", arXiv:2410.20290, with a calibrated threshold instead of a fixed share).
@@ -38,6 +42,7 @@ __all__ = [
     "beam_search",
     "best_first_search",
     "best_of_n_search",
+    "diverse_tree_search",
     "early_rejection_search",
     "rollouts",
 ]
@@ -176,6 +181,35 @@ def beam_search(
         finished += [c for c in chosen if c.complete]
         beam = [c for c in chosen if not c.complete]
     return _result(meter, finished, aggregate)
+
+
+def diverse_tree_search(
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, trees: int = 4, expand: int = 4,
+    aggregate: Aggregate = "min", max_steps: int = 64,
+) -> SearchResult:
+    """DVTS: `trees` independent subtrees grown side by side (one batched call per round); each
+    keeps only its best child of `expand`, until it completes."""
+    if trees < 1 or expand < 1:
+        raise ArrayError("trees", f"trees and expand must be >= 1, got {trees} and {expand}")
+    meter = TokenMeter(generator)
+    heads = [Node((), ())] * trees
+    finished: list[tuple[int, Node]] = []
+    ids = list(range(trees))
+    for _ in range(max_steps):
+        if not heads:
+            break
+        children = _grow(meter, scorer, problem, [h for h in heads for _ in range(expand)])
+        next_ids, next_heads = [], []
+        for k, tree in enumerate(ids):
+            group = children[k * expand : (k + 1) * expand]
+            best = max(group, key=lambda c: aggregate_prefix(c.scores, aggregate))  # first of equals
+            if best.complete:
+                finished.append((tree, best))
+            else:
+                next_ids.append(tree)
+                next_heads.append(best)
+        ids, heads = next_ids, next_heads
+    return _result(meter, [n for _, n in sorted(finished, key=lambda pair: pair[0])], aggregate)
 
 
 def best_first_search(

@@ -13,6 +13,7 @@ from rewardlab.select.adaptive import adaptive_vote, fit_calibrator
 from rewardlab.select.generate import Problem
 from rewardlab.select.search import (
     beam_search,
+    diverse_tree_search,
     best_first_search,
     best_of_n_search,
     early_rejection_search,
@@ -42,7 +43,7 @@ def compare_methods(
     config: SimulatorConfig | None = None, *, problems: int = 200, budget: int = 16, width: int = 4, expand: int = 4,
     seed: int = 0,
 ) -> list[MethodRow]:
-    """Run best-of-n, majority, beam, best-first, early rejection and the adaptive vote on the same
+    """Run best-of-n, majority, beam, DVTS, best-first, early rejection and the adaptive vote on the same
     simulated problems; each method gets a fresh simulator with the same seed (common random
     numbers). The early-rejection PRM is calibrated on 100 other problems."""
     cfg = config or SimulatorConfig()
@@ -53,6 +54,7 @@ def compare_methods(
         f"best-of-{budget}": lambda s, p: _triple(best_of_n_search(s, s.prm, p, budget)),
         f"majority@{budget}": lambda s, p: (*_majority(s, p, budget), budget),
         f"beam {width}x{expand}": lambda s, p: _triple(beam_search(s, s.prm, p, width=width, expand=expand)),
+        f"dvts {width}x{expand}": lambda s, p: _triple(diverse_tree_search(s, s.prm, p, trees=width, expand=expand)),
         "best-first": lambda s, p: _triple(best_first_search(s, s.prm, p, expand=2, max_tokens=budget * 300)),
         f"early rejection@{budget}": lambda s, p: _triple(early_rejection_search(s, s.prm, p, budget, calibrator,
                                                                                   threshold=0.5, aggregate="product")),
