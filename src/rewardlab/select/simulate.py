@@ -13,9 +13,9 @@ from rewardlab.select.adaptive import adaptive_vote, fit_calibrator
 from rewardlab.select.generate import Problem
 from rewardlab.select.search import (
     beam_search,
-    diverse_tree_search,
     best_first_search,
     best_of_n_search,
+    diverse_tree_search,
     early_rejection_search,
     rollouts,
 )
