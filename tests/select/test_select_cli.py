@@ -53,3 +53,25 @@ def test_simulate_prints_every_search_method(capsys):
 
 def test_simulate_refuses_an_empty_budget():
     assert main(["select", "simulate", "--budget", "0"]) == 2
+
+
+MATH_SPEC = '[reward]\nname = "maths"\n[[reward.components]]\nname = "answer"\nuse = "math.answer"\n'
+
+
+def test_curves_with_a_reward_spec_score_the_responses(tmp_path, capsys):
+    rows = [
+        {"question": "1+1?", "gt": "2", "code": ["so \\boxed{3}", "so \\boxed{2}"], "pred": ["3", "2"], "score": [False, True]},
+        {"question": "bad gold", "gt": "\\frac{", "code": ["\\boxed{1}", "\\boxed{1}"], "pred": ["1", "1"], "score": [False, False]},
+    ]
+    data = tmp_path / "c.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = tmp_path / "maths.toml"
+    spec.write_text(MATH_SPEC)
+    out = tmp_path / "out"
+    argv = ["select", "curves", str(data), "-o", str(out), "--reward", str(spec), "--scores", "", "--methods", "best_of_n"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "2 candidates got an error result" in printed  # the broken gold answer: no score, not 0
+    payload = json.loads((out / "curves.json").read_text())
+    assert payload["curves"]["best_of_n"][-1]["estimate"] == 0.5  # problem 1 right, problem 2 abstains
+    assert payload["config"]["scores"]["reward"] == "maths"

@@ -21,6 +21,24 @@ _RESPONSES = typer.Option("code", "--responses", help="Column: per-candidate res
 _TOKENS = typer.Option("", "--tokens", help="Column: per-candidate generated-token counts.")
 _EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
 _WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
+_REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
+
+
+def _rescored(candidates: object, reward_spec: Path | None) -> tuple[object, object]:
+    """The candidates scored by `reward_spec` (errors stay NaN and are reported), and what to
+    hash as the score source; unchanged without a spec."""
+    if reward_spec is None:
+        return candidates, None
+    from rewardlab.cli._render import console
+    from rewardlab.compose import build, spec_hash_of
+    from rewardlab.select.scores import score_candidates
+
+    reward = build(reward_spec)
+    got = score_candidates(reward, candidates.samples())  # type: ignore[attr-defined]
+    if got.errors or got.skipped:
+        console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
+                      "they have no score and are never picked")  # fmt: skip
+    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash_of(reward)}  # type: ignore[attr-defined]
 
 
 def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> object:
@@ -45,6 +63,7 @@ def curves_command(
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
+    reward: Path | None = _REWARD,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
     from rewardlab.cli._render import console
@@ -54,11 +73,11 @@ def curves_command(
 
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates = load_candidates(data, _columns(answers, scores, correct, responses, tokens))  # type: ignore[arg-type]
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)  # type: ignore[arg-type]
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
     curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
-                              max_subsets=max_subsets, seed=seed)  # fmt: skip
+                              max_subsets=max_subsets, seed=seed, score_source=source)  # fmt: skip
     html, json_path = write_curves(curves, out)
     from rich.table import Table
 
@@ -79,7 +98,7 @@ def pick_command(
     method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
     answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
-    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
+    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
 ) -> None:
     """Pick one candidate per problem; prints the accuracy when the file has labels."""
     from rewardlab.cli._render import console
@@ -89,9 +108,9 @@ def pick_command(
     _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates = load_candidates(data, _columns(answers, scores, correct, responses, tokens))  # type: ignore[arg-type]
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)  # type: ignore[arg-type]
     selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
-    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights)
+    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights, scores=source)  # type: ignore[arg-type]
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
     if candidates.correct is not None:
         line += f": accuracy {selection.accuracy(candidates.correct):.4f}"

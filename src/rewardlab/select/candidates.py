@@ -33,6 +33,7 @@ class CandidateColumns:
         responses: per candidate, the response text (token counts fall back to its words).
         tokens: per candidate, the number of generated tokens.
         reference: the gold answer (kept for re-scoring; not needed when `correct` is given).
+        prompt: the problem text (for re-scoring with a reward).
     """
 
     answers: str | None = "pred"
@@ -41,6 +42,7 @@ class CandidateColumns:
     responses: str | None = "code"
     tokens: str | None = None
     reference: str | None = "gt"
+    prompt: str | None = "question"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Candidates:
         token_unit: "tokens" from a token column, "words" when counted from responses.
         references: per problem gold answer (None where absent).
         source: where it was read from.
+        responses: object array of response texts (None: padding), or None without the column.
+        prompts: per problem prompt ("" where absent).
     """
 
     answers: NDArray[np.object_] | None
@@ -66,10 +70,23 @@ class Candidates:
     token_unit: str
     references: list[Any]
     source: str
+    responses: NDArray[np.object_] | None = None
+    prompts: list[str] | None = None
 
     @property
     def n_problems(self) -> int:
         return int(self.mask.shape[0])
+
+    def samples(self) -> list[list[Any]]:
+        """Per problem, each candidate as a `Sample` (prompt, response, reference), for
+        re-scoring with any reward: `score_candidates(reward, candidates.samples())`."""
+        from rewardlab.core import Sample
+
+        if self.responses is None:
+            raise InputError("re-scoring needs the responses column", source=self.source)
+        prompts = self.prompts or [""] * self.n_problems
+        return [[Sample(prompt=prompts[p], response=str(self.responses[p, j]), reference=self.references[p], group=str(p))
+                 for j in range(int(self.mask[p].sum()))] for p in range(self.n_problems)]  # fmt: skip
 
     def with_scores(self, scores: Any) -> Candidates:
         """The same candidates with other scores (e.g. from `score_candidates(reward, ...)`)."""
@@ -136,12 +153,16 @@ def load_candidates(path: str | Path, columns: CandidateColumns | None = None) -
         for i, (line, row) in enumerate(rows):
             values = _list(row, cols.answers, counts[i], source, line)
             answers[i, : counts[i]] = [None if v is None else str(v) for v in values]
-    tokens, unit = _fill(rows, cols.tokens, width, counts, source, "tokens"), "tokens"
-    if tokens is None and cols.responses is not None and all(cols.responses in row for _, row in rows):
-        tokens, unit = np.full((len(rows), width), np.nan), "words"
+    responses = None
+    if cols.responses is not None and all(cols.responses in row for _, row in rows):
+        responses = np.full((len(rows), width), None, dtype=object)
         for i, (line, row) in enumerate(rows):
-            texts = _list(row, cols.responses, counts[i], source, line)
-            tokens[i, : counts[i]] = [len(str(t).split()) for t in texts]
+            responses[i, : counts[i]] = [str(t) for t in _list(row, cols.responses, counts[i], source, line)]
+    tokens, unit = _fill(rows, cols.tokens, width, counts, source, "tokens"), "tokens"
+    if tokens is None and responses is not None:  # no token counts: words of the responses
+        tokens, unit = np.full((len(rows), width), np.nan), "words"
+        for i in range(len(rows)):
+            tokens[i, : counts[i]] = [len(str(t).split()) for t in responses[i, : counts[i]]]
     return Candidates(
         answers=answers,
         mask=mask,
@@ -151,4 +172,6 @@ def load_candidates(path: str | Path, columns: CandidateColumns | None = None) -
         token_unit=unit if tokens is not None else "none",
         references=[row.get(cols.reference) if cols.reference else None for _, row in rows],
         source=source,
+        responses=responses,
+        prompts=[str(row.get(cols.prompt, "")) if cols.prompt else "" for _, row in rows],
     )
