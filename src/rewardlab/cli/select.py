@@ -7,10 +7,14 @@ method (JSON + HTML), `pick` writes the answer each method picks per problem.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from rewardlab.errors import UsageError
+
+if TYPE_CHECKING:
+    from rewardlab.select.candidates import CandidateColumns, Candidates
 
 select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PRM-guided search.", no_args_is_help=True)
 
@@ -24,7 +28,7 @@ _WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: si
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
 
 
-def _rescored(candidates: object, reward_spec: Path | None) -> tuple[object, object]:
+def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candidates, dict[str, Any] | None]:
     """The candidates scored by `reward_spec` (errors stay NaN and are reported), and what to
     hash as the score source; unchanged without a spec."""
     if reward_spec is None:
@@ -34,14 +38,14 @@ def _rescored(candidates: object, reward_spec: Path | None) -> tuple[object, obj
     from rewardlab.select.scores import score_candidates
 
     reward = build(reward_spec)
-    got = score_candidates(reward, candidates.samples())  # type: ignore[attr-defined]
+    got = score_candidates(reward, candidates.samples())
     if got.errors or got.skipped:
         console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
                       "they have no score and are never picked")  # fmt: skip
-    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash_of(reward)}  # type: ignore[attr-defined]
+    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash_of(reward)}
 
 
-def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> object:
+def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> CandidateColumns:
     from rewardlab.select.candidates import CandidateColumns
 
     return CandidateColumns(answers=answers or None, scores=scores or None, correct=correct or None,
@@ -73,7 +77,7 @@ def curves_command(
 
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)  # type: ignore[arg-type]
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
     curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
@@ -108,9 +112,9 @@ def pick_command(
     _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)  # type: ignore[arg-type]
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
     selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
-    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights, scores=source)  # type: ignore[arg-type]
+    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights, scores=source)
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
     if candidates.correct is not None:
         line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
