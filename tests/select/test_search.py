@@ -219,3 +219,32 @@ def test_one_tree_of_dvts_is_greedy_beam_search_of_width_one():
         tree = diverse_tree_search(a, a.prm, pa, trees=1, expand=3)
         beam = beam_search(b, b.prm, pb, width=1, expand=3)
         assert (tree.answer, tree.tokens) == (beam.answer, beam.tokens)
+
+
+def test_mcts_with_a_sharp_prm_solves_almost_everything():
+    from rewardlab.select.mcts import mcts_search
+
+    sim = StepSimulator(SimulatorConfig(prm_separation=8.0, detour=0.0), seed=17)
+    problems = sim.problems(40)
+    results = [mcts_search(sim, sim.prm, p, simulations=24, expand=3) for p in problems]
+    assert accuracy(results, problems) >= 0.9
+
+
+def test_mcts_that_finishes_nothing_completes_the_most_visited_path_greedily():
+    from rewardlab.select.mcts import mcts_search
+
+    sim = StepSimulator(SimulatorConfig(steps=(8, 8)), seed=18)
+    meter_sim = StepSimulator(SimulatorConfig(steps=(8, 8)), seed=18)
+    problem = sim.problems(1)[0]
+    result = mcts_search(sim, sim.prm, problem, simulations=1, expand=3)  # one expansion: 1 of 8 steps
+    assert result.answer is not None and len(result.finished) == 1 and len(result.solution.steps) >= 8
+    first = TokenMeter(meter_sim).extend(problem, [(), (), ()])  # the same 3 first steps (keyed randomness)
+    assert result.tokens > sum(s.tokens for s in first)  # and the greedy completion's steps on top
+
+
+def test_mcts_refuses_zero_simulations():
+    from rewardlab.select.mcts import mcts_search
+
+    sim = StepSimulator(seed=0)
+    with pytest.raises(ArrayError, match="simulations"):
+        mcts_search(sim, sim.prm, sim.problems(1)[0], simulations=0)

@@ -47,7 +47,7 @@ def test_missing_file_is_an_error_naming_it(tmp_path, capsys):
 def test_simulate_prints_every_search_method(capsys):
     assert main(["select", "simulate", "--problems", "8", "--budget", "4", "--width", "2", "--expand", "2"]) == 0
     out = capsys.readouterr().out
-    for method in ("best-of-4", "majority@4", "beam 2x2", "dvts 2x2", "best-first", "early rejection@4", "adaptive vote<=4"):
+    for method in ("best-of-4", "majority@4", "beam 2x2", "dvts 2x2", "mcts 4x3", "best-first", "early rejection@4", "adaptive vote<=4"):
         assert method in out
 
 

@@ -5,7 +5,7 @@ Selectors work on `(problems, candidates)` arrays, vectorised over every problem
 normalisation (`answers.py`), programs by their outputs in the sandbox (`execution.py`); scores
 come from any `Reward` or from stored columns (`scores.py`). Candidate files and curves:
 `candidates.py`, `curves.py`, `report.py`. Step-wise search over a pluggable generator and PRM
-(`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection),
+(`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection), `mcts.py`,
 `adaptive.py` (calibration, adaptive budgets), `simulator.py` (offline, known correctness),
 `openai_generator.py` (any OpenAI-compatible endpoint). See docs/select.md.
 """
@@ -23,6 +23,7 @@ from rewardlab.select.generate import (
     StepScorer,
     TokenMeter,
 )
+from rewardlab.select.mcts import mcts_search
 from rewardlab.select.openai_generator import OpenAIStepGenerator
 from rewardlab.select.report import write_curves
 from rewardlab.select.scores import (
@@ -88,6 +89,7 @@ __all__ = [
     "hybrid_vote",
     "load_candidates",
     "majority_vote",
+    "mcts_search",
     "pad_answers",
     "score_candidates",
     "selection_curves",

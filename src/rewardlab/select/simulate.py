@@ -11,6 +11,7 @@ import numpy as np
 from rewardlab.evaluate.stats import Interval, bootstrap_ci
 from rewardlab.select.adaptive import adaptive_vote, fit_calibrator
 from rewardlab.select.generate import Problem
+from rewardlab.select.mcts import mcts_search
 from rewardlab.select.search import (
     beam_search,
     best_first_search,
@@ -43,7 +44,7 @@ def compare_methods(
     config: SimulatorConfig | None = None, *, problems: int = 200, budget: int = 16, width: int = 4, expand: int = 4,
     seed: int = 0,
 ) -> list[MethodRow]:
-    """Run best-of-n, majority, beam, DVTS, best-first, early rejection and the adaptive vote on the same
+    """Run best-of-n, majority, beam, DVTS, MCTS, best-first, early rejection and the adaptive vote on the same
     simulated problems; each method gets a fresh simulator with the same seed (common random
     numbers). The early-rejection PRM is calibrated on 100 other problems."""
     cfg = config or SimulatorConfig()
@@ -55,6 +56,7 @@ def compare_methods(
         f"majority@{budget}": lambda s, p: (*_majority(s, p, budget), budget),
         f"beam {width}x{expand}": lambda s, p: _triple(beam_search(s, s.prm, p, width=width, expand=expand)),
         f"dvts {width}x{expand}": lambda s, p: _triple(diverse_tree_search(s, s.prm, p, trees=width, expand=expand)),
+        f"mcts {budget}x3": lambda s, p: _triple(mcts_search(s, s.prm, p, simulations=budget, expand=3)),
         "best-first": lambda s, p: _triple(best_first_search(s, s.prm, p, expand=2, max_tokens=budget * 300)),
         f"early rejection@{budget}": lambda s, p: _triple(early_rejection_search(s, s.prm, p, budget, calibrator,
                                                                                   threshold=0.5, aggregate="product")),
