@@ -25,7 +25,8 @@
     │   └── BackendError           a served reward's executor failed for a whole batch
     ├── Overloaded                 a served reward's queue is full (HTTP 429 + Retry-After)
     ├── ApiError                   an HTTP error the server sends, with a stable `code`
-    └── ServerError                the client's view: the server refused or could not be reached
+    ├── ServerError                the client's view: the server refused or could not be reached
+    └── GenerationError            a generation endpoint for test-time search failed or answered nonsense
 
 Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
 that a test harness's `except Exception` inside a verifier cannot swallow the end of a sandboxed
@@ -56,6 +57,7 @@ __all__ = [
     "ConfigTypeError",
     "EncodeError",
     "FormulaError",
+    "GenerationError",
     "InputError",
     "MappingError",
     "NoTransitionError",
@@ -285,3 +287,8 @@ class ServerError(RewardLabError):
         self.status = status
         self.code = code
         self.details = list(details)
+
+
+class GenerationError(RewardLabError):
+    """A model endpoint used to generate steps for search failed (after its retries) or sent a
+    reply that is not a completions object; the message names the endpoint and what to check."""

@@ -37,6 +37,7 @@ GROUPS = [
     "rewardlab.cli.train",  # train rm / train prm
     "rewardlab.cli.rm",  # rm check/convert/run
     "rewardlab.cli.math_answers",  # math check/extract
+    "rewardlab.cli.select",  # select curves/pick/simulate
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)

@@ -1,0 +1,154 @@
+"""`rewardlab select`: test-time selection on candidate files (curves, picks) and the search simulator.
+
+A thin shell over `rewardlab.select`: `curves` writes accuracy-vs-compute curves for every
+method (JSON + HTML), `pick` writes the answer each method picks per problem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from rewardlab.errors import UsageError
+
+if TYPE_CHECKING:
+    from rewardlab.select.candidates import CandidateColumns, Candidates
+
+select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PRM-guided search.", no_args_is_help=True)
+
+_ANSWERS = typer.Option("pred", "--answers", help="Column: per-candidate extracted answers ('' for none).")
+_SCORES = typer.Option("pred_score", "--scores", help="Column: per-candidate reward-model scores ('' for none).")
+_CORRECT = typer.Option("score", "--correct", help="Column: per-candidate correctness labels ('' for none).")
+_RESPONSES = typer.Option("code", "--responses", help="Column: per-candidate responses (token counts fall back to words).")
+_TOKENS = typer.Option("", "--tokens", help="Column: per-candidate generated-token counts.")
+_EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
+_WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
+_REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
+
+
+def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candidates, dict[str, Any] | None]:
+    """The candidates scored by `reward_spec` (errors stay NaN and are reported), and what to
+    hash as the score source; unchanged without a spec."""
+    if reward_spec is None:
+        return candidates, None
+    from rewardlab.cli._render import console
+    from rewardlab.compose import build, spec_hash_of
+    from rewardlab.select.scores import score_candidates
+
+    reward = build(reward_spec)
+    got = score_candidates(reward, candidates.samples())
+    if got.errors or got.skipped:
+        console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
+                      "they have no score and are never picked")  # fmt: skip
+    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash_of(reward)}
+
+
+def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> CandidateColumns:
+    from rewardlab.select.candidates import CandidateColumns
+
+    return CandidateColumns(answers=answers or None, scores=scores or None, correct=correct or None,
+                            responses=responses or None, tokens=tokens or None)  # fmt: skip
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UsageError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+@select_app.command("curves")
+def curves_command(
+    data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
+    out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
+    methods: str = typer.Option("", "--methods", help="Comma-separated subset of oracle,best_of_n,majority,weighted,hybrid,filtered (default: all the columns allow)."),
+    max_n: int = typer.Option(0, "--max-n", help="Largest budget (default: the smallest candidate count)."),
+    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
+    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
+    max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
+    reward: Path | None = _REWARD,
+) -> None:
+    """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.candidates import load_candidates
+    from rewardlab.select.curves import selection_curves
+    from rewardlab.select.report import write_curves
+
+    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
+    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
+    chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
+    ns = list(range(1, max_n + 1)) if max_n > 0 else None
+    curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
+                              max_subsets=max_subsets, seed=seed, score_source=source)  # fmt: skip
+    html, json_path = write_curves(curves, out)
+    from rich.table import Table
+
+    table = Table(title=f"accuracy [95% CI] on {candidates.n_problems} problems")
+    table.add_column("n")
+    for m in curves.points:
+        table.add_column(m)
+    first = next(iter(curves.points.values()))
+    for i, point in enumerate(first):
+        table.add_row(str(point.n), *(str(curves.points[m][i].accuracy) for m in curves.points))
+    console.print(table)
+    console.print(f"wrote {html} and {json_path}")
+
+
+@select_app.command("pick")
+def pick_command(
+    data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
+    method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
+    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
+    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
+) -> None:
+    """Pick one candidate per problem; prints the accuracy when the file has labels."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.candidates import load_candidates
+    from rewardlab.select.pick import pick, write_picks
+
+    _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
+    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
+    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
+    selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
+    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights, scores=source)
+    line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
+    if candidates.correct is not None:
+        line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
+    console.print(line)
+    console.print(f"wrote {candidates.n_problems} rows to {output}")
+
+
+@select_app.command("simulate")
+def simulate_command(
+    problems: int = typer.Option(200, "--problems", "-n", help="Simulated problems."),
+    budget: int = typer.Option(16, "--budget", help="Samples for best-of-n, early rejection and the votes."),
+    width: int = typer.Option(4, "--width", help="Beam width."),
+    expand: int = typer.Option(4, "--expand", help="Children per beam node and round."),
+    separation: float = typer.Option(1.5, "--prm-separation", help="How informative the simulated PRM is (0: noise)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulator and its problems."),
+) -> None:
+    """Every search method on the offline step simulator: accuracy [95% CI] and tokens per problem."""
+    from rich.table import Table
+
+    from rewardlab.cli._render import console
+    from rewardlab.select.simulate import compare_methods
+    from rewardlab.select.simulator import SimulatorConfig
+
+    if problems < 1 or budget < 1 or width < 1 or expand < 1:
+        raise UsageError("--problems, --budget, --width and --expand must be >= 1")
+    rows = compare_methods(SimulatorConfig(prm_separation=separation), problems=problems, budget=budget,
+                           width=width, expand=expand, seed=seed)  # fmt: skip
+    table = Table(title=f"{problems} simulated problems (seed {seed})")
+    for column in ("method", "accuracy [95% CI]", "tokens / problem", "samples / problem"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.method, str(row.accuracy), f"{row.tokens:.0f}", "" if row.samples is None else f"{row.samples:.2f}")
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(select_app, name="select")

@@ -1,0 +1,138 @@
+"""Calibrated PRM scores and adaptive sample budgets.
+
+- `fit_calibrator`: isotonic regression (scikit-learn, extra `models`) from a prefix's
+  aggregated PRM score to the probability that the solution it starts ends correct, fitted on
+  held-out rollouts with known outcomes (every prefix of every rollout is one example). A raw PRM
+  score is a ranking, not a probability; only a calibrated one can be compared with a threshold.
+- `adaptive_vote`: draw solutions one at a time and stop as soon as the vote is confident —
+  Adaptive-Consistency's Beta criterion (Aggarwal et al. 2023, arXiv:2305.11860, §2): with v1
+  and v2 votes for the two leading answers, stop when P(p1 > p2) = 1 − I_{1/2}(v1 + 1, v2 + 1)
+  ≥ `confidence` — or, with a calibrated reward, when the best solution's calibrated score
+  reaches `reward_threshold`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rewardlab.errors import ArrayError
+from rewardlab.select.generate import Problem, StepGenerator, StepScorer
+from rewardlab.select.search import Aggregate, Node, aggregate_prefix, rollouts
+
+__all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator"]
+
+
+@dataclass(frozen=True)
+class Calibrator:
+    """Maps (aggregated prefix score, depth) to P(the solution ends correct).
+
+    One isotonic map per depth (the number of steps so far): the same score means more at a
+    later step, when fewer steps are left to go wrong. Depths past the deepest one fitted use
+    the deepest map. Call it on arrays of scores and depths.
+    """
+
+    models: tuple[Any, ...]  # fitted sklearn IsotonicRegression, one per depth
+    aggregate: Aggregate
+    examples: int
+
+    def __call__(self, scores: np.ndarray, depths: np.ndarray | None = None) -> np.ndarray:
+        x = np.asarray(scores, dtype=np.float64).ravel()
+        d = np.ones(len(x), dtype=np.int64) if depths is None else np.asarray(depths, dtype=np.int64).ravel()
+        out = np.empty(len(x))
+        index = np.clip(d, 1, len(self.models)) - 1
+        for k in np.unique(index):
+            at = index == k
+            out[at] = self.models[k].predict(x[at])
+        return out.reshape(np.shape(scores))
+
+
+def fit_calibrator(
+    generator: StepGenerator, scorer: StepScorer, problems: Sequence[Problem], judge: Callable[[Problem, str | None], bool],
+    *, n: int = 4, aggregate: Aggregate = "min", min_examples: int = 50,
+) -> Calibrator:
+    """Isotonic maps from prefix score to final correctness, per depth, from `n` rollouts per problem.
+
+    Args:
+        problems: held-out problems (not the ones searched later).
+        judge: `judge(problem, answer) -> bool`, the ground truth of a finished solution.
+        min_examples: depths with fewer examples are pooled with the depth before.
+    """
+    from sklearn.isotonic import IsotonicRegression
+
+    by_depth: dict[int, tuple[list[float], list[float]]] = {}
+    for problem in problems:
+        finished, _ = rollouts(generator, scorer, problem, n)
+        for node in finished:
+            correct = float(judge(problem, node.answer))
+            for depth in range(1, len(node.scores) + 1):
+                xs, ys = by_depth.setdefault(depth, ([], []))
+                xs.append(aggregate_prefix(node.scores[:depth], aggregate))
+                ys.append(correct)
+    all_y = [y for _, ys in by_depth.values() for y in ys]
+    if len(set(all_y)) < 2:
+        raise ArrayError("problems", "calibration needs both correct and wrong rollouts; use more or harder problems")
+    models: list[Any] = []
+    for depth in sorted(by_depth):
+        xs, ys = by_depth[depth]
+        if len(xs) < min_examples or len(set(ys)) < 2:
+            break  # too few to fit: deeper prefixes use the last fitted map
+        models.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(np.array(xs), np.array(ys)))
+    return Calibrator(tuple(models), aggregate, len(all_y))
+
+
+def beta_stop_confidence(top: int, second: int) -> float:
+    """P(p1 > p2) under Beta(top + 1, second + 1): Adaptive-Consistency's stopping statistic."""
+    from scipy.special import betainc
+
+    return float(1.0 - betainc(top + 1, second + 1, 0.5))
+
+
+@dataclass(frozen=True)
+class AdaptiveResult:
+    """An adaptive vote: the answer, how many solutions it drew, their tokens, and why it stopped
+    (`"vote"`, `"reward"` or `"budget"`)."""
+
+    answer: str | None
+    samples: int
+    tokens: int
+    stopped: str
+    solutions: tuple[Node, ...]
+
+
+def adaptive_vote(
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, max_n: int = 16, min_n: int = 2,
+    confidence: float = 0.95, calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    reward_threshold: float | None = None, aggregate: Aggregate = "min",
+) -> AdaptiveResult:
+    """Sample one solution at a time; stop when the vote (or a calibrated reward) is confident.
+
+    The answer is the majority answer of the solutions drawn (the first-seen on a tie); when the
+    reward rule stops the search, it is the answer of the solution that reached the threshold.
+    """
+    if not 1 <= min_n <= max_n or not 0.5 <= confidence < 1:
+        raise ArrayError("max_n", f"need 1 <= min_n <= max_n and 0.5 <= confidence < 1 (got {min_n}, {max_n}, {confidence})")
+    if (reward_threshold is None) != (calibrated is None):
+        raise ArrayError("reward_threshold", "give both a calibrator and reward_threshold, or neither")
+    solutions: list[Node] = []
+    tokens = 0
+    votes: Counter[str | None] = Counter()
+    while len(solutions) < max_n:
+        finished, meter = rollouts(generator, scorer, problem, 1)
+        tokens += meter.tokens
+        solutions += finished
+        votes.update(node.answer for node in finished)
+        if calibrated is not None and reward_threshold is not None and finished:
+            node = finished[0]
+            p = float(calibrated(np.array([aggregate_prefix(node.scores, aggregate)]), np.array([len(node.scores)]))[0])
+            if p >= reward_threshold:
+                return AdaptiveResult(finished[0].answer, len(solutions), tokens, "reward", tuple(solutions))
+        ranked = [c for _, c in votes.most_common(2)] + [0]
+        if len(solutions) >= min_n and beta_stop_confidence(ranked[0], ranked[1]) >= confidence:
+            return AdaptiveResult(votes.most_common(1)[0][0], len(solutions), tokens, "vote", tuple(solutions))
+    answer = votes.most_common(1)[0][0] if votes else None
+    return AdaptiveResult(answer, len(solutions), tokens, "budget", tuple(solutions))

@@ -1,0 +1,220 @@
+"""Accuracy against compute for every selection method on a candidate file, with bootstrap CIs.
+
+For each budget n (candidates per problem) every method is run on subsets of n of each
+problem's candidates and its credit is averaged over the subsets. When a problem has at most
+`max_subsets` n-subsets, all of them are used, so the number is the exact expectation over
+which n samples were drawn (for the oracle this is the unbiased pass@n of Chen et al. 2021,
+eq. 1); otherwise `max_subsets` seeded random subsets are used (the same ones for every method,
+so methods are compared on the same draws). Problems are then resampled (percentile bootstrap,
+`evaluate.stats.bootstrap_ci`) for the interval: the uncertainty is over which problems were
+asked, the larger source on small benchmarks.
+
+The compute axis is given both as n and as generated tokens: the expected tokens of n
+candidates, `n x` the problem's mean tokens per candidate, averaged over problems.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rewardlab.errors import InputError
+from rewardlab.evaluate.stats import Interval, bootstrap_ci
+from rewardlab.select.answers import Equivalence, answer_classes, renumber_classes
+from rewardlab.select.candidates import Candidates
+from rewardlab.select.scores import WeightMap, to_weights
+from rewardlab.select.selectors import (
+    Selection,
+    best_of_n,
+    filtered_vote,
+    hybrid_vote,
+    majority_vote,
+    weighted_vote,
+)
+
+__all__ = ["METHODS", "CurvePoint", "Curves", "selection_curves"]
+
+F64 = NDArray[np.float64]
+
+# name -> (needs answer classes, needs scores)
+METHODS: dict[str, tuple[bool, bool]] = {
+    "oracle": (False, False),  # pass@n: some candidate is correct
+    "best_of_n": (False, True),
+    "majority": (True, False),
+    "weighted": (True, True),
+    "hybrid": (True, True),
+    "filtered": (True, True),
+}
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One method at one budget: n, expected generated tokens and accuracy with its interval."""
+
+    n: int
+    tokens: float | None
+    accuracy: Interval
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "tokens": self.tokens, **self.accuracy.to_dict()}
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Accuracy-vs-compute curves of several methods on one candidate set.
+
+    Attributes:
+        points: method -> one `CurvePoint` per budget, in increasing n.
+        config: the options that produced the numbers (hashed into `stamps["spec_hash"]`).
+        stamps: rewardlab_version, spec_hash, data, data_hash, seed, created.
+        token_unit: "tokens", "words" (counted from responses) or "none".
+        per_problem: method -> n -> `(problems,)` credit (not serialised).
+    """
+
+    points: dict[str, list[CurvePoint]]
+    config: dict[str, Any]
+    stamps: dict[str, Any]
+    token_unit: str
+    per_problem: dict[str, dict[int, F64]] = field(repr=False, default_factory=dict)
+
+    def accuracy(self, method: str, n: int) -> float:
+        """The point estimate of `method` at budget `n`."""
+        return next(p.accuracy.estimate for p in self.points[method] if p.n == n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stamps": self.stamps,
+            "config": self.config,
+            "token_unit": self.token_unit,
+            "curves": {m: [p.to_dict() for p in pts] for m, pts in self.points.items()},
+        }
+
+
+def _subsets(width: int, n: int, max_subsets: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """`(subsets, n)` candidate indices: every n-subset if few enough, else seeded random ones."""
+    if math.comb(width, n) <= max_subsets:
+        return np.array(list(itertools.combinations(range(width), n)), dtype=np.int64)
+    draws = rng.permuted(np.tile(np.arange(width), (max_subsets, 1)), axis=1)[:, :n]
+    return np.sort(draws, axis=1)  # keep input order inside a subset (ties="first" reads it)
+
+
+def _method(name: str, keep: float, top_k: int) -> Callable[[Any, Any, Any, Any], Selection]:
+    table: dict[str, Callable[[Any, Any, Any, Any], Selection]] = {
+        "best_of_n": lambda c, s, w, m: best_of_n(s, m),
+        "majority": lambda c, s, w, m: majority_vote(c, m),
+        "weighted": lambda c, s, w, m: weighted_vote(c, w, m),
+        "hybrid": lambda c, s, w, m: hybrid_vote(c, s, m, top_k=top_k),
+        "filtered": lambda c, s, w, m: filtered_vote(c, s, m, keep=keep),
+    }
+    return table[name]
+
+
+def _check(candidates: Candidates, methods: Sequence[str]) -> None:
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}", source=candidates.source)
+    if candidates.correct is None or np.isnan(candidates.correct[candidates.mask]).any():
+        raise InputError("curves need a correctness label for every candidate (the `correct` column)", source=candidates.source)
+    for m in methods:
+        needs_classes, needs_scores = METHODS[m]
+        if needs_classes and candidates.answers is None:
+            raise InputError(f"method {m!r} votes over answers: the file has no answers column", source=candidates.source)
+        if needs_scores and candidates.scores is None:
+            raise InputError(f"method {m!r} needs scores: the file has no scores column", source=candidates.source)
+
+
+def _gather(x: NDArray[Any], idx: NDArray[np.int64]) -> NDArray[Any]:
+    """`(P, N)` -> `(P * subsets, n)`: every problem's candidates at every subset."""
+    return x[:, idx].reshape(-1, idx.shape[1])
+
+
+def _curve_credit(
+    candidates: Candidates, classes: NDArray[np.int64] | None, weights: F64 | None, methods: Sequence[str],
+    ns: Sequence[int], max_subsets: int, seed: int, keep: float, top_k: int,
+) -> dict[str, dict[int, F64]]:
+    assert candidates.correct is not None  # checked by _check
+    rng = np.random.default_rng(seed)
+    width = candidates.mask.shape[1]
+    scores = candidates.scores if candidates.scores is not None else np.full(candidates.mask.shape, np.nan)
+    out: dict[str, dict[int, F64]] = {m: {} for m in methods}
+    for n in ns:
+        idx = _subsets(width, n, max_subsets, rng)
+        shape = (candidates.n_problems, len(idx))
+        mask, correct = _gather(candidates.mask, idx), _gather(np.nan_to_num(candidates.correct), idx)
+        c = renumber_classes(_gather(classes, idx)) if classes is not None else None
+        s = _gather(scores, idx)
+        w = _gather(weights, idx) if weights is not None else None
+        for m in methods:
+            if m == "oracle":
+                credit = np.where(mask, correct, 0.0).max(axis=1)
+            else:
+                credit = _method(m, keep, top_k)(c, s, w, mask).credit(correct)
+            out[m][n] = credit.reshape(shape).mean(axis=1)
+    return out
+
+
+def selection_curves(
+    candidates: Candidates,
+    *,
+    methods: Sequence[str] | None = None,
+    ns: Sequence[int] | None = None,
+    equivalence: Equivalence = "math",
+    weights: WeightMap = "sigmoid",
+    keep: float = 0.5,
+    top_k: int = 1,
+    max_subsets: int = 256,
+    seed: int = 0,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    score_source: Any = None,
+) -> Curves:
+    """Accuracy of every method at every budget n, with bootstrap intervals over problems.
+
+    Args:
+        candidates: from `load_candidates` (every problem needs at least max(ns) candidates).
+        methods: subset of `METHODS` (default: every method the file's columns allow).
+        ns: budgets (default 1..n, n = the smallest candidate count of any problem).
+        equivalence: how answers are grouped for votes (`answer_classes`).
+        weights: how scores become vote weights for "weighted" (`to_weights`).
+        keep: share kept by the confidence-filtered vote ("filtered"; scores as confidence).
+        top_k: classes kept by the hybrid vote before the reward model picks.
+        max_subsets: all n-subsets when there are at most this many, else this many random ones.
+        seed: seeds the random subsets and the bootstrap.
+        confidence, n_resamples: of the bootstrap intervals.
+        score_source: a description of where the scores came from (e.g. a reward's
+            `describe()`), hashed into the spec hash; default: the file's column.
+    """
+    from rewardlab.core import content_hash
+    from rewardlab.evaluate.audit.report import stamps
+
+    if methods is None:
+        methods = [m for m, (a, s) in METHODS.items()
+                   if (not a or candidates.answers is not None) and (not s or candidates.scores is not None)]  # fmt: skip
+    _check(candidates, methods)
+    smallest = int(candidates.mask.sum(axis=1).min())
+    ns = list(ns) if ns is not None else list(range(1, smallest + 1))
+    if not ns or min(ns) < 1 or max(ns) > smallest:
+        raise InputError(f"budgets must be in 1..{smallest} (the smallest candidate count of a problem), got {ns}", source=candidates.source)
+    needs_classes = any(METHODS[m][0] for m in methods)
+    classes = answer_classes(candidates.answers, equivalence=equivalence) if needs_classes and candidates.answers is not None else None
+    vote_weights = to_weights(candidates.scores, weights) if candidates.scores is not None and "weighted" in methods else None
+    credit = _curve_credit(candidates, classes, vote_weights, methods, ns, max_subsets, seed, keep, top_k)
+    per_token = np.nanmean(np.where(candidates.mask, candidates.tokens, np.nan), axis=1) if candidates.tokens is not None else None
+    points = {
+        m: [CurvePoint(n, None if per_token is None else float(n * per_token.mean()),
+                       bootstrap_ci(credit[m][n], confidence=confidence, n_resamples=n_resamples, seed=seed)) for n in ns]
+        for m in methods
+    }  # fmt: skip
+    config = {"methods": list(methods), "ns": ns, "equivalence": equivalence, "weights": weights, "keep": keep,
+              "top_k": top_k, "max_subsets": max_subsets, "confidence": confidence, "n_resamples": n_resamples,
+              "scores": score_source if score_source is not None else "file column"}  # fmt: skip
+    data = candidates.source if Path(candidates.source).exists() else None
+    stamp = stamps(spec_hash=content_hash(config), data=data, seed=seed)
+    return Curves(points, config, stamp, candidates.token_unit, credit)

@@ -1,0 +1,105 @@
+"""Curves and candidate files on small synthetic files: budgets, random subsets, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rewardlab.errors import InputError
+from rewardlab.select.candidates import CandidateColumns, load_candidates
+from rewardlab.select.curves import selection_curves
+from rewardlab.select.report import write_curves
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _rows(problems=30, n=6, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(problems):
+        answers = rng.choice(["1", "2", "3"], size=n, p=[0.5, 0.3, 0.2]).tolist()
+        correct = [a == "1" for a in answers]
+        scores = [float(c) + rng.normal(0, 0.8) for c in correct]
+        rows.append({"pred": answers, "pred_score": scores, "score": correct, "code": ["a b c"] * n, "gt": "1"})
+    return rows
+
+
+def test_random_subsets_are_seeded_and_every_method_sees_the_same_draws(tmp_path):
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows()))
+    a = selection_curves(cands, ns=[3], max_subsets=5, seed=1, equivalence="exact")
+    b = selection_curves(cands, ns=[3], max_subsets=5, seed=1, equivalence="exact")
+    c = selection_curves(cands, ns=[3], max_subsets=5, seed=2, equivalence="exact")
+    assert a.accuracy("weighted", 3) == b.accuracy("weighted", 3)
+    assert any(a.accuracy(m, 3) != c.accuracy(m, 3) for m in a.points)
+
+
+def test_tokens_axis_is_n_times_mean_tokens(tmp_path):
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows()))
+    curves = selection_curves(cands, methods=["oracle"], ns=[1, 4], equivalence="exact")
+    assert [p.tokens for p in curves.points["oracle"]] == [3.0, 12.0]
+    assert curves.token_unit == "words"
+
+
+def test_budget_beyond_the_smallest_problem_is_refused(tmp_path):
+    rows = _rows(problems=3)
+    rows[1] = {k: (v[:2] if isinstance(v, list) else v) for k, v in rows[1].items()}
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
+    with pytest.raises(InputError, match=r"1\.\.2"):
+        selection_curves(cands, ns=[3])
+
+
+def test_curves_without_labels_say_which_column_is_missing(tmp_path):
+    rows = [{k: v for k, v in r.items() if k != "score"} for r in _rows(problems=2)]
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
+    with pytest.raises(InputError, match="correct"):
+        selection_curves(cands)
+
+
+def test_unknown_method_is_refused(tmp_path):
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=2)))
+    with pytest.raises(InputError, match="unknown method"):
+        selection_curves(cands, methods=["psychic"])
+
+
+def test_row_with_lists_of_different_lengths_names_its_line(tmp_path):
+    rows = _rows(problems=3)
+    rows[2]["pred_score"] = rows[2]["pred_score"][:-1]
+    with pytest.raises(InputError) as info:
+        load_candidates(_write(tmp_path / "c.jsonl", rows))
+    assert "c.jsonl:3:" in str(info.value) and "pred_score" in str(info.value)
+
+
+def test_non_numeric_score_is_refused(tmp_path):
+    rows = _rows(problems=1)
+    rows[0]["pred_score"][0] = "high"
+    with pytest.raises(InputError, match="expected a number"):
+        load_candidates(_write(tmp_path / "c.jsonl", rows))
+
+
+def test_null_score_is_missing_not_zero(tmp_path):
+    rows = _rows(problems=1)
+    rows[0]["pred_score"][0] = None
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
+    assert np.isnan(cands.scores[0, 0])
+
+
+def test_token_column_wins_over_word_counts(tmp_path):
+    rows = _rows(problems=2)
+    for r in rows:
+        r["ntok"] = [10] * 6
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows), CandidateColumns(tokens="ntok"))
+    assert cands.token_unit == "tokens" and float(cands.tokens.mean()) == 10.0
+
+
+def test_write_curves_makes_stamped_json_and_a_page_with_plots(tmp_path):
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows()))
+    html, js = write_curves(selection_curves(cands, equivalence="exact"), tmp_path / "out")
+    payload = json.loads(js.read_text())
+    assert payload["stamps"]["spec_hash"] and payload["stamps"]["rewardlab_version"]
+    assert set(payload["curves"]) == {"oracle", "best_of_n", "majority", "weighted", "hybrid", "filtered"}
+    assert html.read_text().count("data:image/png;base64,") == 2
