@@ -39,3 +39,31 @@ def tiny_tokenizer():
     )
     tok.train_from_iterator(corpus, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+
+
+# A gate: `correct` is computed only when `format` passes, so some rows have no `correct`
+# score (skipped), which is what trainers' per-row logs must survive.
+GATED_SPEC = """
+[reward]
+name = "gated"
+
+[[reward.components]]
+name = "format"
+use = "format.tags"
+weight = 0.1
+
+[[reward.components]]
+name = "correct"
+use = "text.exact"
+weight = 1.0
+requires = ["format"]
+on_error = "skip"
+params = { extract = "<answer>(.*?)</answer>" }
+
+[[reward.components]]
+name = "length"
+use = "shaping.soft_overlong"
+weight = 1.0
+params = { max_length = 512, cache = 128, unit = "words" }
+"""
+UNFORMATTED = "<answer>Paris</answer>"  # no <think>: format fails, correct is gated off
