@@ -33,7 +33,10 @@ def serve_command(
     cache_write_delay_ms: float = typer.Option(50.0, "--cache-write-delay-ms", help="Write results to the cache once a reward has been idle this long (0: at once)."),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="Seconds a request may wait before 504."),
     openrlhf_reward: str | None = typer.Option(None, "--openrlhf-reward", help="Reward behind POST /get_reward (default: the first)."),
-    openrlhf_error_reward: float | None = typer.Option(None, "--openrlhf-error-reward", help="Send this for error rows to OpenRLHF (default: refuse the batch)."),
+    openrlhf_error_reward: float | None = typer.Option(None, "--openrlhf-error-reward", help="Reward sent to OpenRLHF for rows without a score, counted in extra_logs (required for /get_reward)."),
+    openrlhf_trusted_network: list[str] = typer.Option([], "--openrlhf-trusted-network", help="CIDR whose clients may POST /get_reward without --token (OpenRLHF sends no header); repeatable."),
+    openrlhf_tokenizer: str | None = typer.Option(None, "--openrlhf-tokenizer", help="Local tokenizer whose special tokens are removed from /get_reward queries (default: the common chat-template tokens)."),
+    openrlhf_keep_special_tokens: bool = typer.Option(False, "--openrlhf-keep-special-tokens", help="Score /get_reward queries with their special tokens."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     per_reward: list[str] = typer.Option([], "--set", help="Per-reward override NAME.KEY=VALUE, KEY in workers, timeout, max-batch, concurrency, max-queue, request-timeout."),
@@ -53,6 +56,8 @@ def serve_command(
             cache_write_delay_ms=cache_write_delay_ms,
             request_timeout=request_timeout, token=token or None, openrlhf_reward=openrlhf_reward,
             openrlhf_error_reward=openrlhf_error_reward, per_reward=_overrides(per_reward),
+            openrlhf_trusted_networks=tuple(openrlhf_trusted_network),
+            openrlhf_special_tokens=_special_tokens(openrlhf_tokenizer, openrlhf_keep_special_tokens),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -64,6 +69,19 @@ def serve_command(
         specs, settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
         ray_address=ray_address, log_level=log_level,
     )
+
+
+def _special_tokens(tokenizer: str | None, keep: bool) -> tuple[str, ...] | None:
+    """What `/get_reward` removes from queries: none, a tokenizer's own list, or the default."""
+    if keep and tokenizer:
+        raise UsageError("--openrlhf-keep-special-tokens and --openrlhf-tokenizer contradict each other; pass one")
+    if keep:
+        return ()
+    if tokenizer:
+        from rewardlab.integrations.openrlhf import special_tokens_of
+
+        return special_tokens_of(tokenizer)
+    return None
 
 
 _KEYS = {"timeout": "sample_timeout", "max-batch": "max_batch", "max-queue": "max_queue", "request-timeout": "request_timeout"}

@@ -44,7 +44,12 @@ from typing import Any
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
 from rewardlab.errors import RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward, component_columns, component_names
+from rewardlab.integrations._common import (
+    SpecLike,
+    build_reward,
+    component_columns,
+    component_names,
+)
 
 __all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl"]
 
