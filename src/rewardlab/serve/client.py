@@ -4,8 +4,10 @@
         results = client.score("math", samples)          # list[RewardResult], in order
         totals = client.scores("math", samples)          # Scores: totals, statuses, errors
 
-Batches larger than `batch_size` are split; every request is retried on connection errors and
-on 429/502/503/504 (honouring ``Retry-After``) with exponential backoff. Scoring is idempotent
+Batches larger than `batch_size` are split, and a batch the server refuses as too large (413
+``too_many_samples``, ``exceeds_queue``, ``body_too_large``) is sent again in halves; every request
+is retried on connection errors and on 429/502/503/504 with jittered exponential backoff, waiting
+at least ``Retry-After``. Scoring is idempotent
 (the server caches by content), so a retry after a lost reply never double-counts. Other 4xx
 replies raise `ServerError` at once with the server's machine-readable ``code``.
 
@@ -144,15 +146,41 @@ class _Retry:
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
-        if response is not None and "retry-after" in response.headers:
-            try:
-                return min(self.max_backoff, float(response.headers["retry-after"]))
-            except ValueError:
-                pass
-        return float(min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2))
+        """Seconds to wait before retry `attempt + 1`.
+
+        Exponential backoff with "equal jitter" (half fixed, half random; AWS Architecture Blog,
+        "Exponential Backoff And Jitter", 2015). A ``Retry-After`` is a floor, never the whole
+        wait: clients refused together are told the same number, and waiting exactly that long
+        brings them back together into the same full queue. So a random share of the backoff
+        (at least of the floor) is added on top of it.
+        """
+        backoff = min(self.max_backoff, self.backoff * 2**attempt)
+        floor = _retry_after(response)
+        if floor is None:
+            return float(backoff * (0.5 + random.random() / 2))
+        return float(min(max(self.max_backoff, floor), floor + random.random() * max(floor, backoff)))
 
     def retryable(self, response: httpx.Response) -> bool:
         return response.status_code in _RETRY_STATUS
+
+
+def _retry_after(response: httpx.Response | None) -> float | None:
+    """The ``Retry-After`` seconds of `response` (None without one, or an HTTP date we skip)."""
+    if response is None or "retry-after" not in response.headers:
+        return None
+    try:
+        return max(0.0, float(response.headers["retry-after"]))
+    except ValueError:
+        return None
+
+
+# A 413 with one of these codes is about the number or bytes of samples in one request: the
+# client sends the batch again in halves (the server's limits are its own, not known here).
+_SPLIT_CODES = frozenset({"too_many_samples", "exceeds_queue", "body_too_large"})
+
+
+def _too_large(exc: ServerError, size: int) -> bool:
+    return exc.status == 413 and exc.code in _SPLIT_CODES and size > 1
 
 
 _STATUS = {s.value: s for s in Status}
@@ -285,16 +313,24 @@ class Client:
     ) -> list[_Part]:
         """One decoded reply per batch of `batch_size`, in order."""
 
-        def one(start: int) -> _Part:
-            chunk = samples[start : start + self.batch_size]
-            response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
-            return decode(response, len(chunk))
+        def send(chunk: Sequence[SampleLike]) -> list[_Part]:
+            try:
+                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+            except ServerError as exc:
+                if not _too_large(exc, len(chunk)):
+                    raise
+                half = len(chunk) // 2  # over the server's per-request limit: in halves, in order
+                return send(chunk[:half]) + send(chunk[half:])
+            return [decode(response, len(chunk))]
+
+        def one(start: int) -> list[_Part]:
+            return send(samples[start : start + self.batch_size])
 
         starts = range(0, len(samples), self.batch_size)
         if self.max_concurrency <= 1 or len(starts) <= 1:
-            return [one(start) for start in starts]
+            return [part for start in starts for part in one(start)]
         with _gc_paused(), ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
-            return list(pool.map(one, starts))  # map keeps the order
+            return [part for parts in pool.map(one, starts) for part in parts]  # map keeps the order
 
     def rewards(self) -> list[dict[str, Any]]:
         """The served rewards with their spec hashes and schemas."""
@@ -370,16 +406,22 @@ class AsyncClient:
     ) -> list[_Part]:
         gate = asyncio.Semaphore(self.max_concurrency)
 
-        async def one(chunk: Sequence[SampleLike]) -> _Part:
-            async with gate:
-                response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
-                return decode(response, len(chunk))
+        async def one(chunk: Sequence[SampleLike]) -> list[_Part]:
+            try:
+                async with gate:
+                    response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+            except ServerError as exc:
+                if not _too_large(exc, len(chunk)):
+                    raise
+                half = len(chunk) // 2  # over the server's per-request limit: in halves, in order
+                return await one(chunk[:half]) + await one(chunk[half:])
+            return [decode(response, len(chunk))]
 
         chunks = [samples[i : i + self.batch_size] for i in range(0, len(samples), self.batch_size)]
         if len(chunks) <= 1:
-            return [await one(c) for c in chunks]
+            return [part for c in chunks for part in await one(c)]
         with _gc_paused():  # for the whole call, as in `Client._batches` (see `_GcPause`)
-            return list(await asyncio.gather(*(one(c) for c in chunks)))
+            return [part for parts in await asyncio.gather(*(one(c) for c in chunks)) for part in parts]
 
     async def rewards(self) -> list[dict[str, Any]]:
         """The served rewards."""
