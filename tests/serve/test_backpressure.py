@@ -4,7 +4,6 @@ full queues get 429 (and clients back off with jitter, at least Retry-After), no
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 
 import httpx
@@ -64,13 +63,12 @@ def test_use_cache_must_be_a_real_boolean(make_app):
 def test_retry_waits_at_least_retry_after_and_spreads_clients():
     retry = _Retry(retries=4, backoff=0.5)
     told = httpx.Response(429, headers={"Retry-After": "2"})
-    random.seed(7)
     waits = [retry.delay(0, told) for _ in range(200)]
     assert min(waits) >= 2.0  # honoured
     assert max(waits) - min(waits) > 1.0  # and jittered: clients told "2" do not return together
     assert len({round(w, 3) for w in waits}) > 150
     plain = [retry.delay(3, None) for _ in range(200)]
-    assert 2.0 <= min(plain) and max(plain) <= 4.0  # 0.5 * 2**3 with equal jitter
+    assert min(plain) >= 2.0 and max(plain) <= 4.0  # 0.5 * 2**3 with equal jitter
 
 
 @pytest.mark.slow
