@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import JSON, Reward, RewardResult, Status
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, Status
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
@@ -83,6 +83,23 @@ def component_columns(result: RewardResult, names: Sequence[str], prefix: str = 
         out[f"{prefix}{name}"] = float(score) if score is not None and scored else UNSCORED_VALUE
         out[f"{prefix}{name}{SCORED_SUFFIX}"] = 1.0 if scored else 0.0
     return out
+
+
+def unreferenced_components(sample: Sample, result: RewardResult) -> list[str]:
+    """Components that could not compare because `sample` has no reference.
+
+    That is an `invalid_input` error naming the reference (what `verify` raises when there is
+    nothing to compare with) on a sample whose reference is None. Under `on_error = "skip"` or
+    `"zero"` such a row still gets an `ok` total, which reads like a wrong answer.
+    """
+    if sample.reference is not None:
+        return []
+    return [
+        name
+        for name, sub in result.components.items()
+        if sub.status is Status.ERROR and sub.error is not None
+        and sub.error.kind is ErrorKind.INVALID_INPUT and "reference" in sub.error.message
+    ]  # fmt: skip
 
 
 def error_value(result: RewardResult, policy: float | None) -> float | None:
