@@ -32,10 +32,11 @@ PROMPT = "What is the capital of France?"
 RESPONSES = [GOOD, WRONG, UNFORMATTED]
 
 
-def documented_overrides(workdir: Path) -> list[str]:
-    """The overrides of the documented `main_ppo` command, as bash expands them in `workdir`
-    (`python` there is this interpreter, as it is in the user's virtualenv)."""
-    block = next(b for b in re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL) if "verl.trainer.main_ppo" in b)
+def documented_overrides(workdir: Path, marker: str = "name=compute_score") -> list[str]:
+    """The overrides of the documented `main_ppo` command containing `marker`, as bash expands
+    them in `workdir` (`python` there is this interpreter, as it is in the user's virtualenv)."""
+    blocks = re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+    block = next(b for b in blocks if "verl.trainer.main_ppo" in b and marker in b)
     # The command's words after `-m verl.trainer.main_ppo`, printed one per line by bash itself.
     script = block.replace("python -m verl.trainer.main_ppo", "printf '%s\\n'", 1)
     shim = f"python() {{ {shlex.quote(sys.executable)} \"$@\"; }}\n"
@@ -84,10 +85,10 @@ def run_dir(tmp_path):
     return tmp_path
 
 
-def reward_loop_worker(run_dir: Path, extra: list[str] = ()):
+def reward_loop_worker(run_dir: Path, extra: list[str] = (), marker: str = "name=compute_score"):
     from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-    overrides = [*documented_overrides(run_dir), f"actor_rollout_ref.model.path={run_dir / 'tokenizer'}", *extra]
+    overrides = [*documented_overrides(run_dir, marker), f"actor_rollout_ref.model.path={run_dir / 'tokenizer'}", *extra]
     return RewardLoopWorker(verl_config(overrides))
 
 
@@ -148,3 +149,25 @@ def test_batch_function_named_in_the_reward_loop_says_what_to_use(run_dir):
     data = rollout_batch(worker.input_tokenizer, [GOOD], ["Paris"])
     with pytest.raises(RewardLabError, match=r"custom_reward_function\.name=compute_score"):
         worker.loop.run_until_complete(worker.compute_score_batch(data))
+
+
+def test_documented_batch_manager_scores_a_chunk_in_one_call(run_dir, monkeypatch):
+    from rewardlab.integrations.verl_batch import RewardlabBatchManager
+
+    worker = reward_loop_worker(run_dir, marker="RewardlabBatchManager")
+    assert isinstance(worker.reward_manager, RewardlabBatchManager)
+    calls = []
+    real = worker.reward_manager.scorer.batch
+
+    def counted(*columns):  # a spy: the real scorer still scores
+        calls.append(len(columns[1]))
+        return real(*columns)
+
+    monkeypatch.setattr(worker.reward_manager.scorer, "batch", counted)
+    data = rollout_batch(worker.input_tokenizer, RESPONSES * 2, ["Paris"] * 6)
+    outputs = worker.loop.run_until_complete(worker.compute_score_batch(data))
+    assert calls == [6]  # the whole chunk in one score_batch
+    assert [o["reward_score"] for o in outputs] == pytest.approx([1.1, 0.1, 0.0] * 2)
+    naive = reward_loop_worker(run_dir)
+    rows = naive.loop.run_until_complete(naive.compute_score_batch(data))
+    assert [o["reward_extra_info"] for o in outputs] == [o["reward_extra_info"] for o in rows]  # same dicts as compute_score
