@@ -23,14 +23,15 @@ top-level `custom_reward_function.*` is only migrated by the fully-async trainer
     compute_score = make_compute_score("reward.toml", error_score=0.0)
 
     # or with no file of your own (verl passes reward_kwargs to compute_score):
-    reward.custom_reward_function.path=<site-packages>/rewardlab/integrations/verl.py
+    reward.custom_reward_function.path=pkg://rewardlab.integrations.verl
     reward.custom_reward_function.name=compute_score
     +reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml
     +reward.custom_reward_function.reward_kwargs.error_score=0.0
 
 verl 0.9.1's reward loop has no batch manager (its registry: naive, dapo, gdpo, rate_limited,
-remote), so `compute_score` is the entry point; `compute_score_batch` serves the legacy
-`verl.workers.reward_manager.BatchRewardManager` for code that builds one itself.
+remote), so `compute_score` is the entry point; `rewardlab.integrations.verl_batch` is a manager
+that scores the rows of a reward worker's chunk in one batch. `compute_score_batch` serves the
+legacy `verl.workers.reward_manager.BatchRewardManager` for code that builds one itself.
 
 verl needs a number for every response, so an `error` result needs a policy: `error_score`
 (a number, counted in `rewardlab_error`) or `None` (the default: raise, naming the row's error).
