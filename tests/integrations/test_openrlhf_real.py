@@ -235,3 +235,9 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_the_pinned_openrlhf_is_the_one_tested():
+    from importlib.metadata import version
+
+    assert version("openrlhf") == "0.11.2"  # the Makefile pins it; these paths are 0.11.2's

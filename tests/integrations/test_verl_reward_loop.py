@@ -171,3 +171,9 @@ def test_documented_batch_manager_scores_a_chunk_in_one_call(run_dir, monkeypatc
     naive = reward_loop_worker(run_dir)
     rows = naive.loop.run_until_complete(naive.compute_score_batch(data))
     assert [o["reward_extra_info"] for o in outputs] == [o["reward_extra_info"] for o in rows]  # same dicts as compute_score
+
+
+def test_the_pinned_verl_is_the_one_tested():
+    from importlib.metadata import version
+
+    assert version("verl") == "0.9.1"  # the Makefile pins it; these paths are 0.9.1's
