@@ -97,3 +97,17 @@ def test_sixteen_clients_with_oversize_batches_all_finish(make_app):
     assert 'code="413"' in metrics  # the oversize batches were refused and split
     assert 'rewardlab_rejected_total{reason="queue_full",reward="slow"}' in metrics  # and the queue did fill
     assert seconds < 90
+
+
+def test_429_is_retried_past_the_failure_count_until_the_overload_timeout():
+    retry = _Retry(retries=1, backoff=0.1, overload_timeout=10.0)
+    schedule = retry.schedule()
+    overloaded = httpx.Response(429, headers={"Retry-After": "1"})
+    waits = []
+    while (wait := schedule.wait(overloaded)) is not None:
+        waits.append(wait)
+    assert len(waits) > retry.retries + 1  # a full queue is not a failure: keep coming back
+    assert sum(waits) <= 10.0 and all(w >= 1.0 for w in waits)
+    failing = retry.schedule()
+    assert failing.wait(httpx.Response(503)) is not None and failing.wait(httpx.Response(503)) is None
+    assert retry.schedule().wait(httpx.Response(400)) is None  # not retryable at all

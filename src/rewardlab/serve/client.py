@@ -6,8 +6,8 @@
 
 Batches larger than `batch_size` are split, and a batch the server refuses as too large (413
 ``too_many_samples``, ``exceeds_queue``, ``body_too_large``) is sent again in halves; every request
-is retried on connection errors and on 429/502/503/504 with jittered exponential backoff, waiting
-at least ``Retry-After``. Scoring is idempotent
+is retried on connection errors and on 502/503/504 (`retries` times) and on 429 (for up to
+`overload_timeout` seconds) with jittered exponential backoff, waiting at least ``Retry-After``. Scoring is idempotent
 (the server caches by content), so a retry after a lost reply never double-counts. Other 4xx
 replies raise `ServerError` at once with the server's machine-readable ``code``.
 
@@ -140,10 +140,25 @@ def _error_from(response: httpx.Response) -> ServerError:
 
 
 class _Retry:
-    """Which failures to retry and how long to wait (exponential backoff with jitter)."""
+    """Which failures to retry and how long to wait (exponential backoff with jitter).
 
-    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0):
+    Failures (connection errors, 502/503/504) get `retries` more attempts. A 429 is different:
+    the server is up and says when to come back, so it is retried until `overload_timeout`
+    seconds of waiting have passed (a busy server with many clients refuses some of them many
+    times in a row; giving up after a few tries loses work the server would have done).
+    """
+
+    # The backoff of repeated 429s stops growing here: the server's Retry-After already tracks
+    # its queue, and a long random wait only leaves its queue idle.
+    _OVERLOAD_ATTEMPT_CAP = 3
+
+    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0, overload_timeout: float = 300.0):
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
+        self.overload_timeout = overload_timeout
+
+    def schedule(self) -> _Schedule:
+        """The waits of one request."""
+        return _Schedule(self)
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
         """Seconds to wait before retry `attempt + 1`.
@@ -162,6 +177,31 @@ class _Retry:
 
     def retryable(self, response: httpx.Response) -> bool:
         return response.status_code in _RETRY_STATUS
+
+
+class _Schedule:
+    """How long one request waits before its next attempt; None: give up (see `_Retry`)."""
+
+    def __init__(self, retry: _Retry):
+        self.retry = retry
+        self.failures = 0
+        self.overloads = 0
+        self.overloaded_seconds = 0.0
+
+    def wait(self, response: httpx.Response | None) -> float | None:
+        if response is not None and not self.retry.retryable(response):
+            return None
+        if response is not None and response.status_code == 429:
+            seconds = self.retry.delay(min(self.overloads, _Retry._OVERLOAD_ATTEMPT_CAP), response)
+            if self.overloaded_seconds + seconds > self.retry.overload_timeout:
+                return None
+            self.overloads += 1
+            self.overloaded_seconds += seconds
+            return seconds
+        if self.failures >= self.retry.retries:
+            return None
+        self.failures += 1
+        return self.retry.delay(self.failures - 1, response)
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:
@@ -246,7 +286,9 @@ class Client:
         base_url: e.g. ``http://127.0.0.1:8000``.
         token: bearer token, if the server requires one.
         timeout: seconds per HTTP request.
-        retries: extra attempts after a retryable failure.
+        retries: extra attempts after a failure (connection error, 502/503/504).
+        overload_timeout: seconds a request keeps waiting out 429 replies (the server's queue
+            is full) before giving up.
         backoff: first backoff in seconds (doubles per attempt).
         batch_size: samples per request.
         max_concurrency: requests in flight at once (2 keeps both ends busy).
@@ -260,6 +302,7 @@ class Client:
         token: str | None = None,
         timeout: float = 600.0,
         retries: int = 4,
+        overload_timeout: float = 300.0,
         backoff: float = 0.5,
         batch_size: int = 256,
         max_concurrency: int = 2,
@@ -267,26 +310,27 @@ class Client:
     ):
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency
-        self._retry = _Retry(retries, backoff)
+        self._retry = _Retry(retries, backoff, overload_timeout=overload_timeout)
         self._http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One request with retries; raises `ServerError` on a non-retryable or final failure."""
-        for attempt in range(self._retry.retries + 1):
-            last = attempt == self._retry.retries
+        schedule = self._retry.schedule()
+        while True:
             try:
                 response = self._http.request(method, path, **kwargs)
             except httpx.TransportError as exc:
-                if last:
+                wait = schedule.wait(None)
+                if wait is None:
                     raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
-                time.sleep(self._retry.delay(attempt, None))
+                time.sleep(wait)
                 continue
             if response.is_success:
                 return response
-            if not self._retry.retryable(response) or last:
+            wait = schedule.wait(response)
+            if wait is None:
                 raise _error_from(response)
-            time.sleep(self._retry.delay(attempt, response))
-        raise AssertionError("unreachable")  # the loop always returns or raises
+            time.sleep(wait)
 
     def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
         """Results for `samples` under the served reward `reward`, in order.
@@ -363,6 +407,7 @@ class AsyncClient:
         token: str | None = None,
         timeout: float = 600.0,
         retries: int = 4,
+        overload_timeout: float = 300.0,
         backoff: float = 0.5,
         batch_size: int = 256,
         max_concurrency: int = 4,
@@ -370,26 +415,27 @@ class AsyncClient:
     ):
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency
-        self._retry = _Retry(retries, backoff)
+        self._retry = _Retry(retries, backoff, overload_timeout=overload_timeout)
         self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One request with retries (see `Client.request`)."""
-        for attempt in range(self._retry.retries + 1):
-            last = attempt == self._retry.retries
+        schedule = self._retry.schedule()
+        while True:
             try:
                 response = await self._http.request(method, path, **kwargs)
             except httpx.TransportError as exc:
-                if last:
+                wait = schedule.wait(None)
+                if wait is None:
                     raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
-                await asyncio.sleep(self._retry.delay(attempt, None))
+                await asyncio.sleep(wait)
                 continue
             if response.is_success:
                 return response
-            if not self._retry.retryable(response) or last:
+            wait = schedule.wait(response)
+            if wait is None:
                 raise _error_from(response)
-            await asyncio.sleep(self._retry.delay(attempt, response))
-        raise AssertionError("unreachable")
+            await asyncio.sleep(wait)
 
     async def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
         """Results for `samples`, in order; batches are sent concurrently."""
