@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@# that, so the verl adapter test runs against verl installed without its dependencies.
 	$(BIN)/pip install --no-deps "verl==0.9.1"
 	$(BIN)/pip install "tensordict==0.10.0" omegaconf
+	@# OpenRLHF pins deepspeed, flash-attn and vllm (CUDA builds); its reward client
+	@# (openrlhf.utils.agent) and experience batching need only the light deps in the dev extra.
+	$(BIN)/pip install --no-deps "openrlhf==0.11.2"
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);

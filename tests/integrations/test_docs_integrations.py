@@ -15,3 +15,20 @@ def test_python_blocks_run_in_order(monkeypatch):
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)
+
+
+def test_cli_block_runs_as_written(tmp_path):
+    """The `rewardlab score` block, run by bash with the installed entry point, in a directory
+    that has the repository's examples."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL) if b.startswith("rewardlab score"))
+    (tmp_path / "examples").symlink_to(DOC.parents[1] / "examples")
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run(["bash", "-c", block], cwd=tmp_path, env=env, check=True, timeout=300, capture_output=True)
+    rows = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
+    assert rows and all(r["reward_status"] == "ok" for r in rows)

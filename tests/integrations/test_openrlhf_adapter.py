@@ -17,7 +17,7 @@ PROMPT = "<|user|>Capital of France?<|assistant|>"
 
 
 def test_reward_func_returns_tensors_and_component_logs(spec_text):
-    f = make_reward_func(spec_text)
+    f = make_reward_func(spec_text, error_reward=0.0)
     out = f([PROMPT + GOOD, PROMPT + WRONG], [PROMPT, PROMPT], ["Paris", "Paris"])
     assert isinstance(out["rewards"], torch.Tensor)
     assert out["rewards"].tolist() == pytest.approx([1.3, 0.3])
@@ -28,14 +28,17 @@ def test_reward_func_returns_tensors_and_component_logs(spec_text):
 
 def test_response_is_the_query_after_the_prompt(spec_text):
     # The prompt text must not count towards the response (its tags would change `format`).
-    reply = get_reward_mapping(build(spec_text), {"query": [PROMPT + GOOD], "prompts": [PROMPT], "labels": ["Paris"]}, error_reward=None)
+    reply = get_reward_mapping(build(spec_text), {"query": [PROMPT + GOOD], "prompts": [PROMPT], "labels": ["Paris"]}, error_reward=0.0)
     assert reply["rewards"] == pytest.approx([1.3])
 
 
-def test_errors_need_an_explicit_error_reward(spec_text):
+def test_reward_func_without_an_error_reward_is_refused_at_construction(spec_text):
+    with pytest.raises(RewardLabError, match="error_reward=<number>"):
+        make_reward_func(spec_text, error_reward=None)
+
+
+def test_errors_become_the_error_reward_and_are_counted(spec_text):
     payload = {"query": [PROMPT + GOOD, PROMPT + GOOD], "prompts": [PROMPT, PROMPT], "labels": ["Paris", None]}
-    with pytest.raises(RewardLabError, match="set error_reward"):
-        get_reward_mapping(build(spec_text), payload, error_reward=None)
     reply = get_reward_mapping(build(spec_text), payload, error_reward=-1.0)
     assert reply["rewards"] == pytest.approx([1.3, -1.0])
     assert reply["extra_logs"]["rewardlab/error"] == [0.0, 1.0]
@@ -52,9 +55,12 @@ def test_bad_payloads_are_mapping_errors(spec_text):
 def test_module_level_reward_func_reads_the_spec_from_the_environment(spec_path, monkeypatch):
     monkeypatch.setattr(openrlhf, "_DEFAULT", None)
     monkeypatch.delenv("REWARDLAB_SPEC", raising=False)
-    with pytest.raises(RewardLabError, match="REWARDLAB_SPEC"):
+    monkeypatch.delenv("REWARDLAB_ERROR_REWARD", raising=False)
+    with pytest.raises(RewardLabError, match="REWARDLAB_SPEC and REWARDLAB_ERROR_REWARD"):
         openrlhf.reward_func([GOOD])
     monkeypatch.setenv("REWARDLAB_SPEC", str(spec_path))
+    with pytest.raises(RewardLabError, match="set REWARDLAB_ERROR_REWARD"):
+        openrlhf.reward_func([GOOD])
     monkeypatch.setenv("REWARDLAB_ERROR_REWARD", "0")
     out = openrlhf.reward_func([GOOD, "bad"], None, ["Paris", None])
     assert out["rewards"].tolist() == pytest.approx([1.3, 0.0])
@@ -67,7 +73,58 @@ def test_module_file_loads_like_openrlhf_loads_it(spec_path, monkeypatch):
     import importlib.util
 
     monkeypatch.setenv("REWARDLAB_SPEC", str(spec_path))
+    monkeypatch.setenv("REWARDLAB_ERROR_REWARD", "0")
     spec = importlib.util.spec_from_file_location("reward_func_module", openrlhf.__file__)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.reward_func([GOOD], [""], ["Paris"])["rewards"].tolist() == pytest.approx([1.3])
+
+
+def test_special_tokens_are_stripped_from_query_and_prompt(spec_text):
+    chat = "<|im_start|>user\nCapital of France?<|im_end|>\n<|im_start|>assistant\n"
+    payload = {"query": [chat + GOOD + "<|im_end|>"], "prompts": [chat], "labels": ["Paris"]}
+    stripped = get_reward_mapping(build(spec_text), payload, error_reward=0.0)
+    assert stripped["rewards"] == pytest.approx([1.3])  # format passes: nothing after </answer>
+    kept = get_reward_mapping(build(spec_text), payload, error_reward=0.0, special_tokens=())
+    assert kept["extra_logs"]["rewardlab/format"] == [0.0]
+
+
+def test_a_tokenizers_own_special_tokens_replace_the_default(spec_text):
+    from integration_spec import tiny_tokenizer
+
+    f = make_reward_func(spec_text, error_reward=0.0, tokenizer=tiny_tokenizer())
+    assert set(f.special_tokens) == {"<pad>", "<eos>", "<unk>"}
+    assert f([PROMPT + GOOD + "<eos>"], [PROMPT], ["Paris"])["rewards"].tolist() == pytest.approx([1.3])
+
+
+def test_every_row_carries_every_extra_logs_key(spec_text):
+    from integration_spec import GATED_SPEC, UNFORMATTED
+
+    reply = get_reward_mapping(build(GATED_SPEC), {"query": [GOOD, UNFORMATTED], "labels": ["Paris", "Paris"]}, error_reward=0.0)
+    logs = reply["extra_logs"]
+    assert logs["rewardlab/correct"] == [1.0, 0.0] and logs["rewardlab/correct/scored"] == [1.0, 0.0]
+    assert all(len(v) == 2 for v in logs.values())
+
+
+def test_trusted_networks_must_be_cidrs():
+    from pydantic import ValidationError
+
+    from rewardlab.serve.settings import ServeSettings
+
+    assert ServeSettings(openrlhf_trusted_networks=("10.0.0.0/8", "::1/128")).openrlhf_trusted_networks
+    with pytest.raises(ValidationError, match="is not a network; write it as CIDR"):
+        ServeSettings(openrlhf_trusted_networks=("10.0.0/8x",))
+
+
+def test_serve_options_choose_the_special_tokens(tmp_path):
+    from integration_spec import chatml_tokenizer
+
+    from rewardlab.cli.serve import _special_tokens
+    from rewardlab.errors import UsageError
+
+    chatml_tokenizer().save_pretrained(tmp_path / "tok")
+    assert set(_special_tokens(str(tmp_path / "tok"), False)) == {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+    assert _special_tokens(None, True) == ()
+    assert _special_tokens(None, False) is None  # the server's default list
+    with pytest.raises(UsageError, match="contradict"):
+        _special_tokens(str(tmp_path / "tok"), True)

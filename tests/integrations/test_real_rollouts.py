@@ -62,7 +62,7 @@ def test_every_adapter_gives_the_same_totals(rows):
     direct = [r.score for r in score(SPEC, [{"prompt": r["prompt"], "response": r["response"], "reference": r["gt"]} for r in rows])]
     trl = as_trl_reward(SPEC)(prompts=[r["prompt"] for r in rows], completions=[r["response"] for r in rows], answer=[r["gt"] for r in rows])
     verl = make_compute_score(SPEC).batch(["math"] * len(rows), [r["response"] for r in rows], [r["gt"] for r in rows])
-    openrlhf = make_reward_func(SPEC)([r["prompt"] + r["response"] for r in rows], [r["prompt"] for r in rows], [r["gt"] for r in rows])
+    openrlhf = make_reward_func(SPEC, error_reward=-100.0)([r["prompt"] + r["response"] for r in rows], [r["prompt"] for r in rows], [r["gt"] for r in rows])
     assert None not in direct
     assert trl == pytest.approx(direct)
     assert [v["score"] for v in verl] == pytest.approx(direct)

@@ -141,3 +141,47 @@ def test_async_variant_is_awaited_by_trl_and_gives_the_same_scores(spec_text):
     assert is_async_callable(async_f) and not is_async_callable(sync_f)
     kwargs = {"prompts": ["q"] * 3, "completions": [GOOD, WRONG, None], "solution": ["Paris"] * 3}
     assert asyncio.run(async_f(**kwargs)) == sync_f(**kwargs)
+
+
+QUICKSTART = "examples/quickstart.toml"  # `correct` is gated by format and has on_error = "skip"
+IN_FORMAT = "<think>6*7 = 42</think>\n<answer>42</answer>"
+IN_FORMAT_WRONG = "<think>6*7 = 48</think>\n<answer>48</answer>"
+
+
+@pytest.fixture
+def quickstart(monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    return QUICKSTART
+
+
+def test_in_format_answer_without_reference_warns_once(quickstart):
+    from rewardlab.integrations.trl import MissingReferenceWarning
+
+    f = as_trl_reward(quickstart)
+    logged = {}
+    with pytest.warns(MissingReferenceWarning, match=r"1 of 2 completions have no reference, so 'correct'"):
+        scores = f(prompts=["q"] * 2, completions=[IN_FORMAT, IN_FORMAT_WRONG], answer=[None, "42"], log_metric=logged.__setitem__)
+    assert scores == pytest.approx([0.15, 0.15])  # the default keeps the spec's total...
+    assert logged["rewardlab/missing_reference_rate"] == 0.5  # ...and counts it
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingReferenceWarning)  # the second batch does not warn again
+        f(prompts=["q"], completions=[IN_FORMAT], answer=[None])
+
+
+def test_on_missing_reference_skip_returns_none_for_them(quickstart):
+    from rewardlab.integrations.trl import MissingReferenceWarning
+
+    f = as_trl_reward(quickstart, on_missing_reference="skip")
+    with pytest.warns(MissingReferenceWarning, match="on_missing_reference='skip'"):
+        scores = f(prompts=["q"] * 3, completions=[IN_FORMAT, IN_FORMAT_WRONG, "no tags"], answer=[None, "42", None])
+    # the unformatted row is gated, not unreferenced: its 0.05 is a real (format) score
+    assert scores[0] is None and scores[1:] == pytest.approx([0.15, 0.05])
+
+
+def test_missing_reference_option_is_checked(quickstart):
+    with pytest.raises(RewardLabError, match="on_missing_reference"):
+        as_trl_reward(quickstart, on_missing_reference="none")

@@ -62,3 +62,37 @@ def test_grpo_trainer_runs_with_a_rewardlab_spec(tmp_path, asynchronous):
         assert logged["reward"] == pytest.approx(weighted, abs=1e-5)
     assert any(h["reward_std"] > 0 for h in steps)
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True)), "policy did not change"
+
+
+def test_grpo_trainer_surfaces_completions_without_a_reference(tmp_path):
+    """Half the dataset has no solution; `exact` lets its error pass (on_error = "skip"), so the
+    totals look like wrong answers. A real GRPOTrainer run must show it: the warning, and
+    `rewardlab/missing_reference_rate` in TRL's logs."""
+    import torch
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rewardlab.integrations.trl import MissingReferenceWarning, as_trl_reward
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    spec = SPEC.replace('params = { extract = "<answer>', 'on_error = "skip"\nparams = { extract = "<answer>')
+    assert spec != SPEC
+    # GRPO groups completions by prompt: every prompt is repeated num_generations times, so a
+    # group is all with or all without a solution; 4 prompts, 2 of each.
+    dataset = Dataset.from_dict({"prompt": [f"Capital number {i}?" for i in range(4)], "solution": ["Paris", None, "Paris", None]})
+    args = GRPOConfig(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_completion_length=8,
+        max_steps=2, logging_steps=1, report_to=[], use_cpu=True, save_strategy="no", seed=0,
+    )  # fmt: skip
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), reward_funcs=as_trl_reward(spec), args=args, train_dataset=dataset, processing_class=tokenizer)
+    with pytest.warns(MissingReferenceWarning, match="no reference, so 'exact' could not compare"):
+        trainer.train()
+    rates = [h["rewardlab/missing_reference_rate"] for h in trainer.state.log_history if "rewardlab/missing_reference_rate" in h]
+    assert len(rates) == 2 and sum(rates) > 0

@@ -15,7 +15,10 @@ from rewardlab.integrations.verl import compute_score, compute_score_batch, make
 def test_compute_score_returns_score_and_components(spec_text):
     f = make_compute_score(spec_text)
     out = f("qa_set", GOOD, "Paris", {"index": 3})
-    assert out == {"score": pytest.approx(1.3), "format": 1.0, "exact": 1.0, "length": 1.0, "rewardlab_error": 0.0, "rewardlab_skipped": 0.0}
+    assert out == {
+        "score": pytest.approx(1.3), "format": 1.0, "exact": 1.0, "length": 1.0,
+        "format/scored": 1.0, "exact/scored": 1.0, "length/scored": 1.0, "rewardlab_error": 0.0, "rewardlab_skipped": 0.0,
+    }  # fmt: skip
     assert f("qa_set", WRONG, "Paris")["score"] == pytest.approx(0.3)
 
 
@@ -24,10 +27,12 @@ def test_error_without_policy_raises_naming_the_fix(spec_text):
         make_compute_score(spec_text)("qa_set", None, "Paris")
 
 
-def test_error_with_policy_is_counted_and_components_are_nan(spec_text):
+def test_error_with_policy_is_counted_and_unscored_components_are_masked(spec_text):
     out = make_compute_score(spec_text, error_score=-1.0)("qa_set", None, "Paris")
     assert out["score"] == -1.0 and out["rewardlab_error"] == 1.0
-    assert math.isnan(out["exact"])  # not a silent 0
+    # finite (verl averages the column), and the mask says it is not a real 0
+    assert out["exact"] == 0.0 and out["exact/scored"] == 0.0
+    assert all(math.isfinite(v) for v in out.values())
 
 
 def test_every_row_has_the_same_keys(spec_text):

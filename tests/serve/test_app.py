@@ -144,7 +144,7 @@ def test_health_ready_and_metrics(make_app):
 
 
 def test_openrlhf_get_reward_maps_query_prompt_and_label(make_app):
-    app = make_app({"exact": ExactMatch()}, None, INLINE)
+    app = make_app({"exact": ExactMatch()}, None, ServeSettings(workers=0, openrlhf_error_reward=0.0))
     body = {
         "query": ["<|user|>2+2?<|assistant|>4", "<|user|>3+3?<|assistant|>7"],
         "prompts": ["<|user|>2+2?<|assistant|>", "<|user|>3+3?<|assistant|>"],
@@ -162,7 +162,7 @@ def test_openrlhf_get_reward_maps_query_prompt_and_label(make_app):
     assert data["extra_logs"]["rewardlab/error"] == [0.0, 0.0]
 
 
-def test_openrlhf_refuses_a_batch_with_errors_unless_told_what_to_send(make_app):
+def test_openrlhf_needs_an_error_reward_and_sends_it_for_failed_rows(make_app):
     from ._rewards import Faulty
 
     body = {"query": ["ok", "raise"], "prompts": ["", ""], "labels": [None, None]}
@@ -172,10 +172,10 @@ def test_openrlhf_refuses_a_batch_with_errors_unless_told_what_to_send(make_app)
         async with asgi_client(app) as c:
             return await c.post("/get_reward", json=body)
 
-    refused = run(go(INLINE))
+    refused = run(go(INLINE))  # OpenRLHF cannot handle a refused batch: refuse until configured
     assert refused.status_code == 500
     error = refused.json()["error"]
-    assert error["code"] == "reward_error" and error["details"][0]["row"] == 1
+    assert error["code"] == "openrlhf_not_configured" and "--openrlhf-error-reward" in error["message"]
     sent = run(go(ServeSettings(workers=0, openrlhf_error_reward=-1.0))).json()
     assert sent["rewards"] == [0.02, -1.0]
     assert sent["extra_logs"]["rewardlab/error"] == [0.0, 1.0]

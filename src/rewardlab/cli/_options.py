@@ -64,6 +64,8 @@ def settings_options(model: type[BaseModel], flags: Iterable[Flag]) -> list[insp
             raise ValueError(f"{model.__name__}.{flag.field} has no default to offer on the command line")
         default = info.get_default(call_default_factory=True)
         kind = _cli_type(info.annotation)
+        if isinstance(default, tuple):  # a repeatable option: typer collects a list
+            default = list(default)
         if flag.scale is not None:
             default, kind = default / flag.scale, float
         text = flag.help or _sentence(info.description or "")
@@ -98,7 +100,8 @@ def with_options(options: Sequence[inspect.Parameter], *, after: str) -> Callabl
 
 def _cli_type(annotation: Any) -> Any:
     """The type typer parses: `X | None` -> `X`, a `Literal` of strings -> `str` (the model
-    checks the value), other scalars as they are."""
+    checks the value), `tuple[X, ...]` -> `list[X]` (a repeatable option), other scalars as
+    they are."""
     args = typing.get_args(annotation)
     if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
         rest = [a for a in args if a is not type(None)]
@@ -108,6 +111,8 @@ def _cli_type(annotation: Any) -> Any:
         return str
     if annotation in (str, int, float, bool):
         return annotation
+    if typing.get_origin(annotation) is tuple and args in ((str, Ellipsis), (int, Ellipsis), (float, Ellipsis)):
+        return list[args[0]]  # type: ignore[valid-type]  # a repeatable option
     raise TypeError(f"no command-line type for {annotation!r}")
 
 

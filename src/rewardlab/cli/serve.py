@@ -35,6 +35,10 @@ SETTINGS = (
     Flag("request_timeout"),
     Flag("openrlhf_reward"),
     Flag("openrlhf_error_reward"),
+    Flag(
+        "openrlhf_trusted_networks", ("--openrlhf-trusted-network",),
+        help="CIDR whose clients may POST /get_reward without --token (OpenRLHF sends no header); repeatable.",
+    ),
 )
 
 
@@ -46,6 +50,8 @@ def serve_command(
     cache: Path | None = typer.Option(None, "--cache", help="Result cache file (default: $REWARDLAB_CACHE or ~/.cache/rewardlab/results.sqlite)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache results."),
     cache_max_rows: int = typer.Option(_CACHE_MAX_ROWS, "--cache-max-rows", help="Cached results kept (least recently used are evicted)."),
+    openrlhf_tokenizer: str | None = typer.Option(None, "--openrlhf-tokenizer", help="Local tokenizer whose special tokens are removed from /get_reward queries (default: the common chat-template tokens)."),
+    openrlhf_keep_special_tokens: bool = typer.Option(False, "--openrlhf-keep-special-tokens", help="Score /get_reward queries with their special tokens."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     per_reward: list[str] = typer.Option([], "--set", help="Per-reward override NAME.KEY=VALUE, KEY in workers, timeout, max-batch, concurrency, max-queue, request-timeout."),
@@ -59,6 +65,7 @@ def serve_command(
 
     values = settings_values(SETTINGS, settings)
     values["token"] = values["token"] or None
+    values["openrlhf_special_tokens"] = _special_tokens(openrlhf_tokenizer, openrlhf_keep_special_tokens)
     try:
         server_settings = ServeSettings(**values, per_reward=_overrides(per_reward))
     except ValidationError as exc:
@@ -71,6 +78,19 @@ def serve_command(
         specs, server_settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
         ray_address=ray_address, log_level=log_level,
     )
+
+
+def _special_tokens(tokenizer: str | None, keep: bool) -> tuple[str, ...] | None:
+    """What `/get_reward` removes from queries: none, a tokenizer's own list, or the default."""
+    if keep and tokenizer:
+        raise UsageError("--openrlhf-keep-special-tokens and --openrlhf-tokenizer contradict each other; pass one")
+    if keep:
+        return ()
+    if tokenizer:
+        from rewardlab.integrations.openrlhf import special_tokens_of
+
+        return special_tokens_of(tokenizer)
+    return None
 
 
 _KEYS = {"timeout": "sample_timeout", "max-batch": "max_batch", "max-queue": "max_queue", "request-timeout": "request_timeout"}

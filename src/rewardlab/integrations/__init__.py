@@ -2,7 +2,10 @@
 
 - `rewardlab.integrations.trl` — `as_trl_reward(spec)` for `trl.GRPOTrainer`;
 - `rewardlab.integrations.verl` — `make_compute_score(spec)` / `compute_score` for verl;
-- `rewardlab.integrations.openrlhf` — `make_reward_func(spec)` and the `/get_reward` mapping;
+- `rewardlab.integrations.verl_batch` — `RewardlabBatchManager`, a verl reward-loop manager
+  that scores a chunk of rows in one batch (imports verl);
+- `rewardlab.integrations.openrlhf` — `make_reward_func(spec, error_reward=...)` and the
+  `/get_reward` mapping;
 - `rewardlab.integrations.openai_graders` — OpenAI grader JSON -> rewardlab spec.
 
 Each is imported on its own, so using one never imports another trainer's dependencies.

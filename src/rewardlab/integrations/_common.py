@@ -7,12 +7,11 @@ per-component breakdown and never turning an error into a number silently.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import JSON, Reward, RewardResult, Status
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, Status
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
@@ -58,15 +57,30 @@ def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix:
     return out
 
 
+
+
+def unreferenced_components(sample: Sample, result: RewardResult) -> list[str]:
+    """Components that could not compare because `sample` has no reference.
+
+    That is an `invalid_input` error naming the reference (what `verify` raises when there is
+    nothing to compare with) on a sample whose reference is None. Under `on_error = "skip"` or
+    `"zero"` such a row still gets an `ok` total, which reads like a wrong answer.
+    """
+    if sample.reference is not None:
+        return []
+    return [
+        name
+        for name, sub in result.components.items()
+        if sub.status is Status.ERROR and sub.error is not None
+        and sub.error.kind is ErrorKind.INVALID_INPUT and "reference" in sub.error.message
+    ]  # fmt: skip
+
+
 def error_value(result: RewardResult, policy: float | None) -> float | None:
     """The number an `error`/`skipped` result becomes under an explicit policy (None: none)."""
     if result.status is Status.OK and result.score is not None:
         return result.score
     return policy
-
-
-def finite_or_nan(value: float | None) -> float:
-    return float("nan") if value is None or not math.isfinite(value) else float(value)
 
 
 def first_key(columns: Mapping[str, Any], candidates: Sequence[str]) -> str | None:

@@ -1,36 +1,52 @@
 """OpenRLHF adapter: a reward-function module and the `/get_reward` request/response mapping.
 
-OpenRLHF takes a Python file as `--remote_rm_url reward_func.py` and calls its
-`reward_func(queries, prompts, labels)`, expecting `{"rewards": Tensor, "scores": Tensor,
-"extra_logs": {name: Tensor}}`; `queries[i]` is the prompt plus response as rendered by the
-chat template, `labels[i]` the `--label_key` column. With an HTTP URL instead, it posts the
-same lists as JSON to `/get_reward` and reads the same keys back; rewardlab's server
-(`rewardlab.serve`) answers that route using the two pure functions re-exported here,
-`samples_from_openrlhf` and `openrlhf_reply` (one mapping for both paths).
+OpenRLHF (0.11.2, `SingleTurnAgentExecutor` in `openrlhf/utils/agent.py`) takes a Python file as
+`--reward.remote_url reward_func.py` and calls its `reward_func(queries, prompts, labels)` once per
+generated sample, expecting `{"rewards": Tensor, "scores": Tensor, "extra_logs": {name: Tensor}}`;
+`queries[i]` is the prompt plus response decoded *with* special tokens (`<|im_end|>`, `<eos>`...),
+`labels[i]` the `--label_key` column. With an HTTP URL instead, it posts the same lists as JSON
+to `/get_reward` and reads the same keys back; rewardlab's server (`rewardlab.serve`) answers
+that route with the same two pure functions re-exported here, `samples_from_openrlhf` and
+`openrlhf_reply` (one mapping for both paths).
 
     # reward_func.py
     from rewardlab.integrations.openrlhf import make_reward_func
     reward_func = make_reward_func("reward.toml", error_reward=0.0)
 
-Or point `--remote_rm_url` at this module's file and set `REWARDLAB_SPEC=/abs/reward.toml`.
+Or point `--reward.remote_url` at this module's file and set `REWARDLAB_SPEC=/abs/reward.toml` and
+`REWARDLAB_ERROR_REWARD=0.0` (optionally `REWARDLAB_TOKENIZER=/path/to/tokenizer`, whose special
+tokens are then the ones removed); loaded that way, the module checks them at load time, so a
+missing one stops OpenRLHF at start-up instead of failing every reward call.
 
-OpenRLHF needs a number for every row: an `error` result becomes `error_reward` (and counts
-in `extra_logs["rewardlab/error"]`); with `error_reward=None` a batch with errors raises.
+The special tokens are removed from prompt and response before scoring (a correct answer
+followed by `<|im_end|>` must not fail a format check): `COMMON_SPECIAL_TOKENS` by default,
+or a tokenizer's `all_special_tokens`, or a list of your own (an empty one keeps them).
+
+OpenRLHF needs a number for every row: an exception in `reward_func` is logged and the sample
+left without a reward, which fails the step later. So `error_reward` is required: an `error` or
+`skipped` result becomes it and counts in `extra_logs["rewardlab/error"]` / `["rewardlab/skipped"]`.
+Every row carries the same `extra_logs` keys (`rewardlab/<component>` and
+`rewardlab/<component>/scored`), as OpenRLHF's `split_experience_batch` requires.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from rewardlab.core import Reward
 from rewardlab.errors import ConfigError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward
-from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
+from rewardlab.integrations._common import SpecLike, build_reward, component_names
+from rewardlab.serve.openrlhf import (
+    COMMON_SPECIAL_TOKENS,
+    MappingError,
+    openrlhf_reply,
+    samples_from_openrlhf,
+)
 
 __all__ = [
+    "COMMON_SPECIAL_TOKENS",
     "MappingError",
     "OpenRLHFRewardFunc",
     "get_reward_mapping",
@@ -38,41 +54,80 @@ __all__ = [
     "openrlhf_reply",
     "reward_func",
     "samples_from_openrlhf",
+    "special_tokens_of",
 ]
 
 
-def get_reward_mapping(reward: Reward, payload: dict[str, Any], *, error_reward: float | None) -> dict[str, Any]:
+def special_tokens_of(tokenizer: Any) -> tuple[str, ...]:
+    """The special tokens of a Hugging Face tokenizer, or of the one saved at a local path."""
+    if isinstance(tokenizer, str | os.PathLike):
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(os.fspath(tokenizer))
+    return tuple(str(t) for t in tokenizer.all_special_tokens)
+
+
+def get_reward_mapping(
+    reward: Reward,
+    payload: dict[str, Any],
+    *,
+    error_reward: float,
+    special_tokens: Sequence[str] = COMMON_SPECIAL_TOKENS,
+) -> dict[str, Any]:
     """Answer one `/get_reward` JSON payload with `reward` (pure apart from scoring).
 
     Raises:
         MappingError: a payload without `query`, or with lists of different lengths.
-        RewardLabError: rows failed and `error_reward` is None.
     """
     query = payload.get("query", payload.get("queries"))
     if not isinstance(query, list):
         raise MappingError("the request needs a 'query' list (prompt + response per row)")
-    samples = samples_from_openrlhf(query, payload.get("prompts"), payload.get("labels"), payload.get("metas"))
-    results = reward.score_batch(samples)
-    reply = openrlhf_reply(results, error_reward=error_reward)
-    if error_reward is None and any(math.isnan(r) for r in reply["rewards"]):
-        failed = next(r for r in results if r.score is None)
-        raise RewardLabError(f"{sum(s != 'ok' for s in reply['statuses'])} row(s) could not be scored (first: {failed.error or failed.info}); set error_reward")
-    return reply
+    samples = samples_from_openrlhf(
+        query, payload.get("prompts"), payload.get("labels"), payload.get("metas"), special_tokens=special_tokens
+    )
+    return openrlhf_reply(reward.score_batch(samples), error_reward=error_reward, components=component_names(reward))
 
 
 class OpenRLHFRewardFunc:
-    """`reward_func(queries, prompts, labels)` for OpenRLHF's `--remote_rm_url file.py`."""
+    """`reward_func(queries, prompts, labels)` for OpenRLHF's `--reward.remote_url file.py`.
 
-    def __init__(self, spec: SpecLike, *, error_reward: float | None = None):
+    Args:
+        spec: a TOML spec path or text, a dict, or a built Reward.
+        error_reward: the reward of a row that could not be scored (required, see the module doc).
+        special_tokens: removed from queries and prompts (default `COMMON_SPECIAL_TOKENS`).
+        tokenizer: a tokenizer or its local path; its `all_special_tokens` replace the default.
+
+    Raises:
+        RewardLabError: no `error_reward`, or both `special_tokens` and `tokenizer`.
+    """
+
+    def __init__(
+        self,
+        spec: SpecLike,
+        *,
+        error_reward: float | None,
+        special_tokens: Sequence[str] | None = None,
+        tokenizer: Any = None,
+    ):
+        if error_reward is None:
+            raise RewardLabError(
+                "OpenRLHF cannot take a row without a reward (it logs the exception and the step fails "
+                "later); pass error_reward=<number>, counted in extra_logs['rewardlab/error']"
+            )
+        if special_tokens is not None and tokenizer is not None:
+            raise RewardLabError("pass special_tokens or tokenizer, not both")
         self.reward = build_reward(spec)
-        self.error_reward = error_reward
+        self.error_reward = float(error_reward)
+        self.special_tokens = tuple(special_tokens) if special_tokens is not None else (
+            special_tokens_of(tokenizer) if tokenizer is not None else COMMON_SPECIAL_TOKENS
+        )  # fmt: skip
         self.__name__ = "reward_func"
 
     def __call__(self, queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
         import torch
 
         payload = {"query": list(queries), "prompts": prompts, "labels": labels, "metas": kwargs.get("metas")}
-        reply = get_reward_mapping(self.reward, payload, error_reward=self.error_reward)
+        reply = get_reward_mapping(self.reward, payload, error_reward=self.error_reward, special_tokens=self.special_tokens)
         return {
             "rewards": torch.tensor(reply["rewards"], dtype=torch.float32),
             "scores": torch.tensor(reply["scores"], dtype=torch.float32),
@@ -80,22 +135,46 @@ class OpenRLHFRewardFunc:
         }
 
 
-def make_reward_func(spec: SpecLike, *, error_reward: float | None = None) -> OpenRLHFRewardFunc:
-    """An OpenRLHF `reward_func` for `spec`."""
-    return OpenRLHFRewardFunc(spec, error_reward=error_reward)
+def make_reward_func(
+    spec: SpecLike,
+    *,
+    error_reward: float | None,
+    special_tokens: Sequence[str] | None = None,
+    tokenizer: Any = None,
+) -> OpenRLHFRewardFunc:
+    """An OpenRLHF `reward_func` for `spec` (see `OpenRLHFRewardFunc` for the options)."""
+    return OpenRLHFRewardFunc(spec, error_reward=error_reward, special_tokens=special_tokens, tokenizer=tokenizer)
 
 
 _DEFAULT: OpenRLHFRewardFunc | None = None
 
 
+def _from_environment() -> OpenRLHFRewardFunc:
+    spec = os.environ.get("REWARDLAB_SPEC")
+    error = os.environ.get("REWARDLAB_ERROR_REWARD")
+    if not spec or not error:
+        missing = [name for name, value in (("REWARDLAB_SPEC", spec), ("REWARDLAB_ERROR_REWARD", error)) if not value]
+        raise ConfigError(
+            f"set {' and '.join(missing)} for rewardlab's OpenRLHF reward_func "
+            "(REWARDLAB_SPEC=/abs/path/reward.toml, REWARDLAB_ERROR_REWARD=<reward of a row that cannot be scored>)"
+        )
+    try:
+        error_reward = float(error)
+    except ValueError as exc:
+        raise ConfigError(f"REWARDLAB_ERROR_REWARD={error!r} is not a number") from exc
+    tokenizer = os.environ.get("REWARDLAB_TOKENIZER") or None
+    return OpenRLHFRewardFunc(spec, error_reward=error_reward, tokenizer=tokenizer)
+
+
 def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Module-level `reward_func`: the spec comes from `$REWARDLAB_SPEC`, the error reward
-    from `$REWARDLAB_ERROR_REWARD` (unset: a batch with errors raises)."""
+    """Module-level `reward_func`, configured from the environment (see the module doc)."""
     global _DEFAULT
     if _DEFAULT is None:
-        spec = os.environ.get("REWARDLAB_SPEC")
-        if not spec:
-            raise ConfigError("set REWARDLAB_SPEC=/abs/path/reward.toml for rewardlab's OpenRLHF reward_func")
-        error = os.environ.get("REWARDLAB_ERROR_REWARD")
-        _DEFAULT = OpenRLHFRewardFunc(spec, error_reward=float(error) if error else None)
+        _DEFAULT = _from_environment()
     return _DEFAULT(queries, prompts, labels, **kwargs)
+
+
+if __name__ != "rewardlab.integrations.openrlhf":
+    # Loaded from its file by OpenRLHF (`spec_from_file_location("reward_func", path)`): check the
+    # configuration now, while OpenRLHF still stops on an exception.
+    _DEFAULT = _from_environment()

@@ -19,13 +19,21 @@ completion's token count, for `unit="tokens"` length terms) and, with `token_ids
 `completion_ids` themselves (for token n-gram repetition).
 
 Logging: with TRL's `log_metric` hook, each batch logs `rewardlab/error_rate`,
-`rewardlab/skipped_rate`, and `rewardlab/<component>/mean` and `/error_rate`; with
-`log_extra`, the completions table gets `rewardlab/<component>` and `rewardlab/status` columns.
+`rewardlab/skipped_rate`, `rewardlab/missing_reference_rate`, and `rewardlab/<component>/mean`
+and `/error_rate`; with `log_extra`, the completions table gets `rewardlab/<component>` and
+`rewardlab/status` columns.
+
+A completion whose sample has no reference (a dataset row with an empty answer, or no reference
+column at all) cannot be compared; when the spec lets that component's error pass
+(`on_error = "skip"` / `"zero"`), the total is `ok` and reads like a wrong answer. The adapter
+says so with a `MissingReferenceWarning` the first time it happens, and with
+`on_missing_reference="skip"` returns None for such completions (TRL leaves them out).
 """
 
 from __future__ import annotations
 
 import atexit
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -38,15 +46,28 @@ from rewardlab.integrations._common import (
     component_names,
     first_key,
     spec_hash,
+    unreferenced_components,
 )
 
-__all__ = ["REFERENCE_COLUMNS", "AsyncTRLReward", "TRLReward", "as_trl_reward", "samples_from_trl"]
+__all__ = [
+    "REFERENCE_COLUMNS",
+    "AsyncTRLReward",
+    "MissingReferenceWarning",
+    "TRLReward",
+    "as_trl_reward",
+    "samples_from_trl",
+]
 
 #: Dataset columns taken as the reference, in order of preference.
 REFERENCE_COLUMNS = ("reference", "solution", "answer", "ground_truth", "label")
 #: Keyword arguments TRL adds that are not dataset columns.
 _TRAINER_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
 OnError = float | Literal["skip", "raise"]
+OnMissingReference = Literal["score", "skip"]
+
+
+class MissingReferenceWarning(UserWarning):
+    """Completions were scored without a reference, so a component could not compare."""
 
 
 def samples_from_trl(
@@ -110,6 +131,9 @@ class TRLReward:
             `REFERENCE_COLUMNS` present).
         token_ids: also pass `completion_ids` in `meta` (for token n-gram terms).
         log_components: log component means and error rates through TRL's hooks.
+        on_missing_reference: for a completion without a reference whose total is still `ok`
+            (see the module doc): `"score"` returns that total (the default), `"skip"` returns
+            None. Either way the first one raises a `MissingReferenceWarning`.
         workers: score in a long-lived pool of this many worker processes (0: in process).
         timeout: per-sample seconds in the pool (a hung sample becomes `error/timeout`).
         name: the name TRL logs this reward under (default: the spec's reward name).
@@ -123,17 +147,22 @@ class TRLReward:
         reference_column: str | None = None,
         token_ids: bool = False,
         log_components: bool = True,
+        on_missing_reference: OnMissingReference = "score",
         workers: int = 0,
         timeout: float | None = None,
         name: str | None = None,
     ):
         if not (on_error in ("skip", "raise") or isinstance(on_error, int | float)):
             raise ConfigError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
+        if on_missing_reference not in ("score", "skip"):
+            raise ConfigError(f"on_missing_reference must be 'score' or 'skip', got {on_missing_reference!r}")
         self.reward: Reward = build_reward(spec)
         self.on_error = on_error
         self.reference_column = reference_column
         self.token_ids = token_ids
         self.log_components = log_components
+        self.on_missing_reference = on_missing_reference
+        self._warned_missing_reference = False
         self.workers, self.timeout = workers, timeout
         self.components = component_names(self.reward)
         self.spec_hash = spec_hash(self.reward)  # what the scores can be traced back to
@@ -150,7 +179,7 @@ class TRLReward:
         **columns: Any,
     ) -> list[float | None]:
         samples = self._samples(prompts, completions, completion_ids, columns)
-        return self._finish(self._score(samples), columns)
+        return self._finish(samples, self._score(samples), columns)
 
     def _samples(
         self,
@@ -168,11 +197,40 @@ class TRLReward:
             token_ids=self.token_ids,
         )
 
-    def _finish(self, results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
+    def _finish(self, samples: list[Sample], results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
         self.last_results = results
+        unreferenced = [unreferenced_components(s, r) if r.status is Status.OK else [] for s, r in zip(samples, results, strict=True)]
+        if any(unreferenced):
+            self._warn_missing_reference(unreferenced)
         if self.log_components:
             self._log(results, columns.get("log_metric"), columns.get("log_extra"))
-        return [self._value(r) for r in results]
+            log_metric = columns.get("log_metric")
+            if log_metric is not None:
+                log_metric("rewardlab/missing_reference_rate", sum(map(bool, unreferenced)) / max(1, len(results)))
+        values = [self._value(r) for r in results]
+        if self.on_missing_reference == "skip":
+            values = [None if names else v for v, names in zip(values, unreferenced, strict=True)]
+        return values
+
+    def _warn_missing_reference(self, unreferenced: list[list[str]]) -> None:
+        if self._warned_missing_reference:
+            return
+        self._warned_missing_reference = True
+        names = sorted({n for row in unreferenced for n in row})
+        count = sum(map(bool, unreferenced))
+        what = (
+            "they get None (on_missing_reference='skip')" if self.on_missing_reference == "skip"
+            else "they keep a total that reads like a wrong answer; pass on_missing_reference='skip' to leave them out"
+        )  # fmt: skip
+        warnings.warn(
+            MissingReferenceWarning(
+                f"reward {self.__name__!r}: {count} of {len(unreferenced)} completions have no reference, so "
+                f"{', '.join(map(repr, names))} could not compare and {what}; check the dataset's reference column "
+                f"({', '.join(REFERENCE_COLUMNS)}, or reference_column=). Warned once; "
+                "rewardlab/missing_reference_rate counts them per batch"
+            ),
+            stacklevel=4,  # the trainer's call of this reward function
+        )
 
     def _score(self, samples: list[Sample]) -> list[RewardResult]:
         if self.workers <= 0 and self.timeout is None:
@@ -246,7 +304,7 @@ class AsyncTRLReward(TRLReward):
             results = await self.reward.ascore_batch(samples)
         else:
             results = await asyncio.to_thread(self._score, samples)
-        return self._finish(results, columns)
+        return self._finish(samples, results, columns)
 
 
 def _component_score(result: RewardResult, name: str) -> float | None:

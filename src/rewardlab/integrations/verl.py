@@ -1,22 +1,37 @@
 """verl adapter: a rewardlab spec as a `custom_reward_function`.
 
-verl calls `compute_score(data_source, solution_str, ground_truth, extra_info)` once per
-response (`NaiveRewardManager`; `BatchRewardManager` calls the batched form with plural
-argument names). A returned dict must carry `score`; verl appends *every* key of it to
-`reward_extra_info` and logs them, so each row returns the same keys:
+verl 0.9.1 scores rewards in its reward loop (`verl.experimental.reward_loop.RewardLoopWorker`):
+`load_reward_manager` wraps the function named by `reward.custom_reward_function.path/name`
+(`get_custom_reward_fn`, with `reward_kwargs` merged into every call) and the registered
+manager (`reward.reward_manager.name`, default `naive`) calls it once per response,
+`compute_score(data_source=, solution_str=, ground_truth=, extra_info=)`, rows running
+concurrently on threads. A returned dict must carry `score`; verl appends *every* key of it to
+`reward_extra_info` and stacks them into columns, so each row returns the same keys:
 
-    {"score": total, "<component>": component score or NaN, "rewardlab_error": 0/1, ...}
+    {"score": total, "<component>": score or 0.0, "<component>/scored": 1.0 or 0.0,
+     "rewardlab_error": 0/1, "rewardlab_skipped": 0/1}
 
-Two ways to point verl at a spec:
+A component without a score is 0.0 with `<component>/scored` = 0.0, never NaN: verl averages
+these columns into its validation metrics and one NaN makes the mean `nan`.
+
+Two ways to point verl at a spec (the keys `main_ppo` reads are under `reward.`; the legacy
+top-level `custom_reward_function.*` is only migrated by the fully-async trainer, so under
+`main_ppo` it is silently ignored and verl's default scorer runs instead):
 
     # reward.py, next to your spec
     from rewardlab.integrations.verl import make_compute_score
     compute_score = make_compute_score("reward.toml", error_score=0.0)
 
     # or with no file of your own (verl passes reward_kwargs to compute_score):
-    custom_reward_function.path=<site-packages>/rewardlab/integrations/verl.py
-    custom_reward_function.name=compute_score
-    +custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml
+    reward.custom_reward_function.path=pkg://rewardlab.integrations.verl
+    reward.custom_reward_function.name=compute_score
+    +reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml
+    +reward.custom_reward_function.reward_kwargs.error_score=0.0
+
+verl 0.9.1's reward loop has no batch manager (its registry: naive, dapo, gdpo, rate_limited,
+remote), so `compute_score` is the entry point; `rewardlab.integrations.verl_batch` is a manager
+that scores the rows of a reward worker's chunk in one batch. `compute_score_batch` serves the
+legacy `verl.workers.reward_manager.BatchRewardManager` for code that builds one itself.
 
 verl needs a number for every response, so an `error` result needs a policy: `error_score`
 (a number, counted in `rewardlab_error`) or `None` (the default: raise, naming the row's error).
@@ -24,12 +39,12 @@ verl needs a number for every response, so an `error` result needs a policy: `er
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
+from rewardlab.core.columns import component_columns
 from rewardlab.errors import ConfigError, MappingError, RewardLabError
 from rewardlab.integrations._common import SpecLike, build_reward, component_names
 
@@ -67,11 +82,7 @@ class VerlScorer:
             )
         else:
             score = float(self.error_score)
-        out = {"score": float(score)}
-        for name in self.components:
-            sub = result.components.get(name)
-            # NaN, not 0: a component without a score must not look like a real zero in logs.
-            out[name] = float(sub.score) if sub is not None and sub.score is not None else math.nan
+        out = {"score": float(score), **component_columns(result, self.components)}
         out["rewardlab_error"] = float(result.status is Status.ERROR)
         out["rewardlab_skipped"] = float(result.status is Status.SKIPPED)
         return out
@@ -131,24 +142,34 @@ def compute_score(
     if spec is None:
         raise ConfigError(
             "rewardlab.integrations.verl.compute_score needs the spec: set "
-            "+custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
+            "+reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
         )
     return _cached(spec, error_score)(data_source, solution_str, ground_truth, extra_info)
 
 
 def compute_score_batch(
-    data_sources: Sequence[str],
-    solution_strs: Sequence[Any],
-    ground_truths: Sequence[JSON],
+    data_sources: Sequence[str] = (),
+    solution_strs: Sequence[Any] = (),
+    ground_truths: Sequence[JSON] = (),
     extra_infos: Sequence[Mapping[str, JSON] | None] | None = None,
     *,
     spec: str | None = None,
     error_score: float | None = None,
     **kwargs: Any,
 ) -> list[dict[str, float]]:
-    """Batched `compute_score` (for `reward_model.reward_manager=batch`)."""
+    """Batched `compute_score`, the signature of the legacy `BatchRewardManager`.
+
+    verl 0.9.1's reward loop never calls it (see the module doc); named as the custom reward
+    function there, it would get one row's keyword arguments, so that call is refused naming
+    the function to use instead.
+    """
+    if "solution_str" in kwargs or "data_source" in kwargs:
+        raise RewardLabError(
+            "verl's reward loop calls the custom reward function once per response; set "
+            "reward.custom_reward_function.name=compute_score (verl 0.9.1 has no batch reward manager)"
+        )
     if spec is None:
-        raise ConfigError("compute_score_batch needs reward_kwargs.spec=/abs/path/reward.toml")
+        raise ConfigError("compute_score_batch needs spec=/abs/path/reward.toml")
     return _cached(spec, error_score).batch(data_sources, solution_strs, ground_truths, extra_infos)
 
 

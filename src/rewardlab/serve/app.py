@@ -11,7 +11,9 @@ Routes (the OpenAPI schema at ``/openapi.json`` is generated from `rewardlab.ser
 ``GET  /metrics``                           Prometheus text format
 =========================================  =====================================================
 
-With ``settings.token`` set, ``/v1/*`` and ``/get_reward`` need ``Authorization: Bearer <token>``.
+With ``settings.token`` set, ``/v1/*`` and ``/get_reward`` need ``Authorization: Bearer <token>``;
+OpenRLHF, which sends no headers, uses ``POST /openrlhf/<token>/get_reward`` or a client address in
+``settings.openrlhf_trusted_networks``.
 Every error is JSON ``{"error": {"code", "message", "details"}}`` with a 4xx/5xx status; a bad
 request never takes the server down.
 """
@@ -36,9 +38,16 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
-from rewardlab.core import Reward, RewardResult, Sample, Status
+from rewardlab.core import Reward, RewardResult, Sample
+from rewardlab.integrations._common import component_names
 from rewardlab.serve.cache import ResultStore
-from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
+from rewardlab.serve.openrlhf import (
+    COMMON_SPECIAL_TOKENS,
+    MappingError,
+    in_trusted_network,
+    openrlhf_reply,
+    samples_from_openrlhf,
+)
 from rewardlab.serve.schemas import (
     ErrorResponse,
     OpenRLHFRequest,
@@ -415,25 +424,60 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
         # Served by `_ScoreFastPath` before routing; this body answers only if it is bypassed.
         return Response(await score_reply(service, name, await request.body()), media_type="application/json")
 
-    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, dependencies=auth, responses=_ERRORS)
-    async def get_reward(body: OpenRLHFRequest) -> Any:
-        """OpenRLHF's remote reward model protocol (``--remote_rm_url http://host:port/get_reward``)."""
-        name = service.openrlhf_name
-        try:
-            samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas)
-        except MappingError as exc:
-            raise ApiError(422, "invalid_request", str(exc)) from exc
-        start = time.perf_counter()
-        outcome = await service.score(name, samples)
-        service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
-        error_reward = service.settings.openrlhf_error_reward
-        failed = [i for i, r in enumerate(outcome.results) if r.status is not Status.OK]
-        if failed and error_reward is None:
-            details = [{"row": i, **outcome.results[i].to_dict()} for i in failed[:20]]
-            raise ApiError(
-                500, "reward_error",
-                f"{len(failed)} of {len(samples)} rows have no score (error or skipped); fix the reward or start "
-                "the server with --openrlhf-error-reward VALUE to send VALUE for them (counted in extra_logs)",
-                details=details,
-            )
-        return JSONResponse(openrlhf_reply(outcome.results, error_reward=error_reward))
+    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
+    async def get_reward(body: OpenRLHFRequest, request: Request) -> Any:
+        """OpenRLHF's remote reward protocol (``--reward.remote_url http://host:port/get_reward``).
+
+        With ``--token``: the bearer header, or a client in ``--openrlhf-trusted-network``."""
+        _check_openrlhf_access(service, request, None)
+        return await _openrlhf_answer(service, body)
+
+    @app.post("/openrlhf/{token}/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
+    async def get_reward_with_token(token: str, body: OpenRLHFRequest, request: Request) -> Any:
+        """``/get_reward`` with the server's token in the path, for OpenRLHF (it sends no headers)."""
+        _check_openrlhf_access(service, request, token)
+        return await _openrlhf_answer(service, body)
+
+
+def _check_openrlhf_access(service: RewardService, request: Request, path_token: str | None) -> None:
+    """Refuse (401) an OpenRLHF request that has none of: the token in the path, a valid bearer
+    header, a client address in the trusted networks (checked only when a token is set)."""
+    token = service.settings.token
+    if token is None:
+        return
+    if path_token is not None:
+        if not hmac.compare_digest(path_token.encode(), token.encode()):
+            raise ApiError(401, "unauthorized", "invalid token in the path /openrlhf/<token>/get_reward")
+        return
+    if request.headers.get("authorization") is not None:
+        _check_token(service, request.headers.get("authorization"))
+        return
+    client = request.client.host if request.client is not None else None
+    if not in_trusted_network(client, service.settings.openrlhf_trusted_networks):
+        raise ApiError(
+            401, "unauthorized",
+            f"OpenRLHF sends no Authorization header; point --reward.remote_url at /openrlhf/<token>/get_reward, "
+            f"or start the server with --openrlhf-trusted-network CIDR covering {client}",
+        )
+
+
+async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSONResponse:
+    settings = service.settings
+    name = service.openrlhf_name
+    tokens = settings.openrlhf_special_tokens if settings.openrlhf_special_tokens is not None else COMMON_SPECIAL_TOKENS
+    try:
+        samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
+    except MappingError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    if settings.openrlhf_error_reward is None:
+        raise ApiError(
+            500, "openrlhf_not_configured",
+            "OpenRLHF cannot take a row without a number (it drops the reward and the step fails later): "
+            "start the server with --openrlhf-error-reward VALUE, the reward sent for rows that cannot be "
+            "scored (they are counted in extra_logs['rewardlab/error'])",
+        )
+    start = time.perf_counter()
+    outcome = await service.score(name, samples)
+    service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+    components = component_names(service.get(name).reward)
+    return JSONResponse(openrlhf_reply(outcome.results, error_reward=settings.openrlhf_error_reward, components=components))

@@ -4,8 +4,10 @@
         results = client.score("math", samples)          # list[RewardResult], in order
         totals = client.scores("math", samples)          # Scores: totals, statuses, errors
 
-Batches larger than `batch_size` are split; every request is retried on connection errors and
-on 429/502/503/504 (honouring ``Retry-After``) with exponential backoff. Scoring is idempotent
+Batches larger than `batch_size` are split, and a batch the server refuses as too large (413
+``too_many_samples``, ``exceeds_queue``, ``body_too_large``) is sent again in halves; every request
+is retried on connection errors and on 502/503/504 (`retries` times) and on 429 (for up to
+`overload_timeout` seconds) with jittered exponential backoff, waiting at least ``Retry-After``. Scoring is idempotent
 (the server caches by content), so a retry after a lost reply never double-counts. Other 4xx
 replies raise `ServerError` at once with the server's machine-readable ``code``.
 
@@ -122,21 +124,87 @@ def _error_from(response: httpx.Response) -> ServerError:
 
 
 class _Retry:
-    """Which failures to retry and how long to wait (exponential backoff with jitter)."""
+    """Which failures to retry and how long to wait (exponential backoff with jitter).
 
-    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0):
+    Failures (connection errors, 502/503/504) get `retries` more attempts. A 429 is different:
+    the server is up and says when to come back, so it is retried until `overload_timeout`
+    seconds of waiting have passed (a busy server with many clients refuses some of them many
+    times in a row; giving up after a few tries loses work the server would have done).
+    """
+
+    # The backoff of repeated 429s stops growing here: the server's Retry-After already tracks
+    # its queue, and a long random wait only leaves its queue idle.
+    _OVERLOAD_ATTEMPT_CAP = 3
+
+    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0, overload_timeout: float = 300.0):
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
+        self.overload_timeout = overload_timeout
+
+    def schedule(self) -> _Schedule:
+        """The waits of one request."""
+        return _Schedule(self)
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
-        if response is not None and "retry-after" in response.headers:
-            try:
-                return min(self.max_backoff, float(response.headers["retry-after"]))
-            except ValueError:
-                pass
-        return float(min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2))
+        """Seconds to wait before retry `attempt + 1`.
+
+        Exponential backoff with "equal jitter" (half fixed, half random; AWS Architecture Blog,
+        "Exponential Backoff And Jitter", 2015). A ``Retry-After`` is a floor, never the whole
+        wait: clients refused together are told the same number, and waiting exactly that long
+        brings them back together into the same full queue. So a random share of the backoff
+        (at least of the floor) is added on top of it.
+        """
+        backoff = min(self.max_backoff, self.backoff * 2**attempt)
+        floor = _retry_after(response)
+        if floor is None:
+            return float(backoff * (0.5 + random.random() / 2))
+        return float(min(max(self.max_backoff, floor), floor + random.random() * max(floor, backoff)))
 
     def retryable(self, response: httpx.Response) -> bool:
         return response.status_code in _RETRY_STATUS
+
+
+class _Schedule:
+    """How long one request waits before its next attempt; None: give up (see `_Retry`)."""
+
+    def __init__(self, retry: _Retry):
+        self.retry = retry
+        self.failures = 0
+        self.overloads = 0
+        self.overloaded_seconds = 0.0
+
+    def wait(self, response: httpx.Response | None) -> float | None:
+        if response is not None and not self.retry.retryable(response):
+            return None
+        if response is not None and response.status_code == 429:
+            seconds = self.retry.delay(min(self.overloads, _Retry._OVERLOAD_ATTEMPT_CAP), response)
+            if self.overloaded_seconds + seconds > self.retry.overload_timeout:
+                return None
+            self.overloads += 1
+            self.overloaded_seconds += seconds
+            return seconds
+        if self.failures >= self.retry.retries:
+            return None
+        self.failures += 1
+        return self.retry.delay(self.failures - 1, response)
+
+
+def _retry_after(response: httpx.Response | None) -> float | None:
+    """The ``Retry-After`` seconds of `response` (None without one, or an HTTP date we skip)."""
+    if response is None or "retry-after" not in response.headers:
+        return None
+    try:
+        return max(0.0, float(response.headers["retry-after"]))
+    except ValueError:
+        return None
+
+
+# A 413 with one of these codes is about the number or bytes of samples in one request: the
+# client sends the batch again in halves (the server's limits are its own, not known here).
+_SPLIT_CODES = frozenset({"too_many_samples", "exceeds_queue", "body_too_large"})
+
+
+def _too_large(exc: ServerError, size: int) -> bool:
+    return exc.status == 413 and exc.code in _SPLIT_CODES and size > 1
 
 
 _STATUS = {s.value: s for s in Status}
@@ -202,7 +270,9 @@ class Client:
         base_url: e.g. ``http://127.0.0.1:8000``.
         token: bearer token, if the server requires one.
         timeout: seconds per HTTP request.
-        retries: extra attempts after a retryable failure.
+        retries: extra attempts after a failure (connection error, 502/503/504).
+        overload_timeout: seconds a request keeps waiting out 429 replies (the server's queue
+            is full) before giving up.
         backoff: first backoff in seconds (doubles per attempt).
         batch_size: samples per request.
         max_concurrency: requests in flight at once (2 keeps both ends busy).
@@ -216,6 +286,7 @@ class Client:
         token: str | None = None,
         timeout: float = 600.0,
         retries: int = 4,
+        overload_timeout: float = 300.0,
         backoff: float = 0.5,
         batch_size: int = 256,
         max_concurrency: int = 2,
@@ -223,26 +294,27 @@ class Client:
     ):
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency
-        self._retry = _Retry(retries, backoff)
+        self._retry = _Retry(retries, backoff, overload_timeout=overload_timeout)
         self._http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One request with retries; raises `ServerError` on a non-retryable or final failure."""
-        for attempt in range(self._retry.retries + 1):
-            last = attempt == self._retry.retries
+        schedule = self._retry.schedule()
+        while True:
             try:
                 response = self._http.request(method, path, **kwargs)
             except httpx.TransportError as exc:
-                if last:
+                wait = schedule.wait(None)
+                if wait is None:
                     raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
-                time.sleep(self._retry.delay(attempt, None))
+                time.sleep(wait)
                 continue
             if response.is_success:
                 return response
-            if not self._retry.retryable(response) or last:
+            wait = schedule.wait(response)
+            if wait is None:
                 raise _error_from(response)
-            time.sleep(self._retry.delay(attempt, response))
-        raise AssertionError("unreachable")  # the loop always returns or raises
+            time.sleep(wait)
 
     def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
         """Results for `samples` under the served reward `reward`, in order.
@@ -269,16 +341,24 @@ class Client:
     ) -> list[_Part]:
         """One decoded reply per batch of `batch_size`, in order."""
 
-        def one(start: int) -> _Part:
-            chunk = samples[start : start + self.batch_size]
-            response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
-            return decode(response, len(chunk))
+        def send(chunk: Sequence[SampleLike]) -> list[_Part]:
+            try:
+                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+            except ServerError as exc:
+                if not _too_large(exc, len(chunk)):
+                    raise
+                half = len(chunk) // 2  # over the server's per-request limit: in halves, in order
+                return send(chunk[:half]) + send(chunk[half:])
+            return [decode(response, len(chunk))]
+
+        def one(start: int) -> list[_Part]:
+            return send(samples[start : start + self.batch_size])
 
         starts = range(0, len(samples), self.batch_size)
         if self.max_concurrency <= 1 or len(starts) <= 1:
-            return [one(start) for start in starts]
+            return [part for start in starts for part in one(start)]
         with _gc_paused(), ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
-            return list(pool.map(one, starts))  # map keeps the order
+            return [part for parts in pool.map(one, starts) for part in parts]  # map keeps the order
 
     def rewards(self) -> list[dict[str, Any]]:
         """The served rewards with their spec hashes and schemas."""
@@ -311,6 +391,7 @@ class AsyncClient:
         token: str | None = None,
         timeout: float = 600.0,
         retries: int = 4,
+        overload_timeout: float = 300.0,
         backoff: float = 0.5,
         batch_size: int = 256,
         max_concurrency: int = 4,
@@ -318,26 +399,27 @@ class AsyncClient:
     ):
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency
-        self._retry = _Retry(retries, backoff)
+        self._retry = _Retry(retries, backoff, overload_timeout=overload_timeout)
         self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One request with retries (see `Client.request`)."""
-        for attempt in range(self._retry.retries + 1):
-            last = attempt == self._retry.retries
+        schedule = self._retry.schedule()
+        while True:
             try:
                 response = await self._http.request(method, path, **kwargs)
             except httpx.TransportError as exc:
-                if last:
+                wait = schedule.wait(None)
+                if wait is None:
                     raise ServerError(0, "unreachable", f"{type(exc).__name__}: {exc} ({self._http.base_url})") from exc
-                await asyncio.sleep(self._retry.delay(attempt, None))
+                await asyncio.sleep(wait)
                 continue
             if response.is_success:
                 return response
-            if not self._retry.retryable(response) or last:
+            wait = schedule.wait(response)
+            if wait is None:
                 raise _error_from(response)
-            await asyncio.sleep(self._retry.delay(attempt, response))
-        raise AssertionError("unreachable")
+            await asyncio.sleep(wait)
 
     async def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
         """Results for `samples`, in order; batches are sent concurrently."""
@@ -354,16 +436,22 @@ class AsyncClient:
     ) -> list[_Part]:
         gate = asyncio.Semaphore(self.max_concurrency)
 
-        async def one(chunk: Sequence[SampleLike]) -> _Part:
-            async with gate:
-                response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
-                return decode(response, len(chunk))
+        async def one(chunk: Sequence[SampleLike]) -> list[_Part]:
+            try:
+                async with gate:
+                    response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+            except ServerError as exc:
+                if not _too_large(exc, len(chunk)):
+                    raise
+                half = len(chunk) // 2  # over the server's per-request limit: in halves, in order
+                return await one(chunk[:half]) + await one(chunk[half:])
+            return [decode(response, len(chunk))]
 
         chunks = [samples[i : i + self.batch_size] for i in range(0, len(samples), self.batch_size)]
         if len(chunks) <= 1:
-            return [await one(c) for c in chunks]
+            return [part for c in chunks for part in await one(c)]
         with _gc_paused():  # for the whole call, as in `Client._batches` (see `_GcPause`)
-            return list(await asyncio.gather(*(one(c) for c in chunks)))
+            return [part for parts in await asyncio.gather(*(one(c) for c in chunks)) for part in parts]
 
     async def rewards(self) -> list[dict[str, Any]]:
         """The served rewards."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from rewardlab.core import Sample
 
@@ -110,7 +110,8 @@ class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     samples: list[SampleIn] = Field(description="samples to score; results come back in this order")
-    use_cache: bool = Field(default=True, description="read and write the result cache for this request")
+    # Strict: "yes" or 1 is refused (422), not read as true.
+    use_cache: StrictBool = Field(default=True, description="read and write the result cache for this request")
     reply: Literal["results", "scores"] = Field(
         default="results",
         description="'results': one full result per sample (`ScoreResponse`); 'scores': totals, statuses "

@@ -176,6 +176,14 @@ class RewardService:
                 413, "too_many_samples",
                 f"{len(samples)} samples in one request; the limit is {self.settings.max_samples}, split the batch",
             )
+        if len(samples) > limits.max_queue:
+            # Never 429: a request larger than the whole queue would be refused forever.
+            raise ApiError(
+                413, "exceeds_queue",
+                f"{len(samples)} samples in one request can never fit the queue of reward {name!r} "
+                f"({limits.max_queue} samples); split the batch into requests of at most {limits.max_queue}",
+                details=[{"max_queue": limits.max_queue}],
+            )
         try:
             # `asyncio.timeout`, not `wait_for`: no extra task (and loop turn) per request.
             async with asyncio.timeout(limits.request_timeout):

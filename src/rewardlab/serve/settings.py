@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import ipaddress
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rewardlab.serve.executors import Backend
 
@@ -68,9 +70,30 @@ class ServeSettings(BaseModel):
     per_reward: dict[str, RewardLimits] = Field(
         default_factory=dict, description="overrides by reward name (workers, sample_timeout, concurrency, ...)"
     )
+    # None: /get_reward is refused until set. OpenRLHF handles only a number per row (a failed
+    # request is retried, logged without its body and the sample left without a reward, which
+    # fails the step later), so what an unscorable row becomes must be chosen up front.
     openrlhf_error_reward: float | None = Field(
-        default=None, description="reward sent to OpenRLHF for error results (default: refuse the batch)"
+        default=None, description="reward sent to OpenRLHF for rows without a score (counted in extra_logs); None refuses /get_reward"
     )
+    openrlhf_special_tokens: tuple[str, ...] | None = Field(
+        default=None, description="removed from /get_reward queries; None: the common chat-template tokens, (): none"
+    )
+    # OpenRLHF sends no Authorization header: with a token set, /get_reward is reached either as
+    # /openrlhf/<token>/get_reward or, without a token, from these networks only.
+    openrlhf_trusted_networks: tuple[str, ...] = Field(
+        default=(), description="CIDRs whose clients may POST /get_reward without the token"
+    )
+
+    @field_validator("openrlhf_trusted_networks")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for network in value:
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"{network!r} is not a network; write it as CIDR, e.g. 10.0.0.0/8") from exc
+        return value
 
     def for_reward(self, name: str) -> ServeSettings:
         """These settings with `name`'s overrides applied."""
