@@ -26,7 +26,8 @@
     ├── Overloaded                 a served reward's queue is full (HTTP 429 + Retry-After)
     ├── ApiError                   an HTTP error the server sends, with a stable `code`
     ├── ServerError                the client's view: the server refused or could not be reached
-    └── GenerationError            a generation endpoint for test-time search failed or answered nonsense
+    ├── GenerationError            a generation endpoint for test-time search failed or answered nonsense
+    └── MissingReferenceWarning    a warning (also a UserWarning): completions scored without a reference
 
 Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
 that a test harness's `except Exception` inside a verifier cannot swallow the end of a sandboxed
@@ -60,6 +61,7 @@ __all__ = [
     "GenerationError",
     "InputError",
     "MappingError",
+    "MissingReferenceWarning",
     "NoTransitionError",
     "NonFiniteError",
     "Overloaded",
@@ -292,3 +294,11 @@ class ServerError(RewardLabError):
 class GenerationError(RewardLabError):
     """A model endpoint used to generate steps for search failed (after its retries) or sent a
     reply that is not a completions object; the message names the endpoint and what to check."""
+
+
+class MissingReferenceWarning(RewardLabError, UserWarning):
+    """Completions were scored without a reference, so a component could not compare.
+
+    A warning, not raised: `warnings.warn` it; it is also a `UserWarning` so the standard
+    filters apply.
+    """

@@ -10,8 +10,15 @@ import math
 from collections.abc import Sequence
 
 from rewardlab.core.result import RewardResult
+from rewardlab.core.reward import Reward
 
-__all__ = ["SCORED_SUFFIX", "UNSCORED_VALUE", "component_columns"]
+__all__ = ["SCORED_SUFFIX", "UNSCORED_VALUE", "component_columns", "component_names"]
+
+def component_names(reward: Reward) -> list[str]:
+    """Names of a composite's components, in spec order (empty for a plain reward)."""
+    components = getattr(reward, "components", ())
+    return [c.name for c in components if hasattr(c, "name")]
+
 
 #: What a component without a score (error, skipped, gated off) is in a trainer's log column.
 #: Trainers average these columns (verl's validation metrics, OpenRLHF's `extra_logs`), and a

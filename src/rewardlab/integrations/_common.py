@@ -34,12 +34,6 @@ def component_scores(result: RewardResult, names: Sequence[str]) -> dict[str, fl
     return {name: (result.components[name].score if name in result.components else None) for name in names}
 
 
-def component_names(reward: Reward) -> list[str]:
-    """Names of a composite's components, in spec order (empty for a plain reward)."""
-    components = getattr(reward, "components", ())
-    return [c.name for c in components if hasattr(c, "name")]
-
-
 def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix: str = "rewardlab") -> dict[str, float]:
     """Scalar metrics of one batch: the rate of errors and skips, and each component's mean
     over the rows where it has a score (with its own error rate)."""

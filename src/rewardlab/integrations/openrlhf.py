@@ -36,8 +36,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardlab.core import Reward
+from rewardlab.core.columns import component_names
 from rewardlab.errors import ConfigError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward, component_names
+from rewardlab.integrations._common import SpecLike, build_reward
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,

@@ -38,12 +38,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
-from rewardlab.errors import ConfigError, MappingError, RewardLabError
+from rewardlab.core.columns import component_names
+from rewardlab.errors import ConfigError, MappingError, MissingReferenceWarning, RewardLabError
 from rewardlab.integrations._common import (
     SpecLike,
     batch_metrics,
     build_reward,
-    component_names,
     first_key,
     spec_hash,
     unreferenced_components,
@@ -64,10 +64,6 @@ REFERENCE_COLUMNS = ("reference", "solution", "answer", "ground_truth", "label")
 _TRAINER_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
 OnError = float | Literal["skip", "raise"]
 OnMissingReference = Literal["score", "skip"]
-
-
-class MissingReferenceWarning(UserWarning):
-    """Completions were scored without a reference, so a component could not compare."""
 
 
 def samples_from_trl(

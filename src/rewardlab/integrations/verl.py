@@ -44,9 +44,9 @@ from functools import lru_cache
 from typing import Any
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
-from rewardlab.core.columns import component_columns
+from rewardlab.core.columns import component_columns, component_names
 from rewardlab.errors import ConfigError, MappingError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward, component_names
+from rewardlab.integrations._common import SpecLike, build_reward
 
 __all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl"]
 

@@ -39,7 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample
-from rewardlab.integrations._common import component_names
+from rewardlab.core.columns import component_names
 from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
