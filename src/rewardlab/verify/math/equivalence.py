@@ -37,7 +37,7 @@ from rewardlab.verify.math.normalize import (
     unwrap_text,
 )
 from rewardlab.verify.math.options import CheckOptions
-from rewardlab.verify.math.screen import screen
+from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
 __all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives", "inequality_interval"]
@@ -184,6 +184,9 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         if converted is not None:
             return converted
     r, c = clean(reference, opts), clean(candidate, opts)
+    for side, text in (("reference", r), ("candidate", c)):
+        if bracket_depth(text) > MAX_DEPTH:  # the structure steps recurse once per level
+            return _undecided("unsupported", "screen", f"{side} brackets nested over {MAX_DEPTH} deep", r, c)
     if not r:
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
@@ -288,7 +291,10 @@ def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
 
 
 # -- structures: tuples, intervals, sets, unions, matrices ---------------------------------------
-_MATRIX_RE = re.compile(r"^\\begin\{([pbvB]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+# `pmatrix`, `bmatrix`, `Bmatrix`, `matrix` and `array` differ only in their delimiters: one matrix.
+# `vmatrix`/`Vmatrix` are a determinant (a number) and a norm: not the same object.
+_MATRIX_KINDS = {"vmatrix": "determinant", "Vmatrix": "norm"}
 
 
 def _shape(s: str) -> tuple[str, list[str]] | None:
@@ -300,7 +306,7 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
     m = _MATRIX_RE.match(s)
     if m:
         rows = [row.strip() for row in m.group(2).split("\\\\") if row.strip()]
-        return "matrix", rows
+        return _MATRIX_KINDS.get(m.group(1), "matrix"), rows
     if "\\cup" in s:
         parts = [p.strip() for p in s.split("\\cup")]
         if len(parts) > 1 and all(parts):
@@ -407,36 +413,69 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
             return _ne("structure", f"different kinds of collection ({rkind} vs {ckind})", r, c)
     if len(ritems) != len(citems):
         return _ne("structure", f"{len(ritems)} entries vs {len(citems)}", r, c)
-    if rkind == "matrix":
-        ritems = [cell for row in ritems for cell in split_top_level(row, "&")]
-        citems = [cell for row in citems for cell in split_top_level(row, "&")]
-        if len(ritems) != len(citems):
+    if rkind in ("matrix", "determinant", "norm"):
+        rrows = [split_top_level(row, "&") for row in ritems]
+        crows = [split_top_level(row, "&") for row in citems]
+        if [len(row) for row in rrows] != [len(row) for row in crows]:
             return _ne("structure", "matrix shapes differ", r, c)
-    ordered = rkind not in ("set", "union")
-    return _match_items(ritems, citems, ordered, run, r, c)
+        ritems = [cell for row in rrows for cell in row]
+        citems = [cell for row in crows for cell in row]
+    if rkind in ("set", "union"):
+        return _match_unordered(ritems, citems, run, r, c)
+    return _match_items(ritems, citems, run, r, c)
 
 
-def _match_items(
-    ritems: list[str], citems: list[str], ordered: bool, run: _Run, r: str, c: str
-) -> Verdict:
+def _item_verdict(ref_item: str, cand_item: str, run: _Run) -> Verdict:
+    if not ref_item or not cand_item:
+        return _ne("empty", "an entry is empty", ref_item, cand_item)
+    return _decide_clean(ref_item, cand_item, run)
+
+
+def _match_items(ritems: list[str], citems: list[str], run: _Run, r: str, c: str) -> Verdict:
+    """Ordered entries (tuples, intervals, matrices): entry i against entry i."""
+    for i, (ref_item, cand_item) in enumerate(zip(ritems, citems, strict=True)):
+        v = _item_verdict(ref_item, cand_item, run)
+        if not v.decided:
+            return _undecided(v.error_kind or "unsupported", "structure", f"entry {i + 1}: {v.reason}", r, c)
+        if not v.equivalent:
+            return _ne("structure", f"entry {i + 1} ({ref_item}) differs from {cand_item}", r, c)
+    return _eq("structure", "every entry equal", r, c)
+
+
+# Past this many entries not paired by their text, pairing them by value (each reference entry
+# against each candidate entry) is quadratic: the verdict is left undecided instead.
+_PAIRWISE_MAX = 64
+
+
+def _match_unordered(ritems: list[str], citems: list[str], run: _Run, r: str, c: str) -> Verdict:
+    """Sets and unions: every reference entry has its own equal candidate entry, in any order.
+    Entries written alike are paired first by a dictionary (linear); the rest pairwise."""
+    by_key: dict[str, list[str]] = {}
+    for item in citems:
+        by_key.setdefault(comparison_key(item), []).append(item)
+    rest: list[str] = []
+    for item in ritems:
+        same = by_key.get(comparison_key(item))
+        if same:
+            same.pop()
+        else:
+            rest.append(item)
+    left = [item for items in by_key.values() for item in items]
+    if len(rest) > _PAIRWISE_MAX:
+        return _undecided("unsupported", "structure", f"{len(rest)} entries are written differently: too many to pair by value", r, c)
     undecided: Verdict | None = None
-    left = list(citems)
-    for i, ref_item in enumerate(ritems):
-        candidates = [left[i]] if ordered else left
-        found = False
-        for j, cand_item in enumerate(candidates):
-            v = _decide_clean(ref_item, cand_item, run) if ref_item and cand_item else _ne("empty", "", "", "")
+    for ref_item in rest:
+        for j, cand_item in enumerate(left):
+            v = _item_verdict(ref_item, cand_item, run)
             if v.equivalent:
-                found = True
-                if not ordered:
-                    left.pop(j)
+                left.pop(j)
                 break
             if not v.decided:
                 undecided = v
-        if not found:
+        else:
             if undecided is not None:
-                return _undecided(undecided.error_kind or "unsupported", "structure", f"entry {i + 1}: {undecided.reason}", r, c)
-            return _ne("structure", f"entry {i + 1} ({ref_item}) has no equal counterpart", r, c)
+                return _undecided(undecided.error_kind or "unsupported", "structure", f"entry {ref_item}: {undecided.reason}", r, c)
+            return _ne("structure", f"entry {ref_item} has no equal counterpart", r, c)
     return _eq("structure", "every entry equal", r, c)
 
 

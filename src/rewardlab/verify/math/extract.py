@@ -32,19 +32,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rewardlab.verify.math.scan import answer_lines, brace_pairs, final_answer_phrases, tag_contents
+
 __all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b")
-_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FINAL_RE = re.compile(
-    r"(?:final\s+answer|the\s+answer)\s*(?:is|:)\s*:?\s*(.{1,400}?)(?:\.\s|\.?\s*\n|\.?\s*$)",
-    re.IGNORECASE,
-)
-# "Answer: 7", and GSM8K's "#### 7"
-_ANSWER_LINE_RE = re.compile(r"^(?:[ \t>*#]*answer\s*[:：]|\s*####)\s*(.{1,400}?)\s*$", re.IGNORECASE | re.MULTILINE)
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b *(\{)?")  # group 1: the brace that opens its group
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
 _NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
@@ -127,38 +122,30 @@ class Extraction:
         return self.answer is not None
 
 
-def _brace_group(text: str, start: int) -> tuple[str, int] | None:
-    """The content of the `{...}` group opening at `start` and the index after it."""
-    depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch == "{" and (i == 0 or text[i - 1] != "\\"):
-            depth += 1
-        elif ch == "}" and text[i - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i], i + 1
-    return None
+_TOKEN_RE = re.compile(r"[^\s$]{1,400}")
+_PLACEHOLDER_MAX = 100  # a blank box (`\\phantom{2}`, `\\hspace{1cm}`) is short; longer content is an answer
 
 
-_TOKEN_RE = re.compile(r"[^\s$]+")
+def _iter_box_spans(text: str, *, reverse: bool) -> Iterator[tuple[int, int, int, int]]:
+    """(start, content start, content end, end) of each box: ``\\boxed{...}`` with nested braces,
+    or ``\\boxed 5``. Spans, not slices: nested boxes would make the slices quadratic in size."""
+    matches = list(_BOX_RE.finditer(text))
+    pairs = brace_pairs(text) if "{" in text else {}
+    for m in reversed(matches) if reverse else matches:
+        if m.group(1) is not None:
+            close = pairs.get(m.end() - 1)
+            if close is not None:
+                yield m.start(), m.end(), close, close + 1
+        else:  # `\boxed 5`: one token up to the next space or `$`
+            token = _TOKEN_RE.match(text, m.end())
+            if token is not None:
+                yield m.start(), m.end(), token.end(), token.end()
 
 
 def _iter_boxes(text: str, *, reverse: bool) -> Iterator[tuple[str, int, int]]:
-    """(content, start, end) of each box: ``\\boxed{...}`` with nested braces, or ``\\boxed 5``."""
-    matches = list(_BOX_RE.finditer(text))
-    for m in reversed(matches) if reverse else matches:
-        j = m.end()
-        while j < len(text) and text[j] == " ":
-            j += 1
-        if j < len(text) and text[j] == "{":
-            group = _brace_group(text, j)
-            if group is not None:
-                yield group[0], m.start(), group[1]
-        else:  # `\boxed 5`: one token up to the next space or `$`
-            token = _TOKEN_RE.match(text, j)
-            if token is not None:
-                yield token.group(0), m.start(), token.end()
+    """(content, start, end) of each box."""
+    for start, c_start, c_end, end in _iter_box_spans(text, reverse=reverse):
+        yield text[c_start:c_end], start, end
 
 
 def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") -> list[str]:
@@ -171,6 +158,8 @@ def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") ->
 
 def is_placeholder(content: str) -> bool:
     """Whether a box holds no answer: ``\\phantom{2}``, blank, ``?``, ``\\square``, ``___``."""
+    if len(content) > _PLACEHOLDER_MAX:
+        return False
     return bool(_PLACEHOLDER_RE.match(_BLANK_RE.sub("", content)))
 
 
@@ -191,22 +180,23 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     """
     opts = options or _DEFAULT_OPTIONS
     last = opts.boxed == "last"
-    section: list[tuple[str, int, int]] = []
-    for content, start, end in _iter_boxes(text, reverse=last):
-        if is_placeholder(content):
-            continue
+    section: list[tuple[int, int, int, int]] = []
+    for span in _iter_box_spans(text, reverse=last):
+        start, c_start, c_end, end = span
         if section:
-            _, near_start, near_end = section[-1]
+            near_start, _, _, near_end = section[-1]
             if (end > near_start) if last else (start < near_end):
                 continue  # a box nested in (or around) the one already taken
-            if not (_glued(text, end, near_start, opts) if last else _glued(text, near_end, start, opts)):
-                break
-        section.append((content.strip(), start, end))
+        if c_end - c_start <= _PLACEHOLDER_MAX and is_placeholder(text[c_start:c_end]):
+            continue
+        if section and not (_glued(text, end, near_start, opts) if last else _glued(text, near_end, start, opts)):
+            break
+        section.append(span)
         if opts.hedging == "last":
             break
     if last:
         section.reverse()
-    return tuple(content for content, _, _ in section)
+    return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
 
 
 def _strip_wrappers(answer: str) -> str:
@@ -243,14 +233,14 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     if source == "boxed":
         return _from_boxes(text, opts)
     if source == "answer_tag":
-        return _from_tags(_TAG_RE.findall(text), opts)
+        return _from_tags(tag_contents(text), opts)
     if source == "final_answer":
-        hits = _FINAL_RE.findall(text[-opts.tail_chars :])
-        return (_from_boxes(hits[-1], opts) or (_strip_wrappers(hits[-1]), ())) if hits else None
+        phrase = next(final_answer_phrases(text[-opts.tail_chars :]), None)
+        return (_from_boxes(phrase, opts) or (_strip_wrappers(phrase), ())) if phrase is not None else None
     hit: str | None = None
     if source == "answer_line":
-        lines = _ANSWER_LINE_RE.findall(text)
-        hit = _strip_wrappers(lines[-1]) if lines else None
+        line = next(answer_lines(text), None)
+        hit = _strip_wrappers(line) if line is not None else None
     elif source == "bold":
         spans = _BOLD_RE.findall(text[-opts.tail_chars :])
         hit = _strip_wrappers(spans[-1]) if spans else None

@@ -10,52 +10,47 @@ from __future__ import annotations
 import re
 
 from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
 __all__ = ["clean", "comparison_key", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
+# `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
-    r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
+    r"(?P<row>\\\\)|\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
     r"|\\ |~"
 )
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\%|%")
-_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,)(?=\d{3})")
+# `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
+_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|operatorname)\s*\{([^{}]*)\}")
-_UNIT_TAIL_RE = re.compile(
-    r"(?<=[\d}])\s*(?:\\(?:text|mbox|mathrm)\s*\{\s*[a-zA-Z][a-zA-Z .\-/^\d]*\}\s*)+$"
-    r"|(?<=\d)\s+(?:[a-zA-Z]{2,}\.?\s*)+$"
-)
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
 _MEMBER_RE = re.compile(r"^[a-zA-Z]\s*\\in\s*")
 _SHORT_GROUP_RE = re.compile(r"([\^_])\{(\w)\}")
 _WORD_RE = re.compile(r"[a-zA-Z]{2,}")
 _LATEX_WORD_RE = re.compile(r"\\[a-zA-Z]+")
-_SPACES_RE = re.compile(r"(?<=[^a-zA-Z])\s+|\s+(?=[^a-zA-Z])|^\s+|\s+$")
+_SPACES_RE = re.compile(r"(?<=[^a-zA-Z]) | (?=[^a-zA-Z])")  # on single spaces only: see `comparison_key`
 _OPEN = "([{"
 _CLOSE = ")]}"
+
+
+def _drop(m: re.Match[str]) -> str:
+    return m.group(0) if m.group("row") else " "
 
 
 def clean(answer: str, opts: CheckOptions) -> str:
     """The answer with value-neutral LaTeX removed; still LaTeX, ready for parsing."""
     s = answer.translate(_UNICODE).replace("\\$", "").strip()
-    changed = True
-    while changed:  # `$\left( 1 \right)$.` needs several passes of the wrapper strip
-        changed = False
-        for left, right in _WRAPPERS:
-            if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
-                s = s[len(left) : len(s) - len(right)].strip()
-                changed = True
-        if s.endswith(".") and not s.endswith(".."):
-            s, changed = s[:-1].rstrip(), True
+    lo, hi = _unwrap_bounds(s)
+    s = s[lo:hi]
     if opts.thousands:  # before `\,` is dropped as spacing: `1\,000` is one number
         s = _THOUSANDS_RE.sub("", s)
         compact = s.replace(" ", "")
         if _PLAIN_THOUSANDS_RE.match(compact):
             s = compact.replace(",", "")
-    s = _DROP_RE.sub(" ", s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
+    s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     if opts.degrees == "strip":
         s = _DEGREE_RE.sub("", s)
@@ -63,23 +58,36 @@ def clean(answer: str, opts: CheckOptions) -> str:
         s = _DEGREE_RE.sub(r"\\cdot\\frac{\\pi}{180}", s)
     s = _PERCENT_RE.sub("%", s)
     if opts.strip_units:
-        s = _UNIT_TAIL_RE.sub("", s)
+        s = split_unit_tail(s)[0]
     s = _MEMBER_RE.sub("", s)  # `x \in [1, 2]` is the interval
     return " ".join(s.split())
+
+
+def _unwrap_bounds(s: str) -> tuple[int, int]:
+    """Bounds of `s` inside its `$...$`/`\\(...\\)` wrappers and a final full stop, all layers
+    (`$\\left( 1 \\right)$.` takes several). Index arithmetic, no slicing per layer: a string of
+    a million `$` is one pass, not half a million copies."""
+    lo, hi = 0, len(s)
+    changed = True
+    while changed:
+        changed = False
+        while lo < hi and s[lo].isspace():
+            lo += 1
+        while hi > lo and s[hi - 1].isspace():
+            hi -= 1
+        for left, right in _WRAPPERS:
+            if hi - lo >= len(left) + len(right) and s.startswith(left, lo, hi) and s.endswith(right, lo, hi):
+                lo, hi, changed = lo + len(left), hi - len(right), True
+        if s.endswith(".", lo, hi) and not s.endswith("..", lo, hi):
+            hi, changed = hi - 1, True
+    return lo, hi
 
 
 def comparison_key(s: str) -> str:
     """`s` without spaces except between letters (`\\pi r` keeps its space): equal keys mean
     the same LaTeX source, so equal values."""
+    s = " ".join(s.split())  # single spaces: a run of spaces would make the lookarounds rescan it
     return _SHORT_GROUP_RE.sub(r"\1\2", _SPACES_RE.sub("", s))  # `x^{2}` and `x^2` are one key
-
-
-def unwrap_text(s: str) -> str:
-    """`\\text{Monday}` -> `Monday` (also `\\mbox`, `\\mathrm`, `\\textbf`...), repeatedly."""
-    prev = None
-    while prev != s:
-        prev, s = s, _TEXT_CMD_RE.sub(r"\1", s)
-    return s
 
 
 def text_answer(s: str) -> str | None:
@@ -121,18 +129,21 @@ def split_top_level(s: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in parts]
 
 
-_VALUE_UNIT_RE = re.compile(
-    r"^\$?(?P<value>[-+]?[\d.,{}\\a-z]*?\d[\d.,{}]*)\s*"
-    r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(?P<braced>[a-zA-Z][a-zA-Z /.]*?)\s*\}|\s(?P<bare>[a-zA-Z]+))"
-    r"(?:\^\{?(?P<power>[23])\}?)?\s*\.?\$?$"
-)
+_VALUE_CHARS_RE = re.compile(r"[-+]?[\d.,{}\\a-z]*")  # one class, `fullmatch`ed: linear
+_UNIT_NAME_RE = re.compile(r"[a-zA-Z][a-zA-Z /.]*")
+_UNIT_POWER_RE = re.compile(r"\^\{?([23])\}?$")
 
 
 def split_unit(answer: str) -> tuple[str, str] | None:
     """`("2", "km")` for `2 \\text{ km}` or `2 km`; `("3", "cm^2")` for `3 \\text{cm}^2`; else None."""
-    m = _VALUE_UNIT_RE.match(answer.strip())
-    if m is None:
+    value, tail = split_unit_tail(answer.strip().strip("$").rstrip(". "))
+    value = value.strip()
+    if not tail or tail.count("\\") > 1 or not _VALUE_CHARS_RE.fullmatch(value):
         return None
-    unit = (m.group("braced") or m.group("bare")).strip().rstrip(".")
-    return m.group("value"), unit + (f"^{m.group('power')}" if m.group("power") else "")
-
+    if not value.rstrip(".,{}")[-1:].isdigit():
+        return None
+    power = _UNIT_POWER_RE.search(tail)
+    unit = unwrap_text(tail[: power.start()] if power else tail).strip().rstrip(".").strip()
+    if not _UNIT_NAME_RE.fullmatch(unit) or ("\\" not in tail and " " in unit):
+        return None
+    return value, unit + (f"^{power.group(1)}" if power else "")
