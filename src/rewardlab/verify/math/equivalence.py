@@ -31,6 +31,7 @@ from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
 from rewardlab.verify.math.normalize import (
     clean,
     comparison_key,
+    named_value,
     split_top_level,
     split_unit,
     text_answer,
@@ -205,12 +206,14 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
         offered = "; ".join(hedge_alternatives(c))
         return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
-    if opts.equations:  # `x = 3` for `3` (and the reverse) without sympy
-        r_rhs, c_rhs = _assignment_rhs(r), _assignment_rhs(c)
+    if opts.equations:  # `x = 3` for `3`, `(p,q)=(3,2)` for `(3,2)` (and the reverse) without sympy
+        r_rhs, c_rhs = named_value(r), named_value(c)
         if c_rhs is not None and "=" not in r:
             return _decide_clean(r, c_rhs, run)
         if r_rhs is not None and "=" not in c:
             return _decide_clean(r_rhs, c, run)
+        if r_rhs is not None and c_rhs is not None and comparison_key(r.split("=")[0]) == comparison_key(c.split("=")[0]):
+            return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
     letter = choice_letter(unwrap_text(r))
     if letter is not None:
         got = choice_letter(unwrap_text(c))
@@ -233,15 +236,6 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
-
-
-_ASSIGNMENT_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?\s*=\s*([^=<>]+)$")
-
-
-def _assignment_rhs(s: str) -> str | None:
-    """`3` for `x = 3` (a lone variable on the left, one `=`), else None."""
-    m = _ASSIGNMENT_RE.match(s)
-    return m.group(1).strip() if m else None
 
 
 def _clock_verdict(reference: str, candidate: str) -> Verdict | None:
@@ -314,10 +308,12 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
     if s.startswith("\\{") and s.endswith("\\}"):
         return "set", split_top_level(s[2:-2])
     if len(s) >= 2 and s[0] in "([" and s[-1] in ")]":
-        inner = split_top_level(s[1:-1])
-        if len(inner) > 1 and split_top_level(s) == [s] and _balanced(s[1:-1]):
+        body = s[1:-1].strip()
+        if _MATRIX_RE.match(body):  # `(\begin{pmatrix}..\end{pmatrix})`, `\left[\begin{array}..\right]`
+            return _shape(body)
+        inner = split_top_level(body)
+        if len(inner) > 1 and split_top_level(s) == [s] and _balanced(body):
             return s[0] + s[-1], inner
-        return None
     items = split_top_level(s)
     return ("set", items) if len(items) > 1 else None
 
@@ -407,8 +403,9 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
         return _ne("structure", "one answer is a single value, the other a collection", r, c)
     (rkind, ritems), (ckind, citems) = rs, cs
     if rkind != ckind:
-        if {rkind, ckind} <= {"set", "()"} and rkind == "set" and not r.startswith("\\{"):
-            ckind = rkind  # a bare list `1, 2` is accepted for a tuple-looking `(1, 2)`
+        bare = (rkind == "set" and not r.startswith("\\{")) or (ckind == "set" and not c.startswith("\\{"))
+        if {rkind, ckind} == {"set", "()"} and bare:
+            rkind = ckind = "()"  # a bare list `1, 2` and a tuple `(1, 2)`: one answer, entries in order
         else:
             return _ne("structure", f"different kinds of collection ({rkind} vs {ckind})", r, c)
     if len(ritems) != len(citems):

@@ -11,6 +11,8 @@ Sources, tried in `ExtractOptions.priority` order (the first that finds somethin
 - ``final_answer``: "the final answer is ..." / "the answer is ...";
 - ``answer_line``: a line starting with "Answer:" (or GSM8K's "####");
 - ``bold``: the last ``**...**`` span;
+- ``whole``: the whole response, when it is one short line of maths and not prose (``x+1``,
+  ``\\frac{1}{2}``, ``10\\text{ units}``): read whole, before any fallback can take a piece of it;
 - ``last_latex``: the last ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` span (right-hand side of an
   equation if it is one);
 - ``last_number``: the last number in the text.
@@ -32,19 +34,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rewardlab.verify.math.normalize import is_name
 from rewardlab.verify.math.scan import answer_lines, brace_pairs, final_answer_phrases, tag_contents
 
 __all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
 
-SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "last_latex", "last_number")
+SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b *(\{)?")  # group 1: the brace that opens its group
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
-_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, not a number.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
+_PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
+_WHOLE_MAX = 400
+_NOT_WHOLE_RE = re.compile(r"\n|\$|\\[(\[]")  # several lines, or text around maths spans
+_IS_RE = re.compile(r"\s(?:is|are|equals|=)\s")
 _CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$|^\(([A-J])\)\s|^([A-J])[.:)]\s")
-_LONE_VARIABLE_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?$")
+_RELATION_RE = re.compile(r"<=|>=|!=|\\(?:le|ge|ne|leq|geq|neq)(?![a-zA-Z])")
 # What is left of a placeholder box once blank-making LaTeX is removed: nothing, `?` or a square.
 _BLANK_RE = re.compile(r"\\[hv]?phantom\{[^{}]*\}|\\hspace\*?\{[^{}]*\}|\\q?quad|\\[ ,;:!]|~|\\text\{\s*\}|\s")
 _PLACEHOLDER_RE = re.compile(r"^(?:\?+|\\square|\\Box|_+|\.{3}|\\ldots|\\dots)?$")
@@ -236,9 +245,13 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
         return _from_tags(tag_contents(text), opts)
     if source == "final_answer":
         phrase = next(final_answer_phrases(text[-opts.tail_chars :]), None)
-        return (_from_boxes(phrase, opts) or (_strip_wrappers(phrase), ())) if phrase is not None else None
+        return (_from_boxes(phrase, opts) or (_answer_in_phrase(phrase), ())) if phrase is not None else None
     hit: str | None = None
-    if source == "answer_line":
+    if source == "whole":
+        whole = _strip_wrappers(text) if len(text) <= 2 * _WHOLE_MAX else ""
+        if 0 < len(whole) <= _WHOLE_MAX and not _NOT_WHOLE_RE.search(whole) and not _PROSE_RE.search(whole):
+            hit = whole
+    elif source == "answer_line":
         line = next(answer_lines(text), None)
         hit = _strip_wrappers(line) if line is not None else None
     elif source == "bold":
@@ -254,16 +267,33 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     return (hit, ()) if hit is not None else None
 
 
+def _answer_in_phrase(phrase: str) -> str:
+    """The answer in what follows "the final answer is". Usually that is the answer itself; when
+    it is a sentence (Minerva's ``Final Answer: The largest $n$ is 34.``) it is what follows its
+    last "is", else its last maths span or number, else the sentence as written."""
+    answer = _strip_wrappers(phrase)
+    if not _PROSE_RE.search(answer):
+        return answer
+    verbs = list(_IS_RE.finditer(answer))
+    if verbs:
+        rest = _strip_wrappers(answer[verbs[-1].end() :])
+        if rest and not _PROSE_RE.search(rest):
+            return rest
+    numbers = _NUMBER_RE.findall(answer)
+    return _last_latex(answer) or (numbers[-1].rstrip(",") if numbers else answer)
+
+
 def _last_latex(text: str) -> str | None:
     spans = [next(g for g in m.groups() if g is not None) for m in _LATEX_SPAN_RE.finditer(text)]
     if not spans:
         return None
     span = spans[-1].strip()
     # "2 + 3 = 5": the answer is the right-hand side of the last equation, unless the left is a
-    # lone variable ("x = 3" answers are compared as equations later).
-    if "=" in span:
+    # name ("x = 3", "f(x) = 1", "(p,q) = (3,2)": compared as such later); an inequality
+    # ("x <= 2") is the answer as written.
+    if "=" in span and not _RELATION_RE.search(span):
         lhs, rhs = span.rsplit("=", 1)
-        if span.count("=") > 1 or not _LONE_VARIABLE_RE.match(lhs.strip()):
+        if span.count("=") > 1 or not is_name(lhs):
             span = rhs.strip()
     return span or None
 

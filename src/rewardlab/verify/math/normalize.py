@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 
 from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["clean", "comparison_key", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["clean", "comparison_key", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -20,6 +21,8 @@ _DROP_RE = re.compile(
     r"|\\ |~"
 )
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
+_RELATIONS = {"<=": "\\le ", ">=": "\\ge ", "!=": "\\ne ", "\\leq": "\\le", "\\geq": "\\ge", "\\neq": "\\ne"}
+_RELATION_SPELLING_RE = re.compile(r"<=|>=|!=|\\leq(?![a-zA-Z])|\\geq(?![a-zA-Z])|\\neq(?![a-zA-Z])")
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\%|%")
 # `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
@@ -34,6 +37,28 @@ _LATEX_WORD_RE = re.compile(r"\\[a-zA-Z]+")
 _SPACES_RE = re.compile(r"(?<=[^a-zA-Z]) | (?=[^a-zA-Z])")  # on single spaces only: see `comparison_key`
 _OPEN = "([{"
 _CLOSE = ")]}"
+
+
+_SUBSCRIPT_RE = re.compile(r"_\{[^{}]{0,40}\}|_\w")
+_NOT_IN_NAME_RE = re.compile(r"[\d+\-*^=<>!]|\\(?:cdot|times|pm|mp|le|ge|lt|gt|ne)(?![a-zA-Z])")
+_RELATION_RE = re.compile(r"<=|>=|!=|\\(?:le|ge|lt|gt|ne|leq|geq|neq|leqslant|geqslant)(?![a-zA-Z])|[<>≤≥≠]")
+
+
+def is_name(side: str) -> bool:
+    """Whether the left side of `side = value` names the unknown rather than computing it:
+    `x`, `(p,q)`, `f(x)`, `|AB|`, `A:B`, `V_{1}:V_{2}`, `\\frac{NO}{BO}`; not `x+y`, `2x`, `f(2)`
+    (with digits or operators outside subscripts it is an expression whose value is asked)."""
+    bare = _SUBSCRIPT_RE.sub("", side.strip())
+    return bool(bare) and any(ch.isalpha() for ch in bare) and _NOT_IN_NAME_RE.search(bare) is None
+
+
+def named_value(s: str) -> str | None:
+    """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`: the value of a one-`=` answer whose left side
+    is a name (`is_name`); None otherwise (no `=`, several, an inequality, or an expression)."""
+    if s.count("=") != 1 or _RELATION_RE.search(s):
+        return None
+    lhs, rhs = s.split("=")
+    return rhs.strip() if rhs.strip() and is_name(lhs) else None
 
 
 def _drop(m: re.Match[str]) -> str:
@@ -52,6 +77,8 @@ def clean(answer: str, opts: CheckOptions) -> str:
             s = compact.replace(",", "")
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
+    s = _RELATION_SPELLING_RE.sub(lambda m: _RELATIONS[m.group(0)], s)
+    s = _strip_outer_group(s)  # `{1,2,3}`: a brace group is grouping, not a set
     if opts.degrees == "strip":
         s = _DEGREE_RE.sub("", s)
     else:
@@ -81,6 +108,18 @@ def _unwrap_bounds(s: str) -> tuple[int, int]:
         if s.endswith(".", lo, hi) and not s.endswith("..", lo, hi):
             hi, changed = hi - 1, True
     return lo, hi
+
+
+def _strip_outer_group(s: str) -> str:
+    """`s` without brace groups that enclose all of it (`{{1,2}}` -> `1,2`); `\\{...\\}` stays."""
+    s = s.strip()
+    if not s.startswith("{"):
+        return s
+    pairs = brace_pairs(s)
+    lo, hi = 0, len(s)
+    while lo < hi and s[lo] == "{" and pairs.get(lo) == hi - 1:
+        lo, hi = lo + 1, hi - 1
+    return s[lo:hi].strip()
 
 
 def comparison_key(s: str) -> str:

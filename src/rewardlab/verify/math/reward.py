@@ -13,11 +13,13 @@ from typing import Literal
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
-from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, find_boxed
+from rewardlab.verify.math.extract import SOURCES, ExtractOptions, boxed_section, extract_answer
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 
 __all__ = ["MathAnswer"]
+
+_GOLD_BOXES = ExtractOptions(hedge_window=0)  # a gold's boxes: the last one and those right next to it
 
 
 class MathAnswer(BaseReward):
@@ -88,9 +90,9 @@ class MathAnswer(BaseReward):
     def _reference_answer(self, ref: str) -> str:
         if self._reference_mode == "answer":
             return ref
-        boxes = find_boxed(ref)
-        if boxes:
-            return boxes[0]
+        boxes = boxed_section(ref, _GOLD_BOXES)
+        if boxes:  # a gold never hedges: several boxes side by side are the parts of one answer
+            return ", ".join(boxes)
         if self._reference_mode == "solution":
             extracted = extract_answer(ref).answer
             return extracted if extracted is not None else ref
