@@ -47,7 +47,7 @@ def test_worst_input_scales_linearly(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(worst.WORST))
 def test_worst_input_of_a_megabyte_takes_under_a_second(name: str) -> None:
     response, reference = worst.WORST[name](1_000_000)
-    assert _best_of(2, CALL, response, reference) < 1.0
+    assert _best_of(3, CALL, response, reference) < 1.0
 
 
 _PIECES = [*"abcdefxyz 0123456789.,:;$\\{}()[]^_=+-*/<>!?#\n", "\\boxed{", "\\text{", "answer", "</answer>", "<answer>", " is "]

@@ -228,6 +228,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
         if got_words is not None or parse_number(ck) is not None:
             return _ne("text", "different text answers", r, c)
     rn, cn = parse_number(rk), parse_number(ck)
+    if (rn is None) != (cn is None):  # `1,22` against `1.22`: the comma can only be a decimal mark
+        rn = rn or _decimal_comma(rk)
+        cn = cn or _decimal_comma(ck)
     if rn is not None and cn is not None:
         if numbers_equal(rn, cn, opts):
             return _eq("number", "equal numbers", r, c)
@@ -236,6 +239,15 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
+
+
+_DECIMAL_COMMA_RE = re.compile(r"-?\d+,\d+")
+
+
+def _decimal_comma(key: str) -> Num | None:
+    """`1,22` read as 1.22, for comparison with a single number only (`clean` has already
+    turned a valid thousands grouping such as `1,000` into `1000`, so this comma is not one)."""
+    return parse_number(key.replace(",", ".")) if _DECIMAL_COMMA_RE.fullmatch(key) else None
 
 
 def _clock_verdict(reference: str, candidate: str) -> Verdict | None:
@@ -306,16 +318,39 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
         if len(parts) > 1 and all(parts):
             return "union", parts
     if s.startswith("\\{") and s.endswith("\\}"):
-        return "set", split_top_level(s[2:-2])
+        return "set", _entries(s[2:-2])
     if len(s) >= 2 and s[0] in "([" and s[-1] in ")]":
         body = s[1:-1].strip()
         if _MATRIX_RE.match(body):  # `(\begin{pmatrix}..\end{pmatrix})`, `\left[\begin{array}..\right]`
             return _shape(body)
-        inner = split_top_level(body)
+        inner = _entries(body)
         if len(inner) > 1 and split_top_level(s) == [s] and _balanced(body):
             return s[0] + s[-1], inner
+    items = _entries(s)
+    if len(items) > 1:
+        return "set", items
+    return _plus_minus(s)
+
+
+def _entries(s: str) -> list[str]:
+    """Entries separated by top-level commas, or by semicolons when there is no comma
+    (`(0;-2;6)`, `-12;-11;-10`: the separator where the comma is a decimal mark)."""
     items = split_top_level(s)
-    return ("set", items) if len(items) > 1 else None
+    return items if len(items) > 1 else split_top_level(s, ";")
+
+
+_PM_RE = re.compile(r"\\pm(?![a-zA-Z])")
+_SIMPLE_TERM_RE = re.compile(r"[\w.\\{}]+")
+
+
+def _plus_minus(s: str) -> tuple[str, list[str]] | None:
+    """`a \\pm b` is the set of its two values (`\\pm 2021` is {-2021, 2021}); one `\\pm` only."""
+    parts = _PM_RE.split(s)
+    if len(parts) != 2 or not parts[1].strip():
+        return None
+    a, b = parts[0].strip(), parts[1].strip()
+    term = b if _SIMPLE_TERM_RE.fullmatch(b) else f"({b})"
+    return "set", [f"{a}-{term}" if a else f"-{term}", f"{a}+{term}" if a else term]
 
 
 def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str, list[str]] | None:
@@ -327,7 +362,8 @@ def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str,
 _INEQ_SPLIT_RE = re.compile(r"(<=|>=|<|>|\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![a-zA-Z]))")
 _STRICT = {"<", ">", "\\lt", "\\gt"}
 _LESS = {"<", "<=", "\\lt", "\\le", "\\leq", "\\leqslant"}
-_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?$")
+# `x`, `\\theta`, `a_1`, and a function of one variable `f(x)` (`0 < f(x) < 1`)
+_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?$")
 _INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
 
 
@@ -402,6 +438,10 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
     if rs is None or cs is None:
         return _ne("structure", "one answer is a single value, the other a collection", r, c)
     (rkind, ritems), (ckind, citems) = rs, cs
+    if rkind in ("set", "union"):  # a set has no repeated members: `{1, 1, 2}` is `{1, 2}`
+        ritems = _distinct(ritems)
+    if ckind in ("set", "union"):
+        citems = _distinct(citems)
     if rkind != ckind:
         bare = (rkind == "set" and not r.startswith("\\{")) or (ckind == "set" and not c.startswith("\\{"))
         if {rkind, ckind} == {"set", "()"} and bare:
@@ -420,6 +460,10 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
     if rkind in ("set", "union"):
         return _match_unordered(ritems, citems, run, r, c)
     return _match_items(ritems, citems, run, r, c)
+
+
+def _distinct(items: list[str]) -> list[str]:
+    return list({comparison_key(item): item for item in items}.values())
 
 
 def _item_verdict(ref_item: str, cand_item: str, run: _Run) -> Verdict:

@@ -37,7 +37,7 @@ from typing import Literal
 from rewardlab.verify.math.normalize import is_name
 from rewardlab.verify.math.scan import answer_lines, brace_pairs, final_answer_phrases, tag_contents
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
+__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
@@ -206,6 +206,32 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     if last:
         section.reverse()
     return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
+
+
+# Glue that enumerates the parts of one answer: spacing, `$`, punctuation, or an "and".
+_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;$.]|\\[()\[\] ,;:!]|\\q?quad\b)*")
+_AND_GLUE_RE = re.compile(r",|\band\b", re.IGNORECASE)
+
+
+def gold_boxes(text: str) -> tuple[str, ...]:
+    """The boxes of a gold answer's final section: the last box, and the boxes before it
+    joined to it by at most 40 characters that only space them out or enumerate them
+    (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} papers and \\boxed{2} bins``). A gold never
+    hedges, so these are the parts of one answer; other text between boxes ends the section."""
+    section: list[tuple[int, int, int, int]] = []
+    for span in _iter_box_spans(text, reverse=True):
+        start, c_start, c_end, end = span
+        if section:
+            near_start = section[-1][0]
+            if end > near_start:
+                continue  # nested
+            glue = text[end:near_start]
+            if len(glue) > _BARE_GLUE_CHARS or not (_SPACING_GLUE_RE.fullmatch(glue) or _AND_GLUE_RE.search(glue)):
+                break
+        if c_end - c_start <= _PLACEHOLDER_MAX and is_placeholder(text[c_start:c_end]):
+            continue
+        section.append(span)
+    return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in reversed(section))
 
 
 def _strip_wrappers(answer: str) -> str:

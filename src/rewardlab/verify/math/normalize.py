@@ -20,14 +20,20 @@ _DROP_RE = re.compile(
     r"(?P<row>\\\\)|\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
     r"|\\ |~"
 )
+# `\\\\frac` (a backslash doubled by escaping the text twice) is `\\frac`: a row break followed
+# by one of these command names never occurs in an answer.
+_DOUBLED_COMMAND_RE = re.compile(
+    r"\\\\(?=(?:[dt]?frac|sqrt|left|right|le|ge|leq|geq|ne|pi|cdot|times|infty|text|in|cup)(?![a-zA-Z]))"
+)
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
+_AND_RE = re.compile(r"(?:, ?)?(?:\\text\{ {0,3},? {0,3}and {0,3}\}|\band\b)")  # bounded: no rescans
 _RELATIONS = {"<=": "\\le ", ">=": "\\ge ", "!=": "\\ne ", "\\leq": "\\le", "\\geq": "\\ge", "\\neq": "\\ne"}
 _RELATION_SPELLING_RE = re.compile(r"<=|>=|!=|\\leq(?![a-zA-Z])|\\geq(?![a-zA-Z])|\\neq(?![a-zA-Z])")
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\%|%")
 # `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
 _THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
-_PLAIN_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
 _MEMBER_RE = re.compile(r"^[a-zA-Z]\s*\\in\s*")
@@ -53,12 +59,16 @@ def is_name(side: str) -> bool:
 
 
 def named_value(s: str) -> str | None:
-    """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`: the value of a one-`=` answer whose left side
-    is a name (`is_name`); None otherwise (no `=`, several, an inequality, or an expression)."""
-    if s.count("=") != 1 or _RELATION_RE.search(s):
+    """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`, `11` for `x = 5+5+1 = 11`: the last member
+    of an equation (or chain) whose left side is a name (`is_name`); None otherwise (no `=`, an
+    inequality, or an expression on the left)."""
+    if "=" not in s or _RELATION_RE.search(s):
         return None
-    lhs, rhs = s.split("=")
-    return rhs.strip() if rhs.strip() and is_name(lhs) else None
+    parts = s.split("=")  # `x = 5 + 5 + 1 = 11`: a chain ends with the value
+    if any(len(split_top_level(part)) > 1 for part in parts):
+        return None  # `AB=4, CD=5` is a list of named values, not one equation
+    rhs = parts[-1].strip()
+    return rhs if rhs and is_name(parts[0]) else None
 
 
 def _drop(m: re.Match[str]) -> str:
@@ -67,18 +77,18 @@ def _drop(m: re.Match[str]) -> str:
 
 def clean(answer: str, opts: CheckOptions) -> str:
     """The answer with value-neutral LaTeX removed; still LaTeX, ready for parsing."""
-    s = answer.translate(_UNICODE).replace("\\$", "").strip()
+    s = _DOUBLED_COMMAND_RE.sub(r"\\", answer.translate(_UNICODE).replace("\\$", "")).strip()
     lo, hi = _unwrap_bounds(s)
     s = s[lo:hi]
     if opts.thousands:  # before `\,` is dropped as spacing: `1\,000` is one number
         s = _THOUSANDS_RE.sub("", s)
-        compact = s.replace(" ", "")
-        if _PLAIN_THOUSANDS_RE.match(compact):
-            s = compact.replace(",", "")
+        if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
+            s = s.replace(",", "")
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     s = _RELATION_SPELLING_RE.sub(lambda m: _RELATIONS[m.group(0)], s)
-    s = _strip_outer_group(s)  # `{1,2,3}`: a brace group is grouping, not a set
+    s = _strip_outer_group(s.replace("$", " "))  # `{1,2,3}`: a brace group is grouping, not a set
+    s = _AND_RE.sub(", ", s)  # `6 \text{ and } 8`, `19, 46, and 82`: the parts of one answer
     if opts.degrees == "strip":
         s = _DEGREE_RE.sub("", s)
     else:

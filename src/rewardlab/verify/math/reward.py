@@ -13,13 +13,11 @@ from typing import Literal
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
-from rewardlab.verify.math.extract import SOURCES, ExtractOptions, boxed_section, extract_answer
+from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, gold_boxes
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 
 __all__ = ["MathAnswer"]
-
-_GOLD_BOXES = ExtractOptions(hedge_window=0)  # a gold's boxes: the last one and those right next to it
 
 
 class MathAnswer(BaseReward):
@@ -90,7 +88,7 @@ class MathAnswer(BaseReward):
     def _reference_answer(self, ref: str) -> str:
         if self._reference_mode == "answer":
             return ref
-        boxes = boxed_section(ref, _GOLD_BOXES)
+        boxes = gold_boxes(ref)
         if boxes:  # a gold never hedges: several boxes side by side are the parts of one answer
             return ", ".join(boxes)
         if self._reference_mode == "solution":

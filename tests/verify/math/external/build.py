@@ -41,6 +41,22 @@ DISPUTED: dict[tuple[str, str, str], str] = {
     ("tests/test_yujianll.py", "$1 - \\frac{1}{\\mathrm{e}}$", "$1 + \\frac{1}{\\mathrm{e}}$"): (
         "1 - 1/e and 1 + 1/e are different numbers (0.632 vs 1.368); the label 1 is a typo"
     ),
+    ("tests/test_all.py", "$9$", "Answer $ \n 9 \n $"): (
+        "the response does answer 9; the label records that Math-Verify does not read a $...$ span "
+        "across line breaks, not that 9 is wrong"
+    ),
+    ("tests/test_all.py", "$9$", "Answer \\( \n 9 \n \\)"): (
+        "the response does answer 9; the label records that Math-Verify does not read a \\(...\\) span "
+        "across line breaks, not that 9 is wrong"
+    ),
+    (HENDRYCKS_PATH, "10, 4, -2", "4, 10, -2"): (
+        "MATH's list answers ('enter all the solutions, separated by commas') are unordered; is_equiv "
+        "compares strings, so this test pins the string order, not the mathematics (docs/math.md)"
+    ),
+    (HENDRYCKS_PATH, "0.1, 4, 2", "4, .1, 2"): (
+        "as above: the same three solutions in another order; is_equiv's string comparison, not MATH's "
+        "convention for 'separated by commas' answers (docs/math.md)"
+    ),
 }
 
 
