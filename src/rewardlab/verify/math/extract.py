@@ -220,7 +220,7 @@ def gold_boxes(text: str) -> tuple[str, ...]:
     hedges, so these are the parts of one answer; other text between boxes ends the section."""
     section: list[tuple[int, int, int, int]] = []
     for span in _iter_box_spans(text, reverse=True):
-        start, c_start, c_end, end = span
+        _, c_start, c_end, end = span
         if section:
             near_start = section[-1][0]
             if end > near_start:

@@ -25,6 +25,7 @@ _DROP_RE = re.compile(
 _DOUBLED_COMMAND_RE = re.compile(
     r"\\\\(?=(?:[dt]?frac|sqrt|left|right|le|ge|leq|geq|ne|pi|cdot|times|infty|text|in|cup)(?![a-zA-Z]))"
 )
+_UPRIGHT_CONSTANT_RE = re.compile(r"\\(?:mathrm|text|rm|operatorname)\s*\{\s*([ei])\s*\}")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _AND_RE = re.compile(r"(?:, ?)?(?:\\text\{ {0,3},? {0,3}and {0,3}\}|\band\b)")  # bounded: no rescans
 _RELATIONS = {"<=": "\\le ", ">=": "\\ge ", "!=": "\\ne ", "\\leq": "\\le", "\\geq": "\\ge", "\\neq": "\\ne"}
@@ -86,6 +87,7 @@ def clean(answer: str, opts: CheckOptions) -> str:
             s = s.replace(",", "")
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
+    s = _UPRIGHT_CONSTANT_RE.sub(r"\1", s)  # upright `\mathrm{e}`, `\text{i}`: the constants e and i (ISO 80000-2)
     s = _RELATION_SPELLING_RE.sub(lambda m: _RELATIONS[m.group(0)], s)
     s = _strip_outer_group(s.replace("$", " "))  # `{1,2,3}`: a brace group is grouping, not a set
     s = _AND_RE.sub(", ", s)  # `6 \text{ and } 8`, `19, 46, and 82`: the parts of one answer

@@ -36,24 +36,28 @@ HENDRYCKS_SOURCE = "hendrycks/math"
 HENDRYCKS_PATH = "modeling/math_equivalence_test.py"
 HENDRYCKS_LICENCE = "MIT"
 
-# (source path, gold, pred) -> why the label is believed wrong. Kept in the set, reported apart.
-DISPUTED: dict[tuple[str, str, str], str] = {
-    ("tests/test_yujianll.py", "$1 - \\frac{1}{\\mathrm{e}}$", "$1 + \\frac{1}{\\mathrm{e}}$"): (
+# (source path, gold, pred, label) -> why the label is believed wrong. Kept in the set, reported apart.
+DISPUTED: dict[tuple[str, str, str, int], str] = {
+    ("tests/test_yujianll.py", "$1 - \\frac{1}{\\mathrm{e}}$", "$1 + \\frac{1}{\\mathrm{e}}$", 1): (
         "1 - 1/e and 1 + 1/e are different numbers (0.632 vs 1.368); the label 1 is a typo"
     ),
-    ("tests/test_all.py", "$9$", "Answer $ \n 9 \n $"): (
+    ("tests/test_all.py", "$9$", "Answer $ \n 9 \n $", 0): (
         "the response does answer 9; the label records that Math-Verify does not read a $...$ span "
         "across line breaks, not that 9 is wrong"
     ),
-    ("tests/test_all.py", "$9$", "Answer \\( \n 9 \n \\)"): (
+    ("tests/test_all.py", "$9$", "Answer \\( \n 9 \n \\)", 0): (
         "the response does answer 9; the label records that Math-Verify does not read a \\(...\\) span "
         "across line breaks, not that 9 is wrong"
     ),
-    (HENDRYCKS_PATH, "10, 4, -2", "4, 10, -2"): (
+    ("tests/test_all.py", "$x \\in [-2,7]$", "$-2 \\\\le x \\\\le 7$", 0): (
+        "x in [-2, 7] and -2 <= x <= 7 are the same set; Math-Verify labels this pair 1 with "
+        "allow_set_relation_comp=True and 0 without it: the 0 records an option, not the mathematics"
+    ),
+    (HENDRYCKS_PATH, "10, 4, -2", "4, 10, -2", 0): (
         "MATH's list answers ('enter all the solutions, separated by commas') are unordered; is_equiv "
         "compares strings, so this test pins the string order, not the mathematics (docs/math.md)"
     ),
-    (HENDRYCKS_PATH, "0.1, 4, 2", "4, .1, 2"): (
+    (HENDRYCKS_PATH, "0.1, 4, 2", "4, .1, 2", 0): (
         "as above: the same three solutions in another order; is_equiv's string comparison, not MATH's "
         "convention for 'separated by commas' answers (docs/math.md)"
     ),
@@ -125,7 +129,7 @@ def _case(gold: str, pred: str, label: int, repo: str, path: str, commit: str, l
         "source": {"repo": repo, "path": path, "commit": commit, "test": test, "licence": licence},
         "peer_options": options,
     }
-    reason = DISPUTED.get((path, gold, pred))
+    reason = DISPUTED.get((path, gold, pred, label))
     if reason is not None:
         case["disputed"] = reason
     return case
