@@ -59,6 +59,8 @@ MULTIPLE_BOXES = [
     ("$\\boxed{1,2}$", "\\boxed{1} papers and \\boxed{2} bins", True),  # test_open_thoughts
     ("$\\boxed{1,2}$", "\\boxed{1} no no no no no \\boxed{2}", False),  # test_open_thoughts
     ("\\boxed{8} or \\boxed{9}", "9", False),  # still a hedge against a one-part gold
+    ("$21,16,11$", "$21,16$ or $11$", True),  # test_numina_cases: a gold's "or" lists its parts
+    ("$21$", "$21,16$ or $11$", False),  # one part of three is incomplete
 ]
 MATRICES = [
     ("$\\begin{pmatrix}1\\\\2\\\\3\\end{pmatrix}$", "\\begin{pmatrix}1\\\\2\\\\3\\end{pmatrix}", True),

@@ -203,7 +203,12 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     as_intervals = _interval_reading(r, c)
     if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
         return _decide_clean(*as_intervals, run)
-    if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
+    if _HEDGE_RE.search(r):  # a reference never hedges: `(11,7) or (7,11)` lists the parts of one answer
+        r_parts = ", ".join(hedge_alternatives(r))
+        c_parts = ", ".join(hedge_alternatives(c)) if _HEDGE_RE.search(c) else c
+        if (r_parts, c_parts) != (r, c):
+            return _decide_clean(r_parts, c_parts, run)
+    elif _HEDGE_RE.search(c):
         offered = "; ".join(hedge_alternatives(c))
         return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
     if opts.equations:  # `x = 3` for `3`, `(p,q)=(3,2)` for `(3,2)` (and the reverse) without sympy
