@@ -203,6 +203,12 @@ def external_main(repeat: int) -> None:
             wrong = sum(got[i] and not cases[i]["expected"] for i in kept)  # type: ignore[index]
             row += f"  {agree:>9}/{len(kept):<5} {wrong:>9}"
         print(row)
+    disputed = [i for i, case in enumerate(cases) if case.get("disputed")]
+    row = f"{'disputed labels: agree with the corrected label':58} {len(disputed):>4} {'':>4}"
+    for tool in runs:
+        agree = sum(verdicts[tool][i] != cases[i]["expected"] for i in disputed)  # type: ignore[index]
+        row += f"  {agree:>9}/{len(disputed):<5} {'':>9}"
+    print(row)
     rate = {tool: len(cases) / seconds[tool] for tool in runs}
     print(
         f"cold first pass, one core each: rewardlab {rate['rewardlab']:.0f} cases/s, math-verify "

@@ -153,7 +153,10 @@ def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
     return _decide(reference, candidate, opts, None)
 
 
-_HEDGE_RE = re.compile(r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor")
+# "or" between answers: spaced, or between brackets (`(11,7)or(7,11)`); never inside a word
+_HEDGE_RE = re.compile(
+    r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|(?<=[)\]])or(?=[(\[])|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor"
+)
 
 
 def hedge_alternatives(candidate: str) -> list[str]:
