@@ -42,7 +42,6 @@ __all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b *(\{)?")  # group 1: the brace that opens its group
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
 # Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, not a number.
@@ -135,20 +134,38 @@ _TOKEN_RE = re.compile(r"[^\s$]{1,400}")
 _PLACEHOLDER_MAX = 100  # a blank box (`\\phantom{2}`, `\\hspace{1cm}`) is short; longer content is an answer
 
 
+_TOKEN_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b(?! *\{) *")  # `\boxed 5`: no brace group
+
+
+def _box_start(text: str, brace: int) -> int | None:
+    """Where the `\\boxed`/`\\fbox` whose group opens at `brace` starts, or None."""
+    k = brace
+    while k > 0 and text[k - 1] == " ":
+        k -= 1
+    for name in ("\\boxed", "\\fbox"):
+        if text.endswith(name, 0, k):
+            return k - len(name)
+    return None
+
+
 def _iter_box_spans(text: str, *, reverse: bool) -> Iterator[tuple[int, int, int, int]]:
     """(start, content start, content end, end) of each box: ``\\boxed{...}`` with nested braces,
-    or ``\\boxed 5``. Spans, not slices: nested boxes would make the slices quadratic in size."""
-    matches = list(_BOX_RE.finditer(text))
-    pairs = brace_pairs(text) if "{" in text else {}
-    for m in reversed(matches) if reverse else matches:
-        if m.group(1) is not None:
-            close = pairs.get(m.end() - 1)
-            if close is not None:
-                yield m.start(), m.end(), close, close + 1
-        else:  # `\boxed 5`: one token up to the next space or `$`
-            token = _TOKEN_RE.match(text, m.end())
-            if token is not None:
-                yield m.start(), m.end(), token.end(), token.end()
+    or ``\\boxed 5``. Spans, not slices: nested boxes would make the slices quadratic in size.
+
+    Boxes with a group are found from the closed brace pairs (`brace_pairs`), so unclosed
+    ``\\boxed{`` repeated costs no Python-level work per box."""
+    spans: list[tuple[int, int, int, int]] = []
+    if "{" in text:
+        for brace, close in brace_pairs(text).items():
+            start = _box_start(text, brace)
+            if start is not None:
+                spans.append((start, brace + 1, close, close + 1))
+    for m in _TOKEN_BOX_RE.finditer(text):
+        token = _TOKEN_RE.match(text, m.end())
+        if token is not None:
+            spans.append((m.start(), m.end(), token.end(), token.end()))
+    spans.sort(reverse=reverse)
+    yield from spans
 
 
 def _iter_boxes(text: str, *, reverse: bool) -> Iterator[tuple[str, int, int]]:
