@@ -14,13 +14,23 @@ import is done before timing); Math-Verify caches nothing either. Math-Verify us
 Memory: each tool runs workload (a)+(b) in its own fresh subprocess (`--memory-child`), which
 reports `ru_maxrss` of itself and (rewardlab) of its sympy worker after the worker exits.
 
+External labelled cases (`--external`): tests/verify/math/external/cases.jsonl, public graders'
+own labelled tests (Math-Verify 0.9.0). Each tool scores every case
+once in its own fresh subprocess (cold caches: no verdict cache, no parse cache, a new sympy
+worker), rewardlab through `MathAnswer().score` (the real reward, one sympy worker, so one core
+at a time) and Math-Verify through its default calls `verify(parse(gold), parse(pred))`. Prints,
+per source file, agreement with the labels and wrong accepts (label 0, scored correct), and the
+throughput ratio. Disputed labels are counted apart.
+
 Run:  .venv/bin/python bench/bench_math.py [--repeat 3] [--only '(a)'] [--no-memory]
+      .venv/bin/python bench/bench_math.py --external
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -31,6 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "qwen25-math-cot-100.jsonl"
+EXTERNAL = ROOT / "tests" / "verify" / "math" / "external" / "cases.jsonl"
 
 Item = tuple[str, str]  # (gold answer, full response)
 
@@ -136,13 +147,90 @@ def _memory(tool: str) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def external_cases() -> list[dict[str, object]]:
+    return [json.loads(line) for line in EXTERNAL.read_text().splitlines() if line.strip()]
+
+
+def external_child(tool: str) -> None:
+    """Score every external case once, cold, and print the verdicts and the seconds taken."""
+    cases = external_cases()
+    if tool == "rewardlab":
+        from rewardlab.core import Sample
+        from rewardlab.verify.math import MathAnswer, warm_up
+
+        warm_up()  # the worker's start is paid before timing, as Math-Verify's import is
+        reward = MathAnswer()
+
+        def accept(gold: str, pred: str) -> bool:
+            return reward.score(Sample(prompt="", response=pred, reference=gold)).score == 1.0
+    else:
+        from math_verify import parse, verify
+
+        def accept(gold: str, pred: str) -> bool:
+            return bool(verify(parse(gold), parse(pred)))
+
+    started = time.perf_counter()
+    verdicts = [accept(str(case["reference"]), str(case["candidate"])) for case in cases]
+    print(json.dumps({"seconds": time.perf_counter() - started, "verdicts": verdicts}))
+
+
+def _external_run(tool: str) -> dict[str, object]:
+    env = {**os.environ, "REWARDLAB_MATH_WORKERS": "1"}
+    out = subprocess.run([sys.executable, __file__, "--external-child", tool], capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def external_main(repeat: int) -> None:
+    cases = external_cases()
+    runs: dict[str, list[dict[str, object]]] = {"rewardlab": [], "math-verify": []}
+    for _ in range(repeat):  # alternating, best time of `repeat` cold runs
+        for tool in runs:
+            runs[tool].append(_external_run(tool))
+    verdicts = {tool: runs[tool][0]["verdicts"] for tool in runs}
+    seconds = {tool: min(float(run["seconds"]) for run in runs[tool]) for tool in runs}  # type: ignore[arg-type]
+    groups: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        source = case["source"]
+        groups.setdefault(f"{source['repo'].split(' ')[0]}:{source['path']}", []).append(i)  # type: ignore[index]
+    groups["all"] = list(range(len(cases)))
+    print(f"{'source':58} {'n':>4} {'disp':>4}  {'rewardlab agree':>15} {'wrong acc':>9}  {'math-verify agree':>17} {'wrong acc':>9}")
+    for name, idx in groups.items():
+        kept = [i for i in idx if not cases[i].get("disputed")]
+        row = f"{name:58} {len(kept):>4} {len(idx) - len(kept):>4}"
+        for tool in runs:
+            got = verdicts[tool]
+            agree = sum(got[i] == cases[i]["expected"] for i in kept)  # type: ignore[index]
+            wrong = sum(got[i] and not cases[i]["expected"] for i in kept)  # type: ignore[index]
+            row += f"  {agree:>9}/{len(kept):<5} {wrong:>9}"
+        print(row)
+    disputed = [i for i, case in enumerate(cases) if case.get("disputed")]
+    row = f"{'disputed labels: agree with the corrected label':58} {len(disputed):>4} {'':>4}"
+    for tool in runs:
+        agree = sum(verdicts[tool][i] != cases[i]["expected"] for i in disputed)  # type: ignore[index]
+        row += f"  {agree:>9}/{len(disputed):<5} {'':>9}"
+    print(row)
+    rate = {tool: len(cases) / seconds[tool] for tool in runs}
+    print(
+        f"cold first pass, one core each: rewardlab {rate['rewardlab']:.0f} cases/s, math-verify "
+        f"{rate['math-verify']:.0f} cases/s, ratio {rate['rewardlab'] / rate['math-verify']:.1f}x (best of {repeat})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-child", choices=["rewardlab", "math-verify"])
     parser.add_argument("--only", help="run only the workloads whose name starts with this, e.g. '(a)'")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS subprocesses")
+    parser.add_argument("--external", action="store_true", help="the external labelled cases, per source")
+    parser.add_argument("--external-child", choices=["rewardlab", "math-verify"])
     args = parser.parse_args()
+    if args.external_child:
+        external_child(args.external_child)
+        return
+    if args.external:
+        external_main(args.repeat)
+        return
     if args.memory_child:
         memory_child(args.memory_child)
         return

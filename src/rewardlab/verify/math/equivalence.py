@@ -32,13 +32,14 @@ from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
 from rewardlab.verify.math.normalize import (
     clean,
     comparison_key,
+    named_value,
     split_top_level,
     split_unit,
     text_answer,
     unwrap_text,
 )
 from rewardlab.verify.math.options import CheckOptions
-from rewardlab.verify.math.screen import screen
+from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
 __all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives", "inequality_interval"]
@@ -153,7 +154,10 @@ def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
     return _decide(reference, candidate, opts, None)
 
 
-_HEDGE_RE = re.compile(r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor")
+# "or" between answers: spaced, or between brackets (`(11,7)or(7,11)`); never inside a word
+_HEDGE_RE = re.compile(
+    r"(?:^|[\s}$])(?:or|and/or)(?:[\s{\\$]|$)|(?<=[)\]])or(?=[(\[])|\\(?:text|mbox)\{\s*or\s*\}|\\vee|\\lor"
+)
 
 
 def hedge_alternatives(candidate: str) -> list[str]:
@@ -185,6 +189,9 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         if converted is not None:
             return converted
     r, c = clean(reference, opts), clean(candidate, opts)
+    for side, text in (("reference", r), ("candidate", c)):
+        if bracket_depth(text) > MAX_DEPTH:  # the structure steps recurse once per level
+            return _undecided("unsupported", "screen", f"{side} brackets nested over {MAX_DEPTH} deep", r, c)
     if not r:
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
@@ -200,15 +207,22 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     as_intervals = _interval_reading(r, c)
     if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
         return _decide_clean(*as_intervals, run)
-    if _HEDGE_RE.search(c) and not _HEDGE_RE.search(r):
+    if _HEDGE_RE.search(r):  # a reference never hedges: `(11,7) or (7,11)` lists the parts of one answer
+        r_parts = ", ".join(hedge_alternatives(r))
+        c_parts = ", ".join(hedge_alternatives(c)) if _HEDGE_RE.search(c) else c
+        if (r_parts, c_parts) != (r, c):
+            return _decide_clean(r_parts, c_parts, run)
+    elif _HEDGE_RE.search(c):
         offered = "; ".join(hedge_alternatives(c))
         return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
-    if opts.equations:  # `x = 3` for `3` (and the reverse) without sympy
-        r_rhs, c_rhs = _assignment_rhs(r), _assignment_rhs(c)
+    if opts.equations:  # `x = 3` for `3`, `(p,q)=(3,2)` for `(3,2)` (and the reverse) without sympy
+        r_rhs, c_rhs = named_value(r), named_value(c)
         if c_rhs is not None and "=" not in r:
             return _decide_clean(r, c_rhs, run)
         if r_rhs is not None and "=" not in c:
             return _decide_clean(r_rhs, c, run)
+        if r_rhs is not None and c_rhs is not None and comparison_key(r.split("=")[0]) == comparison_key(c.split("=")[0]):
+            return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
     letter = choice_letter(unwrap_text(r))
     if letter is not None:
         got = choice_letter(unwrap_text(c))
@@ -223,6 +237,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
         if got_words is not None or parse_number(ck) is not None:
             return _ne("text", "different text answers", r, c)
     rn, cn = parse_number(rk), parse_number(ck)
+    if (rn is None) != (cn is None):  # `1,22` against `1.22`: the comma can only be a decimal mark
+        rn = rn or _decimal_comma(rk)
+        cn = cn or _decimal_comma(ck)
     if rn is not None and cn is not None:
         if numbers_equal(rn, cn, opts):
             return _eq("number", "equal numbers", r, c)
@@ -233,13 +250,13 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     return _symbolic(r, c, rn, cn, run)
 
 
-_ASSIGNMENT_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?\s*=\s*([^=<>]+)$")
+_DECIMAL_COMMA_RE = re.compile(r"-?\d+,\d+")
 
 
-def _assignment_rhs(s: str) -> str | None:
-    """`3` for `x = 3` (a lone variable on the left, one `=`), else None."""
-    m = _ASSIGNMENT_RE.match(s)
-    return m.group(1).strip() if m else None
+def _decimal_comma(key: str) -> Num | None:
+    """`1,22` read as 1.22, for comparison with a single number only (`clean` has already
+    turned a valid thousands grouping such as `1,000` into `1000`, so this comma is not one)."""
+    return parse_number(key.replace(",", ".")) if _DECIMAL_COMMA_RE.fullmatch(key) else None
 
 
 def _clock_verdict(reference: str, candidate: str) -> Verdict | None:
@@ -289,7 +306,10 @@ def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
 
 
 # -- structures: tuples, intervals, sets, unions, matrices ---------------------------------------
-_MATRIX_RE = re.compile(r"^\\begin\{([pbvB]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+# `pmatrix`, `bmatrix`, `Bmatrix`, `matrix` and `array` differ only in their delimiters: one matrix.
+# `vmatrix`/`Vmatrix` are a determinant (a number) and a norm: not the same object.
+_MATRIX_KINDS = {"vmatrix": "determinant", "Vmatrix": "norm"}
 
 
 def _shape(s: str) -> tuple[str, list[str]] | None:
@@ -301,20 +321,45 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
     m = _MATRIX_RE.match(s)
     if m:
         rows = [row.strip() for row in m.group(2).split("\\\\") if row.strip()]
-        return "matrix", rows
+        return _MATRIX_KINDS.get(m.group(1), "matrix"), rows
     if "\\cup" in s:
         parts = [p.strip() for p in s.split("\\cup")]
         if len(parts) > 1 and all(parts):
             return "union", parts
     if s.startswith("\\{") and s.endswith("\\}"):
-        return "set", split_top_level(s[2:-2])
+        return "set", _entries(s[2:-2])
     if len(s) >= 2 and s[0] in "([" and s[-1] in ")]":
-        inner = split_top_level(s[1:-1])
-        if len(inner) > 1 and split_top_level(s) == [s] and _balanced(s[1:-1]):
+        body = s[1:-1].strip()
+        if _MATRIX_RE.match(body):  # `(\begin{pmatrix}..\end{pmatrix})`, `\left[\begin{array}..\right]`
+            return _shape(body)
+        inner = _entries(body)
+        if len(inner) > 1 and split_top_level(s) == [s] and _balanced(body):
             return s[0] + s[-1], inner
-        return None
+    items = _entries(s)
+    if len(items) > 1:
+        return "set", items
+    return _plus_minus(s)
+
+
+def _entries(s: str) -> list[str]:
+    """Entries separated by top-level commas, or by semicolons when there is no comma
+    (`(0;-2;6)`, `-12;-11;-10`: the separator where the comma is a decimal mark)."""
     items = split_top_level(s)
-    return ("set", items) if len(items) > 1 else None
+    return items if len(items) > 1 else split_top_level(s, ";")
+
+
+_PM_RE = re.compile(r"\\pm(?![a-zA-Z])")
+_SIMPLE_TERM_RE = re.compile(r"[\w.\\{}]+")
+
+
+def _plus_minus(s: str) -> tuple[str, list[str]] | None:
+    """`a \\pm b` is the set of its two values (`\\pm 2021` is {-2021, 2021}); one `\\pm` only."""
+    parts = _PM_RE.split(s)
+    if len(parts) != 2 or not parts[1].strip():
+        return None
+    a, b = parts[0].strip(), parts[1].strip()
+    term = b if _SIMPLE_TERM_RE.fullmatch(b) else f"({b})"
+    return "set", [f"{a}-{term}" if a else f"-{term}", f"{a}+{term}" if a else term]
 
 
 def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str, list[str]] | None:
@@ -326,7 +371,8 @@ def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str,
 _INEQ_SPLIT_RE = re.compile(r"(<=|>=|<|>|\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![a-zA-Z]))")
 _STRICT = {"<", ">", "\\lt", "\\gt"}
 _LESS = {"<", "<=", "\\lt", "\\le", "\\leq", "\\leqslant"}
-_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?$")
+# `x`, `\\theta`, `a_1`, and a function of one variable `f(x)` (`0 < f(x) < 1`)
+_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?$")
 _INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
 
 
@@ -401,43 +447,85 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
     if rs is None or cs is None:
         return _ne("structure", "one answer is a single value, the other a collection", r, c)
     (rkind, ritems), (ckind, citems) = rs, cs
+    if rkind in ("set", "union"):  # a set has no repeated members: `{1, 1, 2}` is `{1, 2}`
+        ritems = _distinct(ritems)
+    if ckind in ("set", "union"):
+        citems = _distinct(citems)
     if rkind != ckind:
-        if {rkind, ckind} <= {"set", "()"} and rkind == "set" and not r.startswith("\\{"):
-            ckind = rkind  # a bare list `1, 2` is accepted for a tuple-looking `(1, 2)`
+        bare = (rkind == "set" and not r.startswith("\\{")) or (ckind == "set" and not c.startswith("\\{"))
+        if {rkind, ckind} == {"set", "()"} and bare:
+            rkind = ckind = "()"  # a bare list `1, 2` and a tuple `(1, 2)`: one answer, entries in order
         else:
             return _ne("structure", f"different kinds of collection ({rkind} vs {ckind})", r, c)
     if len(ritems) != len(citems):
         return _ne("structure", f"{len(ritems)} entries vs {len(citems)}", r, c)
-    if rkind == "matrix":
-        ritems = [cell for row in ritems for cell in split_top_level(row, "&")]
-        citems = [cell for row in citems for cell in split_top_level(row, "&")]
-        if len(ritems) != len(citems):
+    if rkind in ("matrix", "determinant", "norm"):
+        rrows = [split_top_level(row, "&") for row in ritems]
+        crows = [split_top_level(row, "&") for row in citems]
+        if [len(row) for row in rrows] != [len(row) for row in crows]:
             return _ne("structure", "matrix shapes differ", r, c)
-    ordered = rkind not in ("set", "union")
-    return _match_items(ritems, citems, ordered, run, r, c)
+        ritems = [cell for row in rrows for cell in row]
+        citems = [cell for row in crows for cell in row]
+    if rkind in ("set", "union"):
+        return _match_unordered(ritems, citems, run, r, c)
+    return _match_items(ritems, citems, run, r, c)
 
 
-def _match_items(
-    ritems: list[str], citems: list[str], ordered: bool, run: _Run, r: str, c: str
-) -> Verdict:
+def _distinct(items: list[str]) -> list[str]:
+    return list({comparison_key(item): item for item in items}.values())
+
+
+def _item_verdict(ref_item: str, cand_item: str, run: _Run) -> Verdict:
+    if not ref_item or not cand_item:
+        return _ne("empty", "an entry is empty", ref_item, cand_item)
+    return _decide_clean(ref_item, cand_item, run)
+
+
+def _match_items(ritems: list[str], citems: list[str], run: _Run, r: str, c: str) -> Verdict:
+    """Ordered entries (tuples, intervals, matrices): entry i against entry i."""
+    for i, (ref_item, cand_item) in enumerate(zip(ritems, citems, strict=True)):
+        v = _item_verdict(ref_item, cand_item, run)
+        if not v.decided:
+            return _undecided(v.error_kind or "unsupported", "structure", f"entry {i + 1}: {v.reason}", r, c)
+        if not v.equivalent:
+            return _ne("structure", f"entry {i + 1} ({ref_item}) differs from {cand_item}", r, c)
+    return _eq("structure", "every entry equal", r, c)
+
+
+# Past this many entries not paired by their text, pairing them by value (each reference entry
+# against each candidate entry) is quadratic: the verdict is left undecided instead.
+_PAIRWISE_MAX = 64
+
+
+def _match_unordered(ritems: list[str], citems: list[str], run: _Run, r: str, c: str) -> Verdict:
+    """Sets and unions: every reference entry has its own equal candidate entry, in any order.
+    Entries written alike are paired first by a dictionary (linear); the rest pairwise."""
+    by_key: dict[str, list[str]] = {}
+    for item in citems:
+        by_key.setdefault(comparison_key(item), []).append(item)
+    rest: list[str] = []
+    for item in ritems:
+        same = by_key.get(comparison_key(item))
+        if same:
+            same.pop()
+        else:
+            rest.append(item)
+    left = [item for items in by_key.values() for item in items]
+    if len(rest) > _PAIRWISE_MAX:
+        return _undecided("unsupported", "structure", f"{len(rest)} entries are written differently: too many to pair by value", r, c)
     undecided: Verdict | None = None
-    left = list(citems)
-    for i, ref_item in enumerate(ritems):
-        candidates = [left[i]] if ordered else left
-        found = False
-        for j, cand_item in enumerate(candidates):
-            v = _decide_clean(ref_item, cand_item, run) if ref_item and cand_item else _ne("empty", "", "", "")
+    for ref_item in rest:
+        for j, cand_item in enumerate(left):
+            v = _item_verdict(ref_item, cand_item, run)
             if v.equivalent:
-                found = True
-                if not ordered:
-                    left.pop(j)
+                left.pop(j)
                 break
             if not v.decided:
                 undecided = v
-        if not found:
+        else:
             if undecided is not None:
-                return _undecided(undecided.error_kind or "unsupported", "structure", f"entry {i + 1}: {undecided.reason}", r, c)
-            return _ne("structure", f"entry {i + 1} ({ref_item}) has no equal counterpart", r, c)
+                return _undecided(undecided.error_kind or "unsupported", "structure", f"entry {ref_item}: {undecided.reason}", r, c)
+            return _ne("structure", f"entry {ref_item} has no equal counterpart", r, c)
     return _eq("structure", "every entry equal", r, c)
 
 

@@ -11,6 +11,8 @@ Sources, tried in `ExtractOptions.priority` order (the first that finds somethin
 - ``final_answer``: "the final answer is ..." / "the answer is ...";
 - ``answer_line``: a line starting with "Answer:" (or GSM8K's "####");
 - ``bold``: the last ``**...**`` span;
+- ``whole``: the whole response, when it is one short line of maths and not prose (``x+1``,
+  ``\\frac{1}{2}``, ``10\\text{ units}``): read whole, before any fallback can take a piece of it;
 - ``last_latex``: the last ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` span (right-hand side of an
   equation if it is one);
 - ``last_number``: the last number in the text.
@@ -33,25 +35,25 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rewardlab.errors import ConfigError
+from rewardlab.verify.math.normalize import is_name
+from rewardlab.verify.math.scan import answer_lines, brace_pairs, final_answer_phrases, tag_contents
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "is_placeholder"]
+__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "is_placeholder"]
 
-SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "last_latex", "last_number")
+SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b")
-_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FINAL_RE = re.compile(
-    r"(?:final\s+answer|the\s+answer)\s*(?:is|:)\s*:?\s*(.{1,400}?)(?:\.\s|\.?\s*\n|\.?\s*$)",
-    re.IGNORECASE,
-)
-# "Answer: 7", and GSM8K's "#### 7"
-_ANSWER_LINE_RE = re.compile(r"^(?:[ \t>*#]*answer\s*[:：]|\s*####)\s*(.{1,400}?)\s*$", re.IGNORECASE | re.MULTILINE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
 _LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
-_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, not a number.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
+_PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
+_WHOLE_MAX = 400
+_NOT_WHOLE_RE = re.compile(r"\n|\$|\\[(\[]")  # several lines, or text around maths spans
+_IS_RE = re.compile(r"\s(?:is|are|equals|=)\s")
 _CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$|^\(([A-J])\)\s|^([A-J])[.:)]\s")
-_LONE_VARIABLE_RE = re.compile(r"^\\?[a-zA-Z]+(?:_\{?\w+\}?)?$")
+_RELATION_RE = re.compile(r"<=|>=|!=|\\(?:le|ge|ne|leq|geq|neq)(?![a-zA-Z])")
 # What is left of a placeholder box once blank-making LaTeX is removed: nothing, `?` or a square.
 _BLANK_RE = re.compile(r"\\[hv]?phantom\{[^{}]*\}|\\hspace\*?\{[^{}]*\}|\\q?quad|\\[ ,;:!]|~|\\text\{\s*\}|\s")
 _PLACEHOLDER_RE = re.compile(r"^(?:\?+|\\square|\\Box|_+|\.{3}|\\ldots|\\dots)?$")
@@ -129,38 +131,48 @@ class Extraction:
         return self.answer is not None
 
 
-def _brace_group(text: str, start: int) -> tuple[str, int] | None:
-    """The content of the `{...}` group opening at `start` and the index after it."""
-    depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch == "{" and (i == 0 or text[i - 1] != "\\"):
-            depth += 1
-        elif ch == "}" and text[i - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i], i + 1
+_TOKEN_RE = re.compile(r"[^\s$]{1,400}")
+_PLACEHOLDER_MAX = 100  # a blank box (`\\phantom{2}`, `\\hspace{1cm}`) is short; longer content is an answer
+
+
+_TOKEN_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b(?! *\{) *")  # `\boxed 5`: no brace group
+
+
+def _box_start(text: str, brace: int) -> int | None:
+    """Where the `\\boxed`/`\\fbox` whose group opens at `brace` starts, or None."""
+    k = brace
+    while k > 0 and text[k - 1] == " ":
+        k -= 1
+    for name in ("\\boxed", "\\fbox"):
+        if text.endswith(name, 0, k):
+            return k - len(name)
     return None
 
 
-_TOKEN_RE = re.compile(r"[^\s$]+")
+def _iter_box_spans(text: str, *, reverse: bool) -> Iterator[tuple[int, int, int, int]]:
+    """(start, content start, content end, end) of each box: ``\\boxed{...}`` with nested braces,
+    or ``\\boxed 5``. Spans, not slices: nested boxes would make the slices quadratic in size.
+
+    Boxes with a group are found from the closed brace pairs (`brace_pairs`), so unclosed
+    ``\\boxed{`` repeated costs no Python-level work per box."""
+    spans: list[tuple[int, int, int, int]] = []
+    if "{" in text:
+        for brace, close in brace_pairs(text).items():
+            start = _box_start(text, brace)
+            if start is not None:
+                spans.append((start, brace + 1, close, close + 1))
+    for m in _TOKEN_BOX_RE.finditer(text):
+        token = _TOKEN_RE.match(text, m.end())
+        if token is not None:
+            spans.append((m.start(), m.end(), token.end(), token.end()))
+    spans.sort(reverse=reverse)
+    yield from spans
 
 
 def _iter_boxes(text: str, *, reverse: bool) -> Iterator[tuple[str, int, int]]:
-    """(content, start, end) of each box: ``\\boxed{...}`` with nested braces, or ``\\boxed 5``."""
-    matches = list(_BOX_RE.finditer(text))
-    for m in reversed(matches) if reverse else matches:
-        j = m.end()
-        while j < len(text) and text[j] == " ":
-            j += 1
-        if j < len(text) and text[j] == "{":
-            group = _brace_group(text, j)
-            if group is not None:
-                yield group[0], m.start(), group[1]
-        else:  # `\boxed 5`: one token up to the next space or `$`
-            token = _TOKEN_RE.match(text, j)
-            if token is not None:
-                yield token.group(0), m.start(), token.end()
+    """(content, start, end) of each box."""
+    for start, c_start, c_end, end in _iter_box_spans(text, reverse=reverse):
+        yield text[c_start:c_end], start, end
 
 
 def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") -> list[str]:
@@ -173,6 +185,8 @@ def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") ->
 
 def is_placeholder(content: str) -> bool:
     """Whether a box holds no answer: ``\\phantom{2}``, blank, ``?``, ``\\square``, ``___``."""
+    if len(content) > _PLACEHOLDER_MAX:
+        return False
     return bool(_PLACEHOLDER_RE.match(_BLANK_RE.sub("", content)))
 
 
@@ -193,22 +207,49 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     """
     opts = options or _DEFAULT_OPTIONS
     last = opts.boxed == "last"
-    section: list[tuple[str, int, int]] = []
-    for content, start, end in _iter_boxes(text, reverse=last):
-        if is_placeholder(content):
-            continue
+    section: list[tuple[int, int, int, int]] = []
+    for span in _iter_box_spans(text, reverse=last):
+        start, c_start, c_end, end = span
         if section:
-            _, near_start, near_end = section[-1]
+            near_start, _, _, near_end = section[-1]
             if (end > near_start) if last else (start < near_end):
                 continue  # a box nested in (or around) the one already taken
-            if not (_glued(text, end, near_start, opts) if last else _glued(text, near_end, start, opts)):
-                break
-        section.append((content.strip(), start, end))
+        if c_end - c_start <= _PLACEHOLDER_MAX and is_placeholder(text[c_start:c_end]):
+            continue
+        if section and not (_glued(text, end, near_start, opts) if last else _glued(text, near_end, start, opts)):
+            break
+        section.append(span)
         if opts.hedging == "last":
             break
     if last:
         section.reverse()
-    return tuple(content for content, _, _ in section)
+    return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
+
+
+# Glue that enumerates the parts of one answer: spacing, `$`, punctuation, or an "and".
+_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;$.]|\\[()\[\] ,;:!]|\\q?quad\b)*")
+_AND_GLUE_RE = re.compile(r",|\band\b", re.IGNORECASE)
+
+
+def gold_boxes(text: str) -> tuple[str, ...]:
+    """The boxes of a gold answer's final section: the last box, and the boxes before it
+    joined to it by at most 40 characters that only space them out or enumerate them
+    (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} papers and \\boxed{2} bins``). A gold never
+    hedges, so these are the parts of one answer; other text between boxes ends the section."""
+    section: list[tuple[int, int, int, int]] = []
+    for span in _iter_box_spans(text, reverse=True):
+        _, c_start, c_end, end = span
+        if section:
+            near_start = section[-1][0]
+            if end > near_start:
+                continue  # nested
+            glue = text[end:near_start]
+            if len(glue) > _BARE_GLUE_CHARS or not (_SPACING_GLUE_RE.fullmatch(glue) or _AND_GLUE_RE.search(glue)):
+                break
+        if c_end - c_start <= _PLACEHOLDER_MAX and is_placeholder(text[c_start:c_end]):
+            continue
+        section.append(span)
+    return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in reversed(section))
 
 
 def _strip_wrappers(answer: str) -> str:
@@ -245,14 +286,18 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     if source == "boxed":
         return _from_boxes(text, opts)
     if source == "answer_tag":
-        return _from_tags(_TAG_RE.findall(text), opts)
+        return _from_tags(tag_contents(text), opts)
     if source == "final_answer":
-        hits = _FINAL_RE.findall(text[-opts.tail_chars :])
-        return (_from_boxes(hits[-1], opts) or (_strip_wrappers(hits[-1]), ())) if hits else None
+        phrase = next(final_answer_phrases(text[-opts.tail_chars :]), None)
+        return (_from_boxes(phrase, opts) or (_answer_in_phrase(phrase), ())) if phrase is not None else None
     hit: str | None = None
-    if source == "answer_line":
-        lines = _ANSWER_LINE_RE.findall(text)
-        hit = _strip_wrappers(lines[-1]) if lines else None
+    if source == "whole":
+        whole = _strip_wrappers(text) if len(text) <= 2 * _WHOLE_MAX else ""
+        if 0 < len(whole) <= _WHOLE_MAX and not _NOT_WHOLE_RE.search(whole) and not _PROSE_RE.search(whole):
+            hit = whole
+    elif source == "answer_line":
+        line = next(answer_lines(text), None)
+        hit = _strip_wrappers(line) if line is not None else None
     elif source == "bold":
         spans = _BOLD_RE.findall(text[-opts.tail_chars :])
         hit = _strip_wrappers(spans[-1]) if spans else None
@@ -266,16 +311,33 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     return (hit, ()) if hit is not None else None
 
 
+def _answer_in_phrase(phrase: str) -> str:
+    """The answer in what follows "the final answer is". Usually that is the answer itself; when
+    it is a sentence (Minerva's ``Final Answer: The largest $n$ is 34.``) it is what follows its
+    last "is", else its last maths span or number, else the sentence as written."""
+    answer = _strip_wrappers(phrase)
+    if not _PROSE_RE.search(answer):
+        return answer
+    verbs = list(_IS_RE.finditer(answer))
+    if verbs:
+        rest = _strip_wrappers(answer[verbs[-1].end() :])
+        if rest and not _PROSE_RE.search(rest):
+            return rest
+    numbers = _NUMBER_RE.findall(answer)
+    return _last_latex(answer) or (numbers[-1].rstrip(",") if numbers else answer)
+
+
 def _last_latex(text: str) -> str | None:
     spans = [next(g for g in m.groups() if g is not None) for m in _LATEX_SPAN_RE.finditer(text)]
     if not spans:
         return None
     span = spans[-1].strip()
     # "2 + 3 = 5": the answer is the right-hand side of the last equation, unless the left is a
-    # lone variable ("x = 3" answers are compared as equations later).
-    if "=" in span:
+    # name ("x = 3", "f(x) = 1", "(p,q) = (3,2)": compared as such later); an inequality
+    # ("x <= 2") is the answer as written.
+    if "=" in span and not _RELATION_RE.search(span):
         lhs, rhs = span.rsplit("=", 1)
-        if span.count("=") > 1 or not _LONE_VARIABLE_RE.match(lhs.strip()):
+        if span.count("=") > 1 or not is_name(lhs):
             span = rhs.strip()
     return span or None
 

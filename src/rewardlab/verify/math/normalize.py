@@ -10,76 +10,135 @@ from __future__ import annotations
 import re
 
 from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.scan import brace_pairs
+from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["clean", "comparison_key", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["clean", "comparison_key", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
+# `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
-    r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
+    r"(?P<row>\\\\)|\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle|mathrm\{\s*\}|,|;|:|!|quad|qquad)(?![a-zA-Z])"
     r"|\\ |~"
 )
+# `\\\\frac` (a backslash doubled by escaping the text twice) is `\\frac`: a row break followed
+# by one of these command names never occurs in an answer.
+_DOUBLED_COMMAND_RE = re.compile(
+    r"\\\\(?=(?:[dt]?frac|sqrt|left|right|le|ge|leq|geq|ne|pi|cdot|times|infty|text|in|cup)(?![a-zA-Z]))"
+)
+_UPRIGHT_CONSTANT_RE = re.compile(r"\\(?:mathrm|text|rm|operatorname)\s*\{\s*([ei])\s*\}")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
+_AND_RE = re.compile(r"(?:, ?)?(?:\\text\{ {0,3},? {0,3}and {0,3}\}|\band\b)")  # bounded: no rescans
+_RELATIONS = {"<=": "\\le ", ">=": "\\ge ", "!=": "\\ne ", "\\leq": "\\le", "\\geq": "\\ge", "\\neq": "\\ne"}
+_RELATION_SPELLING_RE = re.compile(r"<=|>=|!=|\\leq(?![a-zA-Z])|\\geq(?![a-zA-Z])|\\neq(?![a-zA-Z])")
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT_RE = re.compile(r"\\%|%")
-_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,)(?=\d{3})")
-_PLAIN_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|operatorname)\s*\{([^{}]*)\}")
-_UNIT_TAIL_RE = re.compile(
-    r"(?<=[\d}])\s*(?:\\(?:text|mbox|mathrm)\s*\{\s*[a-zA-Z][a-zA-Z .\-/^\d]*\}\s*)+$"
-    r"|(?<=\d)\s+(?:[a-zA-Z]{2,}\.?\s*)+$"
-)
+# `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
+_THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
+_PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
 _MEMBER_RE = re.compile(r"^[a-zA-Z]\s*\\in\s*")
 _SHORT_GROUP_RE = re.compile(r"([\^_])\{(\w)\}")
 _WORD_RE = re.compile(r"[a-zA-Z]{2,}")
 _LATEX_WORD_RE = re.compile(r"\\[a-zA-Z]+")
-_SPACES_RE = re.compile(r"(?<=[^a-zA-Z])\s+|\s+(?=[^a-zA-Z])|^\s+|\s+$")
+_SPACES_RE = re.compile(r"(?<=[^a-zA-Z]) | (?=[^a-zA-Z])")  # on single spaces only: see `comparison_key`
 _OPEN = "([{"
 _CLOSE = ")]}"
 
 
+_SUBSCRIPT_RE = re.compile(r"_\{[^{}]{0,40}\}|_\w")
+_NOT_IN_NAME_RE = re.compile(r"[\d+\-*^=<>!]|\\(?:cdot|times|pm|mp|le|ge|lt|gt|ne)(?![a-zA-Z])")
+_RELATION_RE = re.compile(r"<=|>=|!=|\\(?:le|ge|lt|gt|ne|leq|geq|neq|leqslant|geqslant)(?![a-zA-Z])|[<>≤≥≠]")
+
+
+def is_name(side: str) -> bool:
+    """Whether the left side of `side = value` names the unknown rather than computing it:
+    `x`, `(p,q)`, `f(x)`, `|AB|`, `A:B`, `V_{1}:V_{2}`, `\\frac{NO}{BO}`; not `x+y`, `2x`, `f(2)`
+    (with digits or operators outside subscripts it is an expression whose value is asked)."""
+    bare = _SUBSCRIPT_RE.sub("", side.strip())
+    return bool(bare) and any(ch.isalpha() for ch in bare) and _NOT_IN_NAME_RE.search(bare) is None
+
+
+def named_value(s: str) -> str | None:
+    """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`, `11` for `x = 5+5+1 = 11`: the last member
+    of an equation (or chain) whose left side is a name (`is_name`); None otherwise (no `=`, an
+    inequality, or an expression on the left)."""
+    if "=" not in s or _RELATION_RE.search(s):
+        return None
+    parts = s.split("=")  # `x = 5 + 5 + 1 = 11`: a chain ends with the value
+    if any(len(split_top_level(part)) > 1 for part in parts):
+        return None  # `AB=4, CD=5` is a list of named values, not one equation
+    rhs = parts[-1].strip()
+    return rhs if rhs and is_name(parts[0]) else None
+
+
+def _drop(m: re.Match[str]) -> str:
+    return m.group(0) if m.group("row") else " "
+
+
 def clean(answer: str, opts: CheckOptions) -> str:
     """The answer with value-neutral LaTeX removed; still LaTeX, ready for parsing."""
-    s = answer.translate(_UNICODE).replace("\\$", "").strip()
-    changed = True
-    while changed:  # `$\left( 1 \right)$.` needs several passes of the wrapper strip
-        changed = False
-        for left, right in _WRAPPERS:
-            if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
-                s = s[len(left) : len(s) - len(right)].strip()
-                changed = True
-        if s.endswith(".") and not s.endswith(".."):
-            s, changed = s[:-1].rstrip(), True
+    s = _DOUBLED_COMMAND_RE.sub(r"\\", answer.translate(_UNICODE).replace("\\$", "")).strip()
+    lo, hi = _unwrap_bounds(s)
+    s = s[lo:hi]
     if opts.thousands:  # before `\,` is dropped as spacing: `1\,000` is one number
         s = _THOUSANDS_RE.sub("", s)
-        compact = s.replace(" ", "")
-        if _PLAIN_THOUSANDS_RE.match(compact):
-            s = compact.replace(",", "")
-    s = _DROP_RE.sub(" ", s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
+        if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
+            s = s.replace(",", "")
+    s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
+    s = _UPRIGHT_CONSTANT_RE.sub(r"\1", s)  # upright `\mathrm{e}`, `\text{i}`: the constants e and i (ISO 80000-2)
+    s = _RELATION_SPELLING_RE.sub(lambda m: _RELATIONS[m.group(0)], s)
+    s = _strip_outer_group(s.replace("$", " "))  # `{1,2,3}`: a brace group is grouping, not a set
+    s = _AND_RE.sub(", ", s)  # `6 \text{ and } 8`, `19, 46, and 82`: the parts of one answer
     if opts.degrees == "strip":
         s = _DEGREE_RE.sub("", s)
     else:
         s = _DEGREE_RE.sub(r"\\cdot\\frac{\\pi}{180}", s)
     s = _PERCENT_RE.sub("%", s)
     if opts.strip_units:
-        s = _UNIT_TAIL_RE.sub("", s)
+        s = split_unit_tail(s)[0]
     s = _MEMBER_RE.sub("", s)  # `x \in [1, 2]` is the interval
     return " ".join(s.split())
+
+
+def _unwrap_bounds(s: str) -> tuple[int, int]:
+    """Bounds of `s` inside its `$...$`/`\\(...\\)` wrappers and a final full stop, all layers
+    (`$\\left( 1 \\right)$.` takes several). Index arithmetic, no slicing per layer: a string of
+    a million `$` is one pass, not half a million copies."""
+    lo, hi = 0, len(s)
+    changed = True
+    while changed:
+        changed = False
+        while lo < hi and s[lo].isspace():
+            lo += 1
+        while hi > lo and s[hi - 1].isspace():
+            hi -= 1
+        for left, right in _WRAPPERS:
+            if hi - lo >= len(left) + len(right) and s.startswith(left, lo, hi) and s.endswith(right, lo, hi):
+                lo, hi, changed = lo + len(left), hi - len(right), True
+        if s.endswith(".", lo, hi) and not s.endswith("..", lo, hi):
+            hi, changed = hi - 1, True
+    return lo, hi
+
+
+def _strip_outer_group(s: str) -> str:
+    """`s` without brace groups that enclose all of it (`{{1,2}}` -> `1,2`); `\\{...\\}` stays."""
+    s = s.strip()
+    if not s.startswith("{"):
+        return s
+    pairs = brace_pairs(s)
+    lo, hi = 0, len(s)
+    while lo < hi and s[lo] == "{" and pairs.get(lo) == hi - 1:
+        lo, hi = lo + 1, hi - 1
+    return s[lo:hi].strip()
 
 
 def comparison_key(s: str) -> str:
     """`s` without spaces except between letters (`\\pi r` keeps its space): equal keys mean
     the same LaTeX source, so equal values."""
+    s = " ".join(s.split())  # single spaces: a run of spaces would make the lookarounds rescan it
     return _SHORT_GROUP_RE.sub(r"\1\2", _SPACES_RE.sub("", s))  # `x^{2}` and `x^2` are one key
-
-
-def unwrap_text(s: str) -> str:
-    """`\\text{Monday}` -> `Monday` (also `\\mbox`, `\\mathrm`, `\\textbf`...), repeatedly."""
-    prev = None
-    while prev != s:
-        prev, s = s, _TEXT_CMD_RE.sub(r"\1", s)
-    return s
 
 
 def text_answer(s: str) -> str | None:
@@ -121,18 +180,21 @@ def split_top_level(s: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in parts]
 
 
-_VALUE_UNIT_RE = re.compile(
-    r"^\$?(?P<value>[-+]?[\d.,{}\\a-z]*?\d[\d.,{}]*)\s*"
-    r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(?P<braced>[a-zA-Z][a-zA-Z /.]*?)\s*\}|\s(?P<bare>[a-zA-Z]+))"
-    r"(?:\^\{?(?P<power>[23])\}?)?\s*\.?\$?$"
-)
+_VALUE_CHARS_RE = re.compile(r"[-+]?[\d.,{}\\a-z]*")  # one class, `fullmatch`ed: linear
+_UNIT_NAME_RE = re.compile(r"[a-zA-Z][a-zA-Z /.]*")
+_UNIT_POWER_RE = re.compile(r"\^\{?([23])\}?$")
 
 
 def split_unit(answer: str) -> tuple[str, str] | None:
     """`("2", "km")` for `2 \\text{ km}` or `2 km`; `("3", "cm^2")` for `3 \\text{cm}^2`; else None."""
-    m = _VALUE_UNIT_RE.match(answer.strip())
-    if m is None:
+    value, tail = split_unit_tail(answer.strip().strip("$").rstrip(". "))
+    value = value.strip()
+    if not tail or tail.count("\\") > 1 or not _VALUE_CHARS_RE.fullmatch(value):
         return None
-    unit = (m.group("braced") or m.group("bare")).strip().rstrip(".")
-    return m.group("value"), unit + (f"^{m.group('power')}" if m.group("power") else "")
-
+    if not value.rstrip(".,{}")[-1:].isdigit():
+        return None
+    power = _UNIT_POWER_RE.search(tail)
+    unit = unwrap_text(tail[: power.start()] if power else tail).strip().rstrip(".").strip()
+    if not _UNIT_NAME_RE.fullmatch(unit) or ("\\" not in tail and " " in unit):
+        return None
+    return value, unit + (f"^{power.group(1)}" if power else "")

@@ -13,7 +13,7 @@ from typing import Literal
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
-from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, find_boxed
+from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, gold_boxes
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 
@@ -88,9 +88,9 @@ class MathAnswer(BaseReward):
     def _reference_answer(self, ref: str) -> str:
         if self._reference_mode == "answer":
             return ref
-        boxes = find_boxed(ref)
-        if boxes:
-            return boxes[0]
+        boxes = gold_boxes(ref)
+        if boxes:  # a gold never hedges: several boxes side by side are the parts of one answer
+            return ", ".join(boxes)
         if self._reference_mode == "solution":
             extracted = extract_answer(ref).answer
             return extracted if extracted is not None else ref

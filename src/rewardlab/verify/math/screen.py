@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_EXPONENT", "MAX_FACTORIAL", "screen"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_EXPONENT", "MAX_FACTORIAL", "bracket_depth", "screen"]
 
 MAX_DEPTH = 50
 MAX_EXPONENT = 10_000
@@ -30,7 +30,8 @@ _DIGITS_RE = re.compile(r"\d{" + str(MAX_DIGITS + 1) + ",}")
 _INT_RE = re.compile(r"\d+")
 
 
-def _depth(s: str) -> int:
+def bracket_depth(s: str) -> int:
+    """The deepest nesting of `(`, `{`, `[` in `s` (one pass)."""
     depth = deepest = 0
     for ch in s:
         if ch in "({[":
@@ -83,7 +84,7 @@ def screen(s: str, *, max_chars: int = 2000) -> str | None:
     """
     if len(s) > max_chars:
         return f"answer is {len(s)} characters long (limit {max_chars})"
-    depth = _depth(s)
+    depth = bracket_depth(s)
     if depth > MAX_DEPTH:
         return f"brackets nested {depth} deep (limit {MAX_DEPTH})"
     if _DIGITS_RE.search(s):
