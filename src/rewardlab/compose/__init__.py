@@ -22,7 +22,6 @@ from rewardlab.compose.spec import (
     build,
     check,
     parse_spec,
-    spec_hash_of,
 )
 
 __all__ = [
@@ -42,5 +41,4 @@ __all__ = [
     "build",
     "check",
     "parse_spec",
-    "spec_hash_of",
 ]

@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample
+from rewardlab.core import JSON, Reward, RewardResult, Sample, spec_hash
 from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate import calibration, pairwise, passk, run_bench, stats
-from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
+from rewardlab.evaluate._scoring import error_counts, load_reward, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics

@@ -29,7 +29,7 @@ import atexit
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
+from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, spec_hash
 from rewardlab.errors import RewardLabError
 from rewardlab.integrations._common import (
     SpecLike,
@@ -37,7 +37,6 @@ from rewardlab.integrations._common import (
     build_reward,
     component_names,
     first_key,
-    spec_hash,
 )
 
 __all__ = ["REFERENCE_COLUMNS", "AsyncTRLReward", "TRLReward", "as_trl_reward", "samples_from_trl"]

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rewardlab.core import BaseReward, RewardResult, Sample, describe_hash
+from rewardlab.core import BaseReward, RewardResult, Sample, spec_hash
 from rewardlab.errors import ScoringError
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.judges.templates import BUILTIN, parse_score, render
@@ -153,7 +153,7 @@ class LLMJudge(BaseReward):
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult | float | bool | None]:
         store = self._open_store()
-        key = describe_hash(self)
+        key = spec_hash(self)
         cached = store.get_many(key, samples) if store is not None else [None] * len(samples)
         todo = [i for i, hit in enumerate(cached) if hit is None]
         self.usage.add(cache_hits=len(samples) - len(todo))

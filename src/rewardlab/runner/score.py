@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab._version import __version__
-from rewardlab.compose import build, spec_hash_of
-from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.compose import build
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, spec_hash
 from rewardlab.errors import InputError
 from rewardlab.runner.io import (
     ERROR,
@@ -70,7 +70,7 @@ def score(
         [1.0]
     """
     reward = build(spec)
-    spec_hash = spec_hash_of(reward)
+    stamp_hash = spec_hash(reward)
     prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
     valid = [s for s in prepared if isinstance(s, Sample)]
     if timeout is not None and workers == 0:
@@ -82,7 +82,7 @@ def score(
             scored = pool.map(valid)
     results = iter(scored)
     out = [next(results) if isinstance(s, Sample) else s for s in prepared]
-    return [r.stamped(spec_hash) for r in out]
+    return [r.stamped(stamp_hash) for r in out]
 
 
 @dataclass
@@ -129,7 +129,7 @@ def score_file(
         total = None if opts.explode else count_rows(input_path, fmt)
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
-    job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
+    job = RowScorer(reward, str(input_path), spec_hash(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
     rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab._version import __version__
-from rewardlab.core import ErrorKind, RewardResult, Sample, content_hash
+from rewardlab.core import ErrorKind, RewardResult, Sample, content_hash, spec_hash
 from rewardlab.errors import InputError
 from rewardlab.runner.io import RawRow, RowWriter, decode_row, flatten, iter_raw_rows
 from rewardlab.runner.summary import RunSummary
@@ -226,11 +226,11 @@ def score_file_with(
     """
     from rewardlab.serve.cache import default_cache_path
 
-    executor, spec_hash = _executor_for(spec, backend, workers, timeout, remote, token, ray_address)
+    executor, reward_hash = _executor_for(spec, backend, workers, timeout, remote, token, ray_address)
     store = ResultStore(cache_path or default_cache_path())
     try:
         summary, _ = score_file_resumable(
-            executor, input_path, output_path, store=store, spec_hash=spec_hash, options=options,
+            executor, input_path, output_path, store=store, spec_hash=reward_hash, options=options,
             run_id=run_id, resume=resume, progress=progress,
         )
     finally:
@@ -254,13 +254,13 @@ def _executor_for(
     if remote is not None:
         local = _build_if_file(spec)
         remote_exec = RemoteExecutor(remote, local.name if local is not None else str(spec), token=token)
-        spec_hash = remote_exec.spec_hash()
-        if local is not None and _hash(local) != spec_hash:
+        served_hash = remote_exec.spec_hash()
+        if local is not None and spec_hash(local) != served_hash:
             raise UsageError(
-                f"the server's {remote_exec.reward!r} has spec hash {spec_hash}, the local spec {_hash(local)}; "
+                f"the server's {remote_exec.reward!r} has spec hash {served_hash}, the local spec {spec_hash(local)}; "
                 "restart the server with this spec or pass the served name instead of the file"
             )
-        return remote_exec, spec_hash
+        return remote_exec, served_hash
     from rewardlab.compose import build
     from rewardlab.runner import default_workers
     from rewardlab.serve.executors import make_executor
@@ -269,10 +269,10 @@ def _executor_for(
     if backend == "ray":
         from rewardlab.serve.ray_backend import RayExecutor
 
-        return RayExecutor(reward, timeout=timeout, address=ray_address), _hash(reward)
+        return RayExecutor(reward, timeout=timeout, address=ray_address), spec_hash(reward)
     if backend == "local":
         n = default_workers() if workers is None else workers
-        return make_executor(reward, backend="pool", workers=n, timeout=timeout), _hash(reward)
+        return make_executor(reward, backend="pool", workers=n, timeout=timeout), spec_hash(reward)
     raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
 
 
@@ -283,9 +283,3 @@ def _build_if_file(spec: str | Path) -> Any:
     from rewardlab.compose import build
 
     return build(path)
-
-
-def _hash(reward: Any) -> str:
-    from rewardlab.compose import spec_hash_of
-
-    return spec_hash_of(reward)

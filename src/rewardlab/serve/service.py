@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.compose.combinators import Composite
-from rewardlab.core import Reward, Sample, describe_hash
+from rewardlab.core import Reward, Sample, spec_hash
 from rewardlab.errors import UsageError
 from rewardlab.serve.batching import BackendError, Batcher, Overloaded, ScoreOutcome
 from rewardlab.serve.cache import ResultStore
@@ -25,7 +25,7 @@ from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 
-__all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of", "timed"]
+__all__ = ["ApiError", "Hosted", "RewardService", "timed"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -53,12 +53,6 @@ class ApiError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"error": {"code": self.code, "message": self.message, "details": self.details}}
-
-
-def spec_hash_of(reward: Reward) -> str:
-    """The reward's `spec_hash` (set by `compose.build`), else the hash of its description."""
-    value = getattr(reward, "spec_hash", None)
-    return value if isinstance(value, str) and value else describe_hash(reward)
 
 
 def timed(reward: Reward) -> Reward:
@@ -122,14 +116,14 @@ class RewardService:
         factory = executor_factory or self._default_executor
         self.hosted: dict[str, Hosted] = {}
         for name, reward in rewards.items():
-            spec_hash = spec_hash_of(reward)
+            reward_hash = spec_hash(reward)
             own = settings.for_reward(name)
             computed = timed(reward)
             batcher = Batcher(
                 name,
                 computed,
                 factory(name, computed),
-                spec_hash=spec_hash,
+                spec_hash=reward_hash,
                 cache=cache,
                 metrics=self.metrics,
                 max_batch=own.max_batch,
@@ -138,7 +132,7 @@ class RewardService:
                 concurrency=own.concurrency,
                 cache_write_delay=own.cache_write_delay_ms / 1000.0,
             )
-            self.hosted[name] = Hosted(name, reward, spec_hash, batcher)
+            self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
