@@ -5,6 +5,7 @@
     ├── SpecError                  a reward spec that cannot be built (carries every problem)
     │   └── UnknownRewardError     a `use = "..."` name that is not registered
     ├── InputError                 a data row or file that cannot be read (names file and line)
+    │   └── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
@@ -30,6 +31,7 @@ __all__ = [
     "RegistryError",
     "RewardLabError",
     "RunnerError",
+    "SampleFieldError",
     "ScoringError",
     "SpecError",
     "SpecProblem",
@@ -96,6 +98,14 @@ class InputError(RewardLabError):
             where += f":{line}"
         super().__init__(f"{where}: {message}")
         self.reason = message
+
+
+class SampleFieldError(InputError):
+    """A row field that breaks `Sample.from_dict`'s rules; `field` is the row's column name."""
+
+    def __init__(self, message: str, *, field: str, source: str | None = None, line: int | None = None):
+        super().__init__(message, source=source, line=line)
+        self.field = field
 
 
 class ArrayError(RewardLabError):

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
 JSON: TypeAlias = Any
@@ -18,6 +18,7 @@ Messages: TypeAlias = Sequence[Mapping[str, Any]]
 Text: TypeAlias = str | Messages
 
 _FIELDS = ("prompt", "response", "reference", "steps", "meta", "id", "group")
+_NO_META: Any = object()  # `from_dict`: the row has no meta column
 
 
 def canonical_json(value: JSON) -> str:
@@ -123,7 +124,20 @@ class Sample:
         source: str | None = None,
         line: int | None = None,
     ) -> Sample:
-        """Build a Sample from a dataset row.
+        """Build a Sample from a dataset row or a request's sample: the one place rows are checked.
+
+        The rules (the same for data files, `rewardlab.score` and the reward server):
+
+        - the row is an object (mapping);
+        - ``response`` is required: a string, or a list of chat messages (objects, each with a
+          ``"content"`` key); ``prompt`` is the same, optional (default ``""``);
+        - ``reference`` is any JSON value (default ``None``);
+        - ``steps`` is ``None`` or a list of strings;
+        - ``meta`` is an object; every column that is not a Sample field joins it (a column
+          wins over a ``meta`` key of the same name);
+        - ``id`` and ``group`` are ``None``, a string, or an integer (turned into its decimal
+          string: datasets number their rows); a bool, float or anything else is refused.
+          An absent or empty ``id`` means the content hash.
 
         Args:
             row: the row; keys other than the mapped fields go to `meta`.
@@ -132,46 +146,42 @@ class Sample:
             source, line: where the row came from, for error messages.
 
         Raises:
-            InputError: the row is not an object, or a field has the wrong type.
+            InputError: the row is not an object.
+            SampleFieldError: a field breaks the rules above (`field` names the column).
         """
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
         mapping, columns = _columns(tuple(sorted(fields.items())) if fields else ())
         values: dict[str, JSON] = {}
-        meta: dict[str, JSON] = {}
+        extra: dict[str, JSON] = {}
         for key, value in row.items():
             target = columns.get(key)
             if target is None:
-                meta[key] = value
-            elif target == "meta":
-                if not isinstance(value, Mapping):
-                    raise InputError(f"field {key!r} must be an object", source=source, line=line)
-                meta.update(value)
+                extra[key] = value
             else:
                 values[target] = value
+        where = {"source": source, "line": line}
+        meta = values.get("meta", _NO_META)
+        if meta is not _NO_META:
+            if not isinstance(meta, Mapping):
+                raise SampleFieldError(f"field {mapping['meta']!r} must be an object", field=mapping["meta"], **where)
+            extra = {**meta, **extra} if extra else meta
         if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
-            _check_text(values, "prompt", mapping, source, line)
+            _check_text(values, "prompt", mapping, where)
         if type(values.get("response")) is not str:
-            _check_text(values, "response", mapping, source, line, required=True)
+            _check_text(values, "response", mapping, where, required=True)
         steps = values.get("steps")
-        if steps is not None and not (
-            isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)
-        ):
-            raise InputError(f"field {mapping['steps']!r} must be a list of strings", source=source, line=line)
-        for name in ("id", "group"):
-            value = values.get(name)
-            if value is not None and type(value) is not str:
-                if not isinstance(value, str | int):
-                    raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
-                values[name] = str(value)
+        if steps is not None and not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
+            raise SampleFieldError(f"field {mapping['steps']!r} must be a list of strings", field=mapping["steps"], **where)
+        id_ = _label(values, "id", mapping, where)
         return cls._from_checked(
             values.get("prompt", ""),
             values["response"],
             values.get("reference"),
             tuple(steps) if steps is not None else None,
-            meta,
-            values.get("id") or "",
-            values.get("group"),
+            extra,
+            id_ or "",
+            _label(values, "group", mapping, where),
         )
 
     @classmethod
@@ -204,30 +214,35 @@ def _columns(fields: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[
 
 
 def _check_text(
-    values: dict[str, JSON],
-    name: str,
-    mapping: Mapping[str, str],
-    source: str | None,
-    line: int | None,
-    *,
-    required: bool = False,
+    values: dict[str, JSON], name: str, mapping: Mapping[str, str], where: Mapping[str, Any], *, required: bool = False
 ) -> None:
     column = mapping[name]
     if name not in values:
         if required:
-            raise InputError(f"missing field {column!r}", source=source, line=line)
+            raise SampleFieldError(f"missing field {column!r}", field=column, **where)
         return
     value = values[name]
     if isinstance(value, str):
         return
     if isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value):
         return
-    raise InputError(
+    raise SampleFieldError(
         f"field {column!r} must be a string or a list of chat messages "
         f"({{'role': ..., 'content': ...}}), got {type(value).__name__}",
-        source=source,
-        line=line,
+        field=column,
+        **where,
     )
+
+
+def _label(values: Mapping[str, JSON], name: str, mapping: Mapping[str, str], where: Mapping[str, Any]) -> str | None:
+    """`id` or `group` as a string: ``None`` stays, an integer (not a bool) becomes its digits."""
+    value = values.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    column = mapping[name]
+    raise SampleFieldError(f"field {column!r} must be a string or an integer, got {type(value).__name__}", field=column, **where)
 
 
 # `id` is a dataclass field (so `Sample(id=...)`, `replace(...)`, equality and repr work), read
