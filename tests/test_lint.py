@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT = ["src/rewardlab/core", "src/rewardlab/compose", "src/rewardlab/runner", "src/rewardlab/errors.py",
+STRICT = ["src/rewardlab/core", "src/rewardlab/compose", "src/rewardlab/runner", "src/rewardlab/store", "src/rewardlab/errors.py",
           "src/rewardlab/models"]
 
 

@@ -15,8 +15,8 @@ import pytest
 from rewardlab.cli.main import main
 from rewardlab.compose import build
 from rewardlab.core import spec_hash
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 from ._live import LiveServer
 from ._rewards import register_all

@@ -7,8 +7,8 @@ import pytest
 
 from rewardlab.compose import Component, Weighted
 from rewardlab.core import RewardResult, Sample
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 from ._live import asgi_client, run
 from ._rewards import Length, Slow

@@ -12,9 +12,9 @@ import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
 from rewardlab.serve.app import _ScoreFastPath
-from rewardlab.serve.cache import ResultStore, encode_result, result_row
 from rewardlab.serve.client import ServerError, _decode, _gc_paused, _results
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore, encode_result, result_row
 
 from ._live import asgi_client, run
 from ._rewards import Length

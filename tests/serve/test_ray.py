@@ -39,7 +39,7 @@ def _samples(n: int) -> list[Sample]:
 
 
 def test_ray_executor_gives_the_same_results_as_local(ray_session):
-    from rewardlab.serve.ray_backend import RayExecutor
+    from rewardlab.runner.ray import RayExecutor
 
     reward = build(SPEC)
     samples = _samples(300)

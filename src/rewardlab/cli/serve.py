@@ -41,9 +41,9 @@ def serve_command(
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
 
-    from rewardlab.serve.cache import default_cache_path
     from rewardlab.serve.launch import run_server
     from rewardlab.serve.settings import ServeSettings
+    from rewardlab.store import default_cache_path
 
     try:
         settings = ServeSettings(

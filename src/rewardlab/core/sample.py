@@ -160,12 +160,13 @@ class Sample:
                 extra[key] = value
             else:
                 values[target] = value
-        where = {"source": source, "line": line}
-        meta = values.get("meta", _NO_META)
-        if meta is not _NO_META:
-            if not isinstance(meta, Mapping):
+        where: dict[str, Any] = {"source": source, "line": line}
+        meta: Mapping[str, JSON] = extra
+        given = values.get("meta", _NO_META)
+        if given is not _NO_META:
+            if not isinstance(given, Mapping):
                 raise SampleFieldError(f"field {mapping['meta']!r} must be an object", field=mapping["meta"], **where)
-            extra = {**meta, **extra} if extra else meta
+            meta = {**given, **extra} if extra else given
         if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
             _check_text(values, "prompt", mapping, where)
         if type(values.get("response")) is not str:
@@ -179,7 +180,7 @@ class Sample:
             values["response"],
             values.get("reference"),
             tuple(steps) if steps is not None else None,
-            extra,
+            meta,
             id_ or "",
             _label(values, "group", mapping, where),
         )

@@ -38,7 +38,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.errors import InputError, SampleFieldError
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.openrlhf import MappingError, openrlhf_reply, samples_from_openrlhf
 from rewardlab.serve.schemas import (
     ErrorResponse,
@@ -51,6 +50,7 @@ from rewardlab.serve.schemas import (
 )
 from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 __all__ = ["create_app"]
 

@@ -27,11 +27,11 @@ import orjson
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
+from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.serve._gc import gc_paused
-from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_digest
-from rewardlab.serve.executors import Executor, InlineExecutor
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
+from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 

@@ -18,12 +18,12 @@ from typing import Any
 from rewardlab.compose.combinators import Composite
 from rewardlab.core import Reward, Sample, spec_hash
 from rewardlab.errors import UsageError
+from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.serve.batching import BackendError, Batcher, Overloaded, ScoreOutcome
-from rewardlab.serve.cache import ResultStore
-from rewardlab.serve.executors import Executor, make_executor
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 __all__ = ["ApiError", "Hosted", "RewardService", "timed"]
 

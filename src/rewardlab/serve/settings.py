@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardlab.serve.executors import Backend
+from rewardlab.runner.executors import Backend
 
 __all__ = ["RewardLimits", "ServeSettings"]
 

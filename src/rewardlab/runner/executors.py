@@ -1,13 +1,14 @@
-"""Where the server's batches are computed: in the server process, on the runner's worker pool,
-or on Ray. All three have the same two methods, so the batcher does not care which it has.
+"""Where batches are computed: in this process, on the worker pool, on Ray, or (with
+`rewardlab.serve.remote.RemoteExecutor`) on a reward server. All have the same two methods, so
+a resumable run (`rewardlab.runner.run`) and the server's batcher do not care which they have.
 
-* ``inline`` — `reward.score_batch` in a server thread. Fast for cheap rewards, but a reward
-  that hangs or crashes the interpreter takes the server with it. Use it for trusted, cheap
+* ``inline`` — `reward.score_batch` in the calling thread. Fast for cheap rewards, but a reward
+  that hangs or crashes the interpreter takes the caller with it. Use it for trusted, cheap
   rewards only.
 * ``pool`` — `rewardlab.runner.WorkerPool`: long-lived worker processes; a sample whose worker
   hangs past the timeout or dies becomes an `error/timeout` or `error/crash` result and the
-  worker is replaced, while the server keeps serving.
-* ``ray`` — `rewardlab.serve.ray_backend.RayExecutor`: chunks of the batch as Ray tasks.
+  worker is replaced, while the caller carries on.
+* ``ray`` — `rewardlab.runner.ray.RayExecutor`: chunks of the batch as Ray tasks.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.errors import UsageError
+from rewardlab.runner.pool import WorkerPool
 
 __all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "make_executor"]
 
@@ -49,7 +51,7 @@ class InlineExecutor:
 
 
 class PoolExecutor:
-    """Batches on the foundation runner's `WorkerPool` (process isolation, timeouts).
+    """Batches on the runner's `WorkerPool` (process isolation, timeouts).
 
     Args:
         reward: the reward each worker process scores with (pickled to the workers).
@@ -58,8 +60,6 @@ class PoolExecutor:
     """
 
     def __init__(self, reward: Reward, *, workers: int, timeout: float | None):
-        from rewardlab.runner import WorkerPool
-
         self.reward = reward
         self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
 
@@ -79,8 +79,11 @@ def make_executor(
     backend: Backend = "pool",
     workers: int = 2,
     timeout: float | None = None,
+    ray_address: str | None = None,
 ) -> Executor:
     """Build the executor for `backend` (``pool`` with ``workers=0`` is ``inline``).
+
+    `ray_address` is the Ray cluster to join when Ray is not initialised yet (default: a local Ray).
 
     Raises:
         UsageError: unknown backend name.
@@ -90,7 +93,7 @@ def make_executor(
     if backend == "pool":
         return PoolExecutor(reward, workers=workers, timeout=timeout)
     if backend == "ray":
-        from rewardlab.serve.ray_backend import RayExecutor
+        from rewardlab.runner.ray import RayExecutor
 
-        return RayExecutor(reward, timeout=timeout)
+        return RayExecutor(reward, timeout=timeout, address=ray_address)
     raise UsageError(f"unknown backend {backend!r}; use 'inline', 'pool' or 'ray'")
