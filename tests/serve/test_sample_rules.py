@@ -97,9 +97,9 @@ def _by_sample_in(row: Any) -> dict[str, Any] | str:
 
 def _by_runner(row: Any) -> dict[str, Any] | str:
     job = RowScorer(Echo(), "data.jsonl", "h", "v")
-    _, line, stats = job((1, orjson.dumps(row).decode()))
-    if stats[1] == "error":
-        return str(stats[4])
+    _, line, (_, status, _, _, error, *_) = job((1, orjson.dumps(row).decode()))
+    if status == "error":
+        return str(error)
     return orjson.loads(line)["reward_info"]["sample"]
 
 

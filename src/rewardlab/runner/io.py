@@ -225,6 +225,7 @@ def score_prepared(
 
 # What crosses the process boundary for every row is made of plain tuples and plain strings:
 # pickling NamedTuples and enum members costs ~15 us a row both ways, plain tuples ~2.5 us.
+# Readers unpack them whole into names (`RunSummary.add`), never index them.
 #
 # ComponentStat = (name, status, score, error_kind)
 # RowStats      = (line, status, score, error_kind, error, components, errors_as_zero, errors_skipped)
@@ -232,7 +233,6 @@ def score_prepared(
 ComponentStat = tuple[str, str, "float | None", "str | None"]
 RowStats = tuple[int, str, "float | None", "str | None", "str | None", tuple[ComponentStat, ...], tuple[str, ...], tuple[str, ...]]
 ScoredRow = tuple["dict[str, Any] | None", "bytes | None", RowStats]
-LINE, STATUS, SCORE, ERROR_KIND, ERROR, COMPONENTS, ERRORS_AS_ZERO, ERRORS_SKIPPED = range(8)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,6 @@ from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
 from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.runner.io import (
-    ERROR,
-    ERROR_KIND,
     RowScorer,
     RowWriter,
     ScoredRow,
@@ -172,9 +170,10 @@ def _stream_file(
     )
     with pool, writer:
         for scored in pool.imap(rows):
-            stats = scored[2]
-            if opts.strict and stats[ERROR_KIND] == ErrorKind.INVALID_INPUT:
-                raise InputError(f"{stats[ERROR]} (--strict stops at the first bad row)")
+            _, _, stats = scored
+            _, _, _, error_kind, error, *_ = stats
+            if opts.strict and error_kind == ErrorKind.INVALID_INPUT:
+                raise InputError(f"{error} (--strict stops at the first bad row)")
             writer.write(scored)
             summary.add(stats)
             if progress is not None and summary.rows % 64 == 0:

@@ -28,7 +28,6 @@ import orjson
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.runner.executors import Executor, InlineExecutor
-from rewardlab.serve._gc import gc_paused
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
 from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
@@ -261,9 +260,8 @@ class Batcher:
         assert self._slots is not None
         self.metrics.in_flight.labels(self.name).inc()
         try:
-            if self._inline_ok():  # under 20 ms, on the loop: no collections meanwhile (see `gc_paused`)
-                with gc_paused():
-                    results = self._compute(batch)
+            if self._inline_ok():  # under 20 ms: on the loop, no thread hop
+                results = self._compute(batch)
             else:
                 results = await asyncio.to_thread(self._compute, batch)
         except Exception as exc:  # the executor itself failed: every waiting request learns why
