@@ -15,6 +15,7 @@ from rewardlab.compose.combinators import (
     Weighted,
 )
 from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.observer import ComponentObserver, ComponentTimes
 from rewardlab.compose.spec import (
     ComponentSpec,
     RewardSpec,
@@ -27,7 +28,9 @@ from rewardlab.compose.spec import (
 __all__ = [
     "Clip",
     "Component",
+    "ComponentObserver",
     "ComponentSpec",
+    "ComponentTimes",
     "Composite",
     "Formula",
     "FormulaCombine",

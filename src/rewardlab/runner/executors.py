@@ -13,12 +13,14 @@ a resumable run (`rewardlab.runner.run`) and the server's batcher do not care wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-from rewardlab.core import Reward, RewardResult, Sample
+from rewardlab.compose.combinators import Composite
+from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observation
+from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import UsageError
-from rewardlab.runner.pool import WorkerPool
+from rewardlab.runner.pool import ProcessPool, WorkerPool
 
 __all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "make_executor"]
 
@@ -53,24 +55,63 @@ class InlineExecutor:
 class PoolExecutor:
     """Batches on the runner's `WorkerPool` (process isolation, timeouts).
 
+    A composite with an observer (`Composite.observed`) is observed in the workers and the
+    observations are handed to that observer here, in the caller's process, before `map`
+    returns.
+
     Args:
-        reward: the reward each worker process scores with (pickled to the workers).
+        reward: the reward each worker process scores with (the workers are forked).
         workers: worker processes.
         timeout: per-sample seconds before a worker is killed (``None``: no limit).
     """
 
     def __init__(self, reward: Reward, *, workers: int, timeout: float | None):
         self.reward = reward
-        self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
+        self.observer = reward.observer if isinstance(reward, Composite) else None
+        self.pool: WorkerPool | ProcessPool[Sample, tuple[RewardResult, list[Observation]]]
+        if isinstance(reward, Composite) and self.observer is not None:
+            self.pool = ProcessPool(_ObservedScore(reward), _unobserved_failure, workers=workers, timeout=timeout)
+        else:
+            self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
-        return list(self.pool.map(list(samples)))
+        if isinstance(self.pool, WorkerPool):
+            return list(self.pool.map(list(samples)))
+        outs = self.pool.map(list(samples))
+        replay(self.observer, (seen for _, seen in outs))
+        return [result for result, _ in outs]
 
     def close(self) -> None:
         self.pool.close()
 
     def __repr__(self) -> str:
         return f"PoolExecutor({self.reward!r})"
+
+
+class _ObservedScore:
+    """The workers' job for an observed composite: the result, and what the workers' own
+    copy of the observer saw while computing it."""
+
+    def __init__(self, reward: Composite):
+        self.times = ComponentTimes()
+        self.reward = reward.observed(self.times)
+
+    def __call__(self, sample: Sample) -> tuple[RewardResult, list[Observation]]:
+        result = self.reward.score(sample)
+        return result, self.times.drain()
+
+
+def _unobserved_failure(sample: Sample, kind: ErrorKind, message: str) -> tuple[RewardResult, list[Observation]]:
+    return RewardResult.failure(kind, message), []
+
+
+def replay(observer: ComponentObserver | None, observations: Iterable[Sequence[Observation]]) -> None:
+    """Hand observations made in other processes to `observer` (no-op without one)."""
+    if observer is None:
+        return
+    for seen in observations:
+        for component, seconds, samples in seen:
+            observer.observe(component, seconds, samples)
 
 
 def make_executor(

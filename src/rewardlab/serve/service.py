@@ -7,7 +7,6 @@ tested and reused (the CLI, a notebook) without an ASGI stack.
 from __future__ import annotations
 
 import asyncio
-import copy
 import difflib
 import math
 import re
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.compose.combinators import Composite
+from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, Sample, spec_hash
 from rewardlab.errors import UsageError
 from rewardlab.runner.executors import Executor, make_executor
@@ -25,7 +25,7 @@ from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 
-__all__ = ["ApiError", "Hosted", "RewardService", "timed"]
+__all__ = ["ApiError", "Hosted", "RewardService"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -53,20 +53,6 @@ class ApiError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"error": {"code": self.code, "message": self.message, "details": self.details}}
-
-
-def timed(reward: Reward) -> Reward:
-    """`reward` with per-component timing on, for the ``rewardlab_component_seconds`` histograms.
-
-    A composite gets ``time_components=True`` on a shallow copy (the caller's object is not
-    changed); the batcher feeds the histograms from ``info["component_seconds"]`` and removes
-    that key before results are returned or cached, so served results equal local ones. Other
-    rewards are returned as they are.
-    """
-    if isinstance(reward, Composite) and not reward.time_components:
-        reward = copy.copy(reward)
-        reward.time_components = True
-    return reward
 
 
 @dataclass
@@ -118,7 +104,10 @@ class RewardService:
         for name, reward in rewards.items():
             reward_hash = spec_hash(reward)
             own = settings.for_reward(name)
-            computed = timed(reward)
+            # A composite is served as an observed copy (the caller's object is not changed):
+            # its component times feed the ``rewardlab_component_seconds`` histograms.
+            times = ComponentTimes() if isinstance(reward, Composite) else None
+            computed = reward.observed(times) if isinstance(reward, Composite) else reward
             batcher = Batcher(
                 name,
                 computed,
@@ -131,6 +120,7 @@ class RewardService:
                 max_queue=own.max_queue,
                 concurrency=own.concurrency,
                 cache_write_delay=own.cache_write_delay_ms / 1000.0,
+                component_times=times,
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
