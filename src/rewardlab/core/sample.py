@@ -182,12 +182,12 @@ class Sample:
                 extra[key] = value
             else:
                 values[target] = value
-        where: dict[str, Any] = {"source": source, "line": line}
+        where = (source, line)
         meta: Mapping[str, JSON] = extra
         given = values.get("meta", _NO_META)
         if given is not _NO_META:
             if not isinstance(given, Mapping):
-                raise SampleFieldError(f"field {mapping['meta']!r} must be an object", field=mapping["meta"], **where)
+                raise _field_error(f"field {mapping['meta']!r} must be an object", mapping["meta"], where)
             meta = {**given, **extra} if extra else given
         if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
             _check_text(values, "prompt", mapping, where)
@@ -195,16 +195,21 @@ class Sample:
             _check_text(values, "response", mapping, where, required=True)
         steps = values.get("steps")
         if steps is not None and not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
-            raise SampleFieldError(f"field {mapping['steps']!r} must be a list of strings", field=mapping["steps"], **where)
-        return cls(
-            values.get("prompt", ""),
-            values["response"],
-            values.get("reference"),
-            tuple(steps) if steps is not None else None,
-            meta,
-            _label(values, "id", mapping, where) or "",
-            _label(values, "group", mapping, where),
-        )
+            raise _field_error(f"field {mapping['steps']!r} must be a list of strings", mapping["steps"], where)
+        id_, group = values.get("id"), values.get("group")
+        if id_ is not None and type(id_) is not str:
+            id_ = _label(id_, mapping["id"], where)
+        if group is not None and type(group) is not str:
+            group = _label(group, mapping["group"], where)
+        # Every field is checked above, so build the Sample as `__init__` would, without it:
+        # seven frozen-dataclass `object.__setattr__` calls and `__post_init__` cost more than
+        # the checks, once per row of every run and request (bench/RESULTS.md, redesign).
+        sample: Sample = object.__new__(cls)
+        sample.__dict__.update(
+            prompt=values.get("prompt", ""), response=values["response"], reference=values.get("reference"),
+            steps=tuple(steps) if steps is not None else None, meta=meta, given_id=id_ or "", group=group,
+        )  # fmt: skip
+        return sample
 
 
 @functools.lru_cache(maxsize=64)
@@ -215,33 +220,35 @@ def _columns(fields: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[
     return mapping, {mapping[name]: name for name in _FIELDS}
 
 
+def _field_error(message: str, column: str, where: tuple[str | None, int | None]) -> SampleFieldError:
+    return SampleFieldError(message, field=column, source=where[0], line=where[1])
+
+
 def _check_text(
-    values: dict[str, JSON], name: str, mapping: Mapping[str, str], where: Mapping[str, Any], *, required: bool = False
+    values: dict[str, JSON], name: str, mapping: Mapping[str, str], where: tuple[str | None, int | None], *, required: bool = False
 ) -> None:
     column = mapping[name]
     if name not in values:
         if required:
-            raise SampleFieldError(f"missing field {column!r}", field=column, **where)
+            raise _field_error(f"missing field {column!r}", column, where)
         return
     value = values[name]
     if isinstance(value, str):
         return
     if isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value):
         return
-    raise SampleFieldError(
+    raise _field_error(
         f"field {column!r} must be a string or a list of chat messages "
         f"({{'role': ..., 'content': ...}}), got {type(value).__name__}",
-        field=column,
-        **where,
+        column,
+        where,
     )
 
 
-def _label(values: Mapping[str, JSON], name: str, mapping: Mapping[str, str], where: Mapping[str, Any]) -> str | None:
-    """`id` or `group` as a string: ``None`` stays, an integer (not a bool) becomes its digits."""
-    value = values.get(name)
-    if value is None or isinstance(value, str):
+def _label(value: JSON, column: str, where: tuple[str | None, int | None]) -> str:
+    """A non-string `id` or `group` as a string: an integer (not a bool) becomes its digits."""
+    if isinstance(value, str):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    column = mapping[name]
-    raise SampleFieldError(f"field {column!r} must be a string or an integer, got {type(value).__name__}", field=column, **where)
+    raise _field_error(f"field {column!r} must be a string or an integer, got {type(value).__name__}", column, where)
