@@ -15,24 +15,12 @@ import gc
 import timeit
 
 import orjson
+from bench_serve import SPEC  # the cheap spec of the serving benchmark (this folder)
 
 from rewardlab.compose import build
 from rewardlab.core import RewardResult, Sample
 from rewardlab.runner.io import RowScorer
 from rewardlab.serve.app import parse_score_body
-
-SPEC = """
-[reward]
-name = "cheap"
-[[reward.components]]
-name = "format"
-use = "format.tags"
-weight = 0.2
-[[reward.components]]
-name = "exact"
-use = "text.exact"
-params = { extract = "<answer>(.*?)</answer>" }
-"""
 
 
 def _rows(n: int) -> list[dict[str, object]]:
