@@ -31,18 +31,15 @@ def slow(sample):
 
 
 SAMPLES = [Sample(response="<ok> a"), Sample(response="b"), Sample(response="<ok> !err")]
-SPEC = """
-[reward]
-name = "t"
-[[reward.components]]
-name = "format"
-use = "format.tags"
-weight = 0.2
-[[reward.components]]
-name = "exact"
-use = "text.exact"
-params = { extract = "<answer>(.*?)</answer>" }
-"""
+SPEC = {  # a built spec, as a dict
+    "reward": {
+        "name": "t",
+        "components": [
+            {"name": "format", "use": "format.tags", "weight": 0.2},
+            {"name": "exact", "use": "text.exact", "params": {"extract": "<answer>(.*?)</answer>"}},
+        ],
+    }
+}
 
 
 def composite(*, on_error="fail"):
