@@ -39,9 +39,8 @@ def _samples(n: int) -> list[Sample]:
 
 
 def test_ray_executor_gives_the_same_results_as_local(ray_session):
-    from rewardlab.runner.ray import RayExecutor
-
     from rewardlab.compose import ComponentTimes
+    from rewardlab.runner.ray import RayExecutor
 
     reward = build(SPEC)
     samples = _samples(300)
