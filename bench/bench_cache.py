@@ -7,7 +7,7 @@ index that no longer fits in SQLite's page cache dirties a page per row). Two pa
 1. Layouts, in raw SQL on the same rows (encoded results of the `cheap` spec of
    bench_serve.py, random 16-byte keys), each in a fresh file pre-filled with ``--rows`` rows:
    the previous layout (``result_rows``: hex text keys, ``created``, an index on ``used``) and
-   the new one (`rewardlab.serve.cache`: spec id + 16-byte BLOB key, no ``created``), with and
+   the new one (`rewardlab.store.cache`: spec id + 16-byte BLOB key, no ``created``), with and
    without the ``used`` index, and with ``created``. Per row: insert (batches of 256, CPU and
    wall), lookup of 256 keys per statement on a second (reader) connection, hit and miss, the
    LRU touch (``UPDATE used``), and one eviction of a tenth (ms). ``--cache-kib`` repeats the
@@ -41,7 +41,7 @@ from typing import Any
 from bench_serve import SPEC, make_samples
 
 from rewardlab.compose import build
-from rewardlab.serve import cache as new_cache
+from rewardlab.store import cache as new_cache
 
 BATCH = 256
 NEW_ROWS = 10_240  # inserted, looked up (hits) and missed per measurement
@@ -56,7 +56,7 @@ LAYOUTS: dict[str, tuple[str, str]] = {  # name -> (schema, row shape)
     ),
     "small keys + created + used index": (_NEW.format(created="created REAL NOT NULL, ", index=_USED), "created"),
     "small keys + used index": (_NEW.format(created="", index=_USED), "small"),
-    "small keys (rewardlab.serve.cache)": (_NEW.format(created="", index=""), "small"),
+    "small keys (rewardlab.store.cache)": (_NEW.format(created="", index=""), "small"),
 }
 SPEC_HASH = "a" * 64
 

@@ -45,8 +45,8 @@ import httpx
 
 from rewardlab.compose import build
 from rewardlab.core import Sample
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.client import AsyncClient, Client
+from rewardlab.store import ResultStore
 
 SPEC = """
 [reward]

@@ -9,6 +9,7 @@
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
+    │   └── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
@@ -70,6 +71,7 @@ __all__ = [
     "RegistryError",
     "RewardLabError",
     "RunnerError",
+    "SampleFieldError",
     "SandboxError",
     "ScoringError",
     "ServerError",
@@ -140,6 +142,14 @@ class InputError(RewardLabError):
             where += f":{line}"
         super().__init__(f"{where}: {message}")
         self.reason = message
+
+
+class SampleFieldError(InputError):
+    """A row field that breaks `Sample.from_dict`'s rules; `field` is the row's column name."""
+
+    def __init__(self, message: str, *, field: str, source: str | None = None, line: int | None = None):
+        super().__init__(message, source=source, line=line)
+        self.field = field
 
 
 class ArrayError(RewardLabError):

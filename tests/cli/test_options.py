@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.cli.main import app
 from rewardlab.cli.serve import SETTINGS
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 
 def _serve_params(*argv: str) -> dict:

@@ -1,7 +1,17 @@
 import asyncio
 import math
 
-from rewardlab.core import BaseReward, ErrorKind, Reward, RewardResult, Sample, Status, reward
+from rewardlab.core import (
+    BaseReward,
+    ErrorKind,
+    Reward,
+    RewardResult,
+    Sample,
+    Status,
+    content_hash,
+    reward,
+    spec_hash,
+)
 from rewardlab.errors import ScoringError
 
 
@@ -76,7 +86,7 @@ def test_vectorised_compute_batch_with_wrong_length_is_an_error_per_row():
     assert all(r.error.kind is ErrorKind.INVALID_OUTPUT for r in results)
 
 
-def test_describe_hash_changes_with_the_function_body():
+def test_spec_hash_changes_with_the_function_body():
     @reward("t.same")
     def one(sample):
         return 1
@@ -87,3 +97,24 @@ def test_describe_hash_changes_with_the_function_body():
 
     assert one.describe() != two.describe()
     assert isinstance(RewardResult.ok(1.0), RewardResult)
+
+
+def test_spec_hash_prefers_the_rewards_own_spec_hash():
+    @reward("t.own", register=False)
+    def plain(sample):
+        return 1
+
+    assert spec_hash(plain) == content_hash(plain.describe())
+    plain.spec_hash = "from-the-spec"
+    assert spec_hash(plain) == "from-the-spec"
+
+
+def test_spec_hash_ignores_an_empty_or_non_string_attribute():
+    @reward("t.empty", register=False)
+    def plain(sample):
+        return 1
+
+    plain.spec_hash = ""
+    assert spec_hash(plain) == content_hash(plain.describe())
+    plain.spec_hash = 7
+    assert spec_hash(plain) == content_hash(plain.describe())

@@ -40,3 +40,52 @@ def test_score_from_threads():
     for t in threads:
         t.join()
     assert [r.status for r in out] == [Status.OK] * 4
+
+
+def _rows(path):
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_recorded_run_writes_the_same_rows_as_a_streamed_one(tmp_path):
+    from rewardlab.runner import ScoreFileOptions, score_file
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"response": "a", "reference": "a"}\n{"response": 3}\nnot json\n{"response": "b", "reference": "a", "id": 7}\n')
+    spec = tmp_path / "exact.toml"
+    spec.write_text(SPEC)
+    streamed, recorded = tmp_path / "streamed.jsonl", tmp_path / "recorded.jsonl"
+    score_file(spec, data, streamed, ScoreFileOptions(workers=0))
+    options = ScoreFileOptions(workers=0, resume=True, run_store=tmp_path / "runs.sqlite", record_every=2)
+    summary = score_file(spec, data, recorded, options)
+    assert summary.rows == 4
+    assert _rows(recorded) == _rows(streamed)
+    assert [r["reward_status"] for r in _rows(recorded)] == ["ok", "error", "error", "ok"]
+
+
+def test_an_executor_without_the_spec_hash_to_stamp_is_refused(tmp_path):
+    import pytest
+
+    from rewardlab.errors import UsageError
+    from rewardlab.runner import InlineExecutor, score_file
+
+    with pytest.raises(UsageError, match="spec_hash"):
+        score_file(SPEC, tmp_path / "in.jsonl", tmp_path / "out.jsonl", executor=InlineExecutor(rewardlab.build(SPEC)))
+
+
+def test_score_prepared_keeps_the_rows_that_could_not_be_read_in_their_place():
+    from rewardlab.core import RewardResult
+    from rewardlab.runner.io import score_prepared
+
+    bad = RewardResult.failure(ErrorKind.INVALID_INPUT, "row 2")
+    calls = []
+
+    def batch(samples):
+        calls.append(len(samples))
+        return [RewardResult.ok(float(len(s.response))) for s in samples]
+
+    out = score_prepared([Sample(response="a"), bad, Sample(response="bcd")], batch)
+    assert [r.score for r in out] == [1.0, None, 3.0] and out[1] is bad
+    assert calls == [2]
+    assert score_prepared([bad], batch) == [bad] and calls == [2]  # nothing valid: no call

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 from rewardlab.core import RewardResult, Sample
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 from rewardlab.verify.text import ExactMatch
 
 from ._live import asgi_client, run

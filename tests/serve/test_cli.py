@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from rewardlab.cli.main import main
-from rewardlab.compose import build, spec_hash_of
-from rewardlab.serve.cache import ResultStore
+from rewardlab.compose import build
+from rewardlab.core import spec_hash
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 from ._live import LiveServer
 from ._rewards import register_all
@@ -97,7 +98,7 @@ def test_score_remote_writes_the_same_rows_as_local(tmp_path, make_app):
     keep = ("i", "reward", "reward_status", "source_line", "spec_hash")
     for name in ("remote", "by_name"):
         assert [{k: r[k] for k in keep} for r in rows[name]] == [{k: r[k] for k in keep} for r in rows["local"]]
-    assert rows["remote"][0]["spec_hash"] == spec_hash_of(reward)
+    assert rows["remote"][0]["spec_hash"] == spec_hash(reward)
 
 
 @pytest.mark.network

@@ -7,8 +7,8 @@ import pytest
 
 from rewardlab.compose import Component, Weighted
 from rewardlab.core import RewardResult, Sample
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 from ._live import asgi_client, run
 from ._rewards import Length, Slow
@@ -69,7 +69,7 @@ def test_component_histograms_get_a_sample_per_computed_component(make_app, tmp_
     local = _local_rows(reward, first["spec_hash"])
     assert first["results"] == again["results"] == local
     assert all("component_seconds" not in (r.get("info") or {}) for r in first["results"])
-    assert reward.time_components is False  # the caller's object is not changed
+    assert reward.observer is None  # the caller's object is not changed
 
 
 def test_rewards_that_are_not_composites_are_served_unchanged(make_app):

@@ -16,9 +16,10 @@ import httpx
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.serve.cache import ResultStore, sample_key
+from rewardlab.runner import ScoreFileOptions, score_file_resumable
 from rewardlab.serve.client import ServerError
-from rewardlab.serve.runs import RemoteExecutor, RunOptions, score_file_resumable
+from rewardlab.serve.remote import RemoteExecutor
+from rewardlab.store import ResultStore, RunStore, sample_key
 
 from ._live import free_port
 
@@ -65,8 +66,8 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     scores_by_key = {sample_key(s): len(s.response) / 100 for s in samples}
     out = tmp_path / "scored.jsonl"
     port, server_cache = free_port(), tmp_path / "server.sqlite"
-    runs = ResultStore(tmp_path / "runs.sqlite")
-    options = RunOptions(chunk_size=100)
+    runs = RunStore(tmp_path / "runs.sqlite")
+    options = ScoreFileOptions(record_every=100)
 
     server = _start_server(spec, port, server_cache)
     try:

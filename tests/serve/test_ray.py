@@ -39,15 +39,20 @@ def _samples(n: int) -> list[Sample]:
 
 
 def test_ray_executor_gives_the_same_results_as_local(ray_session):
-    from rewardlab.serve.ray_backend import RayExecutor
+    from rewardlab.compose import ComponentTimes
+    from rewardlab.runner.ray import RayExecutor
 
     reward = build(SPEC)
     samples = _samples(300)
-    executor = RayExecutor(reward)
+    times = ComponentTimes()
+    executor = RayExecutor(reward.observed(times))
     try:
         assert executor.map(samples) == reward.score_batch(samples)
     finally:
         executor.close()
+    seen = times.drain()  # observed on the Ray workers, replayed here
+    assert {name for name, _, _ in seen} == {"exact", "tags"}
+    assert sum(n for name, _, n in seen if name == "exact") == 300
 
 
 def test_server_and_score_with_the_ray_backend(ray_session, tmp_path, make_app):

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.client import AsyncClient, Client, RemoteReward, ServerError
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 from ._live import LiveServer, ObservedTransport, free_port
 from ._rewards import Length

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.writer import CacheWriter
+from rewardlab.store import ResultStore
 
 
 def _rows(start: int, n: int) -> list[tuple[bytes, bytes]]:

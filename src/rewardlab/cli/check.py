@@ -14,6 +14,7 @@ def check_command(
     """Validate SPEC files: TOML syntax, keys, types, reward names, parameters, gates, formulas."""
     from rewardlab.cli._render import console
     from rewardlab.compose import build
+    from rewardlab.core import spec_hash
     from rewardlab.errors import SpecError
 
     failed = 0
@@ -26,7 +27,7 @@ def check_command(
             for problem in exc.problems:
                 console.print(f"  {problem}", highlight=False, markup=False)
             continue
-        console.print(f"[green]✓[/] {path}  spec_hash={getattr(reward, 'spec_hash', '?')}")
+        console.print(f"[green]✓[/] {path}  spec_hash={spec_hash(reward)}")
         if not quiet:
             console.print(repr(reward), highlight=False, markup=False)
     return 1 if failed else 0

@@ -19,12 +19,13 @@ def demo_command(
     """Score the bundled demo dataset with the bundled spec and print the summary."""
     from rewardlab.cli._render import console, print_summary
     from rewardlab.compose import build
+    from rewardlab.core import spec_hash
     from rewardlab.runner import ScoreFileOptions, score_file
 
     demo = files("rewardlab.demo")
     with as_file(demo / "rlvr.toml") as spec_path, as_file(demo / "rlvr_sample.jsonl") as data_path:
         reward = build(spec_path)
-        console.print(f"[bold]spec[/] {spec_path.name} (spec_hash {getattr(reward, 'spec_hash', '?')}):")
+        console.print(f"[bold]spec[/] {spec_path.name} (spec_hash {spec_hash(reward)}):")
         console.print(repr(reward), highlight=False, markup=False)
         summary = score_file(reward, data_path, output, ScoreFileOptions(workers=workers, timeout=30))
     print_summary(summary, title="rewardlab demo")

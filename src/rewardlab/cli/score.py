@@ -60,6 +60,8 @@ def score_command(
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     out = output or default_output(input)
+    if backend not in ("local", "ray"):
+        raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
     options = ScoreFileOptions(
         workers=workers,
         timeout=timeout,
@@ -68,21 +70,24 @@ def score_command(
         strict=strict,
         limit=limit,
         explode=tuple(f for item in explode for f in item.split(",") if f),
+        resume=resume,
+        backend="ray" if backend == "ray" else "local",
+        ray_address=ray_address,
+        run_store=run_store,
     )
-    if options.explode and (resume or remote or backend != "local"):
-        raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
-    if resume or remote or backend != "local":  # recorded, resumable runs: rewardlab.serve.runs
-        from rewardlab.serve.runs import RunOptions, score_file_with
+    executor, served_hash = None, None
+    if remote is not None:  # the server computes; this process records the run
+        from rewardlab.serve.remote import RemoteExecutor
 
-        run_options = RunOptions(fields=options.fields, keep_input=keep_input, strict=strict, limit=limit)
-        with progress_bar(progress, f"scoring {input.name}") as (advance, _):
-            summary = score_file_with(
-                str(spec), input, out, run_options, backend=backend, workers=workers, timeout=timeout, remote=remote,
-                token=token, ray_address=ray_address, resume=resume, cache_path=run_store, progress=advance,
-            )
-    else:
+        executor, served_hash = RemoteExecutor.for_spec(remote, spec, token=token)
+    try:
         with progress_bar(progress, f"scoring {input.name}") as (advance, set_total):
-            summary = score_file(spec, input, out, options, progress=advance, on_total=set_total)
+            summary = score_file(
+                spec, input, out, options, executor=executor, spec_hash=served_hash, progress=advance, on_total=set_total
+            )
+    finally:
+        if executor is not None:
+            executor.close()
     print_summary(summary)
     console.print(f"wrote {summary.rows} rows to {out}")
     if summary_json is not None:

@@ -34,7 +34,8 @@ def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candida
     if reward_spec is None:
         return candidates, None
     from rewardlab.cli._render import console
-    from rewardlab.compose import build, spec_hash_of
+    from rewardlab.compose import build
+    from rewardlab.core import spec_hash
     from rewardlab.select.scores import score_candidates
 
     reward = build(reward_spec)
@@ -42,7 +43,7 @@ def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candida
     if got.errors or got.skipped:
         console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
                       "they have no score and are never picked")  # fmt: skip
-    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash_of(reward)}
+    return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash(reward)}
 
 
 def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> CandidateColumns:

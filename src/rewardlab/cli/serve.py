@@ -11,8 +11,8 @@ import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
-from rewardlab.serve.cache import ResultStore  # sqlite3 and orjson: cheap to import at start-up
 from rewardlab.serve.settings import ServeSettings  # pydantic only: cheap to import at start-up
+from rewardlab.store import ResultStore  # sqlite3 and orjson: cheap to import at start-up
 
 if TYPE_CHECKING:
     from rewardlab.serve.settings import RewardLimits
@@ -60,8 +60,8 @@ def serve_command(
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
 
-    from rewardlab.serve.cache import default_cache_path
     from rewardlab.serve.launch import run_server
+    from rewardlab.store import default_cache_path
 
     values = settings_values(SETTINGS, settings)
     values["token"] = values["token"] or None

@@ -15,6 +15,7 @@ from rewardlab.compose.combinators import (
     Weighted,
 )
 from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.observer import ComponentObserver, ComponentTimes
 from rewardlab.compose.spec import (
     ComponentSpec,
     RewardSpec,
@@ -22,13 +23,14 @@ from rewardlab.compose.spec import (
     build,
     check,
     parse_spec,
-    spec_hash_of,
 )
 
 __all__ = [
     "Clip",
     "Component",
+    "ComponentObserver",
     "ComponentSpec",
+    "ComponentTimes",
     "Composite",
     "Formula",
     "FormulaCombine",
@@ -42,5 +44,4 @@ __all__ = [
     "build",
     "check",
     "parse_spec",
-    "spec_hash_of",
 ]

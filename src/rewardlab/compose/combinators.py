@@ -18,15 +18,15 @@ Semantics, per sample:
   one makes the total `skipped` (a formula cannot be evaluated without it).
 - When nothing counts, the total is `skipped`, never 0.
 
-Opt-in timing (``time_components=True``, off by default): the total's
-``info["component_seconds"]`` maps each computed component to its wall time in seconds. In
-`score_batch` a component is timed per batch and its time divided evenly among the samples it
-scored (a batched reward, e.g. a model, cannot be timed per sample). The reward server uses it
-for its per-component latency histograms.
+Observing components (`Composite.observed(observer)`, `rewardlab.compose.observer`): the
+composite tells the observer how long each call of each computed component took (a gated-off
+component is not computed, so not observed). Results are the same with or without one. The
+reward server observes the composites it hosts for its per-component latency histograms.
 """
 
 from __future__ import annotations
 
+import copy as _copy
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.observer import ComponentObserver
 from rewardlab.core import (
     JSON,
     UNBOUNDED,
@@ -86,13 +87,12 @@ class _Row:
     """The per-sample state while combining: each component's result, which ones a gate
     turned off, and which errors count as zero under `on_error = "zero"`."""
 
-    __slots__ = ("as_zero", "gated", "results", "seconds")
+    __slots__ = ("as_zero", "gated", "results")
 
     def __init__(self) -> None:
         self.results: dict[str, RewardResult] = {}
         self.gated: set[str] = set()
         self.as_zero: frozenset[str] = frozenset()
-        self.seconds: dict[str, float] | None = None  # only with `time_components`
 
 
 def requirement_cycles(requires: Mapping[str, Sequence[str]]) -> list[list[str]]:
@@ -152,9 +152,9 @@ class Composite(BaseReward):
     """Runs named components with gates and error policies; subclasses say how to combine."""
 
     combine: str = "composite"
-    #: Record each component's wall time in ``info["component_seconds"]`` (see the module doc).
-    #: Not part of `describe()`: timing does not change what the reward computes.
-    time_components: bool = False
+    #: Told how long each component call took (see `observed`). Not part of `describe()`:
+    #: observing does not change what the reward computes.
+    observer: ComponentObserver | None = None
 
     def __init__(
         self,
@@ -162,7 +162,6 @@ class Composite(BaseReward):
         *,
         name: str = "composite",
         clip: tuple[float, float] | None = None,
-        time_components: bool = False,
     ):
         if not components:
             raise SpecError("a composite reward needs at least one component")
@@ -175,7 +174,6 @@ class Composite(BaseReward):
         self.components = tuple(components)
         self.name = name
         self.clip = clip
-        self.time_components = time_components
         self._order = dependency_order(self.components)
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
@@ -191,39 +189,41 @@ class Composite(BaseReward):
         raise NotImplementedError
 
     # -- the protocol ------------------------------------------------------------------------
+    def observed(self, observer: ComponentObserver | None) -> Composite:
+        """A shallow copy of this composite that tells `observer` how long each component
+        call takes (``None``: a copy that tells nobody); this one is not changed."""
+        copy = _copy.copy(self)
+        copy.observer = observer
+        return copy
+
     def score(self, sample: Sample) -> RewardResult:
         # The one-sample path of `score_batch`, without the batch bookkeeping (the runner's
         # workers call this once per row, so its overhead is the runner's overhead).
         row = _Row()
-        if self.time_components:
-            row.seconds = {}
+        observer = self.observer
         for comp in self._order:
             if comp.requires and self._gate(comp, row):
                 continue
-            if row.seconds is None:
+            if observer is None:
                 row.results[comp.name] = comp.reward.score(sample)
             else:
                 start = time.perf_counter()
                 row.results[comp.name] = comp.reward.score(sample)
-                row.seconds[comp.name] = time.perf_counter() - start
+                observer.observe(comp.name, time.perf_counter() - start, 1)
         return self._finish(row)
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         rows = [_Row() for _ in samples]
-        if self.time_components:
-            for row in rows:
-                row.seconds = {}
+        observer = self.observer
         for comp in self._order:
             active = [i for i, row in enumerate(rows) if not (comp.requires and self._gate(comp, row))]
             if active:
                 start = time.perf_counter()
                 scored = comp.reward.score_batch([samples[i] for i in active])
-                share = (time.perf_counter() - start) / len(active)
+                if observer is not None:
+                    observer.observe(comp.name, time.perf_counter() - start, len(active))
                 for i, result in zip(active, scored, strict=True):
-                    row = rows[i]
-                    row.results[comp.name] = result
-                    if row.seconds is not None:
-                        row.seconds[comp.name] = share
+                    rows[i].results[comp.name] = result
         return [self._finish(row) for row in rows]
 
     def _gate(self, comp: Component, row: _Row) -> bool:
@@ -246,8 +246,6 @@ class Composite(BaseReward):
             if comp.on_error == "fail":
                 message = f"component {comp.name!r} failed: {result.error}"
                 failed: dict[str, JSON] = {"failed_component": comp.name}
-                if row.seconds is not None:
-                    failed["component_seconds"] = row.seconds  # the row ends here: no copy
                 return RewardResult.failure(ErrorKind.COMPONENT, message, components=ordered, info=failed)
             (as_zero if comp.on_error == "zero" else skipped_errors).append(comp.name)
         if as_zero:
@@ -258,8 +256,6 @@ class Composite(BaseReward):
             info["errors_as_zero"] = as_zero
         if skipped_errors:
             info["errors_skipped"] = skipped_errors
-        if row.seconds is not None:
-            info["component_seconds"] = row.seconds
         if isinstance(total, RewardResult):
             if total.status is not Status.OK:
                 return RewardResult(None, total.status, ordered, None, info, total.error)
@@ -377,7 +373,6 @@ class FormulaCombine(Composite):
         name: str = "composite",
         clip: tuple[float, float] | None = None,
         gated_value: float = 0.0,
-        time_components: bool = False,
     ):
         self.formula_text = formula
         self.gated_value = gated_value
@@ -385,7 +380,7 @@ class FormulaCombine(Composite):
             self._formula = Formula(formula, names={c.name for c in components})
         except FormulaError as exc:
             raise SpecError([SpecProblem("formula", str(exc))]) from exc
-        super().__init__(components, name=name, clip=clip, time_components=time_components)
+        super().__init__(components, name=name, clip=clip)
 
     def _describe_extra(self) -> dict[str, JSON]:
         return {"formula": self.formula_text, "gated_value": self.gated_value}

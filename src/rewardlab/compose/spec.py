@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rewardlab.core import JSON, Reward, content_hash, describe_hash
+from rewardlab.core import JSON, Reward, content_hash
 from rewardlab.core.registry import Registry, registry
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -242,9 +242,3 @@ def _structure_problems(spec: RewardSpec) -> list[SpecProblem]:
     elif spec.formula:
         problems.append(SpecProblem("reward.formula", f'a formula is only used with combine = "formula" (combine is {spec.combine!r})'))
     return problems
-
-
-def spec_hash_of(reward_: Reward) -> str:
-    """The spec hash stamped on results: the composite's own, or a hash of `describe()`."""
-    own = getattr(reward_, "spec_hash", None)
-    return own if isinstance(own, str) else describe_hash(reward_)

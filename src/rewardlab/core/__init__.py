@@ -10,8 +10,8 @@ from rewardlab.core.reward import (
     Reward,
     coerce_output,
     crash_result,
-    describe_hash,
     reward,
+    spec_hash,
 )
 from rewardlab.core.sample import JSON, Sample, canonical_json, content_hash, text_of
 
@@ -33,9 +33,9 @@ __all__ = [
     "coerce_output",
     "content_hash",
     "crash_result",
-    "describe_hash",
     "register",
     "registry",
     "reward",
+    "spec_hash",
     "text_of",
 ]

@@ -7,6 +7,7 @@ returned by a function reward). None of them is ever turned into a 0 silently.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -90,18 +91,7 @@ class RewardResult:
     stamp: Stamp | None = None
 
     def __post_init__(self) -> None:
-        if self.status is Status.OK:
-            if self.score is None or not math.isfinite(self.score):
-                raise ConfigError(f"an ok result needs a finite score, got {self.score!r}")
-            if self.error is not None:
-                raise ConfigError("an ok result cannot carry an error")
-        elif self.status is Status.ERROR:
-            if self.error is None:
-                raise ConfigError("an error result needs a RewardError saying why")
-            if self.score is not None:
-                raise ConfigError("an error result has no score")
-        elif self.score is not None:
-            raise ConfigError("a skipped result has no score")
+        _check(self.score, self.status, self.error)
 
     # -- constructors --------------------------------------------------------------------
     @classmethod
@@ -117,8 +107,7 @@ class RewardResult:
         value = float(score)
         if not math.isfinite(value):
             raise ConfigError(f"an ok result needs a finite score, got {score!r}")
-        # Checked here, so skip __init__'s validation: this runs for every sample and component.
-        return _unchecked(cls, value, Status.OK, components or {}, steps, info or {}, None, None)
+        return _assemble(value, Status.OK, components or {}, steps, info or {}, None, None)
 
     @classmethod
     def failure(
@@ -170,36 +159,66 @@ class RewardResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RewardResult:
-        """Inverse of `to_dict`."""
-        error = data.get("error")
-        stamp = None
-        if "spec_hash" in data:
-            stamp = Stamp(str(data.get("rewardlab_version", "")), str(data["spec_hash"]))
+        """Inverse of `to_dict`; `info` is used as given. This decodes every result a reward
+        server's client receives, so it checks the rules of `__post_init__` itself, once.
+
+        Raises:
+            ValueError: an unknown status or error kind, or a row that breaks the rules.
+            KeyError, TypeError: a row that is not shaped like `to_dict`'s output.
+        """
+        status = _STATUS.get(data.get("status", "ok")) or Status(data["status"])
+        score, error_row = data.get("score"), data.get("error")
+        error = None
+        if error_row:
+            error = RewardError(_KIND.get(error_row["kind"]) or ErrorKind(error_row["kind"]), str(error_row["message"]))
+        _check(score, status, error)
+        components = data.get("components")
         steps = data.get("steps")
-        return cls(
-            score=data.get("score"),
-            status=Status(data.get("status", "ok")),
-            components={k: cls.from_dict(v) for k, v in (data.get("components") or {}).items()},
-            steps=tuple(float(s) for s in steps) if steps is not None else None,
-            info=dict(data.get("info") or {}),
-            error=RewardError(ErrorKind(error["kind"]), str(error["message"])) if error else None,
-            stamp=stamp,
+        info = data.get("info")
+        stamp = _stamp(str(data.get("rewardlab_version", "")), str(data["spec_hash"])) if "spec_hash" in data else None
+        return _assemble(
+            score,
+            status,
+            {k: cls.from_dict(v) for k, v in components.items()} if components else {},
+            tuple(float(x) for x in steps) if steps is not None else None,
+            info if type(info) is dict else dict(info or {}),
+            error,
+            stamp,
         )
 
 
-# Building a result without `__init__`: a frozen slots dataclass sets each field through
-# `object.__setattr__` and then runs `__post_init__`; writing the slots through their descriptors
-# directly takes half the time (0.52 vs 1.10 us per result on the bench machine). That matters
-# where results are built by the thousand from values already checked: `RewardResult.ok` (every
-# sample, every component) and the reward server's client decoding replies.
+def _check(score: float | None, status: Status, error: RewardError | None) -> None:
+    """The rules every result follows (a score exactly when ok, an error exactly when error)."""
+    if status is Status.OK:
+        if score is None or not math.isfinite(score):
+            raise ConfigError(f"an ok result needs a finite score, got {score!r}")
+        if error is not None:
+            raise ConfigError("an ok result cannot carry an error")
+    elif status is Status.ERROR:
+        if error is None:
+            raise ConfigError("an error result needs a RewardError saying why")
+        if score is not None:
+            raise ConfigError("an error result has no score")
+    elif score is not None:
+        raise ConfigError("a skipped result has no score")
+
+
+_STATUS = {s.value: s for s in Status}
+_KIND = {k.value: k for k in ErrorKind}
+# Results from one reward share one stamp: a decoded batch does not build one per row.
+_stamp = functools.lru_cache(maxsize=256)(Stamp)
+
+# `ok` and `from_dict` check the rules above themselves and then set the slots through their
+# descriptors, without `__init__`: a frozen slots dataclass sets each field through
+# `object.__setattr__` and then runs `__post_init__` again, twice the time per result (see
+# bench/RESULTS.md); results are built by the thousand, one per sample and per component.
+# Nothing outside this module may build a result this way.
 _SLOTS = tuple(
     RewardResult.__dict__[name].__set__ for name in ("score", "status", "components", "steps", "info", "error", "stamp")
 )
-_new = object.__new__
 
 
-def _unchecked(
-    cls: type[RewardResult],
+def _assemble(
     score: float | None,
     status: Status,
     components: Mapping[str, RewardResult],
@@ -208,8 +227,8 @@ def _unchecked(
     error: RewardError | None,
     stamp: Stamp | None,
 ) -> RewardResult:
-    """A `RewardResult` without validation: only for values that satisfy `__post_init__`."""
-    result = _new(cls)
+    """A `RewardResult` of values its caller has just checked with `_check`."""
+    result = object.__new__(RewardResult)
     set_score, set_status, set_components, set_steps, set_info, set_error, set_stamp = _SLOTS
     set_score(result, score)
     set_status(result, status)

@@ -232,7 +232,13 @@ def reward(
     return wrap
 
 
-def describe_hash(reward_: Reward) -> str:
-    """`spec_hash` of a built reward: a stable hash of its description."""
-    return content_hash(reward_.describe())
+def spec_hash(reward_: Reward) -> str:
+    """The hash stamped on `reward_`'s results (`Stamp.spec_hash`).
+
+    A reward built from a spec (`compose.build`) carries the hash of its validated spec as a
+    `spec_hash` attribute; any other reward is hashed by its `describe()` output, so the same
+    reward with the same parameters always gets the same hash.
+    """
+    own = getattr(reward_, "spec_hash", None)
+    return own if isinstance(own, str) and own else content_hash(reward_.describe())
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
 JSON: TypeAlias = Any
@@ -18,6 +18,7 @@ Messages: TypeAlias = Sequence[Mapping[str, Any]]
 Text: TypeAlias = str | Messages
 
 _FIELDS = ("prompt", "response", "reference", "steps", "meta", "id", "group")
+_NO_META: Any = object()  # `from_dict`: the row has no meta column
 
 
 def canonical_json(value: JSON) -> str:
@@ -44,6 +45,22 @@ def text_of(value: Text | None) -> str:
     return str(content)
 
 
+class _IdField:
+    """`Sample.id` as a descriptor-typed dataclass field (Python docs, `dataclasses`,
+    "Descriptor-typed fields"): `Sample(id=...)`, `replace`, equality and repr treat it as the
+    field it is; the value stored is the id the caller gave, and reading an empty one gives
+    `content_key`, hashed on first read (a cheap reward should not pay for a hash nobody reads).
+    """
+
+    def __get__(self, sample: Sample | None, owner: type[Sample] | None = None) -> str:
+        if sample is None:
+            return ""  # the field's default, asked for by the dataclass machinery
+        return sample.given_id or sample.content_key
+
+    def __set__(self, sample: Sample, value: str) -> None:
+        sample.__dict__["given_id"] = value or ""
+
+
 @dataclass(frozen=True, eq=True)
 class Sample:
     """One response to be rewarded.
@@ -64,7 +81,7 @@ class Sample:
     reference: JSON = None
     steps: tuple[str, ...] | None = None
     meta: Mapping[str, JSON] = field(default_factory=dict)
-    id: str = ""
+    id: _IdField = _IdField()  # a descriptor-typed field, see `_IdField`
     group: str | None = None
 
     def __post_init__(self) -> None:
@@ -88,6 +105,12 @@ class Sample:
             cached = content_hash(payload)
             self.__dict__["_content_key"] = cached
         return cached
+
+    @property
+    def given_id(self) -> str:
+        """The id the caller gave, ``""`` if none (reading it never hashes the content)."""
+        given: str = self.__dict__.get("given_id", "")
+        return given
 
     @property
     def response_text(self) -> str:
@@ -123,7 +146,20 @@ class Sample:
         source: str | None = None,
         line: int | None = None,
     ) -> Sample:
-        """Build a Sample from a dataset row.
+        """Build a Sample from a dataset row or a request's sample: the one place rows are checked.
+
+        The rules (the same for data files, `rewardlab.score` and the reward server):
+
+        - the row is an object (mapping);
+        - ``response`` is required: a string, or a list of chat messages (objects, each with a
+          ``"content"`` key); ``prompt`` is the same, optional (default ``""``);
+        - ``reference`` is any JSON value (default ``None``);
+        - ``steps`` is ``None`` or a list of strings;
+        - ``meta`` is an object; every column that is not a Sample field joins it (a column
+          wins over a ``meta`` key of the same name);
+        - ``id`` and ``group`` are ``None``, a string, or an integer (turned into its decimal
+          string: datasets number their rows); a bool, float or anything else is refused.
+          An absent or empty ``id`` means the content hash.
 
         Args:
             row: the row; keys other than the mapped fields go to `meta`.
@@ -132,66 +168,47 @@ class Sample:
             source, line: where the row came from, for error messages.
 
         Raises:
-            InputError: the row is not an object, or a field has the wrong type.
+            InputError: the row is not an object.
+            SampleFieldError: a field breaks the rules above (`field` names the column).
         """
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
         mapping, columns = _columns(tuple(sorted(fields.items())) if fields else ())
         values: dict[str, JSON] = {}
-        meta: dict[str, JSON] = {}
+        extra: dict[str, JSON] = {}
         for key, value in row.items():
             target = columns.get(key)
             if target is None:
-                meta[key] = value
-            elif target == "meta":
-                if not isinstance(value, Mapping):
-                    raise InputError(f"field {key!r} must be an object", source=source, line=line)
-                meta.update(value)
+                extra[key] = value
             else:
                 values[target] = value
+        where = (source, line)
+        meta: Mapping[str, JSON] = extra
+        given = values.get("meta", _NO_META)
+        if given is not _NO_META:
+            if not isinstance(given, Mapping):
+                raise _field_error(f"field {mapping['meta']!r} must be an object", mapping["meta"], where)
+            meta = {**given, **extra} if extra else given
         if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
-            _check_text(values, "prompt", mapping, source, line)
+            _check_text(values, "prompt", mapping, where)
         if type(values.get("response")) is not str:
-            _check_text(values, "response", mapping, source, line, required=True)
+            _check_text(values, "response", mapping, where, required=True)
         steps = values.get("steps")
-        if steps is not None and not (
-            isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)
-        ):
-            raise InputError(f"field {mapping['steps']!r} must be a list of strings", source=source, line=line)
-        for name in ("id", "group"):
-            value = values.get(name)
-            if value is not None and type(value) is not str:
-                if not isinstance(value, str | int):
-                    raise InputError(f"field {mapping[name]!r} must be a string", source=source, line=line)
-                values[name] = str(value)
-        return cls._from_checked(
-            values.get("prompt", ""),
-            values["response"],
-            values.get("reference"),
-            tuple(steps) if steps is not None else None,
-            meta,
-            values.get("id") or "",
-            values.get("group"),
-        )
-
-    @classmethod
-    def _from_checked(
-        cls,
-        prompt: Text,
-        response: Text,
-        reference: JSON,
-        steps: tuple[str, ...] | None,
-        meta: Mapping[str, JSON],
-        id: str,
-        group: str | None,
-    ) -> Sample:
-        """A Sample of fields the caller has already type-checked (`from_dict`, the server's
-        request parser), without the frozen dataclass `__init__` (seven `object.__setattr__`
-        calls: 1.0 -> 0.37 us); this runs once per row of every scoring run and request."""
-        sample = object.__new__(cls)
+        if steps is not None and not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
+            raise _field_error(f"field {mapping['steps']!r} must be a list of strings", mapping["steps"], where)
+        id_, group = values.get("id"), values.get("group")
+        if id_ is not None and type(id_) is not str:
+            id_ = _label(id_, mapping["id"], where)
+        if group is not None and type(group) is not str:
+            group = _label(group, mapping["group"], where)
+        # Every field is checked above, so build the Sample as `__init__` would, without it:
+        # seven frozen-dataclass `object.__setattr__` calls and `__post_init__` cost more than
+        # the checks, once per row of every run and request (bench/RESULTS.md, redesign).
+        sample: Sample = object.__new__(cls)
         sample.__dict__.update(
-            prompt=prompt, response=response, reference=reference, steps=steps, meta=meta, _given_id=id, group=group
-        )
+            prompt=values.get("prompt", ""), response=values["response"], reference=values.get("reference"),
+            steps=tuple(steps) if steps is not None else None, meta=meta, given_id=id_ or "", group=group,
+        )  # fmt: skip
         return sample
 
 
@@ -203,42 +220,35 @@ def _columns(fields: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[
     return mapping, {mapping[name]: name for name in _FIELDS}
 
 
+def _field_error(message: str, column: str, where: tuple[str | None, int | None]) -> SampleFieldError:
+    return SampleFieldError(message, field=column, source=where[0], line=where[1])
+
+
 def _check_text(
-    values: dict[str, JSON],
-    name: str,
-    mapping: Mapping[str, str],
-    source: str | None,
-    line: int | None,
-    *,
-    required: bool = False,
+    values: dict[str, JSON], name: str, mapping: Mapping[str, str], where: tuple[str | None, int | None], *, required: bool = False
 ) -> None:
     column = mapping[name]
     if name not in values:
         if required:
-            raise InputError(f"missing field {column!r}", source=source, line=line)
+            raise _field_error(f"missing field {column!r}", column, where)
         return
     value = values[name]
     if isinstance(value, str):
         return
     if isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value):
         return
-    raise InputError(
+    raise _field_error(
         f"field {column!r} must be a string or a list of chat messages "
         f"({{'role': ..., 'content': ...}}), got {type(value).__name__}",
-        source=source,
-        line=line,
+        column,
+        where,
     )
 
 
-# `id` is a dataclass field (so `Sample(id=...)`, `replace(...)`, equality and repr work), read
-# through a property: a given id is returned as is, an empty one becomes `content_key`, lazily.
-def _get_id(self: Sample) -> str:
-    given: str = self.__dict__.get("_given_id", "")
-    return given or self.content_key
-
-
-def _set_id(self: Sample, value: str) -> None:
-    self.__dict__["_given_id"] = value or ""
-
-
-Sample.id = property(_get_id, _set_id, doc="Stable content hash unless given.")  # type: ignore[assignment]
+def _label(value: JSON, column: str, where: tuple[str | None, int | None]) -> str:
+    """A non-string `id` or `group` as a string: an integer (not a bool) becomes its digits."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise _field_error(f"field {column!r} must be a string or an integer, got {type(value).__name__}", column, where)

@@ -18,12 +18,6 @@ def load_reward(spec: str | Path | dict[str, JSON] | Reward) -> Reward:
     return build(spec)
 
 
-def spec_hash(reward: Reward) -> str:
-    from rewardlab.compose import spec_hash_of
-
-    return spec_hash_of(reward)
-
-
 @contextmanager
 def scorer(reward: Reward, *, workers: int = 0, timeout: float | None = None) -> Iterator[ScoreFn]:
     """A function scoring a list of samples. With `workers` or `timeout`, scoring runs in a

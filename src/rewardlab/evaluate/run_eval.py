@@ -19,10 +19,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample
+from rewardlab.core import JSON, Reward, RewardResult, Sample, spec_hash
 from rewardlab.errors import UsageError
-from rewardlab.evaluate import calibration, passk, run_bench, run_judge, run_process, stats
-from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
+from rewardlab.evaluate import (
+    calibration,
+    passk,
+    run_bench,
+    run_judge,
+    run_process,
+    stats,
+)
+from rewardlab.evaluate._scoring import error_counts, load_reward, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics

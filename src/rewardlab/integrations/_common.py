@@ -23,12 +23,6 @@ def build_reward(spec: SpecLike) -> Reward:
     return build(spec)
 
 
-def spec_hash(reward: Reward) -> str:
-    from rewardlab.compose import spec_hash_of
-
-    return spec_hash_of(reward)
-
-
 def component_scores(result: RewardResult, names: Sequence[str]) -> dict[str, float | None]:
     """Each component's score (None when it has none: error, skipped, gated)."""
     return {name: (result.components[name].score if name in result.components else None) for name in names}

@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
+from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, spec_hash
 from rewardlab.core.columns import component_names
 from rewardlab.errors import ConfigError, MappingError, MissingReferenceWarning, RewardLabError
 from rewardlab.integrations._common import (
@@ -45,7 +45,6 @@ from rewardlab.integrations._common import (
     batch_metrics,
     build_reward,
     first_key,
-    spec_hash,
     unreferenced_components,
 )
 

@@ -12,7 +12,7 @@ scale to [0, 1] (unless `normalize = false`) and average the parsed ones. No par
 any answer is an `error/parse` result, never a 0. Failed requests are retried with backoff;
 what still fails is `error/timeout` or `error/remote`.
 
-Results are cached in the SQLite result store of `rewardlab.serve.cache` (keyed by the judge's
+Results are cached in the SQLite result store of `rewardlab.store` (keyed by the judge's
 full description and the sample's content), so re-scoring the same sample costs no request.
 Token counts and cost (from `price_per_1k_*`) are added up in `judge.usage` and reported per
 sample in `info`.
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rewardlab.core import BaseReward, RewardResult, Sample, describe_hash
+from rewardlab.core import BaseReward, RewardResult, Sample, spec_hash
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.judges.templates import BUILTIN, parse_score, render
@@ -50,7 +50,7 @@ class LLMJudge(BaseReward):
         temperature, max_tokens: sampling parameters sent to the endpoint.
         timeout, retries, backoff: per-request timeout, retries and backoff base (seconds).
         concurrency: requests in flight for a batch.
-        cache: path of the SQLite result store (`rewardlab.serve.cache`), or None.
+        cache: path of the SQLite result store (`rewardlab.store`), or None.
         price_per_1k_prompt, price_per_1k_completion: cost accounting, per 1000 tokens.
         api_key_env: environment variable with the API key (never put keys in specs).
     """
@@ -153,7 +153,7 @@ class LLMJudge(BaseReward):
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult | float | bool | None]:
         store = self._open_store()
-        key = describe_hash(self)
+        key = spec_hash(self)
         cached = store.get_many(key, samples) if store is not None else [None] * len(samples)
         todo = [i for i, hit in enumerate(cached) if hit is None]
         self.usage.add(cache_hits=len(samples) - len(todo))
@@ -170,7 +170,7 @@ class LLMJudge(BaseReward):
         if self._cache_path is None:
             return None
         if self._store is None:
-            from rewardlab.serve.cache import ResultStore
+            from rewardlab.store import ResultStore
 
             self._store = ResultStore(self._cache_path)
         return self._store

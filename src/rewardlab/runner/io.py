@@ -19,7 +19,7 @@ Output: one row per input row, in order: the input's own fields, then
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -193,8 +193,39 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
     return row
 
 
+#: (line, the input fields to keep, the row's Sample or the `invalid_input` result saying why not)
+PreparedRow = tuple[int, dict[str, Any], "Sample | RewardResult"]
+
+
+def prepare_row(raw_row: RawRow, source: str, fields: Mapping[str, str] | None, keep_input: bool) -> PreparedRow:
+    """A raw row decoded and checked: its Sample, or an `invalid_input` result naming file and line.
+
+    A row that cannot be read keeps its raw text (`raw_line`, cut to 1,000 characters) in the
+    output whatever `keep_input` says, so the bad line can be found and fixed.
+    """
+    number, raw = raw_row
+    try:
+        row = decode_row(raw, source, number)
+        sample = Sample.from_dict(row, fields=fields, source=source, line=number)
+    except InputError as exc:
+        base: dict[str, Any] = {"raw_line": raw[:_MAX_RAW]} if isinstance(raw, str) else {}
+        return number, base, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))
+    return number, row if keep_input else {}, sample
+
+
+def score_prepared(
+    items: Sequence[Sample | RewardResult], score_batch: Callable[[list[Sample]], Sequence[RewardResult]]
+) -> list[RewardResult]:
+    """One result per item, in order: the Samples scored in one `score_batch` call, the results
+    already there (rows that could not be read) kept in their place."""
+    valid = [item for item in items if isinstance(item, Sample)]
+    scored = iter(score_batch(valid) if valid else ())
+    return [next(scored) if isinstance(item, Sample) else item for item in items]
+
+
 # What crosses the process boundary for every row is made of plain tuples and plain strings:
 # pickling NamedTuples and enum members costs ~15 us a row both ways, plain tuples ~2.5 us.
+# Readers unpack them whole into names (`RunSummary.add`), never index them.
 #
 # ComponentStat = (name, status, score, error_kind)
 # RowStats      = (line, status, score, error_kind, error, components, errors_as_zero, errors_skipped)
@@ -202,7 +233,6 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
 ComponentStat = tuple[str, str, "float | None", "str | None"]
 RowStats = tuple[int, str, "float | None", "str | None", "str | None", tuple[ComponentStat, ...], tuple[str, ...], tuple[str, ...]]
 ScoredRow = tuple["dict[str, Any] | None", "bytes | None", RowStats]
-LINE, STATUS, SCORE, ERROR_KIND, ERROR, COMPONENTS, ERRORS_AS_ZERO, ERRORS_SKIPPED = range(8)
 
 
 @dataclass(frozen=True)
@@ -222,14 +252,8 @@ class RowScorer:
     serialize: bool = True
 
     def __call__(self, raw_row: RawRow) -> ScoredRow:
-        number, raw = raw_row
-        try:
-            row = decode_row(raw, self.source, number)
-            sample = Sample.from_dict(row, fields=self.fields, source=self.source, line=number)
-        except InputError as exc:
-            base: dict[str, Any] = {"raw_line": raw[:_MAX_RAW]} if isinstance(raw, str) else {}
-            return self.output(base, number, RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc)))
-        return self.output(row if self.keep_input else {}, number, self.reward.score(sample))
+        number, row, item = prepare_row(raw_row, self.source, self.fields, self.keep_input)
+        return self.output(row, number, self.reward.score(item) if isinstance(item, Sample) else item)
 
     def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> ScoredRow:
         """Output for an item whose worker timed out or died."""

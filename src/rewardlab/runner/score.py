@@ -5,17 +5,16 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewardlab._version import __version__
-from rewardlab.compose import build, spec_hash_of
+from rewardlab.compose import build
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
-from rewardlab.errors import InputError
+from rewardlab.core import spec_hash as core_spec_hash
+from rewardlab.errors import InputError, UsageError
+from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.runner.io import (
-    ERROR,
-    ERROR_KIND,
     RowScorer,
     RowWriter,
     ScoredRow,
@@ -23,9 +22,13 @@ from rewardlab.runner.io import (
     detect_format,
     explode_rows,
     iter_raw_rows,
+    score_prepared,
 )
-from rewardlab.runner.pool import ProcessPool, WorkerPool
+from rewardlab.runner.options import ScoreFileOptions
+from rewardlab.runner.pool import ProcessPool, WorkerPool, default_workers
+from rewardlab.runner.run import score_file_resumable
 from rewardlab.runner.summary import RunSummary
+from rewardlab.store import RunStore, default_cache_path
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
@@ -70,33 +73,16 @@ def score(
         [1.0]
     """
     reward = build(spec)
-    spec_hash = spec_hash_of(reward)
+    stamp_hash = core_spec_hash(reward)
     prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
-    valid = [s for s in prepared if isinstance(s, Sample)]
     if timeout is not None and workers == 0:
         workers = 1
     if workers == 0:
-        scored = reward.score_batch(valid)
+        out = score_prepared(prepared, reward.score_batch)
     else:
         with WorkerPool(reward, workers=workers, timeout=timeout) as pool:
-            scored = pool.map(valid)
-    results = iter(scored)
-    out = [next(results) if isinstance(s, Sample) else s for s in prepared]
-    return [r.stamped(spec_hash) for r in out]
-
-
-@dataclass
-class ScoreFileOptions:
-    """Options of `score_file` (the CLI flags of `rewardlab score`)."""
-
-    workers: int | None = None  # None: all cores
-    timeout: float | None = 60.0
-    fields: Mapping[str, str] | None = None
-    keep_input: bool = True
-    strict: bool = False
-    chunk_size: int | None = None
-    limit: int | None = None
-    explode: tuple[str, ...] = ()  # list fields to turn into one row per element
+            out = score_prepared(prepared, pool.map)
+    return [r.stamped(stamp_hash) for r in out]
 
 
 def score_file(
@@ -105,31 +91,73 @@ def score_file(
     output_path: str | Path,
     options: ScoreFileOptions | None = None,
     *,
+    executor: Executor | None = None,
+    spec_hash: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int | None], None] | None = None,
 ) -> RunSummary:
     """Score every row of a data file and write one output row per input row.
 
+    Rows stream through the local worker pool to the output, unless the run is recorded
+    (`options.resume`, `options.backend == "ray"`, or an `executor` is given): then it runs
+    through `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes.
+
     Args:
-        spec: the reward spec (path, TOML text, dict or built Reward).
+        spec: the reward spec (path, TOML text, dict or built Reward); with `executor`, only
+            what the executor was made for (e.g. a reward server's served name).
         input_path: JSONL, Parquet, or a `datasets` dataset saved to disk.
         output_path: `.jsonl` or `.parquet`.
-        options: workers, timeout, field mapping, strictness.
+        options: workers, timeout, field mapping, strictness, resuming, backend.
+        executor: computes the batches of a recorded run (e.g. `serve.remote.RemoteExecutor`);
+            the caller closes it. Needs `spec_hash`, what its results are stamped with.
+        spec_hash: see `executor`.
         progress: called with the number of rows just written (for progress bars).
         on_total: called once with the number of input rows, when it is known.
 
     Raises:
         InputError: with `strict`, at the first row that cannot be read.
+        UsageError: `explode` with a recorded run; `executor` without `spec_hash`.
     """
     opts = options or ScoreFileOptions()
-    reward = build(spec)
-    input_path = Path(input_path)
+    if executor is None and not opts.resume and opts.backend == "local":
+        return _stream_file(build(spec), Path(input_path), output_path, opts, progress, on_total)
+    if opts.explode:
+        raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
+    if executor is not None and spec_hash is None:
+        raise UsageError("score_file(executor=...) needs the spec_hash its results are stamped with")
+    own: Executor | None = None
+    if executor is None:
+        reward = build(spec)
+        spec_hash = core_spec_hash(reward)
+        workers = default_workers() if opts.workers is None else opts.workers
+        own = executor = make_executor(reward, backend="ray" if opts.backend == "ray" else "pool", workers=workers,
+                                       timeout=opts.timeout, ray_address=opts.ray_address)  # fmt: skip
+    store = RunStore(opts.run_store or default_cache_path())
+    try:
+        summary, _ = score_file_resumable(executor, input_path, output_path, store=store, spec_hash=str(spec_hash),
+                                          options=opts, run_id=opts.run_id, resume=opts.resume, progress=progress)  # fmt: skip
+    finally:
+        store.close()
+        if own is not None:
+            own.close()
+    return summary
+
+
+def _stream_file(
+    reward: Reward,
+    input_path: Path,
+    output_path: str | Path,
+    opts: ScoreFileOptions,
+    progress: Callable[[int], None] | None,
+    on_total: Callable[[int | None], None] | None,
+) -> RunSummary:
+    """`score_file` through the worker pool, rows in, output rows out, nothing recorded."""
     fmt = detect_format(input_path)
     if on_total is not None:
         total = None if opts.explode else count_rows(input_path, fmt)
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
-    job = RowScorer(reward, str(input_path), spec_hash_of(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
+    job = RowScorer(reward, str(input_path), core_spec_hash(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
     rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
@@ -142,9 +170,10 @@ def score_file(
     )
     with pool, writer:
         for scored in pool.imap(rows):
-            stats = scored[2]
-            if opts.strict and stats[ERROR_KIND] == ErrorKind.INVALID_INPUT:
-                raise InputError(f"{stats[ERROR]} (--strict stops at the first bad row)")
+            _, _, stats = scored
+            _, _, _, error_kind, error, *_ = stats
+            if opts.strict and error_kind == ErrorKind.INVALID_INPUT:
+                raise InputError(f"{error} (--strict stops at the first bad row)")
             writer.write(scored)
             summary.add(stats)
             if progress is not None and summary.rows % 64 == 0:
@@ -157,7 +186,4 @@ def score_file(
 
 def score_rows(reward: Reward, rows: Sequence[Mapping[str, JSON]]) -> list[RewardResult]:
     """Score dict rows in this process (helper for adapters); bad rows become error results."""
-    prepared = [as_sample(r, i) for i, r in enumerate(rows, start=1)]
-    valid = [s for s in prepared if isinstance(s, Sample)]
-    results = iter(reward.score_batch(valid))
-    return [next(results) if isinstance(s, Sample) else s for s in prepared]
+    return score_prepared([as_sample(r, i) for i, r in enumerate(rows, start=1)], reward.score_batch)

@@ -1,10 +1,12 @@
-"""Serving rewards: HTTP server, Python client, result cache and run store, Ray backend.
+"""Serving rewards: the HTTP server and its Python client.
 
     from rewardlab.serve import Client, ResultStore, ServeSettings, create_app
 
 Server (``rewardlab serve spec.toml --port 8000``): `create_app` builds a FastAPI app around
-built rewards, a `ResultStore` and `ServeSettings`. Client: `Client` / `AsyncClient` (httpx,
-with retries), `RemoteReward` (a served reward as a `Reward`). Ray: `RayExecutor`.
+built rewards, a result cache (`rewardlab.store.ResultStore`, re-exported here) and
+`ServeSettings`; batches run on a `rewardlab.runner` executor (inline, worker pool or Ray).
+Client: `Client` / `AsyncClient` (httpx, with retries), `RemoteReward` (a served reward as a
+`Reward`), `RemoteExecutor` (a server as the executor of a recorded ``rewardlab score`` run).
 Needs the ``serve`` extra (and ``ray`` for Ray); names are imported on first use so
 ``import rewardlab.serve`` itself is cheap.
 """
@@ -17,7 +19,7 @@ from typing import Any
 __all__ = [
     "AsyncClient",
     "Client",
-    "RayExecutor",
+    "RemoteExecutor",
     "RemoteReward",
     "ResultStore",
     "RewardService",
@@ -25,23 +27,19 @@ __all__ = [
     "ServeSettings",
     "ServerError",
     "create_app",
-    "default_cache_path",
-    "score_file_resumable",
 ]
 
 _WHERE = {
-    "AsyncClient": "client",
-    "Client": "client",
-    "RemoteReward": "client",
-    "ServerError": "client",
-    "Scores": "client",
-    "RayExecutor": "ray_backend",
-    "ResultStore": "cache",
-    "default_cache_path": "cache",
-    "RewardService": "service",
-    "ServeSettings": "settings",
-    "create_app": "app",
-    "score_file_resumable": "runs",
+    "AsyncClient": "rewardlab.serve.client",
+    "Client": "rewardlab.serve.client",
+    "RemoteReward": "rewardlab.serve.client",
+    "ServerError": "rewardlab.serve.client",
+    "Scores": "rewardlab.serve.client",
+    "RemoteExecutor": "rewardlab.serve.remote",
+    "ResultStore": "rewardlab.store",  # the server's cache; it lives below the runner
+    "RewardService": "rewardlab.serve.service",
+    "ServeSettings": "rewardlab.serve.settings",
+    "create_app": "rewardlab.serve.app",
 }
 
 
@@ -49,7 +47,7 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'rewardlab.serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rewardlab.serve.{module}"), name)
+    return getattr(importlib.import_module(module), name)
 
 
 def __dir__() -> list[str]:

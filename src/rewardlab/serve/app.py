@@ -34,13 +34,13 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
-from rewardlab.serve.cache import ResultStore
+from rewardlab.errors import InputError, SampleFieldError
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
@@ -56,10 +56,10 @@ from rewardlab.serve.schemas import (
     ScoreRequest,
     ScoreResponse,
     ScoresResponse,
-    fast_samples,
 )
 from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 __all__ = ["create_app"]
 
@@ -250,11 +250,15 @@ def _invalid(errors: list[Any], prefix: tuple[str, ...] = ()) -> ApiError:
     return ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details)
 
 
-_FAST_KEYS = frozenset({"samples", "use_cache", "reply"})
+_REQUEST_KEYS = ("samples", "use_cache", "reply")
+_REPLIES = ("results", "scores")
 
 
 def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
-    """Samples, `use_cache` and `reply` of a score request: orjson + `fast_samples`, else pydantic.
+    """Samples, `use_cache` and `reply` of a score request (the fields of `ScoreRequest`).
+
+    The envelope is checked here; every sample by `Sample.from_dict`, the rules that the
+    runner and `rewardlab.score` apply too. Every bad sample is reported, not only the first.
 
     Raises:
         ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
@@ -263,18 +267,40 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
-    if (
-        isinstance(data, dict) and data.keys() <= _FAST_KEYS
-        and isinstance(data.get("use_cache", True), bool) and data.get("reply", "results") in ("results", "scores")
-    ):
-        samples = fast_samples(data.get("samples"))
-        if samples is not None:
-            return samples, data.get("use_cache", True), data.get("reply", "results")
-    try:
-        request = ScoreRequest.model_validate(data)
-    except ValidationError as exc:
-        raise _invalid(exc.errors(), ("body",)) from exc
-    return [s.to_sample() for s in request.samples], request.use_cache, request.reply
+    problems = _envelope_problems(data)
+    if problems:
+        raise _invalid(problems, ("body",))
+    samples: list[Sample] = []
+    for i, row in enumerate(data["samples"]):
+        try:
+            samples.append(Sample.from_dict(row))
+        except SampleFieldError as exc:
+            problems.append({"loc": ("samples", i, exc.field), "type": "invalid_sample", "msg": exc.reason})
+        except InputError as exc:
+            problems.append({"loc": ("samples", i), "type": "invalid_sample", "msg": exc.reason})
+    if problems:
+        raise _invalid(problems, ("body",))
+    return samples, data.get("use_cache", True), data.get("reply", "results")
+
+
+def _envelope_problems(data: Any) -> list[dict[str, Any]]:
+    """What is wrong with a score request apart from its samples (pydantic's error shape)."""
+    if not isinstance(data, dict):
+        return [{"loc": (), "type": "model_type", "msg": f"the body must be a JSON object, got {type(data).__name__}"}]
+    problems: list[dict[str, Any]] = [
+        {"loc": (key,), "type": "extra_forbidden", "msg": f"unknown key; a score request has {', '.join(_REQUEST_KEYS)}"}
+        for key in data
+        if key not in _REQUEST_KEYS
+    ]
+    if "samples" not in data:
+        problems.append({"loc": ("samples",), "type": "missing", "msg": "field required: the samples to score"})
+    elif not isinstance(data["samples"], list):
+        problems.append({"loc": ("samples",), "type": "list_type", "msg": "must be a list of samples"})
+    if not isinstance(data.get("use_cache", True), bool):
+        problems.append({"loc": ("use_cache",), "type": "bool_type", "msg": "must be true or false"})
+    if data.get("reply", "results") not in _REPLIES:
+        problems.append({"loc": ("reply",), "type": "literal_error", "msg": "must be 'results' or 'scores'"})
+    return problems
 
 
 def score_columns(encoded: Sequence[bytes | RewardResult]) -> dict[str, list[Any]]:

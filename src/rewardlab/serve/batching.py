@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 import orjson
 
 from rewardlab._version import __version__
+from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.errors import BackendError, Overloaded
-from rewardlab.serve._gc import gc_paused
-from rewardlab.serve.cache import ResultStore, encode_row, result_row, sample_digest
-from rewardlab.serve.executors import Executor, InlineExecutor
+from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
+from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 
@@ -96,6 +96,8 @@ class Batcher:
         max_queue: bound on queued samples (backpressure).
         concurrency: backend batches computed at the same time.
         cache_write_delay: idle seconds before results are written to the cache.
+        component_times: the observer of `reward`'s components (`Composite.observed`),
+            drained into the component histograms after every batch.
     """
 
     def __init__(
@@ -112,8 +114,10 @@ class Batcher:
         max_queue: int = 16384,
         concurrency: int = 2,
         cache_write_delay: float = 0.05,
+        component_times: ComponentTimes | None = None,
     ):
         self.name = name
+        self.component_times = component_times
         self.reward = reward
         self.executor = executor
         self.spec_hash = spec_hash
@@ -247,9 +251,8 @@ class Batcher:
         assert self._slots is not None
         self.metrics.in_flight.labels(self.name).inc()
         try:
-            if self._inline_ok():  # under 20 ms, on the loop: no collections meanwhile (see `gc_paused`)
-                with gc_paused():
-                    results = self._compute(batch)
+            if self._inline_ok():  # under 20 ms: on the loop, no thread hop
+                results = self._compute(batch)
             else:
                 results = await asyncio.to_thread(self._compute, batch)
         except Exception as exc:  # the executor itself failed: every waiting request learns why
@@ -294,6 +297,8 @@ class Batcher:
         self.metrics.batch_size.labels(self.name).observe(len(batch))
         self.metrics.cache_misses.labels(self.name).inc(len(batch))
         self.metrics.observe_results(self.name, results)
+        if self.component_times is not None:
+            self.metrics.observe_component_times(self.name, self.component_times.drain())
         if self.cache is not None:
             keep = [
                 (item.key, text)
@@ -314,14 +319,6 @@ class Batcher:
     def _encode(self, result: RewardResult) -> bytes:
         # Stamped in the row, not with `RewardResult.stamped` (a dataclass copy per result).
         row = result_row(result)
-        info = row.get("info")
-        if info is not None and "component_seconds" in info:
-            # Timing is for /metrics only (see `service.timed`): served and cached results
-            # equal the ones computed locally. A copy: `info` is the result's own dict.
-            if len(info) == 1:  # the usual case: a composite's info holds only the timing
-                del row["info"]
-            else:
-                row["info"] = {k: v for k, v in info.items() if k != "component_seconds"}
         if result.stamp is None:
             row["rewardlab_version"] = __version__
             row["spec_hash"] = self.spec_hash

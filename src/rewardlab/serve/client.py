@@ -19,7 +19,6 @@ runner, composites, adapters) can use a remote one; a server that cannot be reac
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,12 +36,9 @@ from rewardlab.core import (
     RewardError,
     RewardResult,
     Sample,
-    Stamp,
     Status,
 )
-from rewardlab.core.result import _unchecked
 from rewardlab.errors import ServerError
-from rewardlab.serve._gc import gc_paused as _gc_paused
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
 
@@ -61,9 +57,8 @@ def _payload(sample: SampleLike) -> dict[str, JSON]:
     if sample.steps is not None:
         row["steps"] = list(sample.steps)
     # Only an id the caller gave: reading `sample.id` would compute a content hash per sample.
-    given = sample.__dict__.get("_given_id", sample.id) if hasattr(sample, "__dict__") else sample.id
-    if given:
-        row["id"] = given
+    if sample.given_id:
+        row["id"] = sample.given_id
     if sample.group is not None:
         row["group"] = sample.group
     return row
@@ -211,52 +206,14 @@ _STATUS = {s.value: s for s in Status}
 _KIND = {k.value: k for k in ErrorKind}
 
 
-def _decode(row: dict[str, Any], stamps: dict[tuple[str, str], Stamp]) -> RewardResult:
-    """`RewardResult.from_dict` for the client's hot path: enum lookups by dict, one shared
-    `Stamp` per (version, spec hash), no dataclass `__init__` once the row is checked. Same
-    values; a row that is not a valid result (or has an unknown kind) goes through `from_dict`,
-    which says what is wrong."""
-    try:
-        score, status, error = row.get("score"), _STATUS[row.get("status", "ok")], row.get("error")
-        # `RewardResult.__post_init__`'s rules, so `_unchecked` only builds valid results.
-        if status is Status.OK:
-            valid = score is not None and error is None and math.isfinite(score)
-        else:
-            valid = score is None and (error is not None or status is not Status.ERROR)
-        if not valid:
-            return RewardResult.from_dict(row)
-        components = row.get("components")
-        steps = row.get("steps")
-        stamp = None
-        if "spec_hash" in row:
-            key = (str(row.get("rewardlab_version", "")), str(row["spec_hash"]))
-            stamp = stamps.get(key) or stamps.setdefault(key, Stamp(*key))
-        return _unchecked(
-            RewardResult,
-            score,
-            status,
-            {k: _decode(v, stamps) for k, v in components.items()} if components else {},
-            tuple(float(x) for x in steps) if steps is not None else None,
-            row.get("info") or {},
-            RewardError(_KIND[error["kind"]], str(error["message"])) if error else None,
-            stamp,
-        )
-    except (KeyError, TypeError):
-        return RewardResult.from_dict(row)
-
-
-
-
 def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
-    with _gc_paused():
-        rows = orjson.loads(response.content)["results"]
-        if len(rows) != expected:  # the server promises one per sample; never pad or truncate
-            raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
-        stamps: dict[tuple[str, str], Stamp] = {}
-        try:
-            return [_decode(r, stamps) for r in rows]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # not a result row
-            raise ServerError(response.status_code, "bad_reply", f"a result row is invalid: {exc}") from exc
+    rows = orjson.loads(response.content)["results"]
+    if len(rows) != expected:  # the server promises one per sample; never pad or truncate
+        raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
+    try:
+        return [RewardResult.from_dict(r) for r in rows]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # not a result row
+        raise ServerError(response.status_code, "bad_reply", f"a result row is invalid: {exc}") from exc
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -357,7 +314,7 @@ class Client:
         starts = range(0, len(samples), self.batch_size)
         if self.max_concurrency <= 1 or len(starts) <= 1:
             return [part for start in starts for part in one(start)]
-        with _gc_paused(), ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
+        with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
             return [part for parts in pool.map(one, starts) for part in parts]  # map keeps the order
 
     def rewards(self) -> list[dict[str, Any]]:
@@ -450,8 +407,7 @@ class AsyncClient:
         chunks = [samples[i : i + self.batch_size] for i in range(0, len(samples), self.batch_size)]
         if len(chunks) <= 1:
             return [part for c in chunks for part in await one(c)]
-        with _gc_paused():  # for the whole call, as in `Client._batches` (see `_GcPause`)
-            return [part for parts in await asyncio.gather(*(one(c) for c in chunks)) for part in parts]
+        return [part for parts in await asyncio.gather(*(one(c) for c in chunks)) for part in parts]
 
     async def rewards(self) -> list[dict[str, Any]]:
         """The served rewards."""

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rewardlab.core import Reward
 from rewardlab.errors import UsageError
-from rewardlab.serve.cache import ResultStore
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
 __all__ = ["load_rewards", "run_server"]
 
@@ -54,7 +54,7 @@ def run_server(
 
     rewards = load_rewards(specs)
     if settings.backend == "ray":
-        from rewardlab.serve.ray_backend import ensure_ray
+        from rewardlab.runner.ray import ensure_ray
 
         ensure_ray(ray_address)
     cache = ResultStore(cache_path, max_rows=cache_max_rows) if cache_path is not None else None

@@ -12,11 +12,12 @@ import collections
 import math
 import operator
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 
+from rewardlab.compose.observer import Observation
 from rewardlab.core import RewardResult, Status
 
 __all__ = ["ServerMetrics"]
@@ -106,8 +107,8 @@ class ServerMetrics:
         )
         self.component_seconds = BatchHistogram(
             "rewardlab_component_seconds",
-            "per-sample time of a component (from the composite's info.component_seconds, else the "
-            "component's info.seconds)",
+            "per-sample time of a component, as the composite's observer saw it (a batch call's "
+            "time shared by its samples)",
             ["reward", "component"], _BUCKETS,
         )
         r.register(self.component_seconds)
@@ -128,47 +129,34 @@ class ServerMetrics:
         )
 
     def observe_results(self, reward: str, results: Sequence[RewardResult]) -> None:
-        """Count statuses and error kinds of the totals and of every component, and time components.
+        """Count statuses and error kinds of the totals and of every component.
 
-        Component times come from the total's ``info["component_seconds"]`` (a composite with
-        ``time_components``, which the server turns on) or a component's ``info["seconds"]``.
         Counted with `collections.Counter` over the batch first (its counting loop is C): one
         `labels().inc()` per label set, not per sample (prometheus-client takes a lock per call).
-        A batched composite gives every sample of a batch the same per-sample share of a
-        component's time, so the times are counted by value too.
         """
         statuses = collections.Counter(map(_status_of, results))
         parts = collections.Counter(
             (component, sub.status) for result in results for component, sub in result.components.items()
         )
-        seconds: collections.Counter[tuple[str, float]] = collections.Counter()
-        shared: collections.Counter[tuple[tuple[str, float], ...]] = collections.Counter()  # whole timings
-        for result in results:
-            info = result.info
-            timed = info.get("component_seconds") if info else None
-            if type(timed) is dict and len(timed) == len(result.components):  # every component timed
-                shared[tuple(timed.items())] += 1
-                continue
-            timed = timed if isinstance(timed, dict) else {}
-            for component, sub in result.components.items():
-                took = timed.get(component, sub.info.get("seconds") if sub.info else None)
-                if took is not None:
-                    seconds[component, took] += 1
-        for timing, n in shared.items():
-            for part in timing:
-                seconds[part] += n
         if statuses[Status.ERROR] or any(status is Status.ERROR for _, status in parts):
             self._count_errors(reward, results)
-        by_component: collections.defaultdict[str, list[tuple[float, int]]] = collections.defaultdict(list)
-        for (component, took), n in seconds.items():
-            if isinstance(took, int | float) and not isinstance(took, bool):
-                by_component[component].append((took, n))
-        for component, weighted in by_component.items():
-            self.component_seconds.observe_weighted((reward, component), weighted)
         for status, n in statuses.items():
             self.samples.labels(reward, _STATUS[status]).inc(n)
         for (component, status), n in parts.items():
             self.component_results.labels(reward, component, _STATUS[status]).inc(n)
+
+    def observe_component_times(self, reward: str, observations: Iterable[Observation]) -> None:
+        """Feed the component histograms from a composite's observer (`Composite.observed`).
+
+        A call that scored `n` samples in `s` seconds counts as `n` samples of `s / n` each (a
+        batched reward cannot be timed per sample).
+        """
+        by_component: collections.defaultdict[str, list[tuple[float, int]]] = collections.defaultdict(list)
+        for component, seconds, samples in observations:
+            if samples > 0:
+                by_component[component].append((seconds / samples, samples))
+        for component, weighted in by_component.items():
+            self.component_seconds.observe_weighted((reward, component), weighted)
 
     def _count_errors(self, reward: str, results: Sequence[RewardResult]) -> None:
         errors: collections.Counter[tuple[str, str]] = collections.Counter()

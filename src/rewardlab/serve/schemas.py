@@ -1,8 +1,7 @@
 """The wire format of the reward server, as pydantic models (the OpenAPI schema comes from here).
 
-Request bodies are validated by these models (the score route first tries `fast_samples`, which
-accepts a subset of what `SampleIn` accepts, and asks pydantic only when a row is unusual);
-responses are JSON built from `RewardResult.to_dict()` (the fields of `ResultOut`), so a
+Samples are validated by `Sample.from_dict`, the rules every path shares (`SampleIn` is their
+schema and delegates to it); the score route checks its request envelope by hand; responses are JSON built from `RewardResult.to_dict()` (the fields of `ResultOut`), so a
 10,000-row reply is not validated twice. Every error response has the shape of `ErrorResponse`:
 ``{"error": {"code": "unknown_reward", "message": "...", "details": [...]}}`` where ``code`` is
 stable and machine-readable and ``message`` says what to do.
@@ -12,9 +11,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StrictBool,
+    model_validator,
+)
 
 from rewardlab.core import Sample
+from rewardlab.errors import InputError
 
 __all__ = [
     "ErrorBody",
@@ -33,7 +40,12 @@ Message = dict[str, Any]  # {"role": "...", "content": "..."}
 
 
 class SampleIn(BaseModel):
-    """One sample, with the field names of `rewardlab.Sample`; unknown keys go to `meta`."""
+    """One sample, with the field names of `rewardlab.Sample`; unknown keys go to `meta`.
+
+    The schema of what `Sample.from_dict` accepts, for OpenAPI. Validation is delegated to
+    `Sample.from_dict` (the rules are written down once, there), so a row this model accepts
+    is exactly a row the server and the runner accept.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -42,66 +54,29 @@ class SampleIn(BaseModel):
     reference: Any = None
     steps: list[str] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    id: str | None = None
-    group: str | None = None
+    id: str | int | None = Field(default=None, description="an integer id is sent back as its decimal string")
+    group: str | int | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _by_sample_rules(cls, data: Any, handler: ModelWrapValidatorHandler[SampleIn]) -> SampleIn:
+        if isinstance(data, SampleIn):
+            return data
+        try:
+            sample = Sample.from_dict(data)
+        except InputError as exc:
+            raise ValueError(exc.reason) from exc
+        # `meta` with the extra keys folded in, as `Sample.from_dict` does; `id`, `group` as given.
+        return cls.model_construct(
+            prompt=sample.prompt, response=sample.response, reference=sample.reference,
+            steps=list(sample.steps) if sample.steps is not None else None, meta=dict(sample.meta),
+            id=data.get("id"), group=data.get("group"),
+        )
 
     def to_sample(self) -> Sample:
-        """The `Sample` this row describes (extra keys are folded into `meta`)."""
-        meta = dict(self.meta)
-        if self.model_extra:
-            meta.update(self.model_extra)
-        return Sample(
-            prompt=self.prompt,
-            response=self.response,
-            reference=self.reference,
-            steps=tuple(self.steps) if self.steps is not None else None,
-            meta=meta,
-            id=self.id or "",
-            group=self.group,
-        )
-
-
-_FIELDS = frozenset({"prompt", "response", "reference", "steps", "meta", "id", "group"})
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str) or (
-        isinstance(value, list) and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in value)
-    )
-
-
-def fast_samples(rows: Any) -> list[Sample] | None:
-    """`Sample`s for rows of the common shapes, without pydantic; ``None`` if any row is unusual.
-
-    Accepts only what `SampleIn` accepts (a subset: plain strings or messages with string
-    content, string ids); for anything else the caller validates with `SampleIn`, which gives
-    the precise error. This is the server's hot path: pydantic plus model-to-Sample copies cost
-    more than a cheap reward.
-    """
-    if not isinstance(rows, list):
-        return None
-    out = []
-    for row in rows:
-        if not isinstance(row, dict) or row.keys() - _FIELDS:
-            return None
-        prompt, response = row.get("prompt", ""), row.get("response")
-        steps, meta = row.get("steps"), row.get("meta", {})
-        id_, group = row.get("id"), row.get("group")
-        if (
-            (type(response) is not str and (response is None or not _text(response)))
-            or (type(prompt) is not str and not _text(prompt))
-            or not isinstance(meta, dict)
-            or (steps is not None and not (isinstance(steps, list) and all(isinstance(x, str) for x in steps)))
-            or (id_ is not None and not isinstance(id_, str))
-            or (group is not None and not isinstance(group, str))
-        ):
-            return None
-        out.append(  # every field was type-checked just above
-            Sample._from_checked(
-                prompt, response, row.get("reference"), tuple(steps) if steps is not None else None, meta, id_ or "", group
-            )
-        )
-    return out
+        """The `Sample` this row describes."""
+        fields = ("prompt", "response", "reference", "steps", "meta", "id", "group")
+        return Sample.from_dict({name: getattr(self, name) for name in fields})
 
 
 class ScoreRequest(BaseModel):

@@ -7,7 +7,6 @@ tested and reused (the CLI, a notebook) without an ASGI stack.
 from __future__ import annotations
 
 import asyncio
-import copy
 import difflib
 import math
 import re
@@ -16,40 +15,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.compose.combinators import Composite
-from rewardlab.core import Reward, Sample, describe_hash
+from rewardlab.compose.observer import ComponentTimes
+from rewardlab.core import Reward, Sample, spec_hash
 from rewardlab.errors import ApiError, BackendError, Overloaded, UsageError
+from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.serve.batching import Batcher, ScoreOutcome
-from rewardlab.serve.cache import ResultStore
-from rewardlab.serve.executors import Executor, make_executor
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
+from rewardlab.store import ResultStore
 
-__all__ = ["ApiError", "Hosted", "RewardService", "spec_hash_of", "timed"]
+__all__ = ["ApiError", "Hosted", "RewardService"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 ExecutorFactory = Callable[[str, Reward], Executor]
 
 
-def spec_hash_of(reward: Reward) -> str:
-    """The reward's `spec_hash` (set by `compose.build`), else the hash of its description."""
-    value = getattr(reward, "spec_hash", None)
-    return value if isinstance(value, str) and value else describe_hash(reward)
-
-
-def timed(reward: Reward) -> Reward:
-    """`reward` with per-component timing on, for the ``rewardlab_component_seconds`` histograms.
-
-    A composite gets ``time_components=True`` on a shallow copy (the caller's object is not
-    changed); the batcher feeds the histograms from ``info["component_seconds"]`` and removes
-    that key before results are returned or cached, so served results equal local ones. Other
-    rewards are returned as they are.
-    """
-    if isinstance(reward, Composite) and not reward.time_components:
-        reward = copy.copy(reward)
-        reward.time_components = True
-    return reward
 
 
 @dataclass
@@ -99,14 +81,17 @@ class RewardService:
         factory = executor_factory or self._default_executor
         self.hosted: dict[str, Hosted] = {}
         for name, reward in rewards.items():
-            spec_hash = spec_hash_of(reward)
+            reward_hash = spec_hash(reward)
             own = settings.for_reward(name)
-            computed = timed(reward)
+            # A composite is served as an observed copy (the caller's object is not changed):
+            # its component times feed the ``rewardlab_component_seconds`` histograms.
+            times = ComponentTimes() if isinstance(reward, Composite) else None
+            computed = reward.observed(times) if isinstance(reward, Composite) else reward
             batcher = Batcher(
                 name,
                 computed,
                 factory(name, computed),
-                spec_hash=spec_hash,
+                spec_hash=reward_hash,
                 cache=cache,
                 metrics=self.metrics,
                 max_batch=own.max_batch,
@@ -114,8 +99,9 @@ class RewardService:
                 max_queue=own.max_queue,
                 concurrency=own.concurrency,
                 cache_write_delay=own.cache_write_delay_ms / 1000.0,
+                component_times=times,
             )
-            self.hosted[name] = Hosted(name, reward, spec_hash, batcher)
+            self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:

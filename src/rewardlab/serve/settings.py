@@ -6,7 +6,7 @@ import ipaddress
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rewardlab.serve.executors import Backend
+from rewardlab.runner.executors import Backend
 
 __all__ = ["RewardLimits", "ServeSettings"]
 

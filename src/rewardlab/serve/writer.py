@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from rewardlab.serve.cache import ResultStore
+from rewardlab.store import ResultStore
 
 __all__ = ["CacheWriter"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rewardlab.core import JSON, Reward, Sample
+from rewardlab.core import JSON, Reward, Sample, spec_hash
 from rewardlab.errors import InputError
-from rewardlab.evaluate._scoring import error_counts, load_reward, scorer, spec_hash
+from rewardlab.evaluate._scoring import error_counts, load_reward, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics

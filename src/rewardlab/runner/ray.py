@@ -24,7 +24,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rewardlab.compose.combinators import Composite
+from rewardlab.compose.observer import ComponentTimes, Observation
 from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
+from rewardlab.runner.executors import replay
 
 __all__ = ["RayExecutor", "ensure_ray"]
 
@@ -43,9 +46,15 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> An
     return ray
 
 
-def _score_chunk(reward: Reward, samples: list[Sample]) -> list[dict[str, Any]]:
-    # Results travel as dicts: plain data pickles across Ray versions and nodes.
-    return [r.to_dict() for r in reward.score_batch(samples)]
+def _score_chunk(reward: Reward, samples: list[Sample]) -> tuple[list[dict[str, Any]], list[Observation]]:
+    # Results travel as dicts: plain data pickles across Ray versions and nodes. An observed
+    # composite is observed here, on the node, and the observations travel back with them.
+    times = None
+    if isinstance(reward, Composite) and reward.observer is not None:
+        times = ComponentTimes()
+        reward = reward.observed(times)
+    rows = [r.to_dict() for r in reward.score_batch(samples)]
+    return rows, times.drain() if times is not None else []
 
 
 class RayExecutor:
@@ -99,7 +108,7 @@ class RayExecutor:
         ray = self._ray
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            rows = ray.get(ref, timeout=remaining)
+            rows, seen = ray.get(ref, timeout=remaining)
         except ray.exceptions.GetTimeoutError:
             ray.cancel(ref, force=True)
             msg = f"Ray task exceeded the timeout of {self.timeout:g}s; cancelled"
@@ -107,6 +116,7 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             msg = f"Ray task failed: {type(exc).__name__}: {str(exc)[:500]}"
             return [RewardResult.failure(ErrorKind.CRASH, msg)] * len(chunk)
+        replay(self.reward.observer if isinstance(self.reward, Composite) else None, [seen])
         return [RewardResult.from_dict(r) for r in rows]
 
     def close(self) -> None:

@@ -1,4 +1,4 @@
-"""The SQLite result cache and run store."""
+"""The SQLite result cache."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
-from rewardlab.serve.cache import ResultStore, sample_digest, sample_key
+from rewardlab.store import ResultStore, RunStore, sample_digest, sample_key
 
 
 def _samples(n: int) -> list[Sample]:
@@ -130,24 +130,6 @@ def test_concurrent_writers_from_threads_lose_nothing(tmp_path):
     assert store.stats().rows == 4 * 20 * 10
 
 
-def test_run_rows_are_recorded_once_and_read_in_order(tmp_path):
-    store = ResultStore(tmp_path / "c.sqlite")
-    store.start_run("r1", spec_hash="h", source="data.jsonl", total=5)
-    store.record_rows("r1", [(3, {"v": 3}), (1, {"v": 1})])
-    store.record_rows("r1", [(1, {"v": "second write"}), (2, {"v": 2})])  # row 1 again: ignored
-    assert store.done_rows("r1") == {1, 2, 3}
-    assert list(store.iter_run("r1", page=2)) == [(1, {"v": 1}), (2, {"v": 2}), (3, {"v": 3})]
-    info = store.start_run("r1", spec_hash="h", source="data.jsonl")
-    assert (info.done, info.finished) == (3, False)
-
-
-def test_resuming_a_run_with_another_spec_is_refused(tmp_path):
-    store = ResultStore(tmp_path / "c.sqlite")
-    store.start_run("r1", spec_hash="h", source="data.jsonl")
-    with pytest.raises(InputError, match="started with spec h"):
-        store.start_run("r1", spec_hash="other", source="data.jsonl")
-
-
 def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
     bad = tmp_path / "c.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
@@ -253,3 +235,16 @@ def test_a_failed_migration_leaves_the_old_table_as_it_was(tmp_path):
     db.close()
     with ResultStore(path) as store:  # the next open migrates
         assert [r.score for r in store.get_many("h", samples)] == [0.5, 0.5, 0.5]
+
+
+def test_clear_all_forgets_the_runs_of_the_same_file_too(tmp_path):
+    store = ResultStore(tmp_path / "c.sqlite")
+    runs = RunStore(store.db)
+    runs.start_run("r1", spec_hash="h", source="data.jsonl")
+    runs.record_rows("r1", [(1, {"v": 1})])
+    store.put_many("h", [(_samples(1)[0], RewardResult.ok(1.0))])
+    assert (store.stats().runs, store.stats().run_rows) == (1, 1)
+    store.clear(runs=False)
+    assert runs.counts() == (1, 1)
+    store.clear()
+    assert runs.counts() == (0, 0) and store.stats().rows == 0

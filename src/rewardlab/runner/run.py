@@ -1,0 +1,149 @@
+"""Recorded, resumable runs: the logic behind ``rewardlab score --resume / --remote / --backend ray``.
+
+A run reads the input file, scores the rows that the run store does not have yet in chunks
+through an `Executor` (worker pool, Ray, or a reward server), and records each chunk's output
+rows in one SQLite transaction. If the process (or the reward server it talks to) is killed,
+the rows of committed chunks are kept; the next call with the same run id skips them. The
+output file is written only at the end, from the store, in input order — so every input row
+appears exactly once, however many times the run was interrupted.
+
+Output rows have the same columns as a streamed `rewardlab.runner.score_file` (`runner.io.flatten`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from rewardlab._version import __version__
+from rewardlab.core import RewardResult, content_hash
+from rewardlab.errors import InputError
+from rewardlab.runner.executors import Executor
+from rewardlab.runner.io import (
+    RawRow,
+    RowWriter,
+    flatten,
+    iter_raw_rows,
+    prepare_row,
+    score_prepared,
+)
+from rewardlab.runner.options import ScoreFileOptions
+from rewardlab.runner.summary import RunSummary
+from rewardlab.store import RunStore
+
+__all__ = ["input_fingerprint", "run_id_for", "score_file_resumable"]
+
+Progress = Callable[[int], None]
+
+
+def input_fingerprint(path: Path) -> str:
+    """Path, size and modification time: a resumed run must read the same file."""
+    resolved = path.resolve()
+    if resolved.is_dir():
+        stats = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(resolved.iterdir()) if p.is_file()]
+        return f"{resolved}#{content_hash(stats, size=8)}"
+    stat = resolved.stat()
+    return f"{resolved}#{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def run_id_for(spec_hash: str, input_path: Path, output_path: Path, limit: int | None = None) -> str:
+    """The default run id: the same spec, input, output and limit resume the same run."""
+    return content_hash([spec_hash, input_fingerprint(input_path), str(output_path.resolve()), limit], size=8)
+
+
+def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
+    while chunk := list(itertools.islice(rows, size)):
+        yield chunk
+
+
+def _score_chunk(
+    chunk: Sequence[RawRow], executor: Executor, opts: ScoreFileOptions, source: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """Recorded payloads for a chunk: ``{"row": input fields, "result": RewardResult dict}``.
+
+    Bad rows become `invalid_input` results naming file and line; the rest go out as one batch.
+    """
+    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
+    results = score_prepared([item for _, _, item in prepared], executor.map)
+    return [(number, {"row": row, "result": result.to_dict()}) for (number, row, _), result in zip(prepared, results, strict=True)]
+
+
+def score_file_resumable(
+    executor: Executor,
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    store: RunStore,
+    spec_hash: str,
+    options: ScoreFileOptions | None = None,
+    run_id: str | None = None,
+    resume: bool = True,
+    progress: Progress | None = None,
+) -> tuple[RunSummary, str]:
+    """Score a data file through `executor`, recording rows in `store` so the run can resume.
+
+    Args:
+        executor: computes batches (local pool, Ray, or `rewardlab.serve.remote.RemoteExecutor`).
+        input_path: JSONL, Parquet or a saved `datasets` folder.
+        output_path: ``.jsonl`` or ``.parquet``; written when every row is recorded.
+        store: the run store.
+        spec_hash: stamped on every row, and part of the default run id.
+        options: fields, keep_input, strict, limit, `record_every` (rows per transaction).
+        run_id: the run to start or resume (default: `run_id_for` spec, input, output).
+        resume: keep the rows a previous attempt of `run_id` recorded; ``False`` starts over.
+        progress: called with the number of rows just recorded.
+
+    Returns:
+        The run summary (over every row, resumed ones included) and the run id.
+
+    Raises:
+        InputError: the run id belongs to another spec or input; with `strict`, a bad row.
+        ServerError: (remote) the server could not be reached after every retry; rows done so
+            far stay recorded, call again to resume.
+    """
+    opts = options or ScoreFileOptions()
+    input_path, output_path = Path(input_path), Path(output_path)
+    source = str(input_path)
+    run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit)
+    if not resume:
+        store.drop_run(run_id)
+    store.start_run(run_id, spec_hash=spec_hash, source=input_fingerprint(input_path))
+    done = store.done_rows(run_id)
+    if progress is not None and done:
+        progress(len(done))
+    rows: Iterable[RawRow] = iter_raw_rows(input_path)
+    if opts.limit is not None:
+        rows = itertools.islice(rows, opts.limit)
+    started = time.perf_counter()
+    pending = (r for r in rows if r[0] not in done)
+    for chunk in _chunks(pending, opts.record_every):
+        out = _score_chunk(chunk, executor, opts, source)
+        if opts.strict:
+            bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
+            if bad is not None:
+                raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
+        store.record_rows(run_id, out)
+        if progress is not None:
+            progress(len(out))
+    summary = _write_output(store, run_id, output_path, spec_hash)
+    summary.seconds = time.perf_counter() - started
+    store.finish_run(run_id)
+    return summary, run_id
+
+
+def _write_output(store: RunStore, run_id: str, output_path: Path, spec_hash: str) -> RunSummary:
+    """Write the run's rows in order to a temporary file, then rename it into place."""
+    summary = RunSummary()
+    tmp = output_path.with_name(f".{output_path.stem}.{os.getpid()}.partial{output_path.suffix}")
+    with RowWriter(tmp) as writer:
+        for number, payload in store.iter_run(run_id):
+            result = RewardResult.from_dict(payload["result"])
+            row, stats = flatten(payload["row"], number, result, __version__, spec_hash)
+            writer.write(row)
+            summary.add(stats)
+    os.replace(tmp, output_path)  # atomic: readers see the old file or the whole new one
+    return summary

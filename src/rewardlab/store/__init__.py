@@ -1,0 +1,33 @@
+"""Where results are kept: the result cache and the run store, in one SQLite file.
+
+    from rewardlab.store import ResultStore, RunStore
+
+`ResultStore` caches finished results by reward spec and sample content (the reward server
+and LLM judges read it); `RunStore` records the rows of batch runs so they can resume
+(`rewardlab.runner.run`). Both open the same file (`default_cache_path()`), each with its own
+tables. Only the standard library's `sqlite3` is needed.
+"""
+
+from rewardlab.store.cache import (
+    CacheStats,
+    ResultStore,
+    encode_result,
+    result_row,
+    sample_digest,
+    sample_key,
+)
+from rewardlab.store.runs import RunInfo, RunStore
+from rewardlab.store.sqlite import Database, default_cache_path
+
+__all__ = [
+    "CacheStats",
+    "Database",
+    "ResultStore",
+    "RunInfo",
+    "RunStore",
+    "default_cache_path",
+    "encode_result",
+    "result_row",
+    "sample_digest",
+    "sample_key",
+]
