@@ -163,7 +163,7 @@ def speed_wrapper(steps: int = 50_000, rounds: int = 21) -> None:
     print("| env | obs mode | plain steps/s | wrapped steps/s | added us/step | overhead, same episodes | overhead, own episodes |")
     print("|---|---|---|---|---|---|---|")
     for name, (make, rm, label) in cases.items():
-        for mode in ("dict", "onehot"):
+        for mode in ("dict", "flat", "onehot") if name.startswith("office") else ("dict", "flat"):
             plain, wrapped = make(), RewardMachineWrapper(make(), rm, label, obs_mode=mode)
             p, w, ratio = measure_overhead(plain, wrapped, steps=steps, rounds=rounds, same_episodes=True)
             *_, own = measure_overhead(plain, wrapped, steps=steps, rounds=rounds, same_episodes=False)

@@ -74,7 +74,7 @@ def test_wrapper_matches_tabular_product() -> None:
 def test_wrapper_terminates_on_decoration_and_truncates_on_time() -> None:
     env = RewardMachineWrapper(OfficeWorld(max_episode_steps=3), office_task("coffee"), office_labels, obs_mode="onehot")
     obs, _ = env.reset()
-    assert obs.shape == env.observation_space.shape == (2 + 3,)
+    assert obs.shape == env.observation_space.shape == (12 + 9 + 3,)
     env.step(RIGHT)  # (3,1)
     _, r, term, trunc, info = env.step(RIGHT)  # (4,1) is a decoration
     assert (r, term, trunc) == (0.0, True, False) and info["rm/rejected"]
@@ -95,10 +95,10 @@ def test_wrapper_shaping_and_sum_modes() -> None:
 
 
 def test_wrapper_fast_path_matches_the_machine_in_every_mode() -> None:
-    """The cached transition tables give what the machine gives, with shaping, sum and one-hot."""
+    """The cached transition tables give what the machine gives, with shaping, sum and flat obs."""
     rms = [office_task("coffee_mail"), office_task("patrol")]
     envs = {mode: RewardMachineWrapper(OfficeWorld(max_episode_steps=150), rms, office_labels, obs_mode=mode,
-                                       reward_mode="sum", shaping_gamma=0.9) for mode in ("dict", "onehot")}
+                                       reward_mode="sum", shaping_gamma=0.9) for mode in ("dict", "flat")}
     rng = np.random.default_rng(3)
     for env in envs.values():
         env.reset(seed=0)
@@ -112,8 +112,8 @@ def test_wrapper_fast_path_matches_the_machine_in_every_mode() -> None:
         phi = rm_potentials(rm, gamma=0.9)
         assert rd == pytest.approx(rm_r + 0.9 * (0.0 if (acc or rej) else phi[v]) - phi[u_prev])
         assert td == (acc or rej) and od["rm"] - envs["dict"].offsets[task] == v
-        assert oo[2 + od["rm"]] == 1.0 and oo.sum() == od["obs"].sum() + 1 and not oo.flags.writeable
-        assert np.array_equal(oo, envs["onehot"]._onehot_of(od["obs"], od["rm"]))
+        assert oo[2 + od["rm"]] == 1.0 and oo.sum() == od["obs"].sum() + 1 and oo.flags.writeable
+        assert np.array_equal(oo, envs["flat"].codec.encode(od["obs"], od["rm"]))
         assert info["rm/state"] == rm.states[od["rm"] - envs["dict"].offsets[task]]
         if td:
             assert info["rm/accepted"] or info["rm/rejected"]
@@ -135,11 +135,12 @@ def test_wrapper_accepts_plain_set_labels_and_step_info_keys() -> None:
 
 
 def test_counterfactual_batch_encodes_every_state() -> None:
-    env = RewardMachineWrapper(OfficeWorld(), [office_task("coffee"), office_task("patrol")], office_labels, obs_mode="onehot")
+    env = RewardMachineWrapper(OfficeWorld(), [office_task("coffee"), office_task("patrol")], office_labels, obs_mode="flat")
     batch = env.counterfactual_batch(np.array([3, 6]), UP, np.array([3, 6]), frozenset("f"))
-    assert len(batch["obs"]) == 2 + 4  # live states of coffee + patrol
+    assert batch["obs"].shape == (2 + 4, 2 + 3 + 5)  # live states of coffee + patrol
     # coffee u0 --f--> u1: next obs carries u1's one-hot
     assert batch["next_obs"][0][2 + 1] == 1.0 and batch["reward"][0] == 0.0
+    assert batch["action"].tolist() == [UP] * 6 and not batch["done"].any()
 
 
 def test_optimal_q_solves_every_task() -> None:
@@ -218,14 +219,14 @@ def test_rm_shaping_leaves_optimal_policy_unchanged_on_office_product(compat: bo
     assert np.allclose(q[live], (q_star - phi_u)[np.broadcast_to(live, q.shape)], atol=1e-6)
 
 
-def test_onehot_of_float_box_env_is_a_fresh_writable_array() -> None:
+def test_flat_obs_of_float_box_env_is_a_fresh_writable_array() -> None:
     import gymnasium as gym
 
     from rewardlab.envs.rm import RewardMachine
 
     rm = RewardMachine([{"from": "0", "to": "1", "guard": "left"}], initial="0")
     env = RewardMachineWrapper(gym.make("CartPole-v1"), rm, lambda o, a, o2, i: frozenset({"left"}) if a == 0 else frozenset(),
-                               obs_mode="onehot")
+                               obs_mode="flat")
     first, _ = env.reset(seed=0)
     second, *_ = env.step(1)
     assert first.flags.writeable and second.flags.writeable and first is not second
