@@ -17,19 +17,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
 from rewardlab.errors import SpecError
 
 __all__ = [
+    "GridPreferenceResult",
     "LearnedRewardWrapper",
     "PreferenceDataset",
     "PreferenceRewardModel",
     "SyntheticTeacher",
     "TeacherConfig",
+    "bradley_terry_loss",
+    "learn_grid_reward",
+    "normalised_return",
+    "preference_grid",
+    "random_segments",
     "select_queries",
 ]
 
@@ -206,6 +214,24 @@ class PreferenceRewardModel:
         x = torch.as_tensor(feats)
         with torch.no_grad():
             return np.stack([m(x).squeeze(-1).numpy() for m in self.members])
+
+    def save(self, path: str | Path) -> None:
+        """Write the configuration and every member's weights to an `.npz` file (`load` reads it)."""
+        arrays = {"weights": self.weights}
+        for k, member in enumerate(self.members):
+            arrays.update(module_arrays(f"member{k}", member))
+        config = {"n_features": self.n_features, "hidden": self.hidden, "ensemble": self.ensemble}
+        save_state(path, "PreferenceRewardModel", config, arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PreferenceRewardModel:
+        """The model saved at `path`; it predicts exactly what the saved one did."""
+        config, arrays = load_state(path, "PreferenceRewardModel")
+        model = cls(int(config["n_features"]), hidden=int(config["hidden"]), ensemble=int(config["ensemble"]))
+        model.weights = arrays["weights"]
+        for k, member in enumerate(model.members):
+            set_module_arrays(f"member{k}", member, arrays, source=str(path))
+        return model
 
     def reward(self, feats: np.ndarray) -> np.ndarray:
         """Mean predicted reward over the ensemble, shape `feats.shape[:-1]`."""
