@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_envs.py curves [--seeds 20] [--steps 100000]
     .venv/bin/python bench/bench_envs.py speed
-    .venv/bin/python bench/bench_envs.py extras     # preferences, noisy TV, delayed chain
+    .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
+    .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
@@ -11,6 +12,10 @@ behaviour) and with correct semantics. Writes bench/envs_curves.png and prints a
 
 `extras`: the preference label-efficiency curve (disagreement vs uniform queries), the noisy-TV
 comparison of ICM and curiosity-critic, and the delayed-chain redistribution speed-up.
+
+`sb3-crm`: Stable-Baselines3 DQN with and without `CounterfactualReplayBuffer` (CRM) on the
+office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
+per seed, and the ratio.
 
 `speed`: env steps/s of `RewardMachineWrapper` over the plain env (overhead ratio, goal <= 1.5x)
 and steps/s of the vectorised tabular learners against a per-step dict-based Q-learning loop
@@ -275,10 +280,77 @@ def run_extras(seeds: int = 5) -> None:
         print(f"| {mode} | {r[:, :20].mean():.1f} | {r[:, 20:40].mean():.1f} | {r[:, 40:].mean():.1f} |", flush=True)
 
 
+def _sb3_office_env(start: str, crm: bool):  # type: ignore[no-untyped-def]
+    return RewardMachineWrapper(OfficeWorld(max_episode_steps=50, start=start), office_task("coffee"), office_labels,
+                                obs_mode="onehot", counterfactuals=crm)
+
+
+def _greedy_succeeds(model, env) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the greedy policy, from the paper's start (2, 1), finishes the task within 50 steps."""
+    obs, _ = env.reset(seed=0)
+    for _ in range(50):
+        action, _ = model.predict(obs, deterministic=True)
+        obs, r, term, trunc, _ = env.step(int(action))
+        if term or trunc:
+            return bool(r > 0)
+    return False
+
+
+def dqn_steps_to_success(crm: bool, seed: int, budget: int, every: int = 1000) -> int | None:
+    """Env steps until SB3 DQN's greedy policy solves office-world `coffee` from (2, 1), or None.
+
+    Training uses exploring starts (`OfficeWorld(start="random")`): from the paper's fixed start
+    a random walk reaches the office in 0.04% of episodes, and neither variant learns within a
+    small budget. With `crm`, the replay buffer stores every RM state's experience of each step.
+    """
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from rewardlab.envs.rm.sb3 import CounterfactualReplayBuffer
+
+    venv = make_vec_env(lambda: _sb3_office_env("random", crm), n_envs=8, seed=seed)
+    model = sb3.DQN("MlpPolicy", venv, learning_starts=1000, train_freq=1, gradient_steps=2, buffer_size=100_000,
+                    exploration_fraction=0.3, exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=200,
+                    gamma=0.9, batch_size=64, replay_buffer_class=CounterfactualReplayBuffer if crm else None,
+                    policy_kwargs={"net_arch": [128]}, seed=seed, device="cpu")
+    probe = _sb3_office_env("paper", False)
+    for done in range(every, budget + 1, every):
+        model.learn(every, reset_num_timesteps=False)
+        if _greedy_succeeds(model, probe):
+            return done
+    return None
+
+
+def run_sb3_crm(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    print(f"SB3 DQN on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy "
+          f"solves the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | DQN | DQN + CRM (CounterfactualReplayBuffer) |")
+    print("|---|---|---|")
+    found: dict[bool, list[float]] = {False: [], True: []}
+    for seed in range(seeds):
+        row = []
+        for crm in (False, True):
+            t0 = time.perf_counter()
+            n = dqn_steps_to_success(crm, seed, budget)
+            found[crm].append(float(n) if n is not None else float("inf"))
+            row.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
+        print(f"| {seed} | {row[0]} | {row[1]} |", flush=True)
+    plain, crm_steps = np.median(found[False]), np.median(found[True])
+    capped = np.minimum(found[False], budget)
+    ratio = float(np.median(np.array(capped) / np.array(found[True])))
+    bound = " (at least: plain DQN runs that never succeed count as the budget)" if np.isinf(plain) or np.isinf(found[False]).any() else ""
+    print(f"median steps to success: DQN {plain:,.0f}, DQN + CRM {crm_steps:,.0f}; "
+          f"median per-seed ratio DQN / DQN + CRM = {ratio:.2f}x{bound}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "extras", "all"))
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "all"))
+    parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
+    parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
     args = parser.parse_args()
@@ -286,9 +358,11 @@ def main() -> None:
         speed_wrapper()
         speed_learners(20_000)
     if args.what in ("extras", "all"):
-        run_extras()
+        run_extras(args.seeds or 5)
+    if args.what in ("sb3-crm", "all"):
+        run_sb3_crm(args.seeds or 3, args.budget)
     if args.what in ("curves", "all"):
-        run_curves(args.seeds, args.steps, args.out)
+        run_curves(args.seeds or 20, args.steps, args.out)
 
 
 if __name__ == "__main__":
