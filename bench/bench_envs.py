@@ -232,6 +232,34 @@ def speed_learners(steps: int) -> None:
         print(f"| {method} | {ref_s} | {rates[0]:,.0f} | {rates[1]:,.0f} | {ratio} |", flush=True)
 
 
+def run_preference_agents(mdp, seeds: int, budget: int = 64) -> None:  # type: ignore[no-untyped-def]
+    """Agents trained on a learned preference reward: raw, and through `RewardNormalizer`."""
+    from rewardlab.envs.gridworld import q_learning
+    from rewardlab.envs.preferences import (
+        RewardNormalizer,
+        learn_grid_reward,
+        normalised_policy_return,
+    )
+
+    print(f"\nAgents on the learned reward ({budget} labels, disagreement), 6x6 grid: normalised true return of the")
+    print(f"agent's greedy policy (1 = optimal), per seed 0-{2 * seeds - 1}; tabular Q-learning, Q = 0, 20k steps")
+    print("| seed | value iteration on the learned reward | Q-learning, raw | Q-learning, RewardNormalizer() |")
+    print("|---|---|---|---|")
+    rows = []
+    for seed in range(2 * seeds):
+        learned = learn_grid_reward(mdp, budget, seed=seed)
+        norm = RewardNormalizer.fit(learned.reward)
+        raw_q = normalised_policy_return(mdp, q_learning(mdp, learned.reward, seed=seed))
+        norm_q = normalised_policy_return(mdp, q_learning(mdp, norm(learned.reward), seed=seed))
+        rows.append((learned.normalised_return, raw_q, norm_q))
+        print(f"| {seed} | {learned.normalised_return:.2f} | {raw_q:.2f} | {norm_q:.2f} |", flush=True)
+    vi, raw, normed = (np.array(c) for c in zip(*rows, strict=True))
+    solved = vi >= 0.9
+    print(f"seeds where value iteration on the learned reward reaches >= 0.9: {solved.sum()}/{len(vi)}; on those, "
+          f"Q-learning reaches >= 0.9 in {int((raw[solved] >= 0.9).sum())} (raw) and {int((normed[solved] >= 0.9).sum())} "
+          f"(normalised); mean {raw[solved].mean():.2f} vs {normed[solved].mean():.2f}")
+
+
 def run_extras(seeds: int = 5) -> None:
     from functools import partial
 
@@ -259,6 +287,7 @@ def run_extras(seeds: int = 5) -> None:
             v = [learn_grid_reward(mdp, b, selection=sel, seed=s).normalised_return for s in range(2 * seeds)]
             cells.append(f"{np.mean(v):.2f} [{min(v):.2f}, {max(v):.2f}]")
         print(f"| {sel} | " + " | ".join(cells) + " |", flush=True)
+    run_preference_agents(mdp, seeds)
     print(f"\nNoisy TV (5x5 grid, TV in a corner; 1,500 random steps then 1,500 epsilon-greedy on the bonus; seeds 0-{seeds - 1})")
     print("| bonus | share of steps on the TV after warm-up, mean [min, max] | cells visited | bonus into the TV | bonus elsewhere |")
     print("|---|---|---|---|---|")

@@ -31,10 +31,12 @@ __all__ = [
     "LearnedRewardWrapper",
     "PreferenceDataset",
     "PreferenceRewardModel",
+    "RewardNormalizer",
     "SyntheticTeacher",
     "TeacherConfig",
     "bradley_terry_loss",
     "learn_grid_reward",
+    "normalised_policy_return",
     "normalised_return",
     "preference_grid",
     "random_segments",
@@ -244,6 +246,45 @@ class PreferenceRewardModel:
         return 1.0 / (1.0 + np.exp(-(s1 - s2)))  # type: ignore[no-any-return]
 
 
+@dataclass(frozen=True)
+class RewardNormalizer:
+    """The affine map `(r - shift) / scale` applied to a learned reward before an agent sees it.
+
+    Bradley-Terry on equal-length segments does not identify a constant offset of the reward
+    (adding c to every step adds H*c to both segments' sums), and Christiano et al. (2017,
+    sec. 2.2.1) normalise the learned reward's output to zero mean and a fixed standard deviation.
+    In a continuing or time-limited task an offset leaves optimal policies unchanged, yet it
+    decides how a learner with zero-initialised values explores: where most learned rewards
+    are positive, zero initial values are pessimistic, and epsilon-greedy Q-learning settles in
+    the first loop of positive cells it finds (dense positive local maxima) although value
+    iteration on the same reward finds the goal. `mode="nonpositive"` (the default) shifts the
+    largest reward to 0, so zero initial values are optimistic for every action (Sutton &
+    Barto 2018, sec. 2.6) and the learner explores until it finds the best cells;
+    `mode="zero_mean"` is Christiano et al.'s normalisation. Both divide by the standard
+    deviation. An offset does change optimal policies of tasks with terminal states (living
+    longer pays or costs), so use it on continuing or time-limited tasks.
+
+    Fit it on the learned rewards of the steps the agent will see (e.g. every state, or a
+    replay buffer's transitions).
+    """
+
+    shift: float
+    scale: float
+
+    @classmethod
+    def fit(cls, rewards: np.ndarray, *, mode: str = "nonpositive") -> RewardNormalizer:
+        r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if r.size == 0 or not np.isfinite(r).all():
+            raise SpecError("RewardNormalizer.fit needs a non-empty array of finite rewards")
+        if mode not in ("nonpositive", "zero_mean"):
+            raise SpecError(f"RewardNormalizer mode must be 'nonpositive' or 'zero_mean', got {mode!r}")
+        scale = float(r.std()) or 1.0
+        return cls(float(r.max() if mode == "nonpositive" else r.mean()), scale)
+
+    def __call__(self, rewards: np.ndarray) -> np.ndarray:
+        return (np.asarray(rewards, dtype=np.float64) - self.shift) / self.scale  # type: ignore[no-any-return]
+
+
 def select_queries(
     model: PreferenceRewardModel | None,
     feats1: np.ndarray,
@@ -272,14 +313,16 @@ def select_queries(
 
 
 class LearnedRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
-    """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`.
+    """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`,
+    mapped through `normalizer` when one is given (see `RewardNormalizer`).
 
     The env's own reward stays in `info["reward/env"]`; the learned one is `info["reward/learned"]`.
     """
 
-    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):  # type: ignore[type-arg]
+    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray],  # type: ignore[type-arg]
+                 *, normalizer: RewardNormalizer | None = None):
         super().__init__(env)
-        self.model, self.featurize = model, featurize
+        self.model, self.featurize, self.normalizer = model, featurize, normalizer
         self._obs: Any = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -288,7 +331,8 @@ class LearnedRewardWrapper(gym.Wrapper):  # type: ignore[type-arg]
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, r, term, trunc, info = self.env.step(action)
-        learned = float(self.model.reward(self.featurize(self._obs, action, obs)[None])[0])
+        raw = self.model.reward(self.featurize(self._obs, action, obs)[None])
+        learned = float((self.normalizer(raw) if self.normalizer is not None else raw)[0])
         info["reward/env"], info["reward/learned"] = r, learned
         self._obs = obs
         return obs, learned, term, trunc, info
@@ -315,20 +359,25 @@ class GridPreferenceResult:
     normalised_return: float
 
 
-def normalised_return(mdp: Any, reward: np.ndarray, *, gamma: float = 0.95) -> float:
-    """True value at `start` of the policy optimal for `reward`, scaled so that the uniformly
+def normalised_policy_return(mdp: Any, policy: np.ndarray, *, gamma: float = 0.95) -> float:
+    """True value at `start` of a deterministic `policy` (S,), scaled so that the uniformly
     random policy is 0 and the true optimal policy is 1."""
     from rewardlab.envs.gridworld import policy_value, value_iteration
-
-    def value_of(r: np.ndarray) -> float:
-        return float(policy_value(mdp, value_iteration(mdp, r, gamma=gamma).argmax(axis=1), gamma=gamma)[mdp.start])
 
     r_sa, done = mdp.transition_rewards(), mdp.done_mask()
     v = np.zeros(mdp.n_states)
     for _ in range(3000):
         v = (r_sa + gamma * np.where(done, 0.0, v[mdp.next_state])).mean(axis=1)
-    best, rand = value_of(mdp.reward), float(v[mdp.start])
-    return (value_of(reward) - rand) / (best - rand)
+    best = float(policy_value(mdp, value_iteration(mdp, gamma=gamma).argmax(axis=1), gamma=gamma)[mdp.start])
+    rand = float(v[mdp.start])
+    return (float(policy_value(mdp, np.asarray(policy), gamma=gamma)[mdp.start]) - rand) / (best - rand)
+
+
+def normalised_return(mdp: Any, reward: np.ndarray, *, gamma: float = 0.95) -> float:
+    """`normalised_policy_return` of the policy optimal for `reward` (by value iteration)."""
+    from rewardlab.envs.gridworld import value_iteration
+
+    return normalised_policy_return(mdp, value_iteration(mdp, reward, gamma=gamma).argmax(axis=1), gamma=gamma)
 
 
 def learn_grid_reward(
