@@ -35,6 +35,7 @@ __all__ = [
     "SyntheticTeacher",
     "TeacherConfig",
     "bradley_terry_loss",
+    "collect_segments",
     "learn_grid_reward",
     "normalised_policy_return",
     "normalised_return",
@@ -348,6 +349,62 @@ def random_segments(mdp: Any, n: int, horizon: int, rng: np.random.Generator) ->
         s = mdp.next_state[s, rng.integers(0, 4, n)]
         cells[:, t] = s
     return np.eye(S, dtype=np.float32)[cells], mdp.reward[cells]
+
+
+def collect_segments(
+    env: gym.Env,  # type: ignore[type-arg]
+    n: int,
+    horizon: int,
+    featurize: Callable[[Any, Any, Any], np.ndarray],
+    *,
+    policy: Any = None,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`n` segments of `horizon` consecutive steps from any Gymnasium env, for preference queries.
+
+    Args:
+        env: the env; its reward (or `info["reward/env"]` when a reward wrapper swapped it)
+            is the true reward a synthetic teacher answers from.
+        n: number of segments.
+        horizon: steps per segment; episodes are cut into consecutive windows and a window an
+            episode end would cut short is dropped.
+        featurize: `(obs, action, next_obs) -> (F,)` per-step features the reward model reads.
+        policy: None (uniformly random actions), a callable `obs -> action`, or a
+            Stable-Baselines3 model (anything with `predict(obs)`), e.g. the agent being trained.
+        seed: seeds the env's first reset and the random actions.
+
+    Returns:
+        features (n, horizon, F) float32 and true rewards (n, horizon).
+    """
+    if n < 1 or horizon < 1:
+        raise SpecError(f"collect_segments needs n >= 1 and horizon >= 1, got {n}, {horizon}")
+    env.action_space.seed(seed)
+    act: Callable[[Any], Any]
+    if policy is None:
+        act = lambda _obs: env.action_space.sample()  # noqa: E731
+    elif hasattr(policy, "predict"):
+        act = lambda obs: policy.predict(obs, deterministic=False)[0]  # noqa: E731
+    else:
+        act = policy
+    feats: list[np.ndarray] = []
+    rewards: list[np.ndarray] = []
+    obs, _ = env.reset(seed=seed)
+    window_f: list[np.ndarray] = []
+    window_r: list[float] = []
+    while len(feats) < n:
+        action = act(obs)
+        nxt, r, term, trunc, info = env.step(action)
+        window_f.append(np.asarray(featurize(obs, action, nxt), dtype=np.float32))
+        window_r.append(float(info.get("reward/env", r)))
+        obs = nxt
+        if len(window_f) == horizon:
+            feats.append(np.stack(window_f))
+            rewards.append(np.asarray(window_r))
+            window_f, window_r = [], []
+        if term or trunc:
+            obs, _ = env.reset()
+            window_f, window_r = [], []
+    return np.stack(feats), np.stack(rewards)
 
 
 @dataclass(frozen=True)
