@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@# that, so the verl adapter test runs against verl installed without its dependencies.
 	$(BIN)/pip install --no-deps "verl==0.9.1"
 	$(BIN)/pip install "tensordict==0.10.0" omegaconf
+	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
+	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
+	$(BIN)/pip install --no-deps "imitation==1.0.1"
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (issue 4); chromium renders report screenshots (issue 9);

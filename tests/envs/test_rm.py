@@ -212,7 +212,7 @@ def test_history_dependent_task_needs_the_rm() -> None:
         "rewardlab.envs.starc", "rewardlab.envs.gridworld", "rewardlab.envs.rm.wrapper",
         "rewardlab.envs.rm.hierarchical", "rewardlab.envs.rm.timed", "rewardlab.envs.rm.counterfactual",
         "rewardlab.envs.rm.compiled", "rewardlab.envs.rm.labels", "rewardlab.envs.rm.observations",
-        "rewardlab.envs.rm.sb3", "rewardlab.envs.persist",
+        "rewardlab.envs.rm.sb3", "rewardlab.envs.persist", "rewardlab.envs.vec", "rewardlab.envs.rewardnet",
     ],
 )  # fmt: skip
 def test_public_surface_exists(module: str) -> None:
