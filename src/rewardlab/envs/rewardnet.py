@@ -33,7 +33,7 @@ def _next_state(state: torch.Tensor, action: torch.Tensor, next_state: torch.Ten
     return next_state
 
 
-class PreferenceRewardNet(RewardNet):  # type: ignore[misc]
+class PreferenceRewardNet(RewardNet):
     """imitation `RewardNet` whose reward is the ensemble mean of a `PreferenceRewardModel`.
 
     Args:
