@@ -213,6 +213,7 @@ def test_history_dependent_task_needs_the_rm() -> None:
         "rewardlab.envs.rm.hierarchical", "rewardlab.envs.rm.timed", "rewardlab.envs.rm.counterfactual",
         "rewardlab.envs.rm.compiled", "rewardlab.envs.rm.labels", "rewardlab.envs.rm.observations",
         "rewardlab.envs.rm.sb3", "rewardlab.envs.persist", "rewardlab.envs.vec", "rewardlab.envs.rewardnet",
+        "rewardlab.envs.pebble",
     ],
 )  # fmt: skip
 def test_public_surface_exists(module: str) -> None:
