@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_envs.py speed
     .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
     .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
+    .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 2]
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
@@ -16,6 +17,8 @@ comparison of ICM and curiosity-critic, and the delayed-chain redistribution spe
 `sb3-crm`: Stable-Baselines3 DQN with and without `CounterfactualReplayBuffer` (CRM) on the
 office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
 per seed, and the ratio.
+
+`sb3-pref`: SB3 DQN on a learned preference reward, raw and through `RewardNormalizer`.
 
 `speed`: env steps/s of `RewardMachineWrapper` over the plain env (overhead ratio, goal <= 1.5x)
 and steps/s of the vectorised tabular learners against a per-step dict-based Q-learning loop
@@ -260,6 +263,54 @@ def run_preference_agents(mdp, seeds: int, budget: int = 64) -> None:  # type: i
           f"(normalised); mean {raw[solved].mean():.2f} vs {normed[solved].mean():.2f}")
 
 
+def dqn_on_learned_reward(seed: int, normalise: bool, budget: int = 40_000, every: int = 4000) -> list[float]:
+    """SB3 DQN on the 6x6 grid through `LearnedRewardWrapper` with the reward learned from 64
+    labels (seed `seed`); normalised true return of its greedy policy every `every` steps."""
+    import stable_baselines3 as sb3
+
+    from rewardlab.envs.preferences import (
+        LearnedRewardWrapper,
+        PreferenceRewardModel,
+        RewardNormalizer,
+        learn_grid_reward,
+        normalised_policy_return,
+        preference_grid,
+    )
+
+    mdp = preference_grid()
+    learned = learn_grid_reward(mdp, 64, seed=seed).reward
+    model = PreferenceRewardModel(mdp.n_states, ensemble=1)
+    model.weights[0] = learned  # the learned per-cell reward as a linear model over one-hot cells
+    eye = np.eye(mdp.n_states, dtype=np.float32)
+    env = LearnedRewardWrapper(mdp.to_env(max_episode_steps=50), model, lambda o, a, o2: eye[o2],
+                               normalizer=RewardNormalizer.fit(learned) if normalise else None)
+    agent = sb3.DQN("MlpPolicy", env, learning_starts=500, train_freq=4, buffer_size=50_000, exploration_fraction=0.5,
+                    exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=250, gamma=0.95, batch_size=64,
+                    policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
+    out = []
+    for _ in range(budget // every):
+        agent.learn(every, reset_num_timesteps=False)
+        policy = np.array([int(agent.predict(s, deterministic=True)[0]) for s in range(mdp.n_states)])
+        out.append(normalised_policy_return(mdp, policy))
+    return out
+
+
+def run_sb3_preferences(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    every = 4000
+    print(f"SB3 DQN on the learned preference reward (6x6 grid, 64 labels): normalised true return of the greedy policy, "
+          f"every {every:,} steps up to {budget:,}")
+    print("| seed | reward | " + " | ".join(f"{k // 1000}k" for k in range(every, budget + 1, every)) + " |")
+    print("|---|---|" + "---|" * (budget // every))
+    for seed in range(seeds):
+        for normalise in (False, True):
+            curve = dqn_on_learned_reward(seed, normalise, budget, every)
+            name = "RewardNormalizer()" if normalise else "raw"
+            print(f"| {seed} | {name} | " + " | ".join(f"{v:.2f}" for v in curve) + " |", flush=True)
+
+
 def run_extras(seeds: int = 5) -> None:
     from functools import partial
 
@@ -377,7 +428,7 @@ def run_sb3_crm(seeds: int, budget: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "all"))
+    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-pref", "all"))
     parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
     parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
@@ -390,6 +441,8 @@ def main() -> None:
         run_extras(args.seeds or 5)
     if args.what in ("sb3-crm", "all"):
         run_sb3_crm(args.seeds or 3, args.budget)
+    if args.what in ("sb3-pref", "all"):
+        run_sb3_preferences(args.seeds or 2, 40_000)
     if args.what in ("curves", "all"):
         run_curves(args.seeds or 20, args.steps, args.out)
 
