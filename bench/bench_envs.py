@@ -5,6 +5,7 @@
     .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
     .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
     .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 2]
+    .venv/bin/python bench/bench_envs.py sb3-ppo [--seeds 2]
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
@@ -17,6 +18,8 @@ comparison of ICM and curiosity-critic, and the delayed-chain redistribution spe
 `sb3-crm`: Stable-Baselines3 DQN with and without `CounterfactualReplayBuffer` (CRM) on the
 office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
 per seed, and the ratio.
+
+`sb3-ppo`: SB3 PPO on office-world `coffee`, with and without a batched count bonus.
 
 `sb3-pref`: SB3 DQN on a learned preference reward, raw and through `RewardNormalizer`.
 
@@ -401,6 +404,52 @@ def dqn_steps_to_success(crm: bool, seed: int, budget: int, every: int = 1000) -
     return None
 
 
+def ppo_steps_to_success(bonus: bool, seed: int, budget: int, every: int = 8192) -> int | None:
+    """Env steps until SB3 PPO's greedy policy solves `coffee` from (2, 1), or None.
+
+    Exploring starts as for DQN; with `bonus`, a count bonus 0.1 / sqrt(N(cell, RM state)) over
+    the VecEnv (`IntrinsicRewardVecWrapper`, weight decaying linearly to 0 over 40k steps).
+    """
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from rewardlab.envs.intrinsic import CountBonus, DecaySchedule
+    from rewardlab.envs.vec import IntrinsicRewardVecWrapper
+
+    def cell_and_state(obs: np.ndarray) -> np.ndarray:  # one-hot x (12), y (9), RM state (3)
+        return (obs[:, :12].argmax(1) + 12 * obs[:, 12:21].argmax(1)) * 3 + obs[:, 21:].argmax(1)  # type: ignore[no-any-return]
+
+    venv = make_vec_env(lambda: _sb3_office_env("random", False), n_envs=8, seed=seed)
+    if bonus:
+        venv = IntrinsicRewardVecWrapper(venv, CountBonus(108 * 3, scale=0.1), schedule=DecaySchedule(steps=40_000),
+                                         featurize=cell_and_state)
+    model = sb3.PPO("MlpPolicy", venv, n_steps=128, batch_size=256, n_epochs=4, gamma=0.95, ent_coef=0.01,
+                    learning_rate=1e-3, policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
+    probe = _sb3_office_env("paper", False)
+    for done in range(every, budget + 1, every):
+        model.learn(every, reset_num_timesteps=False)
+        if _greedy_succeeds(model, probe):
+            return done
+    return None
+
+
+def run_sb3_ppo(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    print(f"SB3 PPO on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy solves "
+          f"the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | PPO | PPO + count bonus (IntrinsicRewardVecWrapper) |")
+    print("|---|---|---|")
+    for seed in range(seeds):
+        cells = []
+        for bonus in (False, True):
+            t0 = time.perf_counter()
+            n = ppo_steps_to_success(bonus, seed, budget)
+            cells.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
+        print(f"| {seed} | {cells[0]} | {cells[1]} |", flush=True)
+
+
 def run_sb3_crm(seeds: int, budget: int) -> None:
     import torch
 
@@ -428,7 +477,7 @@ def run_sb3_crm(seeds: int, budget: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-pref", "all"))
+    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-pref", "sb3-ppo", "all"))
     parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
     parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
@@ -441,6 +490,8 @@ def main() -> None:
         run_extras(args.seeds or 5)
     if args.what in ("sb3-crm", "all"):
         run_sb3_crm(args.seeds or 3, args.budget)
+    if args.what in ("sb3-ppo", "all"):
+        run_sb3_ppo(args.seeds or 2, 200_000)
     if args.what in ("sb3-pref", "all"):
         run_sb3_preferences(args.seeds or 2, 40_000)
     if args.what in ("curves", "all"):
