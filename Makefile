@@ -22,6 +22,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@# OpenRLHF pins deepspeed, flash-attn and vllm (CUDA builds); its reward client
 	@# (openrlhf.utils.agent) and experience batching need only the light deps in the dev extra.
 	$(BIN)/pip install --no-deps "openrlhf==0.11.2"
+	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
+	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
+	$(BIN)/pip install --no-deps "imitation==1.0.1"
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);

@@ -2,7 +2,10 @@
 
     .venv/bin/python bench/bench_envs.py curves [--seeds 20] [--steps 100000]
     .venv/bin/python bench/bench_envs.py speed
-    .venv/bin/python bench/bench_envs.py extras     # preferences, noisy TV, delayed chain
+    .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
+    .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
+    .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 2]
+    .venv/bin/python bench/bench_envs.py sb3-ppo [--seeds 2]
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
@@ -11,6 +14,14 @@ behaviour) and with correct semantics. Writes bench/envs_curves.png and prints a
 
 `extras`: the preference label-efficiency curve (disagreement vs uniform queries), the noisy-TV
 comparison of ICM and curiosity-critic, and the delayed-chain redistribution speed-up.
+
+`sb3-crm`: Stable-Baselines3 DQN with and without `CounterfactualReplayBuffer` (CRM) on the
+office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
+per seed, and the ratio.
+
+`sb3-ppo`: SB3 PPO on office-world `coffee`, with and without a batched count bonus.
+
+`sb3-pref`: SB3 DQN on a learned preference reward, raw and through `RewardNormalizer`.
 
 `speed`: env steps/s of `RewardMachineWrapper` over the plain env (overhead ratio, goal <= 1.5x)
 and steps/s of the vectorised tabular learners against a per-step dict-based Q-learning loop
@@ -163,7 +174,7 @@ def speed_wrapper(steps: int = 50_000, rounds: int = 21) -> None:
     print("| env | obs mode | plain steps/s | wrapped steps/s | added us/step | overhead, same episodes | overhead, own episodes |")
     print("|---|---|---|---|---|---|---|")
     for name, (make, rm, label) in cases.items():
-        for mode in ("dict", "onehot"):
+        for mode in ("dict", "flat", "onehot") if name.startswith("office") else ("dict", "flat"):
             plain, wrapped = make(), RewardMachineWrapper(make(), rm, label, obs_mode=mode)
             p, w, ratio = measure_overhead(plain, wrapped, steps=steps, rounds=rounds, same_episodes=True)
             *_, own = measure_overhead(plain, wrapped, steps=steps, rounds=rounds, same_episodes=False)
@@ -227,6 +238,82 @@ def speed_learners(steps: int) -> None:
         print(f"| {method} | {ref_s} | {rates[0]:,.0f} | {rates[1]:,.0f} | {ratio} |", flush=True)
 
 
+def run_preference_agents(mdp, seeds: int, budget: int = 64) -> None:  # type: ignore[no-untyped-def]
+    """Agents trained on a learned preference reward: raw, and through `RewardNormalizer`."""
+    from rewardlab.envs.gridworld import q_learning
+    from rewardlab.envs.preferences import (
+        RewardNormalizer,
+        learn_grid_reward,
+        normalised_policy_return,
+    )
+
+    print(f"\nAgents on the learned reward ({budget} labels, disagreement), 6x6 grid: normalised true return of the")
+    print(f"agent's greedy policy (1 = optimal), per seed 0-{2 * seeds - 1}; tabular Q-learning, Q = 0, 20k steps")
+    print("| seed | value iteration on the learned reward | Q-learning, raw | Q-learning, RewardNormalizer() |")
+    print("|---|---|---|---|")
+    rows = []
+    for seed in range(2 * seeds):
+        learned = learn_grid_reward(mdp, budget, seed=seed)
+        norm = RewardNormalizer.fit(learned.reward)
+        raw_q = normalised_policy_return(mdp, q_learning(mdp, learned.reward, seed=seed))
+        norm_q = normalised_policy_return(mdp, q_learning(mdp, norm(learned.reward), seed=seed))
+        rows.append((learned.normalised_return, raw_q, norm_q))
+        print(f"| {seed} | {learned.normalised_return:.2f} | {raw_q:.2f} | {norm_q:.2f} |", flush=True)
+    vi, raw, normed = (np.array(c) for c in zip(*rows, strict=True))
+    solved = vi >= 0.9
+    print(f"seeds where value iteration on the learned reward reaches >= 0.9: {solved.sum()}/{len(vi)}; on those, "
+          f"Q-learning reaches >= 0.9 in {int((raw[solved] >= 0.9).sum())} (raw) and {int((normed[solved] >= 0.9).sum())} "
+          f"(normalised); mean {raw[solved].mean():.2f} vs {normed[solved].mean():.2f}")
+
+
+def dqn_on_learned_reward(seed: int, normalise: bool, budget: int = 40_000, every: int = 4000) -> list[float]:
+    """SB3 DQN on the 6x6 grid through `LearnedRewardWrapper` with the reward learned from 64
+    labels (seed `seed`); normalised true return of its greedy policy every `every` steps."""
+    import stable_baselines3 as sb3
+
+    from rewardlab.envs.preferences import (
+        LearnedRewardWrapper,
+        PreferenceRewardModel,
+        RewardNormalizer,
+        learn_grid_reward,
+        normalised_policy_return,
+        preference_grid,
+    )
+
+    mdp = preference_grid()
+    learned = learn_grid_reward(mdp, 64, seed=seed).reward
+    model = PreferenceRewardModel(mdp.n_states, ensemble=1)
+    model.weights[0] = learned  # the learned per-cell reward as a linear model over one-hot cells
+    eye = np.eye(mdp.n_states, dtype=np.float32)
+    env = LearnedRewardWrapper(mdp.to_env(max_episode_steps=50), model, lambda o, a, o2: eye[o2],
+                               normalizer=RewardNormalizer.fit(learned) if normalise else None)
+    agent = sb3.DQN("MlpPolicy", env, learning_starts=500, train_freq=4, buffer_size=50_000, exploration_fraction=0.5,
+                    exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=250, gamma=0.95, batch_size=64,
+                    policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
+    out = []
+    for _ in range(budget // every):
+        agent.learn(every, reset_num_timesteps=False)
+        policy = np.array([int(agent.predict(s, deterministic=True)[0]) for s in range(mdp.n_states)])
+        out.append(normalised_policy_return(mdp, policy))
+    return out
+
+
+def run_sb3_preferences(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    every = 4000
+    print(f"SB3 DQN on the learned preference reward (6x6 grid, 64 labels): normalised true return of the greedy policy, "
+          f"every {every:,} steps up to {budget:,}")
+    print("| seed | reward | " + " | ".join(f"{k // 1000}k" for k in range(every, budget + 1, every)) + " |")
+    print("|---|---|" + "---|" * (budget // every))
+    for seed in range(seeds):
+        for normalise in (False, True):
+            curve = dqn_on_learned_reward(seed, normalise, budget, every)
+            name = "RewardNormalizer()" if normalise else "raw"
+            print(f"| {seed} | {name} | " + " | ".join(f"{v:.2f}" for v in curve) + " |", flush=True)
+
+
 def run_extras(seeds: int = 5) -> None:
     from functools import partial
 
@@ -254,6 +341,7 @@ def run_extras(seeds: int = 5) -> None:
             v = [learn_grid_reward(mdp, b, selection=sel, seed=s).normalised_return for s in range(2 * seeds)]
             cells.append(f"{np.mean(v):.2f} [{min(v):.2f}, {max(v):.2f}]")
         print(f"| {sel} | " + " | ".join(cells) + " |", flush=True)
+    run_preference_agents(mdp, seeds)
     print(f"\nNoisy TV (5x5 grid, TV in a corner; 1,500 random steps then 1,500 epsilon-greedy on the bonus; seeds 0-{seeds - 1})")
     print("| bonus | share of steps on the TV after warm-up, mean [min, max] | cells visited | bonus into the TV | bonus elsewhere |")
     print("|---|---|---|---|---|")
@@ -275,10 +363,123 @@ def run_extras(seeds: int = 5) -> None:
         print(f"| {mode} | {r[:, :20].mean():.1f} | {r[:, 20:40].mean():.1f} | {r[:, 40:].mean():.1f} |", flush=True)
 
 
+def _sb3_office_env(start: str, crm: bool):  # type: ignore[no-untyped-def]
+    return RewardMachineWrapper(OfficeWorld(max_episode_steps=50, start=start), office_task("coffee"), office_labels,
+                                obs_mode="onehot", counterfactuals=crm)
+
+
+def _greedy_succeeds(model, env) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the greedy policy, from the paper's start (2, 1), finishes the task within 50 steps."""
+    obs, _ = env.reset(seed=0)
+    for _ in range(50):
+        action, _ = model.predict(obs, deterministic=True)
+        obs, r, term, trunc, _ = env.step(int(action))
+        if term or trunc:
+            return bool(r > 0)
+    return False
+
+
+def dqn_steps_to_success(crm: bool, seed: int, budget: int, every: int = 1000) -> int | None:
+    """Env steps until SB3 DQN's greedy policy solves office-world `coffee` from (2, 1), or None.
+
+    Training uses exploring starts (`OfficeWorld(start="random")`): from the paper's fixed start
+    a random walk reaches the office in 0.04% of episodes, and neither variant learns within a
+    small budget. With `crm`, the replay buffer stores every RM state's experience of each step.
+    """
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from rewardlab.envs.rm.sb3 import CounterfactualReplayBuffer
+
+    venv = make_vec_env(lambda: _sb3_office_env("random", crm), n_envs=8, seed=seed)
+    model = sb3.DQN("MlpPolicy", venv, learning_starts=1000, train_freq=1, gradient_steps=2, buffer_size=100_000,
+                    exploration_fraction=0.3, exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=200,
+                    gamma=0.9, batch_size=64, replay_buffer_class=CounterfactualReplayBuffer if crm else None,
+                    policy_kwargs={"net_arch": [128]}, seed=seed, device="cpu")
+    probe = _sb3_office_env("paper", False)
+    for done in range(every, budget + 1, every):
+        model.learn(every, reset_num_timesteps=False)
+        if _greedy_succeeds(model, probe):
+            return done
+    return None
+
+
+def ppo_steps_to_success(bonus: bool, seed: int, budget: int, every: int = 8192) -> int | None:
+    """Env steps until SB3 PPO's greedy policy solves `coffee` from (2, 1), or None.
+
+    Exploring starts as for DQN; with `bonus`, a count bonus 0.1 / sqrt(N(cell, RM state)) over
+    the VecEnv (`IntrinsicRewardVecWrapper`, weight decaying linearly to 0 over 40k steps).
+    """
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from rewardlab.envs.intrinsic import CountBonus, DecaySchedule
+    from rewardlab.envs.vec import IntrinsicRewardVecWrapper
+
+    def cell_and_state(obs: np.ndarray) -> np.ndarray:  # one-hot x (12), y (9), RM state (3)
+        return (obs[:, :12].argmax(1) + 12 * obs[:, 12:21].argmax(1)) * 3 + obs[:, 21:].argmax(1)  # type: ignore[no-any-return]
+
+    venv = make_vec_env(lambda: _sb3_office_env("random", False), n_envs=8, seed=seed)
+    if bonus:
+        venv = IntrinsicRewardVecWrapper(venv, CountBonus(108 * 3, scale=0.1), schedule=DecaySchedule(steps=40_000),
+                                         featurize=cell_and_state)
+    model = sb3.PPO("MlpPolicy", venv, n_steps=128, batch_size=256, n_epochs=4, gamma=0.95, ent_coef=0.01,
+                    learning_rate=1e-3, policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
+    probe = _sb3_office_env("paper", False)
+    for done in range(every, budget + 1, every):
+        model.learn(every, reset_num_timesteps=False)
+        if _greedy_succeeds(model, probe):
+            return done
+    return None
+
+
+def run_sb3_ppo(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    print(f"SB3 PPO on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy solves "
+          f"the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | PPO | PPO + count bonus (IntrinsicRewardVecWrapper) |")
+    print("|---|---|---|")
+    for seed in range(seeds):
+        cells = []
+        for bonus in (False, True):
+            t0 = time.perf_counter()
+            n = ppo_steps_to_success(bonus, seed, budget)
+            cells.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
+        print(f"| {seed} | {cells[0]} | {cells[1]} |", flush=True)
+
+
+def run_sb3_crm(seeds: int, budget: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    print(f"SB3 DQN on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy "
+          f"solves the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | DQN | DQN + CRM (CounterfactualReplayBuffer) |")
+    print("|---|---|---|")
+    found: dict[bool, list[float]] = {False: [], True: []}
+    for seed in range(seeds):
+        row = []
+        for crm in (False, True):
+            t0 = time.perf_counter()
+            n = dqn_steps_to_success(crm, seed, budget)
+            found[crm].append(float(n) if n is not None else float("inf"))
+            row.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
+        print(f"| {seed} | {row[0]} | {row[1]} |", flush=True)
+    plain, crm_steps = np.median(found[False]), np.median(found[True])
+    capped = np.minimum(found[False], budget)
+    ratio = float(np.median(np.array(capped) / np.array(found[True])))
+    bound = " (at least: plain DQN runs that never succeed count as the budget)" if np.isinf(plain) or np.isinf(found[False]).any() else ""
+    print(f"median steps to success: DQN {plain:,.0f}, DQN + CRM {crm_steps:,.0f}; "
+          f"median per-seed ratio DQN / DQN + CRM = {ratio:.2f}x{bound}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "extras", "all"))
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-pref", "sb3-ppo", "all"))
+    parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
+    parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
     args = parser.parse_args()
@@ -286,9 +487,15 @@ def main() -> None:
         speed_wrapper()
         speed_learners(20_000)
     if args.what in ("extras", "all"):
-        run_extras()
+        run_extras(args.seeds or 5)
+    if args.what in ("sb3-crm", "all"):
+        run_sb3_crm(args.seeds or 3, args.budget)
+    if args.what in ("sb3-ppo", "all"):
+        run_sb3_ppo(args.seeds or 2, 200_000)
+    if args.what in ("sb3-pref", "all"):
+        run_sb3_preferences(args.seeds or 2, 40_000)
     if args.what in ("curves", "all"):
-        run_curves(args.seeds, args.steps, args.out)
+        run_curves(args.seeds or 20, args.steps, args.out)
 
 
 if __name__ == "__main__":

@@ -211,7 +211,9 @@ def test_history_dependent_task_needs_the_rm() -> None:
         "rewardlab.envs.preferences", "rewardlab.envs.intrinsic", "rewardlab.envs.redistribution",
         "rewardlab.envs.starc", "rewardlab.envs.gridworld", "rewardlab.envs.rm.wrapper",
         "rewardlab.envs.rm.hierarchical", "rewardlab.envs.rm.timed", "rewardlab.envs.rm.counterfactual",
-        "rewardlab.envs.rm.compiled", "rewardlab.envs.rm.labels",
+        "rewardlab.envs.rm.compiled", "rewardlab.envs.rm.labels", "rewardlab.envs.rm.observations",
+        "rewardlab.envs.rm.sb3", "rewardlab.envs.persist", "rewardlab.envs.vec", "rewardlab.envs.rewardnet",
+        "rewardlab.envs.pebble",
     ],
 )  # fmt: skip
 def test_public_surface_exists(module: str) -> None:
@@ -220,6 +222,23 @@ def test_public_surface_exists(module: str) -> None:
     mod = importlib.import_module(module)
     missing = [name for name in mod.__all__ if not hasattr(mod, name)]
     assert not missing, f"{module}.__all__ lists missing names {missing}"
+
+
+def test_every_name_the_docs_import_is_public() -> None:
+    import importlib
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
+    imports = re.findall(r"from (rewardlab\.envs[\w.]*) import \(?([\w\s,]+?)\)?\n(?!\s)", doc)
+    assert len(imports) >= 10
+    private = [
+        (module, name)
+        for module, names in imports
+        for name in (n.strip() for n in names.replace("\n", ",").split(","))
+        if name and name not in importlib.import_module(module).__all__
+    ]
+    assert not private, f"docs/envs.md imports names missing from __all__: {private}"
 
 
 def test_import_envs_does_not_import_torch() -> None:

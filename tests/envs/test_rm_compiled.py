@@ -230,5 +230,6 @@ def test_onehot_memo_only_keeps_observations_of_the_declared_dtype() -> None:
     obs, _ = env.reset()
     for a in (0, 1, 2, 3, 0, 0):
         obs, *_ = env.step(a)
-    assert obs[:2].tolist() == env.env.unwrapped._obs().tolist() and not obs.flags.writeable
-    assert sum(len(m) for m in env._memo) == 0  # int32 bytes never enter the int64-keyed memo
+    x, y = env.env.unwrapped._obs().tolist()
+    assert np.flatnonzero(obs).tolist() == [x, 12 + y, 21 + env.u] and obs.flags.writeable
+    assert sum(len(m) for m in env.codec.memo) == 0  # type: ignore[attr-defined]  # int32 bytes never enter the int64-keyed memo

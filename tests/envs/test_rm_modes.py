@@ -1,9 +1,8 @@
-"""Every wrapper mode (and its specialised `step` class) against a straightforward reference.
+"""Every wrapper mode against a straightforward reference.
 
-`RewardMachineWrapper` picks a subclass with a mode-specific `step` for its hot modes (see the end
-of `rewardlab/envs/rm/wrapper.py`); here each obs mode x reward mode x labelling kind x shaping x
-one/two tasks is stepped beside `reference_step`, which evaluates the machine's guards directly
-(`RewardMachine.step_index`) with none of the wrapper's tables or memos.
+Each obs mode x reward mode x labelling kind x shaping x one/two tasks is stepped beside
+`reference_step`, which evaluates the machine's guards directly (`RewardMachine.step_index`) with
+none of the wrapper's tables or memos, and encodes observations from their definition.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import numpy as np
 import pytest
 
 from rewardlab.envs.officeworld import OfficeWorld, office_labels, office_task
-from rewardlab.envs.rm.labels import InfoLabels
 from rewardlab.envs.rm.shaping import rm_potentials
 from rewardlab.envs.rm.wrapper import RewardMachineWrapper
 
@@ -38,8 +36,11 @@ def plain_labels(obs: Any, action: Any, next_obs: Any, info: dict[str, Any]) -> 
 def reference_obs(obs: np.ndarray, g: int, n: int, mode: str) -> Any:
     if mode == "dict":
         return {"obs": obs, "rm": g}
-    if mode == "onehot":
+    if mode == "flat":
         return np.concatenate((obs.astype(np.float32), np.eye(n, dtype=np.float32)[g]))
+    if mode == "onehot":  # one-hot of x (12 values), of y (9 values), of the RM state
+        return np.concatenate((np.eye(12, dtype=np.float32)[obs[0]], np.eye(9, dtype=np.float32)[obs[1]],
+                               np.eye(n, dtype=np.float32)[g]))
     return obs
 
 
@@ -76,7 +77,7 @@ def assert_same_obs(got: Any, want: Any) -> None:
         np.testing.assert_array_equal(got, want)
 
 
-MODES = list(itertools.product(("dict", "onehot", "none"), ("rm", "sum"), ("info", "plain"), (None, 0.9), (1, 2)))
+MODES = list(itertools.product(("dict", "flat", "onehot", "none"), ("rm", "sum"), ("info", "plain"), (None, 0.9), (1, 2)))
 
 
 @pytest.mark.parametrize(("obs_mode", "reward_mode", "labelling", "gamma", "n_tasks"), MODES)
@@ -117,27 +118,14 @@ def test_every_mode_matches_the_reference(obs_mode: str, reward_mode: str, label
     assert episodes > 20 and ends_by_machine > 0  # the run went through resets, env ends and machine ends
 
 
-def test_hot_modes_get_a_specialised_step_and_stay_wrappers() -> None:
-    rm = office_task("coffee")
-    fast = [RewardMachineWrapper(OfficeWorld(), rm, office_labels, obs_mode=m) for m in ("dict", "onehot")]
-    generic = [
-        RewardMachineWrapper(OfficeWorld(), rm, office_labels, obs_mode="none"),
-        RewardMachineWrapper(OfficeWorld(), rm, office_labels, reward_mode="sum"),
-        RewardMachineWrapper(OfficeWorld(), rm, plain_labels),
-        RewardMachineWrapper(OfficeWorld(), rm, InfoLabels("labels"), obs_mode="onehot", shaping_gamma=0.9),
-    ]
-    for env in fast:
-        assert isinstance(env, RewardMachineWrapper) and type(env).step is not RewardMachineWrapper.step
-    assert type(generic[-1]).step is not RewardMachineWrapper.step  # shaping lives in the table
-    for env in generic[:3]:
-        assert type(env) is RewardMachineWrapper
-    # a copy keeps the variant and the state
-    env = fast[1]
+@pytest.mark.parametrize("obs_mode", ["dict", "flat", "onehot", "none"])
+def test_a_deep_copy_keeps_the_state_and_steps_alike(obs_mode: str) -> None:
+    env = RewardMachineWrapper(OfficeWorld(), office_task("coffee"), office_labels, obs_mode=obs_mode)  # type: ignore[arg-type]
     env.reset(seed=0)
     env.step(1)
-    for twin in (copy.deepcopy(env),):  # (machines hold compiled guards: not picklable)
-        assert type(twin) is type(env) and twin.u == env.u
-        np.testing.assert_array_equal(twin.step(2)[0], env.step(2)[0])
+    twin = copy.deepcopy(env)
+    assert type(twin) is RewardMachineWrapper and twin.u == env.u
+    assert_same_obs(twin.step(2)[0], env.step(2)[0])
 
 
 def test_a_user_subclass_keeps_its_own_step() -> None:

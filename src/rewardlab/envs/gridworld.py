@@ -15,7 +15,7 @@ import numpy as np
 
 from rewardlab.errors import SpecError
 
-__all__ = ["GridMDP", "policy_value", "value_iteration"]
+__all__ = ["GridMDP", "policy_value", "q_learning", "value_iteration"]
 
 _DELTA = ((0, 1), (1, 0), (0, -1), (-1, 0))
 
@@ -140,3 +140,35 @@ def policy_value(mdp: GridMDP, policy: np.ndarray, reward: np.ndarray | None = N
             return new  # type: ignore[no-any-return]
         v = new
     return v
+
+
+def q_learning(
+    mdp: GridMDP,
+    reward: np.ndarray | None = None,
+    *,
+    steps: int = 20_000,
+    horizon: int = 50,
+    epsilon: float = 0.1,
+    alpha: float = 0.5,
+    gamma: float = 0.95,
+    seed: int = 0,
+) -> np.ndarray:
+    """Greedy policy (S,) of tabular epsilon-greedy Q-learning on `reward`, Q initialised to 0.
+
+    Episodes start at `mdp.start` and are cut after `horizon` steps (bootstrapping through the
+    cut: a time limit, not a terminal state); ties between greedy actions break at random.
+    """
+    r = mdp.reward if reward is None else np.asarray(reward, dtype=float)
+    rng = np.random.default_rng(seed)
+    q = np.zeros((mdp.n_states, 4))
+    s, t = mdp.start, 0
+    for _ in range(steps):
+        best = np.flatnonzero(q[s] == q[s].max())
+        a = int(rng.integers(4)) if rng.random() < epsilon else int(rng.choice(best))
+        s2 = int(mdp.next_state[s, a])
+        target = r[s2] + (0.0 if s2 in mdp.terminal else gamma * q[s2].max())
+        q[s, a] += alpha * (target - q[s, a])
+        s, t = s2, t + 1
+        if s2 in mdp.terminal or t >= horizon:
+            s, t = mdp.start, 0
+    return q.argmax(axis=1)  # type: ignore[no-any-return]

@@ -21,12 +21,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
 
-from rewardlab.errors import SpecError
+from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
+from rewardlab.errors import InputError, SpecError
 
 __all__ = [
     "CountBonus",
@@ -39,6 +41,7 @@ __all__ = [
     "IntrinsicRewardWrapper",
     "PotentialShapingWrapper",
     "RNDBonus",
+    "RunningMeanStd",
     "noisy_tv_rollout",
 ]
 
@@ -83,18 +86,46 @@ class DecaySchedule:
 
 
 class CountBonus:
-    """Tabular count bonus `scale / sqrt(N(s'))` over discrete next observations."""
+    """Tabular count bonus `scale / sqrt(N(s'))` over discrete next observations.
+
+    `next_obs` must be a batch of state indices in `[0, n_states)`, shape (B,) or (B, 1).
+    Vector observations are refused (`InputError`), never flattened into wrong indices:
+    featurize them to an index first, or count them with `HashedCountBonus`.
+    """
 
     def __init__(self, n_states: int, *, scale: float = 1.0):
         self.counts = np.zeros(n_states, dtype=np.int64)
         self.scale = scale
 
+    def _indices(self, next_obs: np.ndarray) -> np.ndarray:
+        s = np.asarray(next_obs)
+        if s.ndim > 2 or (s.ndim == 2 and s.shape[1] != 1):
+            raise InputError(
+                f"CountBonus counts state indices, one per row, but got observations of shape {s.shape}; "
+                "featurize each observation to one index in [0, n_states), or use HashedCountBonus for vectors"
+            )
+        flat = s.reshape(-1)
+        idx = flat.astype(np.int64)
+        if (idx != flat).any() or (idx < 0).any() or (idx >= len(self.counts)).any():
+            raise InputError(f"CountBonus needs integer state indices in [0, {len(self.counts)}), got {flat.tolist()[:8]}")
+        return idx
+
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
-        s = np.asarray(next_obs, dtype=np.int64).reshape(-1)
-        return self.scale / np.sqrt(np.maximum(self.counts[s], 1))
+        return self.scale / np.sqrt(np.maximum(self.counts[self._indices(next_obs)], 1))  # type: ignore[no-any-return]
 
     def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
-        np.add.at(self.counts, np.asarray(next_obs, dtype=np.int64).reshape(-1), 1)
+        np.add.at(self.counts, self._indices(next_obs), 1)
+
+    def save(self, path: str | Path) -> None:
+        """Write the counts to an `.npz` file (`CountBonus.load` reads it)."""
+        save_state(path, "CountBonus", {"scale": self.scale}, {"counts": self.counts})
+
+    @classmethod
+    def load(cls, path: str | Path) -> CountBonus:
+        config, arrays = load_state(path, "CountBonus")
+        bonus = cls(len(arrays["counts"]), scale=float(config["scale"]))
+        bonus.counts = arrays["counts"].astype(np.int64)
+        return bonus
 
 
 class HashedCountBonus:
@@ -120,6 +151,21 @@ class HashedCountBonus:
         for k in self.keys(next_obs):
             self.counts[int(k)] = self.counts.get(int(k), 0) + 1
 
+    def save(self, path: str | Path) -> None:
+        """Write the projection and the counts to an `.npz` file (`HashedCountBonus.load`)."""
+        keys = np.fromiter(self.counts, dtype=np.int64, count=len(self.counts))
+        values = np.fromiter(self.counts.values(), dtype=np.int64, count=len(self.counts))
+        save_state(path, "HashedCountBonus", {"scale": self.scale}, {"A": self.A, "keys": keys, "values": values})
+
+    @classmethod
+    def load(cls, path: str | Path) -> HashedCountBonus:
+        config, arrays = load_state(path, "HashedCountBonus")
+        A = arrays["A"]
+        bonus = cls(A.shape[0], bits=A.shape[1], scale=float(config["scale"]))
+        bonus.A = A
+        bonus.counts = dict(zip(arrays["keys"].tolist(), arrays["values"].tolist(), strict=True))
+        return bonus
+
 
 def _mlp(n_in: int, n_out: int, hidden: int) -> Any:
     from torch import nn
@@ -127,8 +173,19 @@ def _mlp(n_in: int, n_out: int, hidden: int) -> Any:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
 
 
+def _config(args: dict[str, Any]) -> dict[str, Any]:
+    """A constructor's arguments (its `locals()` on entry), for `save`."""
+    return {k: v for k, v in args.items() if k not in ("self", "__class__")}
+
+
 class _TorchBonus:
-    """Shared plumbing: seeding, tensors, optimiser steps."""
+    """Shared plumbing: seeding, tensors, optimiser steps, save/load of every module.
+
+    Subclasses set `self.config` to their constructor's arguments; `load` rebuilds the bonus
+    from them and loads every torch module (optimiser state and replay buffers start afresh).
+    """
+
+    config: dict[str, Any]
 
     def __init__(self, seed: int, lr: float, epochs: int):
         import torch
@@ -136,6 +193,37 @@ class _TorchBonus:
         self.torch = torch
         torch.manual_seed(seed)
         self.lr, self.epochs = lr, epochs
+
+    def _modules(self) -> dict[str, Any]:
+        nn = self.torch.nn
+        found: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if isinstance(value, nn.Module):
+                found[name] = value
+            elif isinstance(value, list) and value and all(isinstance(v, nn.Module) for v in value):
+                found.update({f"{name}{i}": v for i, v in enumerate(value)})
+        return found
+
+    def _extra_arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def _set_extra_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        return None
+
+    def save(self, path: str | Path) -> None:
+        """Write the configuration and every module's weights to an `.npz` file."""
+        arrays = {k: v for name, m in self._modules().items() for k, v in module_arrays(name, m).items()}
+        save_state(path, type(self).__name__, self.config, {**arrays, **self._extra_arrays()})
+
+    @classmethod
+    def load(cls, path: str | Path) -> Any:
+        """The bonus saved at `path` (same class), ready to score and to keep learning."""
+        config, arrays = load_state(path, cls.__name__)
+        bonus = cls(**config)
+        for name, m in bonus._modules().items():
+            set_module_arrays(name, m, arrays, source=str(path))
+        bonus._set_extra_arrays(arrays)
+        return bonus
 
     def t(self, x: Any) -> Any:
         return self.torch.as_tensor(np.asarray(x, dtype=np.float32))
@@ -150,25 +238,83 @@ class _TorchBonus:
             opt.step()
 
 
-class RNDBonus(_TorchBonus):
-    """Random network distillation: error of a trained predictor against a fixed random net."""
+class RunningMeanStd:
+    """Running mean and variance over batches (Chan et al.'s parallel update), shape `shape`."""
 
-    def __init__(self, obs_dim: int, *, embed: int = 16, hidden: int = 64, lr: float = 1e-3, epochs: int = 4, seed: int = 0):
+    def __init__(self, shape: tuple[int, ...] = ()):
+        self.mean, self.var, self.count = np.zeros(shape), np.ones(shape), 0.0
+
+    def update(self, x: np.ndarray) -> None:
+        x = np.asarray(x, dtype=np.float64).reshape(-1, *self.mean.shape)
+        n, mean, var = len(x), x.mean(axis=0), x.var(axis=0)
+        total = self.count + n
+        delta = mean - self.mean
+        m2 = self.var * self.count + var * n + delta**2 * self.count * n / total
+        self.mean, self.var, self.count = self.mean + delta * n / total, m2 / total, total
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {f"{prefix}.mean": self.mean, f"{prefix}.var": self.var, f"{prefix}.count": np.array(self.count)}
+
+    def set_arrays(self, prefix: str, arrays: dict[str, np.ndarray]) -> None:
+        self.mean, self.var = arrays[f"{prefix}.mean"], arrays[f"{prefix}.var"]
+        self.count = float(arrays[f"{prefix}.count"])
+
+
+class RNDBonus(_TorchBonus):
+    """Random network distillation: error of a trained predictor against a fixed random net.
+
+    With `normalize` (the default), as in Burda et al. (ICLR 2019, sec. 2.4): observations are
+    whitened by running statistics and clipped to [-5, 5] before both networks, and the bonus
+    is divided by a running standard deviation of the discounted intrinsic return (`gamma`,
+    non-episodic, one return per batch position), so its scale is stable over training.
+    Statistics are updated by `update`, never by `reward`.
+    """
+
+    def __init__(self, obs_dim: int, *, embed: int = 16, hidden: int = 64, lr: float = 1e-3, epochs: int = 4,
+                 normalize: bool = True, gamma: float = 0.99, seed: int = 0):
+        config = _config(locals())
         super().__init__(seed, lr, epochs)
+        self.config = config
         self.target, self.predictor = _mlp(obs_dim, embed, hidden), _mlp(obs_dim, embed, hidden)
         for p in self.target.parameters():
             p.requires_grad_(False)
+        self.normalize, self.gamma = normalize, gamma
+        self.obs_rms, self.ret_rms = RunningMeanStd((obs_dim,)), RunningMeanStd()
+        self._ret: np.ndarray | None = None
+
+    def _inputs(self, next_obs: np.ndarray) -> Any:
+        x = np.asarray(next_obs, dtype=np.float32).reshape(len(next_obs), -1)
+        if self.normalize and self.obs_rms.count > 0:
+            x = np.clip((x - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + 1e-8), -5.0, 5.0)
+        return self.t(x)
 
     def _err(self, next_obs: np.ndarray) -> Any:
-        x = self.t(next_obs).reshape(len(next_obs), -1)
+        x = self._inputs(next_obs)
         return ((self.predictor(x) - self.target(x)) ** 2).mean(-1)
 
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
-            return self._err(next_obs).numpy()  # type: ignore[no-any-return]
+            err = self._err(next_obs).numpy()
+        if self.normalize and self.ret_rms.count > 1 and float(self.ret_rms.var) > 0:
+            err = err / np.sqrt(float(self.ret_rms.var))
+        return err  # type: ignore[no-any-return]
 
     def update(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> None:
+        if self.normalize:
+            self.obs_rms.update(np.asarray(next_obs, dtype=np.float64).reshape(len(next_obs), -1))
+            with self.torch.no_grad():
+                err = self._err(next_obs).numpy().astype(np.float64)
+            same = self._ret is not None and self._ret.shape == err.shape
+            self._ret = self._ret * self.gamma + err if same else err  # type: ignore[operator]
+            self.ret_rms.update(self._ret)
         self._train(self.predictor.parameters(), lambda: self._err(next_obs).mean())
+
+    def _extra_arrays(self) -> dict[str, np.ndarray]:
+        return {**self.obs_rms.arrays("obs_rms"), **self.ret_rms.arrays("ret_rms")}
+
+    def _set_extra_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        self.obs_rms.set_arrays("obs_rms", arrays)
+        self.ret_rms.set_arrays("ret_rms", arrays)
 
 
 class ICMBonus(_TorchBonus):
@@ -181,7 +327,9 @@ class ICMBonus(_TorchBonus):
         self, obs_dim: int, n_actions: int, *, hidden: int = 64, lr: float = 3e-3, epochs: int = 4, replay: int = 64,
         capacity: int = 20_000, seed: int = 0,
     ):
+        config = _config(locals())
         super().__init__(seed, lr, epochs)
+        self.config = config
         self.n_actions, self.obs_dim = n_actions, obs_dim
         # each update also replays `replay` older transitions from a buffer of `capacity`
         self.replay, self.capacity, self._rng = replay, capacity, np.random.default_rng(seed)
@@ -240,7 +388,9 @@ class CuriosityCriticBonus(ICMBonus):
         self, obs_dim: int, n_actions: int, *, hidden: int = 64, lr: float = 3e-3, critic_lr: float = 1e-2, epochs: int = 4,
         replay: int = 64, critic_window: int = 2000, quantile: float | None = 0.9, seed: int = 0,
     ):
+        config = _config(locals())
         super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
+        self.config = config
         if quantile is not None and not 0.0 < quantile < 1.0:
             raise SpecError(f"CuriosityCriticBonus: quantile must be in (0, 1) or None (mean), got {quantile}")
         self.quantile = quantile
@@ -299,7 +449,9 @@ class DisagreementBonus(ICMBonus):
         self, obs_dim: int, n_actions: int, *, members: int = 3, hidden: int = 64, lr: float = 3e-3, epochs: int = 4,
         replay: int = 64, seed: int = 0,
     ):
+        config = _config(locals())
         super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
+        self.config = config
         self.models = [self.forward_model] + [_mlp(obs_dim + n_actions, obs_dim, hidden) for _ in range(members - 1)]
         self._opts = [self.torch.optim.Adam(m.parameters(), lr=lr) for m in self.models]
 

@@ -174,6 +174,10 @@ def _cell_labels(obs: Any, action: Any, next_obs: Any, info: Mapping[str, Any]) 
 office_labels = InfoLabels("labels", fallback=_cell_labels)
 
 
+#: cells with no proposition: where `OfficeWorld(start="random")` may start an episode
+_EMPTY_CELLS = np.array([cell_index(x, y) for x in range(WIDTH) for y in range(HEIGHT) if (x, y) not in OBJECTS])
+
+
 class OfficeWorld(gym.Env[np.ndarray, int]):
     """The office-world grid. Observation: `[x, y]`; actions: up, right, down, left.
 
@@ -181,11 +185,19 @@ class OfficeWorld(gym.Env[np.ndarray, int]):
     reward machine (`RewardMachineWrapper(env, office_task("coffee"), office_labels)`).
     `info["labels"]` holds the proposition of the cell entered. Truncates after
     `max_episode_steps` steps (1,000 in the paper).
+
+    `start="random"` starts each episode in a cell drawn from `np_random` among the cells with
+    no proposition (exploring starts, Sutton & Barto 2018, sec. 5.3): the paper always starts
+    at (2, 1), where a random walk reaches the office in 0.04% of episodes before a decoration
+    ends it, too rarely for a deep agent's epsilon-greedy exploration; evaluate from (2, 1).
     """
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 (gymnasium declares it an instance attribute)
 
-    def __init__(self, max_episode_steps: int = 1000, render_mode: str | None = None):
+    def __init__(self, max_episode_steps: int = 1000, render_mode: str | None = None, *, start: str = "paper"):
+        if start not in ("paper", "random"):
+            raise SpecError(f"start must be 'paper' (always (2, 1)) or 'random', got {start!r}")
+        self.start = start
         self.observation_space = spaces.Box(0, np.array([WIDTH - 1, HEIGHT - 1]), shape=(2,), dtype=np.int64)
         self.action_space = spaces.Discrete(4)  # type: ignore[assignment]
         self.max_episode_steps = max_episode_steps
@@ -200,6 +212,8 @@ class OfficeWorld(gym.Env[np.ndarray, int]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self._cell, self._t = cell_index(*START), 0
+        if self.start == "random":
+            self._cell = int(self.np_random.choice(_EMPTY_CELLS))
         return self._obs(), {"labels": OFFICE_ALPHABET[self._label[self._cell]]}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

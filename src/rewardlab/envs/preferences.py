@@ -17,19 +17,30 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
 from rewardlab.errors import SpecError
 
 __all__ = [
+    "GridPreferenceResult",
     "LearnedRewardWrapper",
     "PreferenceDataset",
     "PreferenceRewardModel",
+    "RewardNormalizer",
     "SyntheticTeacher",
     "TeacherConfig",
+    "bradley_terry_loss",
+    "collect_segments",
+    "learn_grid_reward",
+    "normalised_policy_return",
+    "normalised_return",
+    "preference_grid",
+    "random_segments",
     "select_queries",
 ]
 
@@ -207,6 +218,24 @@ class PreferenceRewardModel:
         with torch.no_grad():
             return np.stack([m(x).squeeze(-1).numpy() for m in self.members])
 
+    def save(self, path: str | Path) -> None:
+        """Write the configuration and every member's weights to an `.npz` file (`load` reads it)."""
+        arrays = {"weights": self.weights}
+        for k, member in enumerate(self.members):
+            arrays.update(module_arrays(f"member{k}", member))
+        config = {"n_features": self.n_features, "hidden": self.hidden, "ensemble": self.ensemble}
+        save_state(path, "PreferenceRewardModel", config, arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PreferenceRewardModel:
+        """The model saved at `path`; it predicts exactly what the saved one did."""
+        config, arrays = load_state(path, "PreferenceRewardModel")
+        model = cls(int(config["n_features"]), hidden=int(config["hidden"]), ensemble=int(config["ensemble"]))
+        model.weights = arrays["weights"]
+        for k, member in enumerate(model.members):
+            set_module_arrays(f"member{k}", member, arrays, source=str(path))
+        return model
+
     def reward(self, feats: np.ndarray) -> np.ndarray:
         """Mean predicted reward over the ensemble, shape `feats.shape[:-1]`."""
         return self._member_rewards(feats).mean(axis=0)  # type: ignore[no-any-return]
@@ -216,6 +245,45 @@ class PreferenceRewardModel:
         s1 = self._member_rewards(feats1).sum(-1)
         s2 = self._member_rewards(feats2).sum(-1)
         return 1.0 / (1.0 + np.exp(-(s1 - s2)))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class RewardNormalizer:
+    """The affine map `(r - shift) / scale` applied to a learned reward before an agent sees it.
+
+    Bradley-Terry on equal-length segments does not identify a constant offset of the reward
+    (adding c to every step adds H*c to both segments' sums), and Christiano et al. (2017,
+    sec. 2.2.1) normalise the learned reward's output to zero mean and a fixed standard deviation.
+    In a continuing or time-limited task an offset leaves optimal policies unchanged, yet it
+    decides how a learner with zero-initialised values explores: where most learned rewards
+    are positive, zero initial values are pessimistic, and epsilon-greedy Q-learning settles in
+    the first loop of positive cells it finds (dense positive local maxima) although value
+    iteration on the same reward finds the goal. `mode="nonpositive"` (the default) shifts the
+    largest reward to 0, so zero initial values are optimistic for every action (Sutton &
+    Barto 2018, sec. 2.6) and the learner explores until it finds the best cells;
+    `mode="zero_mean"` is Christiano et al.'s normalisation. Both divide by the standard
+    deviation. An offset does change optimal policies of tasks with terminal states (living
+    longer pays or costs), so use it on continuing or time-limited tasks.
+
+    Fit it on the learned rewards of the steps the agent will see (e.g. every state, or a
+    replay buffer's transitions).
+    """
+
+    shift: float
+    scale: float
+
+    @classmethod
+    def fit(cls, rewards: np.ndarray, *, mode: str = "nonpositive") -> RewardNormalizer:
+        r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if r.size == 0 or not np.isfinite(r).all():
+            raise SpecError("RewardNormalizer.fit needs a non-empty array of finite rewards")
+        if mode not in ("nonpositive", "zero_mean"):
+            raise SpecError(f"RewardNormalizer mode must be 'nonpositive' or 'zero_mean', got {mode!r}")
+        scale = float(r.std()) or 1.0
+        return cls(float(r.max() if mode == "nonpositive" else r.mean()), scale)
+
+    def __call__(self, rewards: np.ndarray) -> np.ndarray:
+        return (np.asarray(rewards, dtype=np.float64) - self.shift) / self.scale
 
 
 def select_queries(
@@ -246,14 +314,16 @@ def select_queries(
 
 
 class LearnedRewardWrapper(gym.Wrapper):
-    """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`.
+    """Replaces the env reward with `model.reward(featurize(obs, action, next_obs))`,
+    mapped through `normalizer` when one is given (see `RewardNormalizer`).
 
     The env's own reward stays in `info["reward/env"]`; the learned one is `info["reward/learned"]`.
     """
 
-    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray]):
+    def __init__(self, env: gym.Env, model: PreferenceRewardModel, featurize: Callable[[Any, Any, Any], np.ndarray],
+                 *, normalizer: RewardNormalizer | None = None):
         super().__init__(env)
-        self.model, self.featurize = model, featurize
+        self.model, self.featurize, self.normalizer = model, featurize, normalizer
         self._obs: Any = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -262,7 +332,8 @@ class LearnedRewardWrapper(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, r, term, trunc, info = self.env.step(action)
-        learned = float(self.model.reward(self.featurize(self._obs, action, obs)[None])[0])
+        raw = self.model.reward(self.featurize(self._obs, action, obs)[None])
+        learned = float((self.normalizer(raw) if self.normalizer is not None else raw)[0])
         info["reward/env"], info["reward/learned"] = r, learned
         self._obs = obs
         return obs, learned, term, trunc, info
@@ -280,6 +351,62 @@ def random_segments(mdp: Any, n: int, horizon: int, rng: np.random.Generator) ->
     return np.eye(S, dtype=np.float32)[cells], mdp.reward[cells]
 
 
+def collect_segments(
+    env: gym.Env,
+    n: int,
+    horizon: int,
+    featurize: Callable[[Any, Any, Any], np.ndarray],
+    *,
+    policy: Any = None,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`n` segments of `horizon` consecutive steps from any Gymnasium env, for preference queries.
+
+    Args:
+        env: the env; its reward (or `info["reward/env"]` when a reward wrapper swapped it)
+            is the true reward a synthetic teacher answers from.
+        n: number of segments.
+        horizon: steps per segment; episodes are cut into consecutive windows and a window an
+            episode end would cut short is dropped.
+        featurize: `(obs, action, next_obs) -> (F,)` per-step features the reward model reads.
+        policy: None (uniformly random actions), a callable `obs -> action`, or a
+            Stable-Baselines3 model (anything with `predict(obs)`), e.g. the agent being trained.
+        seed: seeds the env's first reset and the random actions.
+
+    Returns:
+        features (n, horizon, F) float32 and true rewards (n, horizon).
+    """
+    if n < 1 or horizon < 1:
+        raise SpecError(f"collect_segments needs n >= 1 and horizon >= 1, got {n}, {horizon}")
+    env.action_space.seed(seed)
+    act: Callable[[Any], Any]
+    if policy is None:
+        act = lambda _obs: env.action_space.sample()  # noqa: E731
+    elif hasattr(policy, "predict"):
+        act = lambda obs: policy.predict(obs, deterministic=False)[0]  # noqa: E731
+    else:
+        act = policy
+    feats: list[np.ndarray] = []
+    rewards: list[np.ndarray] = []
+    obs, _ = env.reset(seed=seed)
+    window_f: list[np.ndarray] = []
+    window_r: list[float] = []
+    while len(feats) < n:
+        action = act(obs)
+        nxt, r, term, trunc, info = env.step(action)
+        window_f.append(np.asarray(featurize(obs, action, nxt), dtype=np.float32))
+        window_r.append(float(info.get("reward/env", r)))
+        obs = nxt
+        if len(window_f) == horizon:
+            feats.append(np.stack(window_f))
+            rewards.append(np.asarray(window_r))
+            window_f, window_r = [], []
+        if term or trunc:
+            obs, _ = env.reset()
+            window_f, window_r = [], []
+    return np.stack(feats), np.stack(rewards)
+
+
 @dataclass(frozen=True)
 class GridPreferenceResult:
     """Outcome of `learn_grid_reward`: labels used, learned reward (S,), normalised return."""
@@ -289,20 +416,25 @@ class GridPreferenceResult:
     normalised_return: float
 
 
-def normalised_return(mdp: Any, reward: np.ndarray, *, gamma: float = 0.95) -> float:
-    """True value at `start` of the policy optimal for `reward`, scaled so that the uniformly
+def normalised_policy_return(mdp: Any, policy: np.ndarray, *, gamma: float = 0.95) -> float:
+    """True value at `start` of a deterministic `policy` (S,), scaled so that the uniformly
     random policy is 0 and the true optimal policy is 1."""
     from rewardlab.envs.gridworld import policy_value, value_iteration
-
-    def value_of(r: np.ndarray) -> float:
-        return float(policy_value(mdp, value_iteration(mdp, r, gamma=gamma).argmax(axis=1), gamma=gamma)[mdp.start])
 
     r_sa, done = mdp.transition_rewards(), mdp.done_mask()
     v = np.zeros(mdp.n_states)
     for _ in range(3000):
         v = (r_sa + gamma * np.where(done, 0.0, v[mdp.next_state])).mean(axis=1)
-    best, rand = value_of(mdp.reward), float(v[mdp.start])
-    return (value_of(reward) - rand) / (best - rand)
+    best = float(policy_value(mdp, value_iteration(mdp, gamma=gamma).argmax(axis=1), gamma=gamma)[mdp.start])
+    rand = float(v[mdp.start])
+    return (float(policy_value(mdp, np.asarray(policy), gamma=gamma)[mdp.start]) - rand) / (best - rand)
+
+
+def normalised_return(mdp: Any, reward: np.ndarray, *, gamma: float = 0.95) -> float:
+    """`normalised_policy_return` of the policy optimal for `reward` (by value iteration)."""
+    from rewardlab.envs.gridworld import value_iteration
+
+    return normalised_policy_return(mdp, value_iteration(mdp, reward, gamma=gamma).argmax(axis=1), gamma=gamma)
 
 
 def learn_grid_reward(

@@ -77,6 +77,11 @@ class CompiledMachines:
             raise SpecError(f"payload needs one entry per machine state ({len(self.owner)}), got {len(payload)}")
         self.payload: Sequence[Any] = [None] * len(self.owner) if payload is None else payload
         self.shaping_gamma = shaping_gamma
+        #: global indices of every non-terminal state, in (task, state) order (CRM's experiences)
+        self.live = np.array(
+            [g for g, (t, u) in enumerate(self.owner) if not self.machines[t].is_terminal(self.machines[t].states[u])],
+            dtype=np.int64,
+        )
         self._phi = [rm_potentials(m, gamma=shaping_gamma) for m in self.machines] if shaping_gamma else None
 
     @property

@@ -18,6 +18,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -47,6 +48,10 @@ class Guard:
 
     def __repr__(self) -> str:
         return f"Guard({self.text!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The compiled closures cannot be pickled; the text rebuilds them exactly.
+        return (parse_guard, (self.text,))
 
 
 def _tokenize(text: str, where: str) -> list[str]:
