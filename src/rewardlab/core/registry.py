@@ -60,6 +60,7 @@ BUILTINS: dict[str, str] = {
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
     "judge.llm": "rewardlab.judges.llm:LLMJudge",
+    "judge.pairwise": "rewardlab.judges.protocols:PairwiseJudge",  # docs/judges.md
     "labelfree.majority_vote": "rewardlab.judges.consensus:MajorityVote",  # docs/judges.md
     "labelfree.self_certainty": "rewardlab.judges.certainty:SelfCertainty",  # docs/judges.md
     "labelfree.entropy": "rewardlab.judges.certainty:Entropy",  # docs/judges.md
