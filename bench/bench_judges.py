@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import random
 import sys
 import time
 from collections import Counter
+from multiprocessing.connection import Connection
 from pathlib import Path
+
+from rewardlab.judges.client import ChatClient
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "qwen25-math-cot-100.jsonl"
@@ -109,26 +113,43 @@ def bench_vote(draws: int) -> None:
         print(f"{k}  {m['trusted']:.2f}     {m['label_agreement']:.3f}            {m['majority_correct']:.3f}")
 
 
-def bench_throughput(calls: int, sequential: int, latency: float, concurrency: int) -> None:
+def _serve(latency: float, port: Connection) -> None:
     from judge_server import JudgeServer
 
+    with JudgeServer(latency=latency) as server:
+        port.send(server.base_url)
+        port.recv()  # until the parent is done
+
+
+def bench_throughput(calls: int, sequential: int, latency: float, concurrency: int) -> None:
+    """The server runs in its own process, so it does not share the client's GIL."""
     from rewardlab import Sample
     from rewardlab.judges import LLMJudge
 
-    with JudgeServer(latency=latency) as server:
+    parent, child = mp.Pipe()
+    proc = mp.get_context("fork").Process(target=_serve, args=(latency, child), daemon=True)
+    proc.start()
+    base_url = parent.recv()
+    try:
         samples = [Sample(prompt="q", response=f"GOOD {i}") for i in range(calls)]
-        seq_judge = LLMJudge(base_url=server.base_url, model="m", concurrency=1)
+        client = ChatClient(base_url)
         t0 = time.perf_counter()
-        seq = [seq_judge.score(s) for s in samples[:sequential]]
+        for s in samples[:sequential]:  # one call after another, the plain client
+            client.complete("m", [{"role": "user", "content": s.response_text}])
         per_call = (time.perf_counter() - t0) / sequential
-        judge = LLMJudge(base_url=server.base_url, model="m", concurrency=concurrency)
+        judge = LLMJudge(base_url=base_url, model="m", concurrency=concurrency)
         t0 = time.perf_counter()
         results = judge.score_batch(samples)
         batch = time.perf_counter() - t0
-    ok = sum(r.is_ok for r in results) + 0 * len(seq)
-    print(f"(2) {calls} judge calls, {latency * 1000:.0f} ms server latency: sequential {per_call * 1000:.1f} ms/call "
-          f"(-> {per_call * calls:.0f} s for {calls}), concurrency {concurrency}: {batch:.1f} s, "
-          f"{ok}/{calls} ok, speed-up x{per_call * calls / batch:.1f}")
+    finally:
+        parent.send("stop")
+        proc.join(10)
+    ok = sum(r.is_ok for r in results)
+    print(
+        f"(2) {calls} judge calls, {latency * 1000:.0f} ms server latency: sequential {per_call * 1000:.1f} ms/call "
+        f"(measured on {sequential}; -> {per_call * calls:.0f} s for {calls}), judge.llm batch with concurrency "
+        f"{concurrency}: {batch:.1f} s, {ok}/{calls} ok, speed-up x{per_call * calls / batch:.1f}"
+    )
 
 
 def main() -> None:

@@ -61,6 +61,7 @@ BUILTINS: dict[str, str] = {
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
     "judge.llm": "rewardlab.judges.llm:LLMJudge",
     "judge.pairwise": "rewardlab.judges.protocols:PairwiseJudge",  # docs/judges.md
+    "judge.rubric": "rewardlab.judges.rubric:Rubric",  # docs/judges.md
     "labelfree.majority_vote": "rewardlab.judges.consensus:MajorityVote",  # docs/judges.md
     "labelfree.self_certainty": "rewardlab.judges.certainty:SelfCertainty",  # docs/judges.md
     "labelfree.entropy": "rewardlab.judges.certainty:Entropy",  # docs/judges.md
