@@ -113,5 +113,5 @@ def test_bad_rubrics_fail_at_construction(criteria, message):
 def test_bad_toml_names_the_file(tmp_path):
     path = tmp_path / "broken.toml"
     path.write_text("[rubric\n")
-    with pytest.raises(ValueError, match="broken.toml"):
+    with pytest.raises(ValueError, match=r"broken\.toml"):
         Rubric.from_toml(path)

@@ -44,7 +44,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from rewardlab.core import JSON, BaseReward, ErrorKind, Reward, RewardResult, Sample, Status, registry
+from rewardlab.core import (
+    JSON,
+    BaseReward,
+    ErrorKind,
+    Reward,
+    RewardResult,
+    Sample,
+    Status,
+    registry,
+)
 from rewardlab.errors import ConfigError
 
 __all__ = ["Criterion", "Rubric"]
