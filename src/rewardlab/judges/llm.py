@@ -105,7 +105,8 @@ class LLMJudge(BaseReward):
             raise ConfigError(f"scale low {lo} must be below high {hi}")
         self._scale = (float(lo), float(hi))
         self._normalize, self._samples, self._concurrency = normalize, samples, concurrency
-        self._model, self._sampling = model, {"temperature": temperature, "max_tokens": max_tokens}
+        self._model = model
+        self._sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if p_yes:
             self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=max_tokens if max_tokens is not None else 1)
         self._prices = (price_per_1k_prompt, price_per_1k_completion)
@@ -218,6 +219,6 @@ class LLMJudge(BaseReward):
     def _new_client(self) -> ChatClient:
         p = self.params
         return ChatClient(
-            str(p["base_url"]), api_key_env=str(p["api_key_env"]), timeout=float(p["timeout"]), retries=int(p["retries"]),  # type: ignore[arg-type]
-            backoff=float(p["backoff"]), max_connections=int(p["concurrency"]),  # type: ignore[arg-type]
+            str(p["base_url"]), api_key_env=str(p["api_key_env"]), timeout=float(p["timeout"]), retries=int(p["retries"]),
+            backoff=float(p["backoff"]), max_connections=int(p["concurrency"]),
         )  # fmt: skip

@@ -121,7 +121,7 @@ class PairwiseJudge(BaseReward):
             "backoff": backoff, "concurrency": concurrency, "cache": cache, "price_per_1k_prompt": price_per_1k_prompt,
             "price_per_1k_completion": price_per_1k_completion, "api_key_env": api_key_env,
         }  # fmt: skip
-        self._sampling = {"temperature": temperature, "max_tokens": max_tokens}
+        self._sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self.usage = Usage()
         self._client = self._new_client()
 
@@ -153,7 +153,7 @@ class PairwiseJudge(BaseReward):
             asked.append(self._verdict(sample, baseline, response))
             wins.append(1.0 - _WIN[asked[1][0]])  # the response was B
         prompt_tokens, completion_tokens = sum(a[1] for a in asked), sum(a[2] for a in asked)
-        cost = (prompt_tokens * float(self.params["price_per_1k_prompt"]) + completion_tokens * float(self.params["price_per_1k_completion"])) / 1000  # type: ignore[arg-type]
+        cost = (prompt_tokens * float(self.params["price_per_1k_prompt"]) + completion_tokens * float(self.params["price_per_1k_completion"])) / 1000
         self.usage.add(cost=cost)
         info: dict[str, JSON] = {
             "verdicts": [a[0] for a in asked], "wins": wins, "consistent": len(set(wins)) == 1,
@@ -162,7 +162,7 @@ class PairwiseJudge(BaseReward):
         return RewardResult.ok(sum(wins) / len(wins), info=info)
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult | float | bool | None]:
-        workers = min(int(self.params["concurrency"]), max(1, len(samples)))  # type: ignore[call-overload]
+        workers = min(int(self.params["concurrency"]), max(1, len(samples)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(self._safe_compute, samples))
 
