@@ -12,7 +12,7 @@ For the protocols: MALFORMED -> HTTP 200 with a body that is not JSON; a pairwis
 contains GOOD, "[[C]]" (tie) when both contain TIE, else "[[A]]": a planted position bias that
 always favours the first answer between equals; YESNO with "P=0.7" -> "Yes", and with
 `logprobs` requested the first token's top_logprobs carry P(Yes)=0.7, P(No)=0.3*0.9, " maybe"
-the rest. Every answer waits `latency` seconds first (the server's simulated inference time).
+the rest (other requests about a YESNO text get the usual answers). Every answer waits `latency` seconds first (the server's simulated inference time).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.auth.append(self.headers.get("Authorization"))
         status, content, headers = _answer(self.server, body)
         text = body["messages"][-1]["content"]
-        if "YESNO" in text and status == 200:
+        if "YESNO" in text and body.get("logprobs") and status == 200:
             content = "Yes" if "P=" not in text or float(text.split("P=")[1].split()[0]) >= 0.5 else "No"
         if headers.pop("X-Raw", None):
             pass  # send the malformed body as it is
