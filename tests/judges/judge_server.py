@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class JudgeServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # listen backlog: the default 5 resets bursts of new connections
 
     def __init__(self, latency: float = 0.0):
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -124,7 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != "/v1/chat/completions":
             self.send_error(404)
             return
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        except ValueError:
+            self.send_error(400, "request body is not JSON")
+            return
         with self.server.lock:
             self.server.requests.append(body)
             self.server.auth.append(self.headers.get("Authorization"))
