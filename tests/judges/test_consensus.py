@@ -89,3 +89,9 @@ def test_majority_vote_in_a_spec_through_the_runner():
 def test_bad_construction(params):
     with pytest.raises(ValueError):
         MajorityVote(**params)
+
+
+def test_group_by_prompt_votes_without_group_ids():
+    samples = [Sample(prompt=p, response=f"\\boxed{{{a}}}") for p, a in [("a", 1), ("b", 2), ("a", 1), ("b", 3), ("a", 5), ("b", 3)]]
+    results = MajorityVote(group_by="prompt", min_group=3).score_batch(samples)
+    assert [r.score for r in results] == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]

@@ -102,6 +102,9 @@ class MajorityVote(BaseReward):
             (the share of the group holding the sample's answer).
         answer_key: read the already-extracted answer from `meta[answer_key]` instead of
             extracting it from the response with `rewardlab.verify.math.extract_answer`.
+        group_by: `group` (the sample's prompt-group id) or `prompt` (samples with the same
+            prompt text vote together: what a trainer's batch of N completions per prompt is,
+            when it sends no group id).
     """
 
     name = "labelfree.majority_vote"
@@ -114,6 +117,7 @@ class MajorityVote(BaseReward):
         min_agreement: float = 0.5,
         mode: Literal["binary", "frequency"] = "binary",
         answer_key: str | None = None,
+        group_by: Literal["group", "prompt"] = "group",
     ):
         if min_group < 2:
             raise ConfigError(f"min_group must be >= 2 (one answer is no vote), got {min_group}")
@@ -121,8 +125,11 @@ class MajorityVote(BaseReward):
             raise ConfigError(f"min_agreement must be in (0, 1], got {min_agreement}")
         if mode not in ("binary", "frequency"):
             raise ConfigError(f"mode must be 'binary' or 'frequency', got {mode!r}")
+        if group_by not in ("group", "prompt"):
+            raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
         self.min_group, self.min_agreement, self.mode, self.answer_key = min_group, min_agreement, mode, answer_key
-        self.params = {"min_group": min_group, "min_agreement": min_agreement, "mode": mode, "answer_key": answer_key}
+        self.group_by = group_by
+        self.params = {"min_group": min_group, "min_agreement": min_agreement, "mode": mode, "answer_key": answer_key, "group_by": group_by}
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]
@@ -139,10 +146,11 @@ class MajorityVote(BaseReward):
         out: list[RewardResult | None] = [None] * len(samples)
         groups: dict[str, list[int]] = {}
         for i, sample in enumerate(samples):
-            if sample.group is None:
+            key = sample.prompt_text if self.group_by == "prompt" else sample.group
+            if key is None:
                 out[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, f"{self.name} needs the sample's `group` (prompt-group id); sample {sample.id} has none")
             else:
-                groups.setdefault(sample.group, []).append(i)
+                groups.setdefault(key, []).append(i)
         for members in groups.values():
             for i, result in zip(members, self._score_group([samples[i] for i in members]), strict=True):
                 out[i] = result
