@@ -159,7 +159,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--sequential", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
     if args.only in (None, "vote"):
         bench_vote(args.draws)
