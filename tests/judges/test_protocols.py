@@ -81,6 +81,7 @@ def test_p_yes_from_logprobs(server):
     assert high.score == pytest.approx(0.7 / (0.7 + 0.3 * 0.9))
     assert low.score == pytest.approx(0.2 / (0.2 + 0.8 * 0.9))
     assert server.requests[0]["logprobs"] is True and server.requests[0]["top_logprobs"] == 20
+    assert server.requests[0]["max_tokens"] == 1
 
 
 def test_p_yes_without_logprobs_is_a_parse_error(server):

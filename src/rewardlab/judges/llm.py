@@ -54,7 +54,8 @@ class LLMJudge(BaseReward):
         p_yes: score P(yes) from the first answer token's logprobs instead of parsing text
             (`P(yes) / (P(yes) + P(no))` over the top-20 alternatives, yes/no case- and
             space-insensitive); needs an endpoint that returns logprobs and a yes/no question
-            (built-in template `yes_no`). Neither word in the top alternatives is `error/parse`.
+            (built-in template `yes_no`); it asks for one token (`max_tokens` is ignored).
+            Neither word in the top alternatives is `error/parse`.
         temperature, max_tokens: sampling parameters sent to the endpoint.
         timeout, retries, backoff: per-request timeout, retries and backoff base (seconds).
         concurrency: requests in flight for a batch.
@@ -108,7 +109,8 @@ class LLMJudge(BaseReward):
         self._model = model
         self._sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if p_yes:
-            self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=max_tokens if max_tokens is not None else 1)
+            # only the first answer token is read: one token is all the call needs to generate
+            self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=1)
         self._prices = (price_per_1k_prompt, price_per_1k_completion)
         self.range = (0.0, 1.0) if normalize else self._scale
         self.params = {
