@@ -115,3 +115,22 @@ def test_bad_toml_names_the_file(tmp_path):
     path.write_text("[rubric\n")
     with pytest.raises(ValueError, match=r"broken\.toml"):
         Rubric.from_toml(path)
+
+
+def test_adaptive_weights_move_to_the_criterion_that_still_separates_the_group():
+    # every member is correct (no spread); only "river" separates them, so it takes all the weight
+    criteria = [{**CORRECT, "params": {"reference_key": "answer"}}, {"name": "river", "use": "text.contains", "params": {"reference_key": "river"}}]
+    ref = {"answer": "Paris", "river": "Seine"}
+    group = [Sample(response=r, reference=ref, group="g") for r in ["Paris", "Paris on the Seine", "Paris", "Paris, Seine"]]
+    static = [r.score for r in Rubric(criteria=criteria).score_batch(group)]
+    adaptive = Rubric(criteria=criteria, adaptive=True).score_batch(group)
+    assert static == [0.75, 1.0, 0.75, 1.0]
+    assert [r.score for r in adaptive] == [0.0, 1.0, 0.0, 1.0]
+    assert adaptive[0].info["weights"] == {"correct": 0.0, "river": 0.5}  # weight 1 x std 0.5
+
+
+def test_adaptive_group_where_nothing_varies_keeps_declared_weights():
+    criteria = [{**CORRECT, "params": {"reference_key": "answer"}}, {"name": "river", "use": "text.contains", "params": {"reference_key": "river"}}]
+    ref = {"answer": "Paris", "river": "Seine"}
+    results = Rubric(criteria=criteria, adaptive=True).score_batch([Sample(response="Paris", reference=ref, group="g")] * 2)
+    assert [r.score for r in results] == [0.75, 0.75] and "weights" not in results[0].info

@@ -38,6 +38,7 @@ rubric an `error` (kind `component`, naming it), never a 0.
 from __future__ import annotations
 
 import math
+import statistics
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -144,6 +145,11 @@ class Rubric(BaseReward):
         threshold: the [0, 1] score at which a criterion passes (gates, principles, strict mode).
         judge: `judge.llm` parameters (`base_url`, `model`, ...) for the `judge` criteria.
         file: a TOML file with a `[rubric]` table, instead of the arguments above.
+        adaptive: in partial mode, weight each criterion by its spread within the sample's group
+            (`group`, or the whole batch for samples without one): `w_i * std_g(v_i)`. Group
+            advantages (GRPO) only see differences between members, so a criterion every member
+            meets equally adds nothing but dilutes the ones that still separate them; it gets
+            weight 0. A group where no criterion varies keeps the declared weights.
     """
 
     name = "judge.rubric"
@@ -157,12 +163,14 @@ class Rubric(BaseReward):
         threshold: float = 0.5,
         judge: Mapping[str, Any] | None = None,
         file: str | None = None,
+        adaptive: bool = False,
     ):
         if file is not None:
             if criteria is not None:
                 raise ConfigError("give `criteria` or `file`, not both")
             table = _read_rubric(Path(file))
             criteria, mode, threshold, judge = table.get("criteria"), table.get("mode", mode), table.get("threshold", threshold), table.get("judge", judge)
+            adaptive = bool(table.get("adaptive", adaptive))
         if not criteria:
             raise ConfigError("a rubric needs at least one criterion")
         if mode not in ("partial", "strict"):
@@ -175,8 +183,11 @@ class Rubric(BaseReward):
             raise ConfigError(f"criterion names must be unique, got {names}")
         if mode == "partial" and not any(c.kind != "gate" and c.weight > 0 for c in self.criteria):
             raise ConfigError("a partial rubric needs a quality or principle criterion with weight > 0")
-        self.mode, self.threshold = mode, float(threshold)
-        self.params = {"criteria": [dict(c) for c in criteria], "mode": mode, "threshold": self.threshold, "judge": dict(judge) if judge else None}
+        self.mode, self.threshold, self.adaptive = mode, float(threshold), adaptive
+        self.params = {
+            "criteria": [dict(c) for c in criteria], "mode": mode, "threshold": self.threshold,
+            "judge": dict(judge) if judge else None, "adaptive": adaptive,
+        }  # fmt: skip
 
     @classmethod
     def from_toml(cls, source: str | Path) -> Rubric:
@@ -185,7 +196,10 @@ class Rubric(BaseReward):
         if path is not None:
             return cls(file=str(path))
         table = _parse_rubric(str(source), "<text>")
-        return cls(criteria=table.get("criteria"), mode=table.get("mode", "partial"), threshold=table.get("threshold", 0.5), judge=table.get("judge"))
+        return cls(
+            criteria=table.get("criteria"), mode=table.get("mode", "partial"), threshold=table.get("threshold", 0.5),
+            judge=table.get("judge"), adaptive=bool(table.get("adaptive", False)),
+        )  # fmt: skip
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]
@@ -201,12 +215,40 @@ class Rubric(BaseReward):
                     rows[i][criterion.name] = result
             if stage == "gate":
                 active = [i for i in active if all(self._passed(c, rows[i][c.name]) for c in stage_criteria)]
-        return [self._total(row) for row in rows]
+        weights = self._adaptive_weights(samples, rows) if self.adaptive and self.mode == "partial" else [None] * len(rows)
+        return [self._total(row, w) for row, w in zip(rows, weights, strict=True)]
+
+    def _adaptive_weights(self, samples: Sequence[Sample], rows: Sequence[dict[str, RewardResult]]) -> list[dict[str, float] | None]:
+        groups: dict[str | None, list[int]] = {}
+        for i, sample in enumerate(samples):
+            groups.setdefault(sample.group, []).append(i)
+        out: list[dict[str, float] | None] = [None] * len(rows)
+        for members in groups.values():
+            values: dict[str, list[float]] = {c.name: [] for c in self._weighted_criteria()}
+            for i in members:
+                for c in self._weighted_criteria():
+                    result = rows[i].get(c.name)
+                    if result is not None and result.status is Status.OK:
+                        values[c.name].append(self._value(c, result))
+            spread = {c.name: c.weight * statistics.pstdev(values[c.name]) if len(values[c.name]) > 1 else 0.0 for c in self._weighted_criteria()}
+            chosen = spread if sum(spread.values()) > 0 else None  # nothing varies: declared weights
+            for i in members:
+                out[i] = chosen
+        return out
+
+    def _weighted_criteria(self) -> list[Criterion]:
+        return [c for c in self.criteria if c.kind != "gate" and c.weight > 0]
+
+    def _value(self, criterion: Criterion, result: RewardResult) -> float:
+        """What a criterion contributes: a principle's pass/fail, a quality criterion's score."""
+        if criterion.kind == "principle":
+            return float(self._passed(criterion, result))
+        return criterion.unit(float(result.score or 0.0))
 
     def _passed(self, criterion: Criterion, result: RewardResult) -> bool:
         return result.status is Status.OK and criterion.unit(float(result.score or 0.0)) >= self.threshold
 
-    def _total(self, row: dict[str, RewardResult]) -> RewardResult:
+    def _total(self, row: dict[str, RewardResult], weights: Mapping[str, float] | None = None) -> RewardResult:
         components: dict[str, RewardResult] = {}
         failed_gates: list[str] = []
         for c in self.criteria:
@@ -226,18 +268,17 @@ class Rubric(BaseReward):
             return RewardResult.ok(0.0, info=info, components=components)
         if self.mode == "strict":
             return RewardResult.ok(float(len(passed) == len(self.criteria)), info=info, components=components)
-        return RewardResult.ok(self._weighted(row), info=info, components=components)
+        if weights is not None:
+            info["weights"] = dict(weights)
+        return RewardResult.ok(self._weighted(row, weights), info=info, components=components)
 
-    def _weighted(self, row: Mapping[str, RewardResult]) -> float:
-        total = weights = 0.0
-        for c in self.criteria:
-            if c.kind == "gate" or c.weight == 0:
-                continue
-            result = row[c.name]
-            value = float(self._passed(c, result)) if c.kind == "principle" else c.unit(float(result.score or 0.0))
-            total += c.weight * value
-            weights += c.weight
-        return total / weights
+    def _weighted(self, row: Mapping[str, RewardResult], weights: Mapping[str, float] | None) -> float:
+        total = mass = 0.0
+        for c in self._weighted_criteria():
+            weight = c.weight if weights is None else weights[c.name]
+            total += weight * self._value(c, row[c.name])
+            mass += weight
+        return total / mass
 
 
 def _parse_rubric(text: str, where: str) -> dict[str, Any]:
