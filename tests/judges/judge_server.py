@@ -12,7 +12,7 @@ For the protocols: MALFORMED -> HTTP 200 with a body that is not JSON; a pairwis
 contains GOOD, "[[C]]" (tie) when both contain TIE, else "[[A]]": a planted position bias that
 always favours the first answer between equals; YESNO with "P=0.7" -> "Yes", and with
 `logprobs` requested the first token's top_logprobs carry P(Yes)=0.7, P(No)=0.3*0.9, " maybe"
-the rest (other requests about a YESNO text get the usual answers). Every answer waits `latency` seconds first (the server's simulated inference time).
+the rest (other requests about a YESNO text get the usual answers). LENGTHY -> a rating that grows with the message's length (a planted length bias). Every answer waits `latency` seconds first (the server's simulated inference time).
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ def _answer(server: JudgeServer, body: dict) -> tuple[int, str, dict[str, str]]:
         ref = text.split("Reference answer:")[1].split("Model answer:")[0].strip()
         model = text.split("Model answer:")[1].strip()
         return 200, "1.0" if ref == model else "0.0", {}
+    if "LENGTHY" in text:  # a planted length bias: one more point per 40 words, up to 10
+        return 200, f"Rating: [[{min(10, 3 + len(text.split()) // 40)}]]", {}
     for word, answer in [
         ("GOOD", "Clear and correct. Rating: [[9]]"),
         ("BAD", "Wrong. Rating: [[2]]"),
