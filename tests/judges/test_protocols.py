@@ -123,3 +123,15 @@ def test_batches_run_concurrently_within_the_bound():
         elapsed = time.perf_counter() - started
     assert all(r.is_ok for r in results) and j.usage.requests == 100
     assert 0.2 <= elapsed < 2.5  # >= 2x faster than sequential even on a loaded machine
+
+
+def test_position_bias_measured_by_the_order_swap_consistency_metric(server):
+    from rewardlab.evaluate.pairwise import judge_consistency
+
+    tie = {"A": "A", "B": "B", "C": "tie"}
+    equals = pair(server).score_batch([vs(f"GOOD {i}", f"GOOD other {i}") for i in range(3)])
+    clear = pair(server).score_batch([vs("GOOD", "BAD"), vs("BAD", "GOOD")])
+    biased = judge_consistency([tie[r.info["verdicts"][0]] for r in equals], [tie[r.info["verdicts"][1]] for r in equals])
+    fair = judge_consistency([tie[r.info["verdicts"][0]] for r in clear], [tie[r.info["verdicts"][1]] for r in clear], labels=["A", "B"])
+    assert (biased.consistency, biased.inconsistent) == (0.0, 3)
+    assert (fair.consistency, fair.accuracy) == (1.0, 1.0)
