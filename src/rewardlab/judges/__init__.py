@@ -5,7 +5,8 @@
 
 Registered as `judge.llm` (pointwise, k-vote, P(yes)), `judge.pairwise` (order-swapped
 comparison with a baseline), `labelfree.majority_vote` (TTRL pseudo-labels over a group),
-`labelfree.self_certainty` and `labelfree.entropy` (from token logprobs). The judges need the
+`labelfree.consensus` (free-form agreement, labels spread from labelled members),
+`labelfree.self_certainty` and `labelfree.entropy` (from token logprobs), `judge.rubric`. The judges need the
 `serve` extra (httpx).
 """
 
@@ -14,6 +15,7 @@ from rewardlab.judges.certainty import Entropy, SelfCertainty
 from rewardlab.judges.client import ChatClient, Completion, Usage
 from rewardlab.judges.consensus import MajorityVote, cluster_answers
 from rewardlab.judges.llm import LLMJudge
+from rewardlab.judges.propagation import Consensus
 from rewardlab.judges.protocols import PairwiseJudge, p_yes
 from rewardlab.judges.templates import BUILTIN, PAIRWISE, parse_score, render
 
@@ -22,6 +24,7 @@ __all__ = [
     "PAIRWISE",
     "CallCache",
     "ChatClient",
+    "Consensus",
     "Completion",
     "Entropy",
     "LLMJudge",

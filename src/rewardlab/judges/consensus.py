@@ -25,7 +25,7 @@ A response with no extractable answer is an `ok` 0 (it cannot agree with anythin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -92,6 +92,28 @@ def cluster_answers(answers: Sequence[str | None]) -> Clusters:
     return Clusters(tuple(labels), tuple(reps), tuple(sizes), undecided)
 
 
+def score_by_group(
+    samples: Sequence[Sample], group_by: str, name: str, score_group: Callable[[Sequence[Sample]], list[RewardResult]]
+) -> list[RewardResult]:
+    """Score each group of `samples` (by `group` id or prompt text) with `score_group`, in input order.
+
+    A sample without a group id (under `group_by="group"`) is an `invalid_input` error; the
+    others are still scored.
+    """
+    out: list[RewardResult | None] = [None] * len(samples)
+    groups: dict[str, list[int]] = {}
+    for i, sample in enumerate(samples):
+        key = sample.prompt_text if group_by == "prompt" else sample.group
+        if key is None:
+            out[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, f"{name} needs the sample's `group` (prompt-group id); sample {sample.id} has none")
+        else:
+            groups.setdefault(key, []).append(i)
+    for members in groups.values():
+        for i, result in zip(members, score_group([samples[i] for i in members]), strict=True):
+            out[i] = result
+    return [r for r in out if r is not None]
+
+
 class MajorityVote(BaseReward):
     """Reward agreement with the group's majority answer (TTRL pseudo-label), or skip the group.
 
@@ -143,18 +165,7 @@ class MajorityVote(BaseReward):
         return extract_answer(sample.response_text).answer
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
-        out: list[RewardResult | None] = [None] * len(samples)
-        groups: dict[str, list[int]] = {}
-        for i, sample in enumerate(samples):
-            key = sample.prompt_text if self.group_by == "prompt" else sample.group
-            if key is None:
-                out[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, f"{self.name} needs the sample's `group` (prompt-group id); sample {sample.id} has none")
-            else:
-                groups.setdefault(key, []).append(i)
-        for members in groups.values():
-            for i, result in zip(members, self._score_group([samples[i] for i in members]), strict=True):
-                out[i] = result
-        return [r for r in out if r is not None]
+        return score_by_group(samples, self.group_by, self.name, self._score_group)
 
     def _score_group(self, group: Sequence[Sample]) -> list[RewardResult]:
         answers = [self._answer(s) for s in group]
