@@ -135,3 +135,8 @@ def test_position_bias_measured_by_the_order_swap_consistency_metric(server):
     fair = judge_consistency([tie[r.info["verdicts"][0]] for r in clear], [tie[r.info["verdicts"][1]] for r in clear], labels=["A", "B"])
     assert (biased.consistency, biased.inconsistent) == (0.0, 3)
     assert (fair.consistency, fair.accuracy) == (1.0, 1.0)
+
+
+def test_p_yes_is_a_probability_even_without_normalize(server):
+    j = LLMJudge(base_url=server.base_url, model="m", template="yes_no", p_yes=True, normalize=False, backoff=0.01)
+    assert j.range == (0.0, 1.0) and j.score(Sample(prompt="q", response="YESNO P=0.3")).is_ok

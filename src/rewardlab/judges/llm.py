@@ -112,7 +112,7 @@ class LLMJudge(BaseReward):
             # only the first answer token is read: one token is all the call needs to generate
             self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=1)
         self._prices = (price_per_1k_prompt, price_per_1k_completion)
-        self.range = (0.0, 1.0) if normalize else self._scale
+        self.range = (0.0, 1.0) if normalize or p_yes else self._scale  # P(yes) is a probability
         self.params = {
             "base_url": base_url, "model": model, "template": template, "system": system, "messages": messages,
             "score_pattern": score_pattern, "scale": list(self._scale), "normalize": normalize, "samples": samples,
