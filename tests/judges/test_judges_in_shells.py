@@ -71,3 +71,19 @@ def test_majority_vote_and_rubric_as_a_trl_reward(server):
     rubric = as_trl_reward(_spec(server.base_url))
     scores = rubric(prompts=["q"], completions=["<answer>GOOD</answer>"], baseline=["BAD"])
     assert scores == [pytest.approx(8 / 9 + 1.0)]  # the spec sums its components (weights 1)
+
+
+def test_rubric_and_pairwise_through_score_file_in_worker_processes(server, tmp_path):
+    import json
+
+    from rewardlab.runner.score import ScoreFileOptions, score_file
+
+    rows = [{"prompt": "q", "response": "<answer>GOOD</answer>", "meta": {"baseline": "BAD"}}, {"prompt": "q", "response": "untagged"}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = score_file(_spec(server.base_url), source, tmp_path / "out.jsonl", ScoreFileOptions(workers=2, timeout=60))
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert summary.rows == 2 and len(out) == 2
+    assert out[0]["reward/rubric"] == pytest.approx(8 / 9) and out[0]["reward/vs"] == 1.0
+    assert out[0]["reward_info"]["vs"]["verdicts"] == ["A", "B"] and out[0]["reward_info"]["rubric"]["passed"] == ["tagged", "clear"]
+    assert out[1]["reward/rubric"] == 0.0 and out[1]["reward_info"]["vs"]["status"] == "error"  # no baseline: skipped by on_error
