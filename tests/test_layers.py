@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
 # Same-layer imports that are part of the design (importer -> imported).
 SIBLINGS: dict[tuple[str, str], str] = {
     ("verify", "judges"): "OpenAI-style graders render their templates with judges.templates",
+    ("judges", "verify"): "majority-vote pseudo-labels compare answers with the maths verifier",
 }
 
 # Imports that run up the layers today and are being removed; each must still exist (so the

@@ -60,6 +60,12 @@ BUILTINS: dict[str, str] = {
     "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
     "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
     "judge.llm": "rewardlab.judges.llm:LLMJudge",
+    "judge.pairwise": "rewardlab.judges.protocols:PairwiseJudge",  # docs/judges.md
+    "judge.rubric": "rewardlab.judges.rubric:Rubric",  # docs/judges.md
+    "labelfree.majority_vote": "rewardlab.judges.consensus:MajorityVote",  # docs/judges.md
+    "labelfree.consensus": "rewardlab.judges.propagation:Consensus",  # docs/judges.md
+    "labelfree.self_certainty": "rewardlab.judges.certainty:SelfCertainty",  # docs/judges.md
+    "labelfree.entropy": "rewardlab.judges.certainty:Entropy",  # docs/judges.md
     "graders.string_check": "rewardlab.verify.graders:StringCheck",
     "graders.text_similarity": "rewardlab.verify.graders:TextSimilarity",
     "graders.python": "rewardlab.verify.graders:PythonGrader",

@@ -1,13 +1,39 @@
-"""Model-based judges: an LLM judge against any OpenAI-compatible endpoint.
+"""Model-based judges, rubrics and label-free rewards (docs/judges.md).
 
     from rewardlab.judges import LLMJudge
     judge = LLMJudge(base_url="http://127.0.0.1:8000/v1", model="qwen2.5-7b-instruct")
 
-Registered as `judge.llm`. Needs the `serve` extra (httpx).
+Registered as `judge.llm` (pointwise, k-vote, P(yes)), `judge.pairwise` (order-swapped
+comparison with a baseline), `labelfree.majority_vote` (TTRL pseudo-labels over a group),
+`labelfree.consensus` (free-form agreement, labels spread from labelled members),
+`labelfree.self_certainty` and `labelfree.entropy` (from token logprobs), `judge.rubric`. The judges need the
+`serve` extra (httpx).
 """
 
+from rewardlab.judges.cache import CallCache
+from rewardlab.judges.certainty import Entropy, SelfCertainty
 from rewardlab.judges.client import ChatClient, Completion, Usage
+from rewardlab.judges.consensus import MajorityVote, cluster_answers
 from rewardlab.judges.llm import LLMJudge
-from rewardlab.judges.templates import BUILTIN, parse_score, render
+from rewardlab.judges.propagation import Consensus
+from rewardlab.judges.protocols import PairwiseJudge, p_yes
+from rewardlab.judges.templates import BUILTIN, PAIRWISE, parse_score, render
 
-__all__ = ["BUILTIN", "ChatClient", "Completion", "LLMJudge", "Usage", "parse_score", "render"]
+__all__ = [
+    "BUILTIN",
+    "PAIRWISE",
+    "CallCache",
+    "ChatClient",
+    "Completion",
+    "Consensus",
+    "Entropy",
+    "LLMJudge",
+    "MajorityVote",
+    "PairwiseJudge",
+    "SelfCertainty",
+    "Usage",
+    "cluster_answers",
+    "p_yes",
+    "parse_score",
+    "render",
+]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.errors import ConfigError, ScoringError
+from rewardlab.judges.cache import CallCache
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -29,6 +30,8 @@ class Completion:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    logprobs: Any = None  # the choice's `logprobs` object, when requested and sent
+    cached: bool = False  # served from the call cache: no request, no cost
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Usage:
     cost: float = 0.0
     retries: int = 0
     cache_hits: int = 0
+    errors: int = 0  # calls that failed for good (after retries): each is an error row
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -58,7 +62,7 @@ class Usage:
                 setattr(self, key, getattr(self, key) + value)
 
     def to_dict(self) -> dict[str, float]:
-        keys = ("requests", "prompt_tokens", "completion_tokens", "cost", "retries", "cache_hits")
+        keys = ("requests", "prompt_tokens", "completion_tokens", "cost", "retries", "cache_hits", "errors")
         return {k: getattr(self, k) for k in keys}
 
 
@@ -73,9 +77,22 @@ class ChatClient:
         timeout: seconds per request.
         retries: attempts after the first one for retryable failures.
         backoff: base of the exponential backoff, in seconds.
+        max_connections: connections kept open to the endpoint (at least the concurrency of
+            the batches that share this client, or requests wait for a connection).
+        cache: a `CallCache`: successful completions are stored and served again.
     """
 
-    def __init__(self, base_url: str, *, api_key_env: str = "OPENAI_API_KEY", timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_connections: int = 100,
+        cache: CallCache | None = None,
+    ):
         import httpx
 
         if not base_url.startswith(("http://", "https://")):
@@ -84,16 +101,39 @@ class ChatClient:
             raise ConfigError("need retries >= 0, timeout > 0, backoff >= 0")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key_env, self.retries, self.backoff = api_key_env, retries, backoff
-        self._http = httpx.Client(timeout=timeout)
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self._http = httpx.Client(timeout=timeout, limits=limits)
+        self.cache = cache
         self._httpx = httpx
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def complete(self, model: str, messages: Sequence[Mapping[str, str]], *, usage: Usage | None = None, **sampling: Any) -> Completion:
-        """One completion; raises `ScoringError` (`timeout` or `remote`) when it cannot get one."""
+    def complete(
+        self, model: str, messages: Sequence[Mapping[str, str]], *, usage: Usage | None = None, vote: int = 0, **sampling: Any
+    ) -> Completion:
+        """One completion; raises `ScoringError` (`timeout` or `remote`) when it cannot get one.
+
+        `vote` tells apart repeated identical requests (k-vote) in the call cache.
+        """
         body = {"model": model, "messages": list(messages), **{k: v for k, v in sampling.items() if v is not None}}
+        key = self.cache.key(body, vote) if self.cache is not None else ""
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            if usage is not None:
+                usage.add(cache_hits=1)
+            return Completion(str(hit["text"]), 0, 0, hit.get("logprobs"), cached=True)
+        try:
+            completion = self._request(body, usage)
+        except ScoringError:
+            if usage is not None:
+                usage.add(errors=1)
+            raise
+        if self.cache is not None:
+            self.cache.put(key, {"text": completion.text, "logprobs": completion.logprobs})
+        return completion
+
+    def _request(self, body: Mapping[str, Any], usage: Usage | None) -> Completion:
         last, kind, last_retry_after = "no attempt made", "remote", None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -130,11 +170,14 @@ class ChatClient:
     def _parse(response: Any, usage: Usage | None) -> Completion:
         try:
             data = response.json()
-            text = data["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ScoringError("remote", f"judge endpoint sent an unexpected body ({exc}): {response.text[:200]}") from exc
-        counts = data.get("usage") or {}
-        completion = Completion(str(text), int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0))
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+            counts = data.get("usage") or {}
+            completion = Completion(
+                str(text), int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0), choice.get("logprobs")
+            )
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ScoringError("remote", f"judge endpoint sent an unexpected body ({type(exc).__name__}: {exc}): {response.text[:200]!r}") from exc
         if usage is not None:
             usage.add(requests=1, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
         return completion

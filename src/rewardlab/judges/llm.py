@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rewardlab.core import BaseReward, RewardResult, Sample, spec_hash
+from rewardlab.core import JSON, BaseReward, RewardResult, Sample, spec_hash
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
+from rewardlab.judges.protocols import p_yes, vote_scores
 from rewardlab.judges.templates import BUILTIN, parse_score, render
 
 
@@ -46,7 +47,15 @@ class LLMJudge(BaseReward):
             `[[N]]`, "score: N" / "rating: N", or a lone number for custom templates).
         scale: the `[low, high]` the judge scores on; parsed values outside it are unparseable.
         normalize: map the score to [0, 1].
-        samples: judge answers per sample, averaged (k-sample averaging).
+        samples: judge answers per sample (k votes).
+        aggregate: how the k parsed scores combine: `mean` (k-sample averaging) or `majority`
+            (self-consistency, Wang et al. 2023: the most frequent score; a tie between modes
+            takes their mean and sets `info["vote_tie"]`).
+        p_yes: score P(yes) from the first answer token's logprobs instead of parsing text
+            (`P(yes) / (P(yes) + P(no))` over the top-20 alternatives, yes/no case- and
+            space-insensitive); needs an endpoint that returns logprobs and a yes/no question
+            (built-in template `yes_no`); it asks for one token (`max_tokens` is ignored).
+            Neither word in the top alternatives is `error/parse`.
         temperature, max_tokens: sampling parameters sent to the endpoint.
         timeout, retries, backoff: per-request timeout, retries and backoff base (seconds).
         concurrency: requests in flight for a batch.
@@ -70,6 +79,8 @@ class LLMJudge(BaseReward):
         scale: tuple[float, float] | None = None,
         normalize: bool = True,
         samples: int = 1,
+        aggregate: str = "mean",
+        p_yes: bool = False,
         temperature: float | None = None,
         max_tokens: int | None = 512,
         timeout: float = 30.0,
@@ -83,6 +94,9 @@ class LLMJudge(BaseReward):
     ):
         if samples < 1 or concurrency < 1:
             raise ConfigError("samples and concurrency must be >= 1")
+        if aggregate not in ("mean", "majority"):
+            raise ConfigError(f"aggregate must be 'mean' or 'majority', got {aggregate!r}")
+        self._aggregate, self._p_yes = aggregate, p_yes
         builtin = BUILTIN.get(template)
         default_pattern = builtin[2] if builtin else r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]|(?i:score|rating|grade)\s*[:=]?\s*(-?\d+(?:\.\d+)?)|^\s*(-?\d+(?:\.\d+)?)\s*$"
         self._messages = self._message_templates(template, system, messages, builtin)
@@ -92,18 +106,23 @@ class LLMJudge(BaseReward):
             raise ConfigError(f"scale low {lo} must be below high {hi}")
         self._scale = (float(lo), float(hi))
         self._normalize, self._samples, self._concurrency = normalize, samples, concurrency
-        self._model, self._sampling = model, {"temperature": temperature, "max_tokens": max_tokens}
+        self._model = model
+        self._sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        if p_yes:
+            # only the first answer token is read: one token is all the call needs to generate
+            self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=1)
         self._prices = (price_per_1k_prompt, price_per_1k_completion)
-        self.range = (0.0, 1.0) if normalize else self._scale
+        self.range = (0.0, 1.0) if normalize or p_yes else self._scale  # P(yes) is a probability
         self.params = {
             "base_url": base_url, "model": model, "template": template, "system": system, "messages": messages,
             "score_pattern": score_pattern, "scale": list(self._scale), "normalize": normalize, "samples": samples,
+            "aggregate": aggregate, "p_yes": p_yes,
             "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout, "retries": retries,
             "backoff": backoff, "concurrency": concurrency, "cache": cache,
             "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
             "api_key_env": api_key_env,
         }  # fmt: skip
-        self._client = ChatClient(base_url, api_key_env=api_key_env, timeout=timeout, retries=retries, backoff=backoff)
+        self._client = self._new_client()
         self._cache_path = cache
         self._store: Any = None
         self.usage = Usage()
@@ -127,23 +146,29 @@ class LLMJudge(BaseReward):
         scores: list[float] = []
         raw: list[str] = []
         prompt_tokens = completion_tokens = 0
-        for _ in range(self._samples):
-            completion = self._client.complete(self._model, messages, usage=self.usage, **self._sampling)
+        for vote in range(self._samples):
+            completion = self._client.complete(self._model, messages, usage=self.usage, vote=vote, **self._sampling)
             prompt_tokens += completion.prompt_tokens
             completion_tokens += completion.completion_tokens
             raw.append(completion.text[-300:])
-            value = parse_score(completion.text, self._pattern)
-            if value is not None and self._scale[0] <= value <= self._scale[1]:
+            value = p_yes(completion.logprobs) if self._p_yes else parse_score(completion.text, self._pattern)
+            if value is not None and (self._p_yes or self._scale[0] <= value <= self._scale[1]):
                 scores.append(value)
         cost = (prompt_tokens * self._prices[0] + completion_tokens * self._prices[1]) / 1000
         self.usage.add(cost=cost)
-        info = {"judge_scores": scores, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost": cost}
+        info: dict[str, JSON] = {"judge_scores": scores, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost": cost}
         if not scores:
-            raise ScoringError("parse", f"no score in [{self._scale[0]:g}, {self._scale[1]:g}] in {self._samples} judge answer(s); last: {raw[-1]!r}")
-        mean = sum(scores) / len(scores)
+            what = "no yes/no token in the first token's top logprobs" if self._p_yes else f"no score in [{self._scale[0]:g}, {self._scale[1]:g}]"
+            raise ScoringError("parse", f"{what} in {self._samples} judge answer(s); last: {raw[-1]!r}")
+        if self._p_yes:
+            return RewardResult.ok(sum(scores) / len(scores), info={**info, "unparsed": self._samples - len(scores)})
+        value, tie = vote_scores(scores, self._aggregate)
         lo, hi = self._scale
-        score = (mean - lo) / (hi - lo) if self._normalize else mean
-        return RewardResult.ok(score, info={**info, "raw_mean": mean, "unparsed": self._samples - len(scores)})
+        score = (value - lo) / (hi - lo) if self._normalize else value
+        info.update(raw_mean=sum(scores) / len(scores), unparsed=self._samples - len(scores))
+        if self._aggregate == "majority":
+            info.update(raw_vote=value, vote_tie=tie)
+        return RewardResult.ok(score, info=info)
 
     def compute(self, sample: Sample) -> RewardResult:
         return self._judge(sample)
@@ -191,5 +216,11 @@ class LLMJudge(BaseReward):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._client = self._new_client()
+
+    def _new_client(self) -> ChatClient:
         p = self.params
-        self._client = ChatClient(p["base_url"], api_key_env=p["api_key_env"], timeout=p["timeout"], retries=p["retries"], backoff=p["backoff"])
+        return ChatClient(
+            str(p["base_url"]), api_key_env=str(p["api_key_env"]), timeout=float(p["timeout"]), retries=int(p["retries"]),
+            backoff=float(p["backoff"]), max_connections=int(p["concurrency"]),
+        )  # fmt: skip

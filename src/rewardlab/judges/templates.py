@@ -47,12 +47,44 @@ BUILTIN: dict[str, tuple[str, str, str, tuple[float, float]]] = {
         r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]",
         (1.0, 10.0),
     ),
+    "yes_no": (
+        "You are a strict grader. Decide whether the response correctly and helpfully answers the "
+        "question. Answer with one word: Yes or No.",
+        "[Question]\n{{ prompt }}\n\n[Response]\n{{ response }}\n\nIs the response correct? Answer Yes or No.",
+        r"\b(Yes|No|YES|NO|yes|no)\b",
+        (0.0, 1.0),
+    ),
     "pass_fail": (
         "You are a strict grader. Decide whether the response correctly and completely answers "
         'the question, using the reference if one is given. End with "VERDICT: PASS" or "VERDICT: FAIL".',
         "[Question]\n{{ prompt }}\n\n[Reference]\n{{ reference }}\n\n[Response]\n{{ response }}",
         r"VERDICT:\s*(PASS|FAIL)",
         (0.0, 1.0),
+    ),
+}
+
+# Pairwise templates: (system, user, verdict regex). The "[[A]]"/"[[B]]"/"[[C]]" verdicts and the
+# answer markers follow MT-Bench's pairwise prompt (Zheng et al. 2023); `{{ answer_a }}` and
+# `{{ answer_b }}` are the two responses in the order asked.
+PAIRWISE: dict[str, tuple[str, str, str]] = {
+    "pairwise": (
+        "You are an impartial judge. Compare the two assistants' answers to the user question "
+        "below and decide which is better: consider helpfulness, correctness and clarity, not "
+        "length, and do not let the order of the answers influence you. Explain briefly, then "
+        'give your verdict strictly as "[[A]]" if A is better, "[[B]]" if B is better, "[[C]]" for a tie.',
+        "[User Question]\n{{ prompt }}\n\n[The Start of Assistant A's Answer]\n{{ answer_a }}\n"
+        "[The End of Assistant A's Answer]\n\n[The Start of Assistant B's Answer]\n{{ answer_b }}\n"
+        "[The End of Assistant B's Answer]",
+        r"\[\[\s*([ABC])\s*\]\]",
+    ),
+    "pairwise_reference": (
+        "You are an impartial judge. Compare the two assistants' answers with the reference answer "
+        "and decide which is more correct; do not let the order of the answers influence you. "
+        'Explain briefly, then give your verdict strictly as "[[A]]", "[[B]]" or "[[C]]" for a tie.',
+        "[User Question]\n{{ prompt }}\n\n[Reference Answer]\n{{ reference }}\n\n"
+        "[The Start of Assistant A's Answer]\n{{ answer_a }}\n[The End of Assistant A's Answer]\n\n"
+        "[The Start of Assistant B's Answer]\n{{ answer_b }}\n[The End of Assistant B's Answer]",
+        r"\[\[\s*([ABC])\s*\]\]",
     ),
 }
 
@@ -90,11 +122,12 @@ def _lookup(sample: Sample, path: str) -> Any:
     return value
 
 
-def render(template: str, sample: Sample) -> str:
-    """`template` with its `{{ placeholders }}` filled from `sample` (JSON for non-strings)."""
+def render(template: str, sample: Sample, extra: Mapping[str, str] | None = None) -> str:
+    """`template` with its `{{ placeholders }}` filled from `extra`, else `sample` (JSON for non-strings)."""
 
     def fill(match: re.Match[str]) -> str:
-        value: JSON = _lookup(sample, match.group(1))
+        name = match.group(1)
+        value: JSON = extra[name] if extra is not None and name in extra else _lookup(sample, name)
         if value is _MISSING or value is None:
             raise ScoringError("invalid_input", f"judge template needs {{{{ {match.group(1)} }}}}, which this row does not have")
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
