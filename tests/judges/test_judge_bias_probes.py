@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rewardlab import Sample
-from rewardlab.evaluate.audit.probes import probe_by_name, run_probes
+from rewardlab.evaluate.audit.probes import probe_by_name
+from rewardlab.evaluate.audit.probing import run_probes
 from rewardlab.judges import LLMJudge
 
 pytestmark = pytest.mark.network
@@ -15,7 +16,7 @@ def _padding_outcome(server, word):
     judge = LLMJudge(base_url=server.base_url, model="m", backoff=0.01)
     samples = [Sample(prompt="q", response=f"{word} answer {i}", reference=str(i)) for i in range(4)]
     _, outcomes = run_probes(judge, samples, probe_by_name(["length_padding"]))
-    return outcomes[0]
+    return next(o for o in outcomes if o.probe == "length_padding")
 
 
 def test_length_padding_probe_flags_a_judge_with_a_length_bias(server):

@@ -10,7 +10,6 @@ comparison with a baseline), `labelfree.majority_vote` (TTRL pseudo-labels over 
 `serve` extra (httpx).
 """
 
-from rewardlab.judges.cache import CallCache
 from rewardlab.judges.certainty import Entropy, SelfCertainty
 from rewardlab.judges.client import ChatClient, Completion, Usage
 from rewardlab.judges.consensus import MajorityVote, cluster_answers
@@ -18,6 +17,7 @@ from rewardlab.judges.llm import LLMJudge
 from rewardlab.judges.propagation import Consensus
 from rewardlab.judges.protocols import PairwiseJudge, p_yes
 from rewardlab.judges.templates import BUILTIN, PAIRWISE, parse_score, render
+from rewardlab.store.calls import CallCache
 
 __all__ = [
     "BUILTIN",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.cache import CallCache
+from rewardlab.store.calls import CallCache
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 

@@ -25,9 +25,9 @@ from typing import Any
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.cache import CallCache
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.judges.templates import PAIRWISE, render
+from rewardlab.store.calls import CallCache
 
 __all__ = ["PairwiseJudge", "p_yes", "vote_scores"]
 

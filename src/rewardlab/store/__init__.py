@@ -1,11 +1,13 @@
-"""Where results are kept: the result cache and the run store, in one SQLite file.
+"""Where results are kept: the result cache and the run store, in one SQLite file, and the
+call cache of LLM judges.
 
-    from rewardlab.store import ResultStore, RunStore
+    from rewardlab.store import CallCache, ResultStore, RunStore
 
 `ResultStore` caches finished results by reward spec and sample content (the reward server
 and LLM judges read it); `RunStore` records the rows of batch runs so they can resume
 (`rewardlab.runner.run`). Both open the same file (`default_cache_path()`), each with its own
-tables. Only the standard library's `sqlite3` is needed.
+tables. `CallCache` keeps judge endpoints' completions by request (`rewardlab.judges`). Only
+the standard library's `sqlite3` is needed.
 """
 
 from rewardlab.store.cache import (
@@ -16,11 +18,13 @@ from rewardlab.store.cache import (
     sample_digest,
     sample_key,
 )
+from rewardlab.store.calls import CallCache
 from rewardlab.store.runs import RunInfo, RunStore
 from rewardlab.store.sqlite import Database, default_cache_path
 
 __all__ = [
     "CacheStats",
+    "CallCache",
     "Database",
     "ResultStore",
     "RunInfo",
