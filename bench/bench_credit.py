@@ -18,24 +18,12 @@ Every pair is checked for agreement before its time is reported. Run:
 from __future__ import annotations
 
 import argparse
-import time
 from collections import defaultdict
-from collections.abc import Callable
 
 import numpy as np
+from _timing import best_of
 
 from rewardlab.credit import gae, grpo, reinforce_pp, rloo, to_tokens
-
-
-def best_of(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    """Best wall time of `repeats` calls after one warm-up call (page faults, lazy imports)."""
-    out = fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 # ---- straightforward per-group loops (verl's structure, numpy instead of torch) -------------

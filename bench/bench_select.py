@@ -21,25 +21,14 @@ Every pair is checked for agreement before its time is reported. Run:
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import numpy as np
+from _timing import best_of
 
 from rewardlab.evaluate.passk import best_of_n as loop_best_of_n
 from rewardlab.evaluate.passk import vote_accuracy
 from rewardlab.select import best_of_n, majority_vote, weighted_vote
-
-
-def best_of(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    """Best wall time of `repeats` calls after one warm-up call."""
-    out = fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def plain_best_of_n(scores: list[list[float]], correct: list[list[int]]) -> list[float]:
