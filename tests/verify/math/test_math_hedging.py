@@ -41,6 +41,10 @@ HEDGES: list[tuple[str, str]] = [
     ("<answer>8</answer> On reflection: <answer>9</answer>", "9"),  # every tag is a final answer
     ("\\boxed{A} or \\boxed{B}", "B"),  # two letters for a letter reference
     ("\\boxed{12} (option \\boxed{B}) or \\boxed{13}", "12"),
+    # two different values cannot both spell the one letter offered (the audit's hedge probe)
+    ("The answer is 0 or 1 or A: \\boxed{0} or \\boxed{1} or \\boxed{A}", "A"),
+    ("\\boxed{0} or \\boxed{1} or \\boxed{(C)}", "(C)"),
+    ("\\boxed{A} or \\boxed{B} or \\boxed{7}", "7"),  # and two letters cannot spell one value
 ]
 
 

@@ -78,7 +78,9 @@ def final_answer(
     joined = _joined(candidates, reference, options or CheckOptions())
     if joined is not None:
         return joined
-    answer, candidates = _same_kind(extraction.answer, candidates, reference)
+    answer, kept = _same_kind(extraction.answer, candidates, reference)
+    if not _other_kind_disagrees(candidates, kept, options, pool):
+        candidates = kept
     unique = tuple(dict.fromkeys(candidates))
     for other in unique:
         if other != answer and not _same(answer, other, options, pool):
@@ -103,6 +105,16 @@ def _same_kind(answer: str, candidates: tuple[str, ...], reference: str) -> tupl
     if answer in kept:
         return answer, kept
     return (kept[-1] if answer == candidates[-1] else kept[0]), kept
+
+
+def _other_kind_disagrees(
+    candidates: tuple[str, ...], kept: tuple[str, ...], options: CheckOptions | None, pool: SympyPool | None
+) -> bool:
+    """Whether the candidates `_same_kind` set aside differ among themselves. A value and a
+    letter can spell one choice, but two different values (`\\boxed{0}` or `\\boxed{1}` or
+    `\\boxed{A}`) cannot: then every box counts, and the answer hedges."""
+    aside = tuple(dict.fromkeys(c for c in candidates if c not in kept))
+    return any(not _same(aside[0], other, options, pool) for other in aside[1:])
 
 
 def _same(a: str, b: str, options: CheckOptions | None, pool: SympyPool | None) -> bool:
