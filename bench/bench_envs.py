@@ -319,12 +319,8 @@ def run_extras(seeds: int = 5) -> None:
 
     import torch
 
-    from rewardlab.envs.intrinsic import (
-        CuriosityCriticBonus,
-        DisagreementBonus,
-        ICMBonus,
-        noisy_tv_rollout,
-    )
+    from rewardlab.envs.intrinsic import CuriosityCriticBonus, DisagreementBonus, ICMBonus
+    from rewardlab.envs.noisy_tv import noisy_tv_rollout
     from rewardlab.envs.preferences import learn_grid_reward, preference_grid
     from rewardlab.envs.redistribution import DelayedChain, chain_q_learning
 

@@ -153,7 +153,8 @@ def test_rnd_bonus_falls_on_seen_inputs() -> None:
 @pytest.mark.slow
 def test_noisy_tv_distracts_icm_but_not_the_curiosity_critic() -> None:
     """Same seeds, same agent, same warm-up: only the bonus differs (a random walk: 4% on the TV)."""
-    from rewardlab.envs.intrinsic import CuriosityCriticBonus, ICMBonus, noisy_tv_rollout
+    from rewardlab.envs.intrinsic import CuriosityCriticBonus, ICMBonus
+    from rewardlab.envs.noisy_tv import noisy_tv_rollout
 
     torch.set_num_threads(1)
     dim, seeds = 25 + 4, range(3)
@@ -186,7 +187,8 @@ def test_curiosity_critic_still_rewards_novel_transitions() -> None:
 
 @pytest.mark.slow
 def test_ensemble_disagreement_ignores_the_noisy_tv() -> None:
-    from rewardlab.envs.intrinsic import DisagreementBonus, noisy_tv_rollout
+    from rewardlab.envs.intrinsic import DisagreementBonus
+    from rewardlab.envs.noisy_tv import noisy_tv_rollout
 
     torch.set_num_threads(1)
     runs = [noisy_tv_rollout(DisagreementBonus(25 + 4, 4, hidden=32, epochs=2, seed=s), seed=s) for s in range(2)]
