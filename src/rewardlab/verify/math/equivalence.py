@@ -32,6 +32,7 @@ from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
 from rewardlab.verify.math.normalize import (
     clean,
     comparison_key,
+    equation_name,
     named_value,
     split_top_level,
     split_unit,
@@ -221,7 +222,7 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
             return _decide_clean(r, c_rhs, run)
         if r_rhs is not None and "=" not in c:
             return _decide_clean(r_rhs, c, run)
-        if r_rhs is not None and c_rhs is not None and comparison_key(r.split("=")[0]) == comparison_key(c.split("=")[0]):
+        if r_rhs is not None and c_rhs is not None and comparison_key(equation_name(r)) == comparison_key(equation_name(c)):
             return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
     letter = choice_letter(unwrap_text(r))
     if letter is not None:

@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["clean", "comparison_key", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -61,15 +61,22 @@ def is_name(side: str) -> bool:
 
 def named_value(s: str) -> str | None:
     """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`, `11` for `x = 5+5+1 = 11`: the last member
-    of an equation (or chain) whose left side is a name (`is_name`); None otherwise (no `=`, an
-    inequality, or an expression on the left)."""
+    of an equation whose left side is a name (`is_name`), or of a chain of three or more
+    members (`a = b = c` asserts them all equal: it arrives at its last member, as a response's
+    chain does in extraction); None otherwise (no `=`, an inequality, or an expression on the
+    left of a single `=`). Only top-level `=` count: the one in `\\sum_{k=0}` is a bound's."""
     if "=" not in s or _RELATION_RE.search(s):
         return None
-    parts = s.split("=")  # `x = 5 + 5 + 1 = 11`: a chain ends with the value
-    if any(len(split_top_level(part)) > 1 for part in parts):
+    parts = split_top_level(s, "=")
+    if len(parts) < 2 or any(len(split_top_level(part)) > 1 for part in parts):
         return None  # `AB=4, CD=5` is a list of named values, not one equation
     rhs = parts[-1].strip()
-    return rhs if rhs and is_name(parts[0]) else None
+    return rhs if rhs and (len(parts) > 2 or is_name(parts[0])) else None
+
+
+def equation_name(s: str) -> str:
+    """The left side of `s` at its first top-level `=` (all of `s` when there is none)."""
+    return split_top_level(s, "=")[0]
 
 
 def _drop(m: re.Match[str]) -> str:
