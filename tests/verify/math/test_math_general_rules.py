@@ -99,3 +99,91 @@ def test_final_statement_does_not_apply_in_strict_mode() -> None:
     assert extract_answer(text, strict=True).answer == "255"  # strict: only boxes and tags count
     assert extract_answer(text, boxed="first").answer == "255"
     assert extract_answer(text).source == "final_answer"
+
+
+# A gold's boxes separated only by spacing or symbols are the parts of one answer; words end it.
+GOLD_BOX_GLUE = [
+    ("${7 kg, 4}$", "$\\boxed{7 kg} ++ \\boxed{4}$", True),
+    ("${7 kg, 5}$", "$\\boxed{7 kg} ++ \\boxed{4}$", False),
+    ("$4$", "$\\boxed{7 kg} ++ \\boxed{4}$", False),  # not cut to the last box
+    ("$\\boxed{1, 2}$", "\\boxed{1} / \\boxed{2}", True),
+    ("$\\boxed{1, 2}$", "\\boxed{1} so we get \\boxed{2}", False),  # words: only the last box is the gold
+    ("$\\boxed{2}$", "\\boxed{1} so we get \\boxed{2}", True),
+]
+
+# A gold written as a worked solution that ends "The final answer is $X$." is X.
+GOLD_STATEMENT = [
+    ("so the loss is $\\boxed{28\\%}$", "The value drops $10\\%$ then $20\\%$. Final Answer: The final answer is $28 \\%$. I hope it is correct.", True),
+    ("so the loss is $\\boxed{30\\%}$", "The value drops $10\\%$ then $20\\%$. Final Answer: The final answer is $28 \\%$. I hope it is correct.", False),
+    ("$\\boxed{20}$", "The value drops $10\\%$ then $20\\%$. Final Answer: The final answer is $28 \\%$. I hope it is correct.", False),
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "accepted"), GOLD_BOX_GLUE)
+def test_gold_boxes_joined_by_symbols(response: str, reference: str, accepted: bool) -> None:
+    assert _accepted(response, reference) is accepted
+
+
+@pytest.mark.parametrize(("response", "reference", "accepted"), GOLD_STATEMENT)
+def test_gold_worked_solution_is_its_final_statement(response: str, reference: str, accepted: bool) -> None:
+    assert _accepted(response, reference) is accepted
+
+
+# An inequality in |x| describes a symmetric set of reals (compared when the other answer is
+# written as intervals); the brackets follow the relations.
+ABSOLUTE_VALUE_INEQUALITIES = [
+    ("$\\left[-2, -1\\right] \\cup \\left[1, 2\\right]$", "$1 \\leq |x| \\leq 2$", True),
+    ("$(-2, -1) \\cup (1, 2)$", "$1 \\leq |x| \\leq 2$", False),  # open ends for a closed band
+    ("$[1, 2]$", "$1 \\leq |x| \\leq 2$", False),  # half the set
+    ("$(-3, 3)$", "$|x| < 3$", True),
+    ("$[-3, 3]$", "$|x| < 3$", False),
+    ("$(-\\infty, -1] \\cup [1, \\infty)$", "$|t| \\ge 1$", True),
+    ("$[1, \\infty)$", "$|t| \\ge 1$", False),
+    ("$(-\\infty, \\infty)$", "$|x| > -1$", True),  # every real number
+    ("$(-1, 1)$", "$|x| > -1$", False),
+    ("$(-2, -1) \\cup (1, 2)$", "$2 > |x| > 1$", True),
+    ("$(-a, a)$", "$|x| < a$", False),  # a symbolic bound: its sign is unknown, no reading
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "accepted"), ABSOLUTE_VALUE_INEQUALITIES)
+def test_absolute_value_inequality_is_a_symmetric_set(response: str, reference: str, accepted: bool) -> None:
+    assert _accepted(response, reference) is accepted
+
+
+_A = "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}"
+_B = "\\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}"
+# Arithmetic on matrices is evaluated (sympy), entry by entry against the other answer; two
+# matrices side by side are never read as one.
+MATRIX_ARITHMETIC = [
+    (f"The sum is ${_A} + {_B}$", "\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}", True),
+    (f"The sum is ${_A} + {_B}$", "\\begin{pmatrix}6 & 8 \\\\ 10 & 13\\end{pmatrix}", False),
+    (f"The product is ${_A} {_B}$", "\\begin{pmatrix}19 & 22 \\\\ 43 & 50\\end{pmatrix}", True),
+    (f"The product is ${_A} {_B}$", "\\begin{pmatrix}23 & 34 \\\\ 31 & 46\\end{pmatrix}", False),  # B A, not A B
+    (f"The sum is ${_A} + {_B}$", "\\begin{pmatrix}1 & 2 & 5 & 6 \\\\ 3 & 4 & 7 & 8\\end{pmatrix}", False),  # not the two glued
+    ("$\\boxed{2\\begin{pmatrix}1 \\\\ 2\\end{pmatrix}}$", "\\begin{pmatrix}2 \\\\ 4\\end{pmatrix}", True),
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "accepted"), MATRIX_ARITHMETIC)
+def test_matrix_arithmetic_is_evaluated(response: str, reference: str, accepted: bool) -> None:
+    assert _accepted(response, reference) is accepted
+
+
+# Values assigned to distinct names are a tuple in the order written; `;` separates solutions.
+ASSIGNMENT_TUPLES = [
+    ("$(3,4)$", "$x=3, y=4$", True),
+    ("$(4,3)$", "$x=3, y=4$", False),  # the names fix the order
+    ("$4, 3$", "$x=3, y=4$", False),
+    ("$(1,2),(3,4)$", "$a=1,b=2;a=3,b=4$", True),
+    ("$(3,4),(1,2)$", "$a=1,b=2;a=3,b=4$", True),  # solutions in any order
+    ("$(2,1),(3,4)$", "$a=1,b=2;a=3,b=4$", False),
+    ("$(1,2)$", "$a=1,b=2;a=3,b=4$", False),  # one solution of two
+    ("$y=4, x=3$", "$x=3, y=4$", True),  # both named: matched by name
+    ("$2, 1$", "$x=1, x=2$", True),  # one unknown, two values: a set, not a tuple
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "accepted"), ASSIGNMENT_TUPLES)
+def test_named_values_are_a_tuple_in_order(response: str, reference: str, accepted: bool) -> None:
+    assert _accepted(response, reference) is accepted

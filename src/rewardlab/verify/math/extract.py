@@ -45,7 +45,7 @@ from rewardlab.verify.math.scan import (
     tag_contents,
 )
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "is_placeholder"]
+__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "gold_statement", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
@@ -240,16 +240,19 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
 
 
-# Glue that enumerates the parts of one answer: spacing, `$`, punctuation, or an "and".
-_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;$.]|\\[()\[\] ,;:!]|\\q?quad\b)*")
+# Glue that enumerates the parts of one answer: spacing, `$`, punctuation and symbols (no word,
+# no digit: `\\boxed{1} ++ \\boxed{2}`), or an "and"; a trailing backslash is the doubled escape
+# of `\\\\boxed`.
+_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;:$.+\-*/&|!?~]|\\[()\[\] ,;:!]|\\q?quad\b)*\\?")
 _AND_GLUE_RE = re.compile(r",|\band\b", re.IGNORECASE)
 
 
 def gold_boxes(text: str) -> tuple[str, ...]:
     """The boxes of a gold answer's final section: the last box, and the boxes before it
-    joined to it by at most 40 characters that only space them out or enumerate them
-    (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} papers and \\boxed{2} bins``). A gold never
-    hedges, so these are the parts of one answer; other text between boxes ends the section."""
+    joined to it by at most 40 characters that only space them out, separate them with symbols
+    or enumerate them (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} ++ \\boxed{2}``, ``\\boxed{1} papers
+    and \\boxed{2} bins``). A gold never hedges, so these are the parts of one answer; words
+    between boxes (``\\boxed{1} no no no \\boxed{2}``) end the section."""
     section: list[tuple[int, int, int, int]] = []
     for span in _iter_box_spans(text, reverse=True):
         _, c_start, c_end, end = span
@@ -319,6 +322,15 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     else:
         raise ConfigError(f"unknown extraction source {source!r}")
     return (hit, ()) if hit is not None else None
+
+
+def gold_statement(text: str) -> str | None:
+    """The answer of a gold's last "the final answer is ..." statement (a worked solution in
+    Minerva's format), or None when it has none."""
+    statement = final_statement(text)
+    if statement is None:
+        return None
+    return _answer_in_phrase(statement[1]).strip() or None
 
 
 def _answer_in_phrase(phrase: str) -> str:

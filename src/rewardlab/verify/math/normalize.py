@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -72,6 +72,27 @@ def named_value(s: str) -> str | None:
         return None  # `AB=4, CD=5` is a list of named values, not one equation
     rhs = parts[-1].strip()
     return rhs if rhs and (len(parts) > 2 or is_name(parts[0])) else None
+
+
+def assignment_tuples(s: str) -> str | None:
+    """`(3,4)` for `x=3, y=4`, `(5,2),(7,2)` for `p=5,q=2;p=7,q=2`: values assigned to two or
+    more distinct names, in the order written, as a tuple (one per `;`-separated solution, each
+    naming the same unknowns in the same order); None otherwise (`x=1, x=2` is a set of values
+    of one unknown, not a tuple)."""
+    if "=" not in s or _RELATION_RE.search(s):
+        return None
+    names: list[str] | None = None
+    tuples: list[str] = []
+    for group in split_top_level(s, ";"):
+        pairs = [split_top_level(part, "=") for part in split_top_level(group)]
+        if len(pairs) < 2 or any(len(pair) != 2 or not pair[1] or not is_name(pair[0]) for pair in pairs):
+            return None
+        keys = [comparison_key(pair[0]) for pair in pairs]
+        if len(set(keys)) != len(keys) or (names is not None and keys != names):
+            return None
+        names = keys
+        tuples.append("(" + ",".join(pair[1] for pair in pairs) + ")")
+    return ",".join(tuples) if tuples else None
 
 
 def equation_name(s: str) -> str:

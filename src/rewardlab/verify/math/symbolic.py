@@ -28,6 +28,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
 from sympy.core.relational import Relational
+from sympy.matrices.expressions import MatrixExpr
 from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
 from rewardlab.errors import ParseFailure
@@ -178,6 +179,8 @@ def compare(reference: str, candidate: str, rel_tol: float, equations: bool, rad
 
 def _equal(a: Any, b: Any, rel_tol: float, equations: bool) -> tuple[bool | None, str]:
     """(True, why) / (False, why) / (None, why) when nothing could show either."""
+    if isinstance(a, MatrixExpr) or isinstance(b, MatrixExpr):  # `A + B`, `A B`: evaluate
+        a, b = (x.doit() if isinstance(x, MatrixExpr) else x for x in (a, b))
     if isinstance(a, MatrixBase) or isinstance(b, MatrixBase):
         if not (isinstance(a, MatrixBase) and isinstance(b, MatrixBase)) or a.shape != b.shape:
             return False, "matrix shapes differ"
