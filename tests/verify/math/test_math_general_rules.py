@@ -7,10 +7,13 @@ rule is kept only when it is right for every answer of its shape.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.verify.math import MathAnswer, extract_answer
+from rewardlab.verify.math import MathAnswer, check, extract_answer
 
 REWARD = MathAnswer()
 
@@ -187,3 +190,45 @@ ASSIGNMENT_TUPLES = [
 @pytest.mark.parametrize(("response", "reference", "accepted"), ASSIGNMENT_TUPLES)
 def test_named_values_are_a_tuple_in_order(response: str, reference: str, accepted: bool) -> None:
     assert _accepted(response, reference) is accepted
+
+
+# `a\frac{b}{c}` with a proper fraction is the mixed number a + b/c, on either side; a decimal
+# for it follows the significant-figure rule like any decimal for an exact value.
+MIXED_NUMBERS = [
+    ("9999\\frac{6}{7}", "9999.857142857143", True),
+    ("9999.857142857143", "9999\\frac{6}{7}", True),
+    ("9999\\frac{6}{7}", "9999 \\frac{6}{7}", True),  # spaced
+    ("9999\\frac{6}{7}", "\\frac{69999}{7}", True),
+    ("9999\\frac{6}{7}", "9999.86", True),  # a correct rounding with 6 figures
+    ("9999\\frac{6}{7}", "9999.85", False),  # not its rounding
+    ("9999\\frac{6}{7}", "9999", False),
+    ("9999\\frac{6}{7}", "10000", False),
+    ("9999\\frac{6}{7}", "\\frac{6}{7} \\cdot 9999", False),  # the product is another number
+    ("-2\\frac{1}{2}", "-2.5", True),  # the sign is the whole number's
+    ("-2\\frac{1}{2}", "-1.5", False),
+    ("2\\frac{3}{2}", "3", True),  # an improper fraction: no mixed numeral, a product
+    ("2\\frac{3}{2}", "3.5", False),
+]
+
+
+@pytest.mark.parametrize(("reference", "candidate", "equivalent"), MIXED_NUMBERS)
+def test_mixed_number_is_whole_plus_proper_fraction(reference: str, candidate: str, equivalent: bool) -> None:
+    assert check(reference, candidate).equivalent is equivalent
+
+
+SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "qwen25-math-cot-100.jsonl"
+
+
+def test_mixed_number_and_its_decimal_in_the_real_data_are_one_answer() -> None:
+    """idx 72 of the shared Qwen2.5-Math file: responses answer `9999.857142857143` and
+    `9999\\frac{6}{7}` (one answer, the decimal a correct rounding) to the gold `10{,}000`."""
+    if not SHARED_DATA.is_file():
+        pytest.skip(f"{SHARED_DATA} is absent")
+    row = next(r for r in map(json.loads, SHARED_DATA.read_text().splitlines()) if r["idx"] == 72)
+    answers = {extract_answer(response, hedging="last").answer for response in row["code"]}
+    decimal, mixed = "9999.857142857143", next(a for a in answers if a is not None and "frac" in a)
+    assert decimal in answers
+    assert check(decimal, mixed).equivalent and check(mixed, decimal).equivalent
+    for response in row["code"]:
+        if decimal in response:  # both wrong against the gold, as the dataset's labels say
+            assert not _accepted(response, row["gt"])
