@@ -208,6 +208,11 @@ MIXED_NUMBERS = [
     ("-2\\frac{1}{2}", "-1.5", False),
     ("2\\frac{3}{2}", "3", True),  # an improper fraction: no mixed numeral, a product
     ("2\\frac{3}{2}", "3.5", False),
+    ("7\\frac{3}{4}", "7 3/4", True),  # plain text: a whole number, a space, a proper fraction
+    ("7.75", "7 3/4", True),
+    ("73/4", "7 3/4", False),  # never the digits run together
+    ("(1, 2.75)", "(1, 2 3/4)", True),
+    ("1000", "1 000", True),  # no slash: a thousands group, as before
 ]
 
 

@@ -34,6 +34,9 @@ _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-
 _PERCENT_RE = re.compile(r"\\%|%")
 # `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
 _THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
+# `7 3/4` written in plain text is the mixed number 7 3/4 (spelled `7\\frac{3}{4}` for the number
+# parser, which applies the proper-fraction rule), never 73/4.
+_PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/])(\d+) +(\d+)/(\d+)(?![\d./])")
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
@@ -113,6 +116,7 @@ def clean(answer: str, opts: CheckOptions) -> str:
         s = _THOUSANDS_RE.sub("", s)
         if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
             s = s.replace(",", "")
+    s = _PLAIN_MIXED_RE.sub(r"\1\\frac{\2}{\3}", s)
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     s = _UPRIGHT_CONSTANT_RE.sub(r"\1", s)  # upright `\mathrm{e}`, `\text{i}`: the constants e and i (ISO 80000-2)
