@@ -237,3 +237,22 @@ def test_mixed_number_and_its_decimal_in_the_real_data_are_one_answer() -> None:
     for response in row["code"]:
         if decimal in response:  # both wrong against the gold, as the dataset's labels say
             assert not _accepted(response, row["gt"])
+
+
+# Number words are powers of ten; a leading article does not change a text answer.
+WORDS = [
+    ("3000000", "3 million", True),
+    ("3000000", "3 \\text{ million}", True),
+    ("2500000000", "2.5 billion", True),
+    ("3000000", "4 million", False),
+    ("3000", "3 million", False),  # not a unit to strip
+    ("\\text{a triangle}", "\\text{triangle}", True),
+    ("\\text{triangle}", "\\text{the triangle}", True),
+    ("\\text{circle}", "\\text{a square}", False),
+    ("\\text{A}", "\\text{B}", False),  # a lone letter is no article
+]
+
+
+@pytest.mark.parametrize(("reference", "candidate", "equivalent"), WORDS)
+def test_number_words_and_articles(reference: str, candidate: str, equivalent: bool) -> None:
+    assert check(reference, candidate).equivalent is equivalent

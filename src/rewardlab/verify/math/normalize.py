@@ -37,6 +37,9 @@ _THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
 # `7 3/4` written in plain text is the mixed number 7 3/4 (spelled `7\\frac{3}{4}` for the number
 # parser, which applies the proper-fraction rule), never 73/4.
 _PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/])(\d+) +(\d+)/(\d+)(?![\d./])")
+# `3 million`, `2.5 \\text{ billion}`: a number word is a power of ten, not a unit to strip.
+_SCALES = {"million": 6, "billion": 9, "trillion": 12}
+_SCALE_WORD_RE = re.compile(r"(\d) ?(?:\\(?:text|mbox)\{ ?)?(million|billion|trillion)(?![a-zA-Z]) ?\}?", re.IGNORECASE)
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
@@ -117,6 +120,7 @@ def clean(answer: str, opts: CheckOptions) -> str:
         if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
             s = s.replace(",", "")
     s = _PLAIN_MIXED_RE.sub(r"\1\\frac{\2}{\3}", s)
+    s = _SCALE_WORD_RE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALES[m.group(2).lower()]}}}", s)
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     s = _UPRIGHT_CONSTANT_RE.sub(r"\1", s)  # upright `\mathrm{e}`, `\text{i}`: the constants e and i (ISO 80000-2)
@@ -173,6 +177,9 @@ def comparison_key(s: str) -> str:
     return _SHORT_GROUP_RE.sub(r"\1\2", _SPACES_RE.sub("", s))  # `x^{2}` and `x^2` are one key
 
 
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
 def text_answer(s: str) -> str | None:
     """The normalised words of a text answer (`\\text{Monday}`, `Monday`), or None for maths.
 
@@ -184,7 +191,10 @@ def text_answer(s: str) -> str | None:
         return None
     if re.search(r"[\d=^_+*/<>]", inner):
         return None
-    return " ".join(re.sub(r"[^\w\s']", " ", inner).casefold().split())
+    words = re.sub(r"[^\w\s']", " ", inner).casefold().split()
+    if len(words) > 1 and words[0] in _ARTICLES:  # `a triangle` and `triangle` name one thing
+        words = words[1:]
+    return " ".join(words)
 
 
 def split_top_level(s: str, sep: str = ",") -> list[str]:
