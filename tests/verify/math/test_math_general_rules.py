@@ -57,6 +57,8 @@ FINAL_STATEMENT_AFTER_BOXES = [
     ("Final Answer: The final answer is $7$. On reflection it is $\\boxed{8}$.", "8", True),  # the box is later
     ("Final Answer: The final answer is $7$. On reflection it is $\\boxed{8}$.", "7", False),
     ("so $\\boxed{3}$. Then the answer is 4, since ...", "3", True),  # only "final answer" is a closing statement
+    ("so $\\boxed{3}$. I hope the final answer is correct.", "3", True),  # a statement without maths states no answer
+    ("so $\\boxed{3}$. So the final answer is consistent with the check above.", "3", True),
     ('it lies between $\\boxed{12\\text{ and }13}$. Final Answer: The final answer is "$12$ and $13$".', "12, 13", True),
     ('it lies between $\\boxed{12\\text{ and }13}$. Final Answer: The final answer is "$12$ and $14$".', "12, 13", False),
 ]

@@ -436,8 +436,9 @@ def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
 
     Boxes mark intermediate results as well as final ones (``$0.04 \\cdot 10000 / 2 =
     \\boxed{200}$ ... Final Answer: The final answer is $10,455$.``); an explicit closing
-    statement after every box is the response's last word. Only with ``boxed="last"`` and when
-    ``final_answer`` is a source."""
+    statement after every box is the response's last word, when it states maths (a digit, a
+    LaTeX command or a ``$`` span). Only with ``boxed="last"`` and when ``final_answer`` is a
+    source."""
     if opts.boxed != "last" or "final_answer" not in opts._sources:
         return None
     statement = final_statement(text[-opts.tail_chars :])
@@ -448,7 +449,11 @@ def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
     if last_box_end is None or last_box_end > start:
         return None
     answer = _answer_in_phrase(statement[1]).strip()
-    return answer or None
+    # Only maths overrides a box: "I hope the final answer is correct" states no answer.
+    return answer if _MATHS_RE.search(answer) and not _PROSE_RE.search(answer) else None
+
+
+_MATHS_RE = re.compile(r"\d|\\[a-zA-Z]|\$")
 
 
 def choice_letter(answer: str) -> str | None:

@@ -36,7 +36,7 @@ _PERCENT_RE = re.compile(r"\\%|%")
 _THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
 # `7 3/4` written in plain text is the mixed number 7 3/4 (spelled `7\\frac{3}{4}` for the number
 # parser, which applies the proper-fraction rule), never 73/4.
-_PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/])(\d+) +(\d+)/(\d+)(?![\d./])")
+_PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/^_])(\d+) +(\d+)/(\d+)(?![\d./])")
 # `3 million`, `2.5 \\text{ billion}`: a number word is a power of ten, not a unit to strip.
 _SCALES = {"million": 6, "billion": 9, "trillion": 12}
 _SCALE_WORD_RE = re.compile(r"(\d) ?(?:\\(?:text|mbox)\{ ?)?(million|billion|trillion)(?![a-zA-Z]) ?\}?", re.IGNORECASE)
