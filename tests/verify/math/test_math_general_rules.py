@@ -36,6 +36,8 @@ TOP_LEVEL_EQUALS = [
     ("so $S = \\sum_{k=0}^{3} k^2$", "0", False),  # not the `0` after `k=`
     ("$F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}$", "$F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k$", True),
     ("$F_n = \\sum_{k=0}^{n-1} F_k F_{n-k}$", "$F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k$", False),
+    ("$\\frac{n(n+1)}{2}$", "$\\sum_{k=1}^{n} k$", True),  # a sum with a symbolic bound, sampled at integers
+    ("$\\frac{n(n-1)}{2}$", "$\\sum_{k=1}^{n} k$", False),
 ]
 
 # The fallbacks (the last maths span, the last number) are read by position: the later wins.
