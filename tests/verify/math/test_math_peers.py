@@ -10,7 +10,7 @@ response format it reads) and may differ from the label only where the case docu
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,11 @@ import pytest
 pytest.importorskip("verl.utils.reward_score.prime_math", reason="verl (a peer) is not installed")
 pytestmark = pytest.mark.slow  # importing verl and prime_math's process-per-call timeouts: ~40 s
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-import bench_math_peers as peers  # noqa: E402
+_BENCH = Path(__file__).resolve().parents[3] / "bench" / "bench_math_peers.py"
+_spec = importlib.util.spec_from_file_location("bench_math_peers", _BENCH)
+assert _spec is not None and _spec.loader is not None
+peers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(peers)
 
 
 @pytest.fixture(scope="module")
