@@ -20,24 +20,12 @@ CASES = [json.loads(line) for line in (Path(__file__).parent / "external" / "cas
 
 # (source file, reference, candidate) -> why rewardlab does not give the label.
 KNOWN_MISSES: dict[tuple[str, str, str], str] = {
-    ("tests/test_all.py", "$10/9$", "Answer $ \\frac{1}{2} \\$ = \\frac{10}{9} $"): "an escaped \\$ inside a $...$ span ends the span early",
-    ("tests/test_all.py", "$1 = \\zzz = x = 0$", "$0$"): "the reference holds an unknown command: unparseable, an error result (not a 0)",
-    ("tests/test_all.py", "$\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}$", "The sum is $\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}$"): "matrix arithmetic (a sum of matrices) is not evaluated",
-    ("tests/test_all.py", "$\\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix}$", "When multiplying by identity: $\\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix} \\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix}$"): "matrix arithmetic (a product of matrices) is not evaluated",
-    ("tests/test_all.py", "$(\\begin{pmatrix}\\frac{1}{3}\\\\ \\frac{1}{5} \\end{pmatrix})$", "$\\begin{pmatrix}0.33\\\\0.2 \\end{pmatrix}$"): "0.33 has 2 significant figures; a rounding of 1/3 needs min_sig_figs=3 (docs/math.md, tolerance)",
-    ("tests/test_boxed.py", "$\\\\boxed{35 cm} ++++++ \\\\boxed{4}$", "${35 cm,4}$"): "the gold's two boxes are joined by '++++++', which is not enumeration glue",
-    ("tests/test_numina_cases.py", "$1\\leq|z|\\leq \\frac{3}{2}$", "$z \\in \\left[-\\frac{3}{2}, -1\\right] \\cup \\left[1, \\frac{3}{2}\\right]$"): "an inequality in |z| is not solved into a union of intervals",
-    ("tests/test_numina_cases.py", "$p=5,q=2;p=7,q=2$", "$(5,2),(7,2)$"): "named values grouped by ';' are not read as tuples",
-    ("tests/test_strict.py", "$f(x)$", "$f(y)$"): "renaming the variable is a different answer (Math-Verify's label is for strict=False)",
-    ("tests/test_yujianll.py", "$F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}$", "$F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k$"): "the sum with symbolic bounds does not parse: an error result",
+    ("tests/test_all.py", "$(\\begin{pmatrix}\\frac{1}{3}\\\\ \\frac{1}{5} \\end{pmatrix})$", "$\\begin{pmatrix}0.33\\\\0.2 \\end{pmatrix}$"): "graders differ: 0.33 has 2 significant figures, and a rounding of 1/3 needs min_sig_figs=3 (docs/math.md, tolerance); Math-Verify's label is for precision=2, its defaults also say no",
+    ("tests/test_strict.py", "$f(x)$", "$f(y)$"): "renaming the variable is a different answer (Math-Verify's label is for strict=False; its default strict=True says so too)",
 }
 # Known misses whose candidate is a long response: matched on the response's end.
 KNOWN_MISS_TAILS: dict[tuple[str, str, str], str] = {
-    ("tests/test_all.py", "$10455$", "Final Answer: The final answer is $10,455$. I hope it is correct."): "an earlier \\boxed{255} wins: boxes come before 'the final answer is' in the priority",
-    ("tests/test_all.py", "$12$", "I hope it is correct. <|im_start|>user"): "the answer is only in prose after an earlier maths span, which the fallback takes",
-    ("tests/test_all.py", "$100%$", "increases by 100%."): "the answer is only in prose after display maths, which the fallback takes",
-    ("tests/test_all.py", "Let's assume the stock's value at the beginning of Monday is", "$\\boxed{28\\%}$."): "the gold is a worked solution without a box (prose, not an answer)",
-    ("tests/test_numina_cases.py", "\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1", "W(x)=1orW(x)=-1"): "the gold's box is never closed and the candidate joins equations with a bare 'or'",
+    ("tests/test_numina_cases.py", "\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1", "W(x)=1orW(x)=-1"): "malformed gold (its box is never closed) and the candidate renames the variable, W(n) to W(x), as in f(x) vs f(y)",
 }
 
 

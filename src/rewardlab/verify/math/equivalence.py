@@ -29,9 +29,12 @@ from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
 from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
+from rewardlab.verify.math.intervals import inequality_interval
 from rewardlab.verify.math.normalize import (
+    assignment_tuples,
     clean,
     comparison_key,
+    equation_name,
     named_value,
     split_top_level,
     split_unit,
@@ -42,7 +45,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
-__all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives", "inequality_interval"]
+__all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives"]
 
 
 class Outcome(StrEnum):
@@ -216,12 +219,16 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
         offered = "; ".join(hedge_alternatives(c))
         return _ne("hedge", f"hedged: the candidate offers several answers ({offered})", r, c)
     if opts.equations:  # `x = 3` for `3`, `(p,q)=(3,2)` for `(3,2)` (and the reverse) without sympy
+        if "=" not in c and (r_tuples := assignment_tuples(r)) is not None:
+            return _decide_clean(r_tuples, c, run)  # `p=5,q=2` against `(5,2)`: the values in order
+        if "=" not in r and (c_tuples := assignment_tuples(c)) is not None:
+            return _decide_clean(r, c_tuples, run)
         r_rhs, c_rhs = named_value(r), named_value(c)
         if c_rhs is not None and "=" not in r:
             return _decide_clean(r, c_rhs, run)
         if r_rhs is not None and "=" not in c:
             return _decide_clean(r_rhs, c, run)
-        if r_rhs is not None and c_rhs is not None and comparison_key(r.split("=")[0]) == comparison_key(c.split("=")[0]):
+        if r_rhs is not None and c_rhs is not None and comparison_key(equation_name(r)) == comparison_key(equation_name(c)):
             return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
     letter = choice_letter(unwrap_text(r))
     if letter is not None:
@@ -319,7 +326,7 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
     (items are rows joined by `&`), and bracket pairs like `()`, `[)`, `(]` (ordered).
     """
     m = _MATRIX_RE.match(s)
-    if m:
+    if m and "\\begin{" not in m.group(2) and "\\end{" not in m.group(2):  # one matrix, not `A + B`
         rows = [row.strip() for row in m.group(2).split("\\\\") if row.strip()]
         return _MATRIX_KINDS.get(m.group(1), "matrix"), rows
     if "\\cup" in s:
@@ -368,40 +375,7 @@ def answer_parts(answer: str, options: CheckOptions | None = None) -> tuple[str,
 
 
 # -- inequalities read as intervals ---------------------------------------------------------------
-_INEQ_SPLIT_RE = re.compile(r"(<=|>=|<|>|\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![a-zA-Z]))")
-_STRICT = {"<", ">", "\\lt", "\\gt"}
-_LESS = {"<", "<=", "\\lt", "\\le", "\\leq", "\\leqslant"}
-# `x`, `\\theta`, `a_1`, and a function of one variable `f(x)` (`0 < f(x) < 1`)
-_VARIABLE_RE = re.compile(r"^(?:[a-zA-Z]|\\(?!infty\b|pi\b)[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?$")
 _INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
-
-
-def inequality_interval(s: str) -> str | None:
-    """The interval an inequality in one variable describes, else None.
-
-    `x \\ge 3` -> `[3,\\infty)`, `x < 2` -> `(-\\infty,2)`, `-1 < x \\le 4` -> `(-1,4]`,
-    `5 > x` -> `(-\\infty,5)`, `4 \\ge x > -1` -> `(-1,4]`.
-    """
-    parts = [part.strip() for part in _INEQ_SPLIT_RE.split(s)]
-    if len(parts) == 3:  # `x op b` or `a op x`
-        a, op, b = parts
-        if _VARIABLE_RE.match(a) and b and not _VARIABLE_RE.match(b):
-            bound, less = b, op in _LESS
-        elif _VARIABLE_RE.match(b) and a and not _VARIABLE_RE.match(a):
-            bound, less = a, op not in _LESS
-        else:
-            return None
-        if less:
-            return f"(-\\infty,{bound}{')' if op in _STRICT else ']'}"
-        return f"{'(' if op in _STRICT else '['}{bound},\\infty)"
-    if len(parts) == 5 and _VARIABLE_RE.match(parts[2]) and all(parts):  # `a op x op c`
-        a, op1, _, op2, c = parts
-        if (op1 in _LESS) != (op2 in _LESS):
-            return None  # `1 < x > 3` is no interval
-        if op1 not in _LESS:  # `a > x > c` is `c < x < a`
-            a, op1, op2, c = c, op2, op1, a
-        return f"{'(' if op1 in _STRICT else '['}{a},{c}{')' if op2 in _STRICT else ']'}"
-    return None
 
 
 def _as_intervals(s: str) -> str | None:
@@ -445,6 +419,8 @@ def _structure_verdict(r: str, c: str, run: _Run) -> Verdict | None:
     if rs is None and cs is None:
         return None
     if rs is None or cs is None:
+        if "\\begin{" in (c if cs is None else r):
+            return None  # arithmetic on matrices (`A + B`, `AB`): sympy evaluates it
         return _ne("structure", "one answer is a single value, the other a collection", r, c)
     (rkind, ritems), (ckind, citems) = rs, cs
     if rkind in ("set", "union"):  # a set has no repeated members: `{1, 1, 2}` is `{1, 2}`

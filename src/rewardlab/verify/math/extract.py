@@ -35,18 +35,32 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rewardlab.errors import ConfigError
-from rewardlab.verify.math.normalize import is_name
-from rewardlab.verify.math.scan import answer_lines, brace_pairs, final_answer_phrases, tag_contents
+from rewardlab.verify.math.normalize import is_name, split_top_level
+from rewardlab.verify.math.scan import (
+    answer_lines,
+    brace_pairs,
+    final_answer_phrases,
+    final_statement,
+    last_match,
+    tag_contents,
+)
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "is_placeholder"]
+__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "gold_statement", "is_placeholder"]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
-_LATEX_SPAN_RE = re.compile(r"\$\$([^$]{1,2000})\$\$|\$([^$\n]{1,1000})\$|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)
-# Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, not a number.
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# `\$` is an escaped dollar sign (a currency mark inside maths), never a delimiter. Each
+# alternation is unambiguous (`\\.` starts with a backslash, the class excludes it): linear.
+_LATEX_SPAN_RE = re.compile(
+    r"(?<!\\)\$\$((?:\\.|[^$\\]){1,2000})\$\$|(?<!\\)\$((?:\\.|[^$\n\\]){1,1000})\$"
+    r"|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]",
+    re.DOTALL,
+)
+# Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, and the one
+# in `cm^2` an exponent, not a number.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
 # Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
 _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
 _WHOLE_MAX = 400
@@ -226,16 +240,19 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
 
 
-# Glue that enumerates the parts of one answer: spacing, `$`, punctuation, or an "and".
-_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;$.]|\\[()\[\] ,;:!]|\\q?quad\b)*")
+# Glue that enumerates the parts of one answer: spacing, `$`, punctuation and symbols (no word,
+# no digit: `\\boxed{1} ++ \\boxed{2}`), or an "and"; a trailing backslash is the doubled escape
+# of `\\\\boxed`.
+_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;:$.+\-*/&|!?~]|\\[()\[\] ,;:!]|\\q?quad\b)*\\?")
 _AND_GLUE_RE = re.compile(r",|\band\b", re.IGNORECASE)
 
 
 def gold_boxes(text: str) -> tuple[str, ...]:
     """The boxes of a gold answer's final section: the last box, and the boxes before it
-    joined to it by at most 40 characters that only space them out or enumerate them
-    (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} papers and \\boxed{2} bins``). A gold never
-    hedges, so these are the parts of one answer; other text between boxes ends the section."""
+    joined to it by at most 40 characters that only space them out, separate them with symbols
+    or enumerate them (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} ++ \\boxed{2}``, ``\\boxed{1} papers
+    and \\boxed{2} bins``). A gold never hedges, so these are the parts of one answer; words
+    between boxes (``\\boxed{1} no no no \\boxed{2}``) end the section."""
     section: list[tuple[int, int, int, int]] = []
     for span in _iter_box_spans(text, reverse=True):
         _, c_start, c_end, end = span
@@ -254,7 +271,8 @@ def gold_boxes(text: str) -> tuple[str, ...]:
 
 def _strip_wrappers(answer: str) -> str:
     answer = answer.strip()
-    for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**")):
+    # quotes too: `The final answer is "$12$ and $13$".` (also escaped, `\\"...\\"`)
+    for left, right in (('\\"', '\\"'), ('"', '"'), ("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**")):
         if answer.startswith(left) and answer.endswith(right) and len(answer) > len(left) + len(right):
             answer = answer[len(left) : -len(right)].strip()
     return answer.rstrip(" .。").strip()
@@ -301,14 +319,18 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
     elif source == "bold":
         spans = _BOLD_RE.findall(text[-opts.tail_chars :])
         hit = _strip_wrappers(spans[-1]) if spans else None
-    elif source == "last_latex":
-        hit = _last_latex(text[-opts.tail_chars :])
-    elif source == "last_number":
-        numbers = _NUMBER_RE.findall(text[-opts.tail_chars :])
-        hit = numbers[-1].rstrip(",") if numbers else None
     else:
         raise ConfigError(f"unknown extraction source {source!r}")
     return (hit, ()) if hit is not None else None
+
+
+def gold_statement(text: str) -> str | None:
+    """The answer of a gold's last "the final answer is ..." statement (a worked solution in
+    Minerva's format), or None when it has none."""
+    statement = final_statement(text)
+    if statement is None:
+        return None
+    return _answer_in_phrase(statement[1]).strip() or None
 
 
 def _answer_in_phrase(phrase: str) -> str:
@@ -327,19 +349,45 @@ def _answer_in_phrase(phrase: str) -> str:
     return _last_latex(answer) or (numbers[-1].rstrip(",") if numbers else answer)
 
 
-def _last_latex(text: str) -> str | None:
-    spans = [next(g for g in m.groups() if g is not None) for m in _LATEX_SPAN_RE.finditer(text)]
-    if not spans:
+def _last_span(text: str) -> tuple[str, int] | None:
+    """(content, end) of the last ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` span."""
+    last = last_match(_LATEX_SPAN_RE, text)
+    if last is None:
         return None
-    span = spans[-1].strip()
+    return next(g for g in last.groups() if g is not None), last.end()
+
+
+def _last_latex(text: str) -> str | None:
+    found = _last_span(text)
+    return _span_answer(found[0]) if found is not None else None
+
+
+def _span_answer(span: str) -> str | None:
     # "2 + 3 = 5": the answer is the right-hand side of the last equation, unless the left is a
     # name ("x = 3", "f(x) = 1", "(p,q) = (3,2)": compared as such later); an inequality
-    # ("x <= 2") is the answer as written.
+    # ("x <= 2") is the answer as written. Only a top-level `=` splits: the one in
+    # `\sum_{k=0}^{n}` is part of a bound.
+    span = span.strip()
     if "=" in span and not _RELATION_RE.search(span):
-        lhs, rhs = span.rsplit("=", 1)
-        if span.count("=") > 1 or not is_name(lhs):
-            span = rhs.strip()
+        members = split_top_level(span, "=")
+        if len(members) > 2 or (len(members) == 2 and not is_name(members[0])):
+            span = members[-1]
     return span or None
+
+
+def _last_fallback(text: str, opts: ExtractOptions) -> tuple[str, str] | None:
+    """(answer, source) of the fallback sources ``last_latex`` and ``last_number`` read by
+    position: the one whose match ends later in the text wins (a number in the prose after the
+    last maths span, ``... there are 12 sequences.``, is the later statement)."""
+    tail = text[-opts.tail_chars :]
+    span = _last_span(tail) if "last_latex" in opts._sources else None
+    number = None
+    if "last_number" in opts._sources:
+        number = last_match(_NUMBER_RE, tail, span[1] if span is not None else 0)
+    if number is not None:
+        return number.group(0).rstrip(","), "last_number"
+    answer = _span_answer(span[0]) if span is not None else None
+    return (answer, "last_latex") if answer else None
 
 
 def extract_answer(text: str, options: ExtractOptions | None = None, **overrides: object) -> Extraction:
@@ -360,11 +408,52 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
     opts = options or _DEFAULT_OPTIONS
     if overrides:
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
+    fallbacks_tried = False
     for source in opts._sources:
+        if source in _FALLBACKS:  # both read at once, by position
+            if fallbacks_tried:
+                continue
+            fallbacks_tried = True
+            fallback = _last_fallback(text, opts)
+            if fallback is not None and fallback[0].strip():
+                return Extraction(fallback[0].strip(), fallback[1])
+            continue
         found = _from_source(text, source, opts)
         if found is not None and found[0].strip():
+            if source == "boxed":
+                later = _statement_after_boxes(text, opts)
+                if later is not None:
+                    return Extraction(later, "final_answer")
             return Extraction(found[0].strip(), source, found[1])
     return Extraction(None, None)
+
+
+_FALLBACKS = frozenset({"last_latex", "last_number"})
+
+
+def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
+    """The answer of a "the final answer is ..." statement written after the last box, or None.
+
+    Boxes mark intermediate results as well as final ones (``$0.04 \\cdot 10000 / 2 =
+    \\boxed{200}$ ... Final Answer: The final answer is $10,455$.``); an explicit closing
+    statement after every box is the response's last word, when it states maths (a digit, a
+    LaTeX command or a ``$`` span). Only with ``boxed="last"`` and when ``final_answer`` is a
+    source."""
+    if opts.boxed != "last" or "final_answer" not in opts._sources:
+        return None
+    statement = final_statement(text[-opts.tail_chars :])
+    if statement is None:
+        return None
+    start = len(text) - min(len(text), opts.tail_chars) + statement[0]
+    last_box_end = max((span[3] for span in _iter_box_spans(text, reverse=True)), default=None)
+    if last_box_end is None or last_box_end > start:
+        return None
+    answer = _answer_in_phrase(statement[1]).strip()
+    # Only maths overrides a box: "I hope the final answer is correct" states no answer.
+    return answer if _MATHS_RE.search(answer) and not _PROSE_RE.search(answer) else None
+
+
+_MATHS_RE = re.compile(r"\d|\\[a-zA-Z]|\$")
 
 
 def choice_letter(answer: str) -> str | None:

@@ -1,6 +1,9 @@
 """Numbers without sympy: integers, decimals, fractions, mixed numbers, percentages, scientific
 notation and repeating decimals, parsed into exact `Fraction`s in microseconds.
 
+A whole number before a proper fraction, `9999\\frac{6}{7}`, is a mixed number (9999 + 6/7); before
+an improper one (`2\\frac{3}{2}`) it is a product, since a mixed numeral's fraction is proper.
+
 Comparison rules (`numbers_equal`), the reason each exists:
 
 - Exact values (integers, fractions, repeating decimals) compare exactly: `1/2^99` is not
@@ -91,10 +94,14 @@ def parse_number(s: str) -> Num | None:
         if b == 0:
             return None
         value = Fraction(a, b)
-        if m.group("whole"):  # `12\frac{3}{5}` is the mixed number 12 3/5 (MATH convention)
+        if m.group("whole"):
             if a < 0 or b < 0:
                 return None
-            value += int(m.group("whole"))
+            whole = int(m.group("whole"))
+            # `12\frac{3}{5}` is the mixed number 12 3/5 (MATH's convention): a mixed numeral's
+            # fraction is proper. `2\frac{3}{2}` or `2\frac{0}{5}` is none, so it is what
+            # juxtaposition means everywhere else: a product.
+            value = whole + value if 0 < a < b else whole * value
         return Num(-value if m.group("sign") == "-" else value, percent=bool(m.group("pct")))
     m = _SLASH_RE.match(s)
     if m:

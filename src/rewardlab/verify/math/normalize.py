@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["clean", "comparison_key", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -34,6 +34,12 @@ _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-
 _PERCENT_RE = re.compile(r"\\%|%")
 # `10{,}000`, `1\\,000`, `11,\\! 111,\\! 100` (MATH writes the last with a space after `\\!`)
 _THOUSANDS_RE = re.compile(r"(?<=\d)(?:\{,\}|\\,|,\\!|\\!,) ?(?=\d{3}(?!\d))")
+# `7 3/4` written in plain text is the mixed number 7 3/4 (spelled `7\\frac{3}{4}` for the number
+# parser, which applies the proper-fraction rule), never 73/4.
+_PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/^_])(\d+) +(\d+)/(\d+)(?![\d./])")
+# `3 million`, `2.5 \\text{ billion}`: a number word is a power of ten, not a unit to strip.
+_SCALES = {"million": 6, "billion": 9, "trillion": 12}
+_SCALE_WORD_RE = re.compile(r"(\d) ?(?:\\(?:text|mbox)\{ ?)?(million|billion|trillion)(?![a-zA-Z]) ?\}?", re.IGNORECASE)
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
@@ -61,15 +67,43 @@ def is_name(side: str) -> bool:
 
 def named_value(s: str) -> str | None:
     """`(3,2)` for `(p,q)=(3,2)`, `1` for `f(x)=1`, `11` for `x = 5+5+1 = 11`: the last member
-    of an equation (or chain) whose left side is a name (`is_name`); None otherwise (no `=`, an
-    inequality, or an expression on the left)."""
+    of an equation whose left side is a name (`is_name`), or of a chain of three or more
+    members (`a = b = c` asserts them all equal: it arrives at its last member, as a response's
+    chain does in extraction); None otherwise (no `=`, an inequality, or an expression on the
+    left of a single `=`). Only top-level `=` count: the one in `\\sum_{k=0}` is a bound's."""
     if "=" not in s or _RELATION_RE.search(s):
         return None
-    parts = s.split("=")  # `x = 5 + 5 + 1 = 11`: a chain ends with the value
-    if any(len(split_top_level(part)) > 1 for part in parts):
+    parts = split_top_level(s, "=")
+    if len(parts) < 2 or any(len(split_top_level(part)) > 1 for part in parts):
         return None  # `AB=4, CD=5` is a list of named values, not one equation
     rhs = parts[-1].strip()
-    return rhs if rhs and is_name(parts[0]) else None
+    return rhs if rhs and (len(parts) > 2 or is_name(parts[0])) else None
+
+
+def assignment_tuples(s: str) -> str | None:
+    """`(3,4)` for `x=3, y=4`, `(5,2),(7,2)` for `p=5,q=2;p=7,q=2`: values assigned to two or
+    more distinct names, in the order written, as a tuple (one per `;`-separated solution, each
+    naming the same unknowns in the same order); None otherwise (`x=1, x=2` is a set of values
+    of one unknown, not a tuple)."""
+    if "=" not in s or _RELATION_RE.search(s):
+        return None
+    names: list[str] | None = None
+    tuples: list[str] = []
+    for group in split_top_level(s, ";"):
+        pairs = [split_top_level(part, "=") for part in split_top_level(group)]
+        if len(pairs) < 2 or any(len(pair) != 2 or not pair[1] or not is_name(pair[0]) for pair in pairs):
+            return None
+        keys = [comparison_key(pair[0]) for pair in pairs]
+        if len(set(keys)) != len(keys) or (names is not None and keys != names):
+            return None
+        names = keys
+        tuples.append("(" + ",".join(pair[1] for pair in pairs) + ")")
+    return ",".join(tuples) if tuples else None
+
+
+def equation_name(s: str) -> str:
+    """The left side of `s` at its first top-level `=` (all of `s` when there is none)."""
+    return split_top_level(s, "=")[0]
 
 
 def _drop(m: re.Match[str]) -> str:
@@ -85,6 +119,8 @@ def clean(answer: str, opts: CheckOptions) -> str:
         s = _THOUSANDS_RE.sub("", s)
         if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
             s = s.replace(",", "")
+    s = _PLAIN_MIXED_RE.sub(r"\1\\frac{\2}{\3}", s)
+    s = _SCALE_WORD_RE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALES[m.group(2).lower()]}}}", s)
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")
     s = _FRAC_ALIASES_RE.sub(r"\\frac", s)
     s = _UPRIGHT_CONSTANT_RE.sub(r"\1", s)  # upright `\mathrm{e}`, `\text{i}`: the constants e and i (ISO 80000-2)
@@ -141,6 +177,9 @@ def comparison_key(s: str) -> str:
     return _SHORT_GROUP_RE.sub(r"\1\2", _SPACES_RE.sub("", s))  # `x^{2}` and `x^2` are one key
 
 
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
 def text_answer(s: str) -> str | None:
     """The normalised words of a text answer (`\\text{Monday}`, `Monday`), or None for maths.
 
@@ -152,7 +191,10 @@ def text_answer(s: str) -> str | None:
         return None
     if re.search(r"[\d=^_+*/<>]", inner):
         return None
-    return " ".join(re.sub(r"[^\w\s']", " ", inner).casefold().split())
+    words = re.sub(r"[^\w\s']", " ", inner).casefold().split()
+    if len(words) > 1 and words[0] in _ARTICLES:  # `a triangle` and `triangle` name one thing
+        words = words[1:]
+    return " ".join(words)
 
 
 def split_top_level(s: str, sep: str = ",") -> list[str]:

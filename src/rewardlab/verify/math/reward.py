@@ -13,7 +13,13 @@ from typing import Literal
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
-from rewardlab.verify.math.extract import SOURCES, ExtractOptions, extract_answer, gold_boxes
+from rewardlab.verify.math.extract import (
+    SOURCES,
+    ExtractOptions,
+    extract_answer,
+    gold_boxes,
+    gold_statement,
+)
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 
@@ -91,6 +97,9 @@ class MathAnswer(BaseReward):
         boxes = gold_boxes(ref)
         if boxes:  # a gold never hedges: several boxes side by side are the parts of one answer
             return ", ".join(boxes)
+        statement = gold_statement(ref)  # a worked solution ending "The final answer is $X$."
+        if statement is not None:
+            return statement
         if self._reference_mode == "solution":
             extracted = extract_answer(ref).answer
             return extracted if extracted is not None else ref

@@ -10,11 +10,18 @@ over the same characters, which is what makes a backtracking engine go quadratic
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["answer_lines", "brace_pairs", "final_answer_phrases", "tag_contents"]
+__all__ = ["answer_lines", "brace_pairs", "final_answer_phrases", "final_statement", "last_match", "tag_contents"]
+
+
+def last_match(pattern: re.Pattern[str], text: str, pos: int = 0) -> re.Match[str] | None:
+    """The last non-overlapping match of `pattern` in `text[pos:]` (one `finditer` pass)."""
+    found = deque(pattern.finditer(text, pos), maxlen=1)
+    return found[0] if found else None
 
 _BRACE_RE = re.compile(r"(?<!\\)[{}]")  # `\{` and `\}` are literal set braces, not groups
 
@@ -122,6 +129,24 @@ def final_answer_phrases(text: str) -> Iterator[str]:
         end = _phrase_end(text, start)
         if end is not None and end > start:
             yield text[start:end]
+
+
+# Only "final answer is" / "Final Answer:": the explicit closing statement (Minerva's format), not
+# the weaker "the answer is", which also opens reasoning ("the answer is not 12, since ...").
+_FINAL_ONLY_RE = re.compile(r"final[ \t]{1,20}answer[ \t]{0,20}(?:is\b|:)", re.IGNORECASE)
+
+
+def final_statement(text: str) -> tuple[int, str] | None:
+    """(start, answer) of the last "the final answer is ..." statement, or None.
+
+    The answer is read after the last marker of the statement's line (``Final Answer: The final
+    answer is 7.78.`` gives ``7.78``), as `final_answer_phrases` reads it.
+    """
+    last = last_match(_FINAL_ONLY_RE, text)
+    if last is None:
+        return None
+    phrase = next(final_answer_phrases(text[last.start() :]), None)
+    return (last.start(), phrase) if phrase else None
 
 
 _ANSWER_HEAD_RE = re.compile(r"[ \t>*#]{0,20}answer[ \t]{0,20}[:：]|[ \t]{0,20}####", re.IGNORECASE)

@@ -28,6 +28,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
 from sympy.core.relational import Relational
+from sympy.matrices.expressions import MatrixExpr
 from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
 
 from rewardlab.errors import ParseFailure
@@ -111,7 +112,7 @@ def _exact(expr: Any) -> Any:
 # worker start-up (~0.3 s) keeps it out of the first verdicts.
 _WARM_UP = (
     "\\frac{x^2}{2}", "(1, 2]", "x = 1", "1:2", "1+)", "\\sin(x)+\\sqrt{2}", "\\text{a}", "\\{1,2\\}",
-    "2\\frac{1}{3}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}",
+    "2\\frac{1}{3}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "\\sum_{k=0}^{n-1} a_k a_{n-k}",
 )
 
 
@@ -178,6 +179,8 @@ def compare(reference: str, candidate: str, rel_tol: float, equations: bool, rad
 
 def _equal(a: Any, b: Any, rel_tol: float, equations: bool) -> tuple[bool | None, str]:
     """(True, why) / (False, why) / (None, why) when nothing could show either."""
+    if isinstance(a, MatrixExpr) or isinstance(b, MatrixExpr):  # `A + B`, `A B`: evaluate
+        a, b = (x.doit() if isinstance(x, MatrixExpr) else x for x in (a, b))
     if isinstance(a, MatrixBase) or isinstance(b, MatrixBase):
         if not (isinstance(a, MatrixBase) and isinstance(b, MatrixBase)) or a.shape != b.shape:
             return False, "matrix shapes differ"
@@ -264,12 +267,19 @@ def _close(x: Any, y: Any, rel_tol: float) -> bool:
 def _samples(a: sympy.Expr, b: sympy.Expr) -> list[tuple[Any, Any]]:
     symbols = sorted((a - b).free_symbols, key=str)
     rng = random.Random(12345)  # fixed seed: the same pair always gets the same verdict
-    points = [{}] if not symbols else [{s: Rational(rng.randint(1, 97), rng.randint(1, 31)) for s in symbols} for _ in range(_POINTS)]
+    # A symbol in the limits of a sum or product (`\sum_{k=0}^{n-1}`) takes integer values: a
+    # sum up to 37/13 means nothing, and evalf would run Euler-Maclaurin on it for seconds.
+    series = (a - b).atoms(sympy.Sum, sympy.Product)
+    counters = {sym for term in series for limit in term.limits for end in limit[1:] for sym in end.free_symbols}
+    points = [{}] if not symbols else [
+        {s: sympy.Integer(rng.randint(2, 9)) if s in counters else Rational(rng.randint(1, 97), rng.randint(1, 31)) for s in symbols}
+        for _ in range(_POINTS)
+    ]
     values = []
     for point in points:
         try:
-            va = sympy.N(a.xreplace(point), _DIGITS)
-            vb = sympy.N(b.xreplace(point), _DIGITS)
+            va = sympy.N(_finite(a.xreplace(point), series), _DIGITS)
+            vb = sympy.N(_finite(b.xreplace(point), series), _DIGITS)
             complex(va), complex(vb)
         except (TypeError, ValueError, ZeroDivisionError):
             continue  # a pole or a non-numeric value at this point: try the others
@@ -277,8 +287,13 @@ def _samples(a: sympy.Expr, b: sympy.Expr) -> list[tuple[Any, Any]]:
     return values
 
 
+def _finite(expr: Any, series: set[Any]) -> Any:
+    """`expr` with its sums and products (now with integer limits) written out."""
+    return expr.doit() if series else expr
+
+
 def _expr_equal(a: sympy.Expr, b: sympy.Expr, rel_tol: float) -> tuple[bool | None, str]:
-    if a == b:
+    if a == b or str(a) == str(b):  # same printed form: the same expression (symbols may differ only in assumptions)
         return True, "identical"
     diff = (a - b).doit()
     if diff == 0:
