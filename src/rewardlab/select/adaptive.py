@@ -4,6 +4,9 @@
   aggregated PRM score to the probability that the solution it starts ends correct, fitted on
   held-out rollouts with known outcomes (every prefix of every rollout is one example). A raw PRM
   score is a ranking, not a probability; only a calibrated one can be compared with a threshold.
+- `rejection_threshold`: the early-rejection threshold for a target accuracy loss, from
+  held-out problems: the largest threshold under which the solution best-of-n would pick, when
+  it is right, is dropped on at most a share `max_loss` of problems (a conformal bound).
 - `adaptive_vote`: draw solutions one at a time and stop as soon as the vote is confident —
   Adaptive-Consistency's Beta criterion (Aggarwal et al. 2023, arXiv:2305.11860, §2): with v1
   and v2 votes for the two leading answers, stop when P(p1 > p2) = 1 − I_{1/2}(v1 + 1, v2 + 1)
@@ -24,7 +27,7 @@ from rewardlab.errors import ArrayError
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.search import Aggregate, Node, aggregate_prefix, rollouts
 
-__all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator"]
+__all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator", "rejection_threshold"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,45 @@ def fit_calibrator(
             break  # too few to fit: deeper prefixes use the last fitted map
         models.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(np.array(xs), np.array(ys)))
     return Calibrator(tuple(models), aggregate, len(all_y))
+
+
+def rejection_threshold(
+    generator: StepGenerator, scorer: StepScorer, problems: Sequence[Problem], judge: Callable[[Problem, str | None], bool],
+    calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray], *, n: int, max_loss: float = 0.01, aggregate: Aggregate = "min",
+) -> float:
+    """The early-rejection threshold that loses at most `max_loss` accuracy against best-of-n.
+
+    Early rejection changes best-of-n's answer only if it drops the solution best-of-n would
+    pick (dropping any other leaves that one the best). So on each held-out problem, `n`
+    rollouts are drawn as best-of-n would; when the one it picks is right, its risk is the lowest
+    calibrated probability it had at any open step (a threshold above that would have dropped
+    it), else +inf (nothing right to lose). With the m risks sorted, the k-th smallest for
+    k = floor(max_loss * (m + 1)) is returned: on a new problem exchangeable with these, the
+    picked right solution falls below it with probability at most k / (m + 1) <= `max_loss`
+    (the split-conformal quantile; Angelopoulos & Bates 2021, "A Gentle Introduction to Conformal
+    Prediction", arXiv:2107.07511, §1). 0.0 (reject nothing) when there are too few problems.
+
+    Args:
+        problems: held-out problems, others than those the calibrator was fitted on.
+        calibrated: a fitted `Calibrator` (or any map from (prefix score, depth) to P(correct)).
+        n: the number of solutions of the search the threshold is for.
+        max_loss: the accuracy (share of problems) allowed to be lost.
+    """
+    if not 0 < max_loss < 1 or n < 1:
+        raise ArrayError("max_loss", f"need 0 < max_loss < 1 and n >= 1, got {max_loss} and {n}")
+    risks = []
+    for problem in problems:
+        finished, _ = rollouts(generator, scorer, problem, n)
+        scores = [aggregate_prefix(node.scores, aggregate) for node in finished]
+        picked = finished[int(np.argmax(scores))] if finished else None  # the first of equals, as best-of-n
+        if picked is None or not judge(problem, picked.answer) or len(picked.scores) < 2:
+            risks.append(np.inf)
+            continue
+        depths = np.arange(1, len(picked.scores))  # the open steps: the final one is never checked
+        prefix = np.array([aggregate_prefix(picked.scores[:d], aggregate) for d in depths])
+        risks.append(float(np.min(calibrated(prefix, depths))))
+    k = int(np.floor(max_loss * (len(risks) + 1)))
+    return 0.0 if k < 1 else float(min(np.sort(risks)[k - 1], 1.0 - 1e-12))
 
 
 def beta_stop_confidence(top: int, second: int) -> float:
