@@ -159,6 +159,7 @@ def test_product_bound_refuses_step_scores_above_one():
     early_rejection_search(sim, _OverOnePRM(), problem, 8, never, aggregate="product", prune_dominated=False)
 
 
+@pytest.mark.slow
 def test_rejection_threshold_bounds_the_loss_on_fresh_problems():
     sim = StepSimulator(seed=11)
     calibrator = fit_calibrator(sim, sim.prm, sim.problems(120, seed=12), judge, n=6, aggregate="product")
@@ -173,6 +174,22 @@ def test_rejection_threshold_bounds_the_loss_on_fresh_problems():
         er = early_rejection_search(b, b.prm, pb, 8, calibrator, threshold=threshold, aggregate="product")
         lost += judge(pa, bon.answer) and not judge(pb, er.answer)
     assert lost / len(problems) <= 0.02 + 2 * np.sqrt(0.02 * 0.98 / len(problems))  # the bound, with sampling slack
+
+
+@pytest.mark.parametrize("prune_dominated", [True, False])
+def test_replayed_rejection_is_the_search_it_replays(prune_dominated):
+    from rewardlab.select.search import replay_rejection
+
+    calibrated = lambda scores, depths: np.clip(np.asarray(scores) * 1.3, 0, 1)  # noqa: E731  # any monotone map
+    a, b = StepSimulator(seed=23), StepSimulator(seed=23)
+    for pa, pb in zip(a.problems(30), b.problems(30), strict=True):
+        chains, _ = rollouts(a, a.prm, pa, 8)
+        p = [calibrated(np.array([aggregate_prefix(c.scores[:d], "product") for d in range(1, len(c.scores) + 1)]), None)
+             for c in chains]  # fmt: skip
+        picked, tokens = replay_rejection(chains, p, threshold=0.4, aggregate="product", prune_dominated=prune_dominated)
+        searched = early_rejection_search(b, b.prm, pb, 8, calibrated, threshold=0.4, aggregate="product",
+                                          prune_dominated=prune_dominated)  # fmt: skip
+        assert (picked.answer, tokens) == (searched.answer, searched.tokens)
 
 
 def test_rejection_threshold_is_zero_without_enough_problems():

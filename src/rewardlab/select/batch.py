@@ -13,6 +13,7 @@ search's configuration.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -132,8 +133,6 @@ def search_problems(
     problems: Sequence[Problem], generator: StepGenerator, scorer: StepScorer, options: SearchOptions,
 ) -> Iterator[dict[str, Any]]:
     """One row per problem, in order (see the module docstring); generation errors become rows."""
-    import math
-
     for index, problem in enumerate(problems):
         row: dict[str, Any] = {"problem": index, "id": problem.id, "method": options.method}
         try:

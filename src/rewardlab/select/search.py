@@ -44,6 +44,7 @@ __all__ = [
     "best_of_n_search",
     "diverse_tree_search",
     "early_rejection_search",
+    "replay_rejection",
     "rollouts",
 ]
 
@@ -238,6 +239,25 @@ def best_first_search(
     return _result(meter, finished, aggregate)
 
 
+def _rejection_verdicts(
+    scores: np.ndarray, p: np.ndarray, best_finished: float | None, *, threshold: float, coverage: float | None, bound: bool,
+) -> np.ndarray:
+    """Which open prefixes early rejection keeps, from their aggregated scores and calibrated
+    probabilities (the rules of `early_rejection_search`; `best_finished`: None before any finished)."""
+    alive = p >= threshold
+    if coverage is not None:
+        order = np.argsort(-p, kind="stable")
+        # P(none of the better-ranked prefixes ends correct), before each prefix in rank order
+        miss_before = np.concatenate([[1.0], np.cumprod(1.0 - p[order])[:-1]])
+        covered = np.empty(len(p), dtype=bool)
+        covered[order] = 1.0 - miss_before >= coverage
+        alive &= ~covered
+    alive[int(np.argmax(scores))] = True
+    if bound and best_finished is not None:
+        alive &= scores >= best_finished
+    return alive
+
+
 def early_rejection_search(
     generator: StepGenerator, scorer: StepScorer, problem: Problem, n: int,
     calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray], *, threshold: float = 0.1, coverage: float | None = None,
@@ -254,8 +274,7 @@ def early_rejection_search(
       scores in [0, 1] (a PRM's probabilities): a score outside raises `ArrayError`.
     - calibrated: `p = calibrated(prefix score, depth)` is the prefix's probability of ending
       correct; it is dropped when `p < threshold`. Choose the threshold with
-      `adaptive.rejection_threshold`, which bounds how often the solution best-of-n would have
-      picked, when right, is dropped (and so the accuracy lost).
+      `adaptive.rejection_threshold`, which bounds the accuracy lost against best-of-n.
     - covered (`coverage`): dropped when the prefixes ranked above it already give P(at least one
       ends correct) = 1 − Π(1 − p) ≥ `coverage`. This treats the prefixes as independent, which
       those of one problem are not (they succeed or fail together): it saves much, at a cost.
@@ -268,26 +287,51 @@ def early_rejection_search(
     bound = prune_dominated and aggregate in ("min", "product")
 
     def keep(nodes: list[Node], finished: list[Node]) -> list[bool]:
+        if bound and finished and aggregate == "product":
+            _check_unit_scores([*nodes, *finished])
         scores = np.array([aggregate_prefix(node.scores, aggregate) for node in nodes])
         depths = np.array([len(node.steps) for node in nodes])
         p = np.clip(np.asarray(calibrated(scores, depths), dtype=np.float64), 0.0, 1.0)
-        alive = p >= threshold
-        if coverage is not None:
-            order = np.argsort(-p, kind="stable")
-            # P(none of the better-ranked prefixes ends correct), before each prefix in rank order
-            miss_before = np.concatenate([[1.0], np.cumprod(1.0 - p[order])[:-1]])
-            covered = np.empty(len(p), dtype=bool)
-            covered[order] = 1.0 - miss_before >= coverage
-            alive &= ~covered
-        alive[int(np.argmax(scores))] = True
-        if bound and finished:
-            if aggregate == "product":
-                _check_unit_scores([*nodes, *finished])
-            alive &= scores >= max(aggregate_prefix(node.scores, aggregate) for node in finished)
+        best = max((aggregate_prefix(node.scores, aggregate) for node in finished), default=None)
+        alive = _rejection_verdicts(scores, p, best, threshold=threshold, coverage=coverage, bound=bound)
         return [bool(a) for a in alive]
 
     finished, meter = rollouts(generator, scorer, problem, n, max_steps=max_steps, keep=keep)
     return _result(meter, finished, aggregate)
+
+
+def replay_rejection(
+    chains: Sequence[Node], p: Sequence[np.ndarray], *, threshold: float, coverage: float | None = None,
+    aggregate: Aggregate = "min", prune_dominated: bool = True,
+) -> tuple[Node | None, int]:
+    """What `early_rejection_search` would return had its `n` rollouts been `chains` (complete
+    solutions, in rollout order), and the tokens it would spend: rejection only cuts chains
+    short, so it can be replayed on finished rollouts without generating again.
+
+    Args:
+        chains: complete solutions, as `rollouts` returns them.
+        p: per chain, the calibrated probability of each of its prefixes (depth 1, 2, ...).
+    """
+    bound = prune_dominated and aggregate in ("min", "product")
+    alive = list(range(len(chains)))
+    finished: list[int] = []
+    tokens = 0
+    for depth in range(1, max((len(c.steps) for c in chains), default=0) + 1):
+        tokens += sum(chains[i].steps[depth - 1].tokens for i in alive)
+        finished += [i for i in alive if len(chains[i].steps) == depth]
+        alive = [i for i in alive if len(chains[i].steps) > depth]
+        if not alive:
+            break
+        scores = np.array([aggregate_prefix(chains[i].scores[:depth], aggregate) for i in alive])
+        probability = np.array([p[i][depth - 1] for i in alive])
+        best = max((aggregate_prefix(chains[i].scores, aggregate) for i in finished), default=None)
+        verdicts = _rejection_verdicts(scores, probability, best, threshold=threshold, coverage=coverage, bound=bound)
+        alive = [i for i, keep in zip(alive, verdicts, strict=True) if keep]
+    if not finished:
+        return None, tokens
+    kept = sorted(finished)
+    final = [aggregate_prefix(chains[i].scores, aggregate) for i in kept]
+    return chains[kept[int(np.argmax(final))]], tokens
 
 
 def _check_unit_scores(nodes: Sequence[Node]) -> None:
