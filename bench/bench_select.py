@@ -1,18 +1,26 @@
 """Selection over 1M candidates: rewardlab.select's vectorised selectors vs a per-problem loop.
 
 Same inputs, same run. Workload (defaults): 100,000 problems × 10 candidates, a reward score
-per candidate (rounded to 0.1, so ties happen), an integer answer per candidate (5 possible
-answers) and a correctness label. Timed, each as the credit of every problem:
+per candidate (rounded to 0.1, so ties happen), an answer per candidate (5 possible answers)
+and a correctness label. Timed, each as the credit of every problem (the selection and its
+expected credit under random tie-breaking, the same numbers on both sides):
 
-* best-of-n: `select.best_of_n(...).credit(correct)` vs a loop over problems calling
-  `evaluate.passk.best_of_n` (numpy per problem, the straightforward way);
-* majority vote and reward-weighted vote: `majority_vote` / `weighted_vote` on the answer ids
-  (already class ids in [0, n), as `answer_classes` returns them) vs a loop over problems
-  calling `evaluate.passk.vote_accuracy` (a dict of totals per problem, as in Qwen2.5-Math's
-  `rm_maj_eval.py` and most notebooks);
-* a plain-Python loop (no numpy inside, `max` and a dict per problem) as a second, faster peer.
+* best-of-n, majority vote and reward-weighted vote on integer answer ids (already class ids in
+  [0, n), as `answer_classes` returns them);
+* majority vote from the answer *strings* (exact, and normalised with `verify.text.normalize_text`):
+  rewardlab's time includes `answer_classes` (padding, one dict look-up per string, normalisation
+  once per distinct string) — the whole path from a candidate file's answers.
 
-Every pair is checked for agreement before its time is reported. Run:
+The peer is the loop a careful user writes: plain Python over lists (`max` and a dict of totals
+per problem, ties credited by their mean, as `rm_maj_eval.py` and most notebooks do but with
+exact tie credit), with the lists made before the clock starts (as if read from JSONL) and, for
+normalised strings, `normalize_text` called per candidate as such a loop does. `--passk` adds a
+second, slower peer: a loop over problems calling `evaluate.passk.best_of_n` / `vote_accuracy`
+(numpy per problem). Every pair is checked for agreement before its time is reported.
+
+Times are the best of `--repeats` runs after a warm-up, as CPU time of this process
+(`time.process_time`; the machine is shared, and CPU time is what load inflates least) and as
+wall time; the ratio is taken on CPU time. Run:
 
     .venv/bin/python bench/bench_select.py                    # full size
     .venv/bin/python bench/bench_select.py --problems 2000    # smoke run
@@ -21,14 +29,16 @@ Every pair is checked for agreement before its time is reported. Run:
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from _timing import best_of
 
 from rewardlab.evaluate.passk import best_of_n as loop_best_of_n
 from rewardlab.evaluate.passk import vote_accuracy
-from rewardlab.select import best_of_n, majority_vote, weighted_vote
+from rewardlab.select import answer_classes, best_of_n, majority_vote, weighted_vote
+from rewardlab.verify.text import normalize_text
 
 
 def plain_best_of_n(scores: list[list[float]], correct: list[list[int]]) -> list[float]:
@@ -40,11 +50,11 @@ def plain_best_of_n(scores: list[list[float]], correct: list[list[int]]) -> list
     return out
 
 
-def plain_vote(answers: list[list[int]], correct: list[list[int]], weights: list[list[float]] | None) -> list[float]:
+def plain_vote(answers: list[list[Any]], correct: list[list[int]], weights: list[list[float]] | None) -> list[float]:
     out = []
     for p, (a, y) in enumerate(zip(answers, correct, strict=True)):
-        totals: dict[int, float] = {}
-        members: dict[int, list[int]] = {}
+        totals: dict[Any, float] = {}
+        members: dict[Any, list[int]] = {}
         for i, ans in enumerate(a):
             totals[ans] = totals.get(ans, 0.0) + (1.0 if weights is None else weights[p][i])
             members.setdefault(ans, []).append(y[i])
@@ -54,11 +64,23 @@ def plain_vote(answers: list[list[int]], correct: list[list[int]], weights: list
     return out
 
 
+def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object]:
+    """Best CPU time and best wall time of `repeats` calls after one warm-up call, and a result."""
+    out = fn()
+    cpu = wall = float("inf")
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = fn()
+        cpu, wall = min(cpu, time.process_time() - c0), min(wall, time.perf_counter() - w0)
+    return cpu, wall, out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=100_000)
     parser.add_argument("--n", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--passk", action="store_true", help="also time the loop over evaluate.passk (slow: minutes)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     shape = (args.problems, args.n)
@@ -66,31 +88,45 @@ def main() -> None:
     correct = (answers == 0).astype(np.float64)
     scores = np.round(correct * 0.5 + rng.random(shape), 1)
     weights = 1 / (1 + np.exp(-scores))
+    spellings = np.array([["42", "\\frac{1}{2}", "x + 1", "Paris", "-3"], [" 42", "\\frac{1}{2} ", "X + 1", "paris", "-3"]])
+    texts = spellings[rng.integers(0, 2, size=shape), answers].tolist()  # two spellings of each answer
     print(f"{args.problems:,} problems x {args.n} candidates = {answers.size:,} candidates")
 
-    lists = (scores.tolist(), correct.astype(int).tolist(), answers.tolist(), weights.tolist())
-    rows: list[tuple[str, Callable[[], object], Callable[[], object], Callable[[], object]]] = [
+    s_l, y_l, a_l, w_l = scores.tolist(), correct.astype(int).tolist(), answers.tolist(), weights.tolist()
+    rows: list[tuple[str, Callable[[], object], Callable[[], object], Callable[[], object] | None]] = [
         ("best-of-n",
          lambda: best_of_n(scores).credit(correct),
-         lambda: [loop_best_of_n(scores[p], correct[p]) for p in range(args.problems)],
-         lambda: plain_best_of_n(lists[0], lists[1])),
+         lambda: plain_best_of_n(s_l, y_l),
+         lambda: [loop_best_of_n(scores[p], correct[p]) for p in range(args.problems)]),
         ("majority vote",
          lambda: majority_vote(answers).credit(correct),
-         lambda: [vote_accuracy(list(answers[p]), correct[p]) for p in range(args.problems)],
-         lambda: plain_vote(lists[2], lists[1], None)),
+         lambda: plain_vote(a_l, y_l, None),
+         lambda: [vote_accuracy(list(answers[p]), correct[p]) for p in range(args.problems)]),
         ("weighted vote",
          lambda: weighted_vote(answers, weights).credit(correct),
-         lambda: [vote_accuracy(list(answers[p]), correct[p], list(weights[p])) for p in range(args.problems)],
-         lambda: plain_vote(lists[2], lists[1], lists[3])),
+         lambda: plain_vote(a_l, y_l, w_l),
+         lambda: [vote_accuracy(list(answers[p]), correct[p], list(weights[p])) for p in range(args.problems)]),
+        ("majority, strings exact",
+         lambda: majority_vote(answer_classes(texts, equivalence="exact")).credit(correct),
+         lambda: plain_vote(texts, y_l, None),
+         None),
+        ("majority, strings normalised",
+         lambda: majority_vote(answer_classes(texts, equivalence="normalized")).credit(correct),
+         lambda: plain_vote([[normalize_text(a) for a in row] for row in texts], y_l, None),
+         None),
     ]  # fmt: skip
-    print(f"{'method':15s} {'rewardlab':>10s} {'passk loop':>11s} {'plain loop':>11s} {'x passk':>8s} {'x plain':>8s}")
-    for name, fast, loop, plain in rows:
-        t_fast, got = best_of(fast, args.repeats)
-        t_loop, want = best_of(loop, 1)
-        t_plain, want_plain = best_of(plain, 1)
+    head = f"{'method':29s} {'rewardlab cpu/wall':>19s} {'plain loop cpu/wall':>20s} {'x plain (cpu)':>13s}"
+    print(head + (f" {'passk loop cpu':>15s} {'x passk':>8s}" if args.passk else ""))
+    for name, fast, plain, passk in rows:
+        c_fast, w_fast, got = timed(fast, args.repeats)
+        c_plain, w_plain, want = timed(plain, min(args.repeats, 3))
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-12)
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want_plain), atol=1e-12)
-        print(f"{name:15s} {t_fast:9.3f}s {t_loop:10.3f}s {t_plain:10.3f}s {t_loop / t_fast:7.1f}x {t_plain / t_fast:7.1f}x")
+        line = f"{name:29s} {c_fast:8.3f}s/{w_fast:8.3f}s {c_plain:9.3f}s/{w_plain:8.3f}s {c_plain / c_fast:12.1f}x"
+        if args.passk and passk is not None:
+            c_passk, _, want_passk = timed(passk, 1)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want_passk), atol=1e-12)
+            line += f" {c_passk:14.3f}s {c_passk / c_fast:7.1f}x"
+        print(line)
     print("all results agree (max abs difference <= 1e-12)")
 
 

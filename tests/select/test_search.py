@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from rewardlab.errors import ArrayError
-from rewardlab.select.adaptive import adaptive_vote, beta_stop_confidence, fit_calibrator
+from rewardlab.select.adaptive import (
+    adaptive_vote,
+    beta_stop_confidence,
+    fit_calibrator,
+    rejection_threshold,
+)
 from rewardlab.select.generate import StepGenerator, StepScorer, TokenMeter
 from rewardlab.select.search import (
     aggregate_prefix,
@@ -121,8 +126,76 @@ def test_early_rejection_that_rejects_nothing_is_best_of_n():
     never = lambda scores, depths: np.ones(len(scores))  # noqa: E731  # every prefix certain to succeed
     for pa, pb in zip(a.problems(10), b.problems(10), strict=True):
         bon = best_of_n_search(a, a.prm, pa, 8)
-        er = early_rejection_search(b, b.prm, pb, 8, never, threshold=0.5)
+        er = early_rejection_search(b, b.prm, pb, 8, never, threshold=0.5, prune_dominated=False)
         assert (bon.answer, bon.tokens) == (er.answer, er.tokens)
+
+
+@pytest.mark.parametrize("aggregate", ["min", "product"])
+def test_pruning_dominated_prefixes_never_changes_the_pick_and_saves_tokens(aggregate):
+    never = lambda scores, depths: np.ones(len(scores))  # noqa: E731
+    a, b = StepSimulator(seed=7), StepSimulator(seed=7)
+    saved = 0
+    for pa, pb in zip(a.problems(40), b.problems(40), strict=True):
+        bon = best_of_n_search(a, a.prm, pa, 8, aggregate=aggregate)
+        er = early_rejection_search(b, b.prm, pb, 8, never, threshold=0.5, aggregate=aggregate)
+        assert (er.answer, er.score) == (bon.answer, bon.score)
+        assert er.tokens <= bon.tokens
+        saved += bon.tokens - er.tokens
+    assert saved > 0  # broken chains run longer: their tails are cut once a better one finished
+
+
+class _OverOnePRM:
+    def score(self, problem, prefixes):
+        return [1.5 for _ in prefixes]
+
+
+def test_product_bound_refuses_step_scores_above_one():
+    # hard problems whose broken chains wander long: some chain finishes while others are open
+    sim = StepSimulator(SimulatorConfig(step_accuracy=(1.0, 1.0), detour=6.0), seed=7)
+    never = lambda scores, depths: np.ones(len(scores))  # noqa: E731
+    problem = sim.problems(1, seed=3)[0]
+    with pytest.raises(ArrayError, match="outside"):
+        early_rejection_search(sim, _OverOnePRM(), problem, 8, never, aggregate="product")
+    early_rejection_search(sim, _OverOnePRM(), problem, 8, never, aggregate="product", prune_dominated=False)
+
+
+@pytest.mark.slow
+def test_rejection_threshold_bounds_the_loss_on_fresh_problems():
+    sim = StepSimulator(seed=11)
+    calibrator = fit_calibrator(sim, sim.prm, sim.problems(120, seed=12), judge, n=6, aggregate="product")
+    threshold = rejection_threshold(sim, sim.prm, sim.problems(150, seed=13), judge, calibrator, n=8,
+                                    max_loss=0.02, aggregate="product")  # fmt: skip
+    assert 0 < threshold < 1
+    lost = 0
+    problems = sim.problems(150, seed=14)
+    a, b = StepSimulator(seed=11), StepSimulator(seed=11)
+    for pa, pb in zip(problems, problems, strict=True):
+        bon = best_of_n_search(a, a.prm, pa, 8, aggregate="product")
+        er = early_rejection_search(b, b.prm, pb, 8, calibrator, threshold=threshold, aggregate="product")
+        lost += judge(pa, bon.answer) and not judge(pb, er.answer)
+    assert lost / len(problems) <= 0.02 + 2 * np.sqrt(0.02 * 0.98 / len(problems))  # the bound, with sampling slack
+
+
+@pytest.mark.parametrize("prune_dominated", [True, False])
+def test_replayed_rejection_is_the_search_it_replays(prune_dominated):
+    from rewardlab.select.search import replay_rejection
+
+    calibrated = lambda scores, depths: np.clip(np.asarray(scores) * 1.3, 0, 1)  # noqa: E731  # any monotone map
+    a, b = StepSimulator(seed=23), StepSimulator(seed=23)
+    for pa, pb in zip(a.problems(30), b.problems(30), strict=True):
+        chains, _ = rollouts(a, a.prm, pa, 8)
+        p = [calibrated(np.array([aggregate_prefix(c.scores[:d], "product") for d in range(1, len(c.scores) + 1)]), None)
+             for c in chains]  # fmt: skip
+        picked, tokens = replay_rejection(chains, p, threshold=0.4, aggregate="product", prune_dominated=prune_dominated)
+        searched = early_rejection_search(b, b.prm, pb, 8, calibrated, threshold=0.4, aggregate="product",
+                                          prune_dominated=prune_dominated)  # fmt: skip
+        assert (picked.answer, tokens) == (searched.answer, searched.tokens)
+
+
+def test_rejection_threshold_is_zero_without_enough_problems():
+    sim = StepSimulator(seed=11)
+    always = lambda scores, depths: np.full(len(scores), 0.9)  # noqa: E731
+    assert rejection_threshold(sim, sim.prm, sim.problems(20), judge, always, n=4, max_loss=0.01) == 0.0
 
 
 def test_early_rejection_always_keeps_one_solution():
@@ -236,7 +309,7 @@ def test_mcts_that_finishes_nothing_completes_the_most_visited_path_greedily():
     sim = StepSimulator(SimulatorConfig(steps=(8, 8)), seed=18)
     meter_sim = StepSimulator(SimulatorConfig(steps=(8, 8)), seed=18)
     problem = sim.problems(1)[0]
-    result = mcts_search(sim, sim.prm, problem, simulations=1, expand=3)  # one expansion: 1 of 8 steps
+    result = mcts_search(sim, sim.prm, problem, simulations=1, expand=3, rollout=False)  # one expansion: 1 of 8 steps
     assert result.answer is not None and len(result.finished) == 1 and len(result.solution.steps) >= 8
     first = TokenMeter(meter_sim).extend(problem, [(), (), ()])  # the same 3 first steps (keyed randomness)
     assert result.tokens > sum(s.tokens for s in first)  # and the greedy completion's steps on top
@@ -248,3 +321,34 @@ def test_mcts_refuses_zero_simulations():
     sim = StepSimulator(seed=0)
     with pytest.raises(ArrayError, match="simulations"):
         mcts_search(sim, sim.prm, sim.problems(1)[0], simulations=0)
+
+
+def test_mcts_rollouts_make_one_solution_a_simulation_sharing_prefixes():
+    from rewardlab.select.mcts import mcts_search
+
+    a, b = StepSimulator(seed=19), StepSimulator(seed=19)
+    for pa, pb in zip(a.problems(10), b.problems(10), strict=True):
+        tree = mcts_search(a, a.prm, pa, simulations=16, expand=2)
+        flat = best_of_n_search(b, b.prm, pb, 16)
+        assert len(tree.finished) >= 8  # a rollout per simulation that reaches an open leaf
+        assert tree.tokens < flat.tokens  # the rollouts share the tree's prefixes
+
+
+def test_mcts_stops_at_its_token_budget():
+    from rewardlab.select.mcts import mcts_search
+
+    sim = StepSimulator(seed=20)
+    result = mcts_search(sim, sim.prm, sim.problems(1)[0], simulations=1000, expand=3, max_tokens=1500)
+    assert 1500 <= result.tokens <= 1500 + 3 * 200 + 12 * 200  # the last simulation may cross it
+
+
+def test_mcts_with_an_informative_prm_beats_one_sample_and_ignoring_it():
+    from rewardlab.select.mcts import mcts_search
+
+    problems = StepSimulator(seed=21).problems(150, seed=22)
+    guided = [mcts_search(s, s.prm, p, simulations=12, expand=3) for s in [StepSimulator(seed=21)] for p in problems]
+    blind_sim = StepSimulator(SimulatorConfig(prm_separation=0.0), seed=21)
+    blind = [mcts_search(blind_sim, blind_sim.prm, p, simulations=12, expand=3) for p in problems]
+    single = [best_of_n_search(s, s.prm, p, 1) for s in [StepSimulator(seed=21)] for p in problems]
+    assert accuracy(guided, problems) > accuracy(blind, problems) + 0.05
+    assert accuracy(guided, problems) > accuracy(single, problems) + 0.05

@@ -148,3 +148,76 @@ def test_vectorised_selectors_agree_with_the_per_problem_loops(seed):
             assert bon[p] == pytest.approx(loop_best_of_n(scores[p], correct[p], ties=ties))
             assert maj[p] == pytest.approx(vote_accuracy(list(answers[p]), correct[p], ties=ties))
             assert wv[p] == pytest.approx(vote_accuracy(list(answers[p]), correct[p], list(weights[p]), ties=ties))
+
+
+def _loop_selection(scores, classes, weights, usable):
+    """Per problem, by hand: the chosen candidate and the tie weights of best-of-n and the votes."""
+    out = {"best_of_n": [], "majority": [], "weighted": []}
+    for s, c, w, ok in zip(scores.tolist(), classes.tolist(), weights.tolist(), usable.tolist(), strict=True):
+        idx = [j for j in range(len(s)) if ok[j]]
+        top = max((s[j] for j in idx), default=None)
+        tied = [j for j in idx if s[j] == top]
+        out["best_of_n"].append((tied[0] if tied else -1, {j: 1 / len(tied) for j in tied}))
+        for name, vote in (("majority", [1.0] * len(w)), ("weighted", w)):
+            totals: dict[int, float] = {}
+            for j in idx:
+                totals[c[j]] = totals.get(c[j], 0.0) + vote[j]
+            best = max(totals.values(), default=0.0)
+            win = [k for k, t in totals.items() if abs(t - best) <= 1e-8 + 1e-5 * abs(best)]  # np.isclose
+            members = {k: [j for j in idx if c[j] == k] for k in win}
+            first = min((members[k][0] for k in win), default=-1)
+            out[name].append((first, {j: 1 / len(win) / len(members[k]) for k in win for j in members[k]}))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 10, 60])  # 60: rows wider than the 53 columns of the bit trick
+def test_blocked_selectors_agree_with_a_hand_loop_across_blocks_with_nan_and_masks(n):
+    rng = np.random.default_rng(n)
+    problems = 9_000  # more than two blocks of 4,096 rows, the last one short
+    scores = rng.integers(0, 3, size=(problems, n)).astype(float)
+    scores[rng.random(scores.shape) < 0.1] = np.nan
+    classes = rng.integers(-1, min(n, 4), size=(problems, n))
+    weights = rng.integers(0, 3, size=(problems, n)) / 2.0  # many exact ties of totals, zeros too
+    mask = rng.random((problems, n)) < 0.9
+    mask[:50] = False  # whole problems with no candidate
+    want = _loop_selection(scores, classes, weights, mask & ~np.isnan(scores))
+    want_votes = _loop_selection(scores, classes, weights, mask & (classes >= 0))
+    got = {"best_of_n": best_of_n(scores, mask), "majority": majority_vote(classes, mask),
+           "weighted": weighted_vote(classes, weights, mask)}  # fmt: skip
+    for name, selection in got.items():
+        expected = want if name == "best_of_n" else want_votes
+        assert selection.chosen.tolist() == [first for first, _ in expected[name]], name
+        dense = np.zeros((problems, n))
+        for p, (_, weight) in enumerate(expected[name]):
+            for j, v in weight.items():
+                dense[p, j] = v
+        np.testing.assert_allclose(selection.weight, dense, err_msg=name)
+
+
+def test_nan_weight_drops_only_its_candidate_in_the_fast_path():
+    sel = weighted_vote([[0, 1, 1]], [[0.9, np.nan, 0.5]])
+    assert sel.chosen.tolist() == [0] and sel.weight[0].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_negative_weight_of_a_masked_candidate_is_not_an_error():
+    sel = weighted_vote([[0, 1]], [[-1.0, 2.0]], mask=[[False, True]])
+    assert sel.chosen.tolist() == [1]
+
+
+def test_infinite_score_of_a_masked_candidate_is_not_an_error():
+    assert best_of_n([[np.inf, 1.0]], mask=[[False, True]]).chosen.tolist() == [1]
+
+
+def test_infinite_score_next_to_nan_is_still_refused():
+    with pytest.raises(ArrayError, match="inf"):
+        best_of_n([[np.nan, np.inf, 1.0]])
+
+
+def test_ragged_answers_are_padded_in_order():
+    classes = answer_classes([["a", "b", "a"], ["c"], [], ["d", None]], equivalence="exact")
+    assert classes.tolist() == [[0, 1, 0], [0, -1, -1], [-1, -1, -1], [0, -1, -1]]
+
+
+def test_normalized_classes_merge_distinct_strings_with_one_normal_form():
+    answers = [["Paris", "paris ", "PARIS", "Lyon"], ["lyon", "Paris"]]
+    assert answer_classes(answers, equivalence="normalized").tolist() == [[0, 0, 0, 1], [0, 1, -1, -1]]

@@ -1,7 +1,9 @@
 """`rewardlab select`: test-time selection on candidate files (curves, picks) and the search simulator.
 
 A thin shell over `rewardlab.select`: `curves` writes accuracy-vs-compute curves for every
-method (JSON + HTML), `pick` writes the answer each method picks per problem.
+method (JSON + HTML), `pick` writes the answer each method picks per problem, `search` runs a
+PRM-guided search per problem against an OpenAI-compatible endpoint, `simulate` compares the
+search methods on the offline simulator.
 """
 
 from __future__ import annotations
@@ -121,6 +123,81 @@ def pick_command(
         line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
     console.print(line)
     console.print(f"wrote {candidates.n_problems} rows to {output}")
+
+
+@select_app.command("search")
+def search_command(
+    data: Path = typer.Argument(..., help="Problems: JSONL/Parquet, one row per problem."),
+    base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."),
+    model: str = typer.Option(..., "--model", help="The served model's name."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with its answer, tokens and steps."),
+    method: str = typer.Option("beam", "--method", "-m", help="beam, best_of_n, dvts, best_first, mcts or majority."),
+    reward: Path | None = typer.Option(None, "--reward", help="Reward spec (TOML) used as the PRM (not needed by majority)."),
+    n: int = typer.Option(8, "--n", help="Solutions of best_of_n and majority."),
+    width: int = typer.Option(4, "--width", help="Beam width (trees of dvts)."),
+    expand: int = typer.Option(4, "--expand", help="Children per node and round."),
+    simulations: int = typer.Option(16, "--simulations", help="MCTS simulations."),
+    max_tokens: int = typer.Option(8000, "--max-tokens", help="Token budget of best_first (cap of mcts)."),
+    aggregate: str = typer.Option("min", "--aggregate", help="Prefix score from step scores: min, last, product or mean."),
+    prompt: str = typer.Option("question", "--prompt", help="Column: the problem text."),
+    reference: str = typer.Option("gt", "--reference", help="Column: the gold answer ('' for none)."),
+    delimiter: str = typer.Option("\n\n", "--delimiter", help="Text between steps (generation stops there); \\n is a newline."),
+    max_step_tokens: int = typer.Option(256, "--max-step-tokens", help="max_tokens of one step."),
+    temperature: float = typer.Option(0.8, "--temperature", help="Sampling temperature (search needs diverse steps)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request."),
+    retries: int = typer.Option(3, "--retries", help="Retries of a failed request (connection errors, 408/429/5xx)."),
+) -> None:
+    """PRM-guided search per problem against an OpenAI-compatible /completions endpoint."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.batch import (
+        SEARCH_METHODS,
+        SearchOptions,
+        UnscoredVote,
+        load_problems,
+        search_config,
+        search_problems,
+        write_search,
+    )
+    from rewardlab.select.openai_generator import OpenAIStepGenerator
+
+    _check_choice("--method", method, SEARCH_METHODS)
+    _check_choice("--aggregate", aggregate, ("min", "last", "product", "mean"))
+    if min(n, width, expand, simulations, max_tokens, max_step_tokens) < 1:
+        raise UsageError("--n, --width, --expand, --simulations, --max-tokens and --max-step-tokens must be >= 1")
+    if reward is None and method != "majority":
+        raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority)")
+    options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
+                            aggregate=aggregate)  # type: ignore[arg-type]  # fmt: skip
+    problems = load_problems(data, prompt=prompt, reference=reference or None)
+    step_delimiter = delimiter.encode().decode("unicode_escape")
+    generator = OpenAIStepGenerator(base_url, model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
+                                    temperature=temperature, timeout=timeout, retries=retries)  # fmt: skip
+    scorer: Any = UnscoredVote()
+    prm: dict[str, Any] | None = None
+    if reward is not None:
+        from rewardlab.compose import build
+        from rewardlab.core import spec_hash
+        from rewardlab.select.generate import RewardScorer
+
+        built = build(reward)
+        scorer, prm = RewardScorer(built, delimiter=step_delimiter), {"reward": built.name, "spec_hash": spec_hash(built)}
+    config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
+                           temperature=temperature, prm=prm)  # fmt: skip
+    try:
+        summary = write_search(search_problems(problems, generator, scorer, options), output, config)
+    finally:
+        generator.close()
+    line = f"searched {summary['problems']} problems with {method}: {summary['errors']} generation errors"
+    if summary["accuracy"] is not None:
+        line += f", accuracy {summary['accuracy']:.4f} on {summary['judged']} judged"
+    if summary["tokens_per_problem"] is not None:
+        line += f", {summary['tokens_per_problem']:.0f} tokens per problem"
+    console.print(line)
+    if getattr(scorer, "errors", 0):
+        console.print(f"the PRM gave {scorer.errors} error results {scorer.error_kinds}: those steps scored -inf, never preferred")
+    console.print(f"wrote {summary['problems']} rows to {output}")
+    if summary["errors"]:
+        raise typer.Exit(1)
 
 
 @select_app.command("simulate")

@@ -7,11 +7,19 @@ come from any `Reward` or from stored columns (`scores.py`). Candidate files and
 `candidates.py`, `curves.py`, `report.py`. Step-wise search over a pluggable generator and PRM
 (`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection), `mcts.py`,
 `adaptive.py` (calibration, adaptive budgets), `simulator.py` (offline, known correctness),
-`openai_generator.py` (any OpenAI-compatible endpoint). See docs/select.md.
+`openai_generator.py` (any OpenAI-compatible endpoint); `batch.py` runs a search per problem of
+a file (`rewardlab select search`). See docs/select.md.
 """
 
-from rewardlab.select.adaptive import AdaptiveResult, Calibrator, adaptive_vote, fit_calibrator
+from rewardlab.select.adaptive import (
+    AdaptiveResult,
+    Calibrator,
+    adaptive_vote,
+    fit_calibrator,
+    rejection_threshold,
+)
 from rewardlab.select.answers import Equivalence, answer_classes, pad_answers
+from rewardlab.select.batch import SearchOptions, load_problems, search_problems, write_search
 from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
 from rewardlab.select.curves import METHODS, Curves, selection_curves
 from rewardlab.select.execution import ExecutionClasses, execution_classes
@@ -65,6 +73,7 @@ __all__ = [
     "Problem",
     "RewardScorer",
     "RewardScores",
+    "SearchOptions",
     "SearchResult",
     "Selection",
     "SimulatorConfig",
@@ -88,13 +97,17 @@ __all__ = [
     "fit_calibrator",
     "hybrid_vote",
     "load_candidates",
+    "load_problems",
     "majority_vote",
     "mcts_search",
     "pad_answers",
+    "rejection_threshold",
     "score_candidates",
+    "search_problems",
     "selection_curves",
     "step_scores",
     "to_weights",
     "weighted_vote",
     "write_curves",
+    "write_search",
 ]

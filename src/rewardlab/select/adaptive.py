@@ -4,6 +4,8 @@
   aggregated PRM score to the probability that the solution it starts ends correct, fitted on
   held-out rollouts with known outcomes (every prefix of every rollout is one example). A raw PRM
   score is a ranking, not a probability; only a calibrated one can be compared with a threshold.
+- `rejection_threshold`: the early-rejection threshold for a target accuracy loss against
+  best-of-n, from held-out problems (rejection replayed on their rollouts; conformal risk control).
 - `adaptive_vote`: draw solutions one at a time and stop as soon as the vote is confident —
   Adaptive-Consistency's Beta criterion (Aggarwal et al. 2023, arXiv:2305.11860, §2): with v1
   and v2 votes for the two leading answers, stop when P(p1 > p2) = 1 − I_{1/2}(v1 + 1, v2 + 1)
@@ -24,7 +26,7 @@ from rewardlab.errors import ArrayError
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.search import Aggregate, Node, aggregate_prefix, rollouts
 
-__all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator"]
+__all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator", "rejection_threshold"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,62 @@ def fit_calibrator(
             break  # too few to fit: deeper prefixes use the last fitted map
         models.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(np.array(xs), np.array(ys)))
     return Calibrator(tuple(models), aggregate, len(all_y))
+
+
+def rejection_threshold(
+    generator: StepGenerator, scorer: StepScorer, problems: Sequence[Problem], judge: Callable[[Problem, str | None], bool],
+    calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray], *, n: int, max_loss: float = 0.01, aggregate: Aggregate = "min",
+    prune_dominated: bool = True,
+) -> float:
+    """The largest early-rejection threshold whose accuracy loss against best-of-n is bounded by
+    `max_loss`, chosen on held-out problems.
+
+    On each problem, `n` rollouts are drawn as best-of-n would draw them, and early rejection is
+    replayed on them (`search.replay_rejection`: it only cuts chains short) at every candidate
+    threshold (the calibrated probabilities seen). The loss of a problem is 1 when best-of-n's
+    answer is right and rejection's is not. A threshold is accepted when the conformal risk
+    bound (m · mean loss + 1) / (m + 1) <= `max_loss` holds for it and for every lower one
+    (Angelopoulos et al. 2022, "Conformal Risk Control", arXiv:2208.02814, Thm. 1, with losses in
+    [0, 1]; the lower ones too, as the bound needs a loss that grows with the threshold). On new
+    problems exchangeable with these, the expected loss is then at most `max_loss`. 0.0 (reject
+    nothing) when even that is out of reach with this many problems.
+
+    Args:
+        problems: held-out problems, others than those the calibrator was fitted on.
+        calibrated: a fitted `Calibrator` (or any map from (prefix score, depth) to P(correct)).
+        n: the number of solutions of the search the threshold is for.
+        max_loss: the accuracy (share of problems) allowed to be lost.
+    """
+    from rewardlab.select.search import replay_rejection
+
+    if not 0 < max_loss < 1 or n < 1:
+        raise ArrayError("max_loss", f"need 0 < max_loss < 1 and n >= 1, got {max_loss} and {n}")
+    cases = []  # (problem, chains, calibrated probabilities per chain, threshold below which nothing is lost)
+    for problem in problems:
+        chains, _ = rollouts(generator, scorer, problem, n)
+        p = [np.clip(np.asarray(calibrated(np.array([aggregate_prefix(c.scores[:d], aggregate) for d in range(1, len(c.scores) + 1)]),
+                                           np.arange(1, len(c.scores) + 1)), dtype=np.float64), 0.0, 1.0) for c in chains]  # fmt: skip
+        scores = [aggregate_prefix(c.scores, aggregate) for c in chains]
+        winner = int(np.argmax(scores)) if chains else -1
+        if winner >= 0 and judge(problem, chains[winner].answer):
+            # Below this threshold the right pick survives every check and stays the best: no loss.
+            safe_below = float(np.min(p[winner][:-1], initial=np.inf))
+            cases.append((problem, chains, p, safe_below))
+        else:
+            cases.append((problem, chains, p, -np.inf))  # nothing right to lose
+    m = len(cases)
+    candidates = np.unique(np.concatenate([q[:-1] for _, _, p, _ in cases for q in p] or [np.zeros(0)]))
+    accepted = 0.0
+    for threshold in candidates[(candidates > 0) & (candidates < 1)]:
+        losses = 0
+        for problem, chains, p, safe_below in cases:
+            if safe_below != -np.inf and threshold > safe_below:
+                picked, _ = replay_rejection(chains, p, threshold=float(threshold), aggregate=aggregate, prune_dominated=prune_dominated)
+                losses += picked is None or not judge(problem, picked.answer)
+        if (losses + 1) / (m + 1) > max_loss:
+            break
+        accepted = float(threshold)
+    return accepted
 
 
 def beta_stop_confidence(top: int, second: int) -> float:

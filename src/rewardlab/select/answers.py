@@ -19,6 +19,7 @@ first-seen answer wins a tie under `ties="first"`); `-1` marks a missing answer 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import Literal
 
 import numpy as np
@@ -34,12 +35,15 @@ I64 = NDArray[np.int64]
 
 def pad_answers(answers: Sequence[Sequence[str | None]]) -> tuple[NDArray[np.object_], NDArray[np.bool_]]:
     """Ragged answer lists as a `(problems, n_max)` object array (None-padded) and its mask."""
-    width = max((len(row) for row in answers), default=0)
-    out = np.full((len(answers), width), None, dtype=object)
-    for i, row in enumerate(answers):
-        out[i, : len(row)] = list(row)
-    present = np.frompyfunc(lambda a: a is not None, 1, 1)(out).astype(bool) if out.size else np.zeros(out.shape, bool)
-    return out, present
+    lengths = np.fromiter(map(len, answers), dtype=np.int64, count=len(answers))
+    width = int(lengths.max(initial=0))
+    flat = np.fromiter(chain.from_iterable(answers), dtype=object, count=int(lengths.sum()))
+    if (lengths == width).all():
+        out = flat.reshape(len(answers), width)
+    else:
+        out = np.full((len(answers), width), None, dtype=object)
+        out[np.arange(width)[None, :] < lengths[:, None]] = flat  # row-major, as chained
+    return out, np.asarray(out != None, dtype=bool)  # noqa: E711 (elementwise)
 
 
 def _first_appearance_ids(keys: I64, present: NDArray[np.bool_]) -> I64:
@@ -77,17 +81,26 @@ def renumber_classes(classes: NDArray[np.int64]) -> I64:
     return _first_appearance_ids(np.maximum(c, 0), c >= 0)
 
 
+def _factorize(values: Sequence[object]) -> tuple[I64, list[object]]:
+    """Integer codes of `values` (equal values, equal codes) and the distinct values in
+    first-seen order: one dict look-up per value, no sort of the strings."""
+    distinct = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return codes, distinct
+
+
 def _string_keys(padded: NDArray[np.object_], present: NDArray[np.bool_], equivalence: Equivalence) -> I64:
-    if equivalence == "normalized":
+    """Integer keys per answer: equal keys, equal (exact or normalised) answers. Normalisation
+    runs once per distinct string, not once per candidate."""
+    codes, distinct = _factorize(list(map(str, padded[present])))
+    if equivalence == "normalized" and distinct:
         from rewardlab.verify.text import normalize_text
 
-        texts = [normalize_text(str(a)) for a in padded[present]]
-    else:
-        texts = [str(a) for a in padded[present]]
+        canonical, _ = _factorize([normalize_text(str(a)) for a in distinct])
+        codes = canonical[codes]
     keys = np.zeros(padded.shape, dtype=np.int64)
-    if texts:
-        _, inverse = np.unique(np.array(texts, dtype=object).astype(str), return_inverse=True)
-        keys[present] = inverse.ravel()
+    keys[present] = codes
     return keys
 
 

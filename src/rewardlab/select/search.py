@@ -44,6 +44,7 @@ __all__ = [
     "best_of_n_search",
     "diverse_tree_search",
     "early_rejection_search",
+    "replay_rejection",
     "rollouts",
 ]
 
@@ -122,9 +123,10 @@ def _result(meter: TokenMeter, finished: Sequence[Node], how: Aggregate) -> Sear
 
 def rollouts(
     generator: StepGenerator, scorer: StepScorer, problem: Problem, n: int, *, max_steps: int = 64,
-    keep: Callable[[list[Node]], list[bool]] | None = None, meter: TokenMeter | None = None,
+    keep: Callable[[list[Node], list[Node]], list[bool]] | None = None, meter: TokenMeter | None = None,
 ) -> tuple[list[Node], TokenMeter]:
-    """`n` solutions grown side by side; `keep(open_nodes)` may drop partial ones after each round.
+    """`n` solutions grown side by side; `keep(open_nodes, finished_nodes)` may drop partial ones
+    after each round.
 
     The finished solutions come back in the order the rollouts were started (not the order they
     finished, which favours short solutions), so "the first of equal scores" or "the answer seen
@@ -143,7 +145,8 @@ def rollouts(
         finished += [(i, g) for i, g in zip(ids, grown, strict=True) if g.complete]
         pairs = [(i, g) for i, g in zip(ids, grown, strict=True) if not g.complete]
         if keep is not None and pairs:
-            pairs = [pair for pair, k in zip(pairs, keep([g for _, g in pairs]), strict=True) if k]
+            verdicts = keep([g for _, g in pairs], [g for _, g in finished])
+            pairs = [pair for pair, k in zip(pairs, verdicts, strict=True) if k]
         ids, open_nodes = [i for i, _ in pairs], [g for _, g in pairs]
     return [g for _, g in sorted(finished, key=lambda pair: pair[0])], meter
 
@@ -236,36 +239,105 @@ def best_first_search(
     return _result(meter, finished, aggregate)
 
 
+def _rejection_verdicts(
+    scores: np.ndarray, p: np.ndarray, best_finished: float | None, *, threshold: float, coverage: float | None, bound: bool,
+) -> np.ndarray:
+    """Which open prefixes early rejection keeps, from their aggregated scores and calibrated
+    probabilities (the rules of `early_rejection_search`; `best_finished`: None before any finished)."""
+    alive = p >= threshold
+    if coverage is not None:
+        order = np.argsort(-p, kind="stable")
+        # P(none of the better-ranked prefixes ends correct), before each prefix in rank order
+        miss_before = np.concatenate([[1.0], np.cumprod(1.0 - p[order])[:-1]])
+        covered = np.empty(len(p), dtype=bool)
+        covered[order] = 1.0 - miss_before >= coverage
+        alive &= ~covered
+    alive[int(np.argmax(scores))] = True
+    if bound and best_finished is not None:
+        alive &= scores >= best_finished
+    return alive
+
+
 def early_rejection_search(
     generator: StepGenerator, scorer: StepScorer, problem: Problem, n: int,
     calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray], *, threshold: float = 0.1, coverage: float | None = None,
-    aggregate: Aggregate = "min", max_steps: int = 64,
+    aggregate: Aggregate = "min", prune_dominated: bool = True, max_steps: int = 64,
 ) -> SearchResult:
-    """Best-of-n that stops growing partial solutions the calibrated PRM gives up on.
+    """Best-of-n that stops growing partial solutions which cannot, or will likely not, be worth it.
 
-    After every round each open prefix gets `p = calibrated(prefix score)`, its probability of
-    ending correct. A prefix is dropped when `p < threshold`, and, with `coverage`, when the
-    prefixes ranked above it already give P(at least one ends correct) = 1 − Π(1 − p) ≥
-    `coverage` (the rest only cost tokens: best-of-n needs one correct survivor, not sixteen).
-    The best open prefix is never dropped, so something always completes.
+    After every round (every step) each open prefix is checked:
+
+    - dominated (`prune_dominated`, for `min` and `product`): a prefix whose aggregated score is
+      already below the best finished solution's can never be picked, because a minimum can only
+      fall and a product of scores in [0, 1] too (branch and bound). This changes nothing in what
+      best-of-n returns; it only saves the tokens of tails that cannot win. `product` needs step
+      scores in [0, 1] (a PRM's probabilities): a score outside raises `ArrayError`.
+    - calibrated: `p = calibrated(prefix score, depth)` is the prefix's probability of ending
+      correct; it is dropped when `p < threshold`. Choose the threshold with
+      `adaptive.rejection_threshold`, which bounds the accuracy lost against best-of-n.
+    - covered (`coverage`): dropped when the prefixes ranked above it already give P(at least one
+      ends correct) = 1 − Π(1 − p) ≥ `coverage`. This treats the prefixes as independent, which
+      those of one problem are not (they succeed or fail together): it saves much, at a cost.
+
+    The best open prefix is never dropped by the calibrated or covered rules, so something
+    always completes.
     """
     if not 0 <= threshold < 1 or (coverage is not None and not 0 < coverage < 1):
         raise ArrayError("threshold", f"need 0 <= threshold < 1 and 0 < coverage < 1, got {threshold}, {coverage}")
+    bound = prune_dominated and aggregate in ("min", "product")
 
-    def keep(nodes: list[Node]) -> list[bool]:
+    def keep(nodes: list[Node], finished: list[Node]) -> list[bool]:
+        if bound and finished and aggregate == "product":
+            _check_unit_scores([*nodes, *finished])
         scores = np.array([aggregate_prefix(node.scores, aggregate) for node in nodes])
         depths = np.array([len(node.steps) for node in nodes])
         p = np.clip(np.asarray(calibrated(scores, depths), dtype=np.float64), 0.0, 1.0)
-        alive = p >= threshold
-        if coverage is not None:
-            order = np.argsort(-p, kind="stable")
-            # P(none of the better-ranked prefixes ends correct), before each prefix in rank order
-            miss_before = np.concatenate([[1.0], np.cumprod(1.0 - p[order])[:-1]])
-            covered = np.empty(len(p), dtype=bool)
-            covered[order] = 1.0 - miss_before >= coverage
-            alive &= ~covered
-        alive[int(np.argmax(scores))] = True
+        best = max((aggregate_prefix(node.scores, aggregate) for node in finished), default=None)
+        alive = _rejection_verdicts(scores, p, best, threshold=threshold, coverage=coverage, bound=bound)
         return [bool(a) for a in alive]
 
     finished, meter = rollouts(generator, scorer, problem, n, max_steps=max_steps, keep=keep)
     return _result(meter, finished, aggregate)
+
+
+def replay_rejection(
+    chains: Sequence[Node], p: Sequence[np.ndarray], *, threshold: float, coverage: float | None = None,
+    aggregate: Aggregate = "min", prune_dominated: bool = True,
+) -> tuple[Node | None, int]:
+    """What `early_rejection_search` would return had its `n` rollouts been `chains` (complete
+    solutions, in rollout order), and the tokens it would spend: rejection only cuts chains
+    short, so it can be replayed on finished rollouts without generating again.
+
+    Args:
+        chains: complete solutions, as `rollouts` returns them.
+        p: per chain, the calibrated probability of each of its prefixes (depth 1, 2, ...).
+    """
+    bound = prune_dominated and aggregate in ("min", "product")
+    alive = list(range(len(chains)))
+    finished: list[int] = []
+    tokens = 0
+    for depth in range(1, max((len(c.steps) for c in chains), default=0) + 1):
+        tokens += sum(chains[i].steps[depth - 1].tokens for i in alive)
+        finished += [i for i in alive if len(chains[i].steps) == depth]
+        alive = [i for i in alive if len(chains[i].steps) > depth]
+        if not alive:
+            break
+        scores = np.array([aggregate_prefix(chains[i].scores[:depth], aggregate) for i in alive])
+        probability = np.array([p[i][depth - 1] for i in alive])
+        best = max((aggregate_prefix(chains[i].scores, aggregate) for i in finished), default=None)
+        verdicts = _rejection_verdicts(scores, probability, best, threshold=threshold, coverage=coverage, bound=bound)
+        alive = [i for i, keep in zip(alive, verdicts, strict=True) if keep]
+    if not finished:
+        return None, tokens
+    kept = sorted(finished)
+    final = [aggregate_prefix(chains[i].scores, aggregate) for i in kept]
+    return chains[kept[int(np.argmax(final))]], tokens
+
+
+def _check_unit_scores(nodes: Sequence[Node]) -> None:
+    """Product bounds need step scores in [0, 1] (-inf, a failed score, is allowed: it never wins)."""
+    for node in nodes:
+        for score in node.scores:
+            if not 0.0 <= score <= 1.0 and score != -math.inf:
+                raise ArrayError("scorer", f"gave a step score of {score}, outside [0, 1]: the product of such scores "
+                                 "can grow, so pass prune_dominated=False or aggregate='min'")  # fmt: skip

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -79,7 +80,7 @@ class Selection:
             return np.where(self.chosen >= 0, picked, 0.0)
         if ties != "expected":
             raise ArrayError("ties", f"must be 'expected' or 'first', got {ties!r}")
-        if np.isnan(y).any():  # NaN labels of candidates that cannot be returned stay out
+        if y.size and np.isnan(y.max()):  # NaN labels of candidates that cannot be returned stay out
             y = np.where(self.weight > 0, y, 0.0)
         credit: F64 = np.einsum("ij,ij->i", y, self.weight)  # row sums of products in one pass
         return credit
@@ -107,28 +108,44 @@ def _mask(mask: Any, shape: tuple[int, ...]) -> Bool:
     return _as_2d(mask, "mask", shape, dtype=bool)
 
 
-def _classes(classes: Any, mask: Any) -> tuple[I64, Bool]:
+def _classes(classes: Any, mask: Any) -> tuple[I64, Bool | None]:
+    """Class ids and which candidates vote; None for "every candidate" (the common case, which
+    then skips building and applying a mask)."""
     c = _as_2d(classes, "classes", dtype=np.int64)
-    valid = _mask(mask, c.shape) & (c >= 0)
-    if c.size and int(c.max(initial=-1)) >= c.shape[1]:
+    if not c.size:
+        return c, np.zeros(c.shape, dtype=bool)
+    if int(c.max()) >= c.shape[1]:
         raise ArrayError("classes", f"ids must be in [-1, {c.shape[1]}) (use answer_classes to build them)")
-    return c, valid
+    if mask is None and int(c.min()) >= 0:
+        return c, None
+    return c, _mask(mask, c.shape) & (c >= 0)
 
 
-# Problems are processed in blocks of rows: the dozen temporaries of a block stay in cache
-# (1M candidates in one block spend most of their time faulting in fresh pages).
+def _full(valid: Bool | None, shape: tuple[int, ...]) -> Bool:
+    return np.ones(shape, dtype=bool) if valid is None else valid
+
+
+# Problems are processed in blocks of rows: the temporaries of a block stay in cache (1M
+# candidates in one block spend most of their time faulting in fresh pages).
 _BLOCK_ROWS = 4096
 
 
-def _blocked(fn: Callable[..., tuple[I64, F64]], *arrays: NDArray[Any]) -> Selection:
-    rows = arrays[0].shape[0]
-    if rows <= _BLOCK_ROWS:
-        return Selection(*fn(*arrays))
-    parts = [fn(*(a[i : i + _BLOCK_ROWS] for a in arrays)) for i in range(0, rows, _BLOCK_ROWS)]
-    return Selection(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+def _blocked(fn: Callable[..., I64], shape: tuple[int, int], *arrays: NDArray[Any] | None) -> Selection:
+    """`fn(out_weight, *block_arrays) -> chosen` over blocks of rows (None passes through as None).
+
+    Each block writes its weights into its rows of one preallocated `(problems, n)` array
+    (concatenating the blocks' results would be one more pass over cold memory).
+    """
+    rows = shape[0]
+    weight = np.empty(shape)
+    chosen = np.empty(rows, dtype=np.int64)
+    for i in range(0, rows, _BLOCK_ROWS):
+        block = slice(i, i + _BLOCK_ROWS)
+        chosen[block] = fn(weight[block], *(None if a is None else a[block] for a in arrays))
+    return Selection(chosen, weight)
 
 
-def _row_max(x: F64) -> F64:
+def _row_max(x: NDArray[Any]) -> NDArray[Any]:
     """Max of each row; a loop over the few columns beats a reduction over a short axis."""
     out = x[:, 0].copy()
     for j in range(1, x.shape[1]):
@@ -136,13 +153,65 @@ def _row_max(x: F64) -> F64:
     return out
 
 
-def _best_of_n(s: F64, ok: Bool) -> tuple[I64, F64]:
-    masked = np.where(ok, s, -np.inf)
-    best = _row_max(masked) if s.shape[1] else np.full(len(s), -np.inf)
-    top = ok & (masked == best[:, None])
-    count = np.count_nonzero(top, axis=1)
-    weight = top / np.maximum(count, 1)[:, None]
-    return np.where(count > 0, np.argmax(top, axis=1), -1).astype(np.int64), weight
+@lru_cache(maxsize=8)
+def _bin_offsets(rows: int, n: int) -> I64:
+    """`(rows * n,)` the first bin of each candidate's problem: problem i owns bins [i*n, (i+1)*n)."""
+    offsets = np.repeat(np.arange(0, rows * n, n, dtype=np.int64), n)
+    offsets.flags.writeable = False
+    return offsets
+
+
+@lru_cache(maxsize=64)
+def _count_first_basis(n: int) -> F64:
+    """`(n, 2)`: a column of ones (counts) and 2**(n-1-j) (the first set column is the highest bit)."""
+    basis = np.stack([np.ones(n), 2.0 ** np.arange(n - 1, -1, -1)], axis=1)
+    basis.flags.writeable = False
+    return basis
+
+
+# Counting the set flags of each row and finding the first one are one BLAS matrix product:
+# `sum` and `argmax` over a short axis pay a per-row overhead that a matrix product does not.
+# The first set column is read off the exponent of sum_j flag_j 2**(n-1-j) (`np.frexp`:
+# 2**k <= x < 2**(k+1) gives k+1), exact in float64 while n <= 53; wider rows use `argmax`.
+_MAX_BIT_COLUMNS = 53
+
+
+def _first_from_bits(bits: F64, count: F64, n: int) -> I64:
+    _, exponent = np.frexp(bits)
+    return np.where(count > 0, n - exponent, -1).astype(np.int64)
+
+
+def _count_and_first(flags: Bool) -> tuple[F64, F64, I64]:
+    """Per row of a `(B, n)` boolean block: the flags as 0/1 floats, how many are set, and the
+    first set column (-1 if none)."""
+    f = flags.astype(np.float64)
+    n = f.shape[1]
+    if n > _MAX_BIT_COLUMNS:
+        count = f.sum(axis=1)
+        return f, count, np.where(count > 0, np.argmax(flags, axis=1), -1).astype(np.int64)
+    both = f @ _count_first_basis(n)
+    return f, both[:, 0], _first_from_bits(both[:, 1], both[:, 0], n)
+
+
+def _best_of_n(out: F64, s: F64, ok: Bool | None) -> I64:
+    """Best-of-n on a block, worked on a transposed `(n, B)` copy: every operation then runs along
+    the long axis (the maxima are n-1 contiguous `maximum`s, the comparison with them a broadcast
+    along rows), which beats short-row work even with the two transposing copies."""
+    n = s.shape[1]
+    x = np.ascontiguousarray((s if ok is None else np.where(ok, s, -np.inf)).T)
+    top = x == np.maximum.reduce(x, axis=0)
+    if ok is not None:  # a problem with no usable candidate has max -inf, equal to its masked entries
+        top &= ok.T
+    flags = top.astype(np.float64)
+    if n > _MAX_BIT_COLUMNS:
+        count = flags.sum(axis=0)
+        first = np.where(count > 0, np.argmax(top, axis=0), -1).astype(np.int64)
+    else:
+        count, bits = _count_first_basis(n).T @ flags
+        first = _first_from_bits(bits, count, n)
+    flags *= 1.0 / np.maximum(count, 1.0)
+    out[...] = flags.T
+    return first
 
 
 def best_of_n(scores: Any, mask: Any = None) -> Selection:
@@ -153,40 +222,56 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
         [1]
     """
     s = _as_2d(scores, "scores")
-    ok = _mask(mask, s.shape) & ~np.isnan(s)
-    if ((s == np.inf) & ok).any():  # np.isposinf is a slow Python-level wrapper
+    if not s.shape[1]:
+        return Selection(np.full(len(s), -1, dtype=np.int64), np.zeros(s.shape))
+    ok = None if mask is None else _mask(mask, s.shape)
+    highest = float(s.max()) if s.size else 0.0  # one pass: NaN if any score is NaN, inf if any is
+    if np.isnan(highest):
+        ok = ~np.isnan(s) if ok is None else ok & ~np.isnan(s)
+    maybe_inf = highest == np.inf or np.isnan(highest)  # only then look for +inf among usable scores
+    if maybe_inf and ((s == np.inf) & _full(ok, s.shape)).any():
         raise ArrayError("scores", "holds +inf; a score must be finite (mark unscored candidates NaN)")
-    return _blocked(_best_of_n, s, ok)
+    return _blocked(_best_of_n, s.shape, s, ok)
 
 
-def _vote_block(c: I64, valid: Bool, w: F64) -> tuple[I64, F64]:
-    """Weighted vote over answer classes: totals by class with one `bincount` over the block."""
-    problems, n = c.shape
-    safe = np.where(valid, c, 0)  # invalid entries add weight 0 and count 0 to class 0
-    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + safe).ravel()
-    size = problems * n
-    totals = np.bincount(flat, weights=np.where(valid, w, 0.0).ravel(), minlength=size).reshape(problems, n)
-    members = np.bincount(flat, weights=valid.ravel().astype(np.float64), minlength=size).reshape(problems, n)
-    present = members > 0
-    best = _row_max(np.where(present, totals, -np.inf))[:, None]
-    # tied winning classes: np.isclose(totals, best), written for totals <= best
-    top = present & (totals >= best - (1e-8 + 1e-5 * np.abs(best)))
-    n_top = np.count_nonzero(top, axis=1)
-    # per candidate: is its class a tied winner, and how many members has it
-    tied = top.ravel()[flat].reshape(problems, n) & valid
-    size_of_class = members.ravel()[flat].reshape(problems, n)
+def _vote_block(out: F64, c: I64, valid: Bool | None, w: F64 | None) -> I64:
+    """Vote over answer classes: totals by class with one `bincount` over the block.
+
+    `valid` None: every candidate votes; `w` None: one vote each (majority, counted exactly).
+    """
+    rows, n = c.shape
+    size = rows * n
+    flat = (c.ravel() + _bin_offsets(_BLOCK_ROWS, n)[:size]).reshape(rows, n)  # (problem, class) -> one bin
+    if valid is not None:
+        flat = np.where(valid, flat, size)  # non-voters go to a spare bin that is never read
+    # per (class, problem), transposed so that every step below runs along the long axis
+    members = np.ascontiguousarray(np.bincount(flat.ravel(), minlength=size + 1)[:size].reshape(rows, n).T)
+    if w is None:
+        top = members == np.maximum.reduce(members, axis=0)
+    else:
+        totals = np.ascontiguousarray(np.bincount(flat.ravel(), weights=w.ravel(), minlength=size + 1)[:size].reshape(rows, n).T)
+        best = np.maximum.reduce(totals, axis=0)
+        # tied winning classes: np.isclose(totals, best), written for totals <= best
+        top = totals >= best - (1e-8 + 1e-5 * np.abs(best))
+    top &= members > 0
+    share = top.astype(np.float64)
     # A tied class is returned with probability 1/n_top; spread it over its members, whose mean
     # correctness is then the class's credit.
-    weight = tied / (np.maximum(n_top, 1)[:, None] * np.maximum(size_of_class, 1))
+    share *= 1.0 / np.maximum(share.sum(axis=0), 1.0)
+    share /= np.maximum(members, 1, out=members)  # members is not read again
+    share = share.T
+    by_bin = np.empty(size + 1)
+    by_bin[:size].reshape(rows, n)[...] = share
+    by_bin[size] = 0.0  # the spare bin: a non-voter gets weight 0
+    np.take(by_bin, flat, out=out)
     # The first candidate of a tied class belongs to the tied answer seen first.
-    chosen = np.where(n_top > 0, np.argmax(tied, axis=1), -1)
-    return chosen.astype(np.int64), weight
+    return _count_and_first(out > 0)[2]
 
 
-def _vote(c: I64, valid: Bool, w: F64) -> Selection:
+def _vote(c: I64, valid: Bool | None, w: F64 | None) -> Selection:
     if c.shape[1] == 0:
         return Selection(np.full(len(c), -1, dtype=np.int64), np.zeros(c.shape))
-    return _blocked(_vote_block, c, valid, w)
+    return _blocked(_vote_block, c.shape, c, valid, w)
 
 
 def majority_vote(classes: Any, mask: Any = None) -> Selection:
@@ -197,7 +282,7 @@ def majority_vote(classes: Any, mask: Any = None) -> Selection:
         [1]
     """
     c, valid = _classes(classes, mask)
-    return _vote(c, valid, np.ones(c.shape))
+    return _vote(c, valid, None)
 
 
 def weighted_vote(classes: Any, weights: Any, mask: Any = None) -> Selection:
@@ -208,10 +293,16 @@ def weighted_vote(classes: Any, weights: Any, mask: Any = None) -> Selection:
     """
     c, valid = _classes(classes, mask)
     w = _as_2d(weights, "weights", c.shape)
-    valid = valid & ~np.isnan(w)
-    if ((w < 0) & valid).any():
+    if not w.size:
+        return _vote(c, valid, w)
+    lowest, highest = float(w.min()), float(w.max())  # NaN if any weight is NaN
+    if np.isnan(highest):
+        valid = _full(valid, c.shape) & ~np.isnan(w)
+    maybe_negative = lowest < 0 or np.isnan(lowest)
+    if maybe_negative and ((w < 0) & _full(valid, c.shape)).any():
         raise ArrayError("weights", "must be >= 0; map reward-model logits with to_weights(scores, 'sigmoid') first")
-    if (np.isinf(w) & valid).any():
+    maybe_inf = highest == np.inf or np.isnan(highest)
+    if maybe_inf and (np.isinf(w) & _full(valid, c.shape)).any():
         raise ArrayError("weights", "holds inf; weights must be finite")
     return _vote(c, valid, w)
 
@@ -224,7 +315,8 @@ def hybrid_vote(classes: Any, scores: Any, mask: Any = None, *, top_k: int = 1) 
     """
     if top_k < 1:
         raise ArrayError("top_k", f"must be >= 1, got {top_k}")
-    c, valid = _classes(classes, mask)
+    c, voters = _classes(classes, mask)
+    valid = _full(voters, c.shape)
     s = _as_2d(scores, "scores", c.shape)
     problems, n = c.shape
     flat = (np.arange(problems, dtype=np.int64)[:, None] * n + c)[valid]
@@ -256,9 +348,9 @@ def filtered_vote(
         min_score: keep only candidates with confidence >= this (applied after `keep`).
         weights: optional vote weights (a weighted vote among the kept candidates).
     """
-    c, valid = _classes(classes, mask)
+    c, voters = _classes(classes, mask)
     s = _as_2d(confidence, "confidence", c.shape)
-    scored = valid & ~np.isnan(s)
+    scored = _full(voters, c.shape) & ~np.isnan(s)
     kept = scored.copy()
     if keep is not None:
         if not 0 < keep <= 1:
@@ -270,5 +362,5 @@ def filtered_vote(
     if min_score is not None:
         kept &= s >= min_score
     if weights is None:
-        return _vote(c, kept, np.ones(c.shape))
+        return _vote(c, kept, None)
     return weighted_vote(c, weights, kept)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rewardlab.evaluate.stats import Interval, bootstrap_ci
-from rewardlab.select.adaptive import adaptive_vote, fit_calibrator
+from rewardlab.select.adaptive import adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.generate import Problem
 from rewardlab.select.mcts import mcts_search
 from rewardlab.select.search import (
@@ -46,11 +46,14 @@ def compare_methods(
 ) -> list[MethodRow]:
     """Run best-of-n, majority, beam, DVTS, MCTS, best-first, early rejection and the adaptive vote on the same
     simulated problems; each method gets a fresh simulator with the same seed (common random
-    numbers). The early-rejection PRM is calibrated on 100 other problems."""
+    numbers). The early-rejection PRM is calibrated on 100 other problems, its threshold chosen on
+    100 more for a 1-point loss bound (`rejection_threshold`); MCTS rolls out (PUCT, PRM priors)."""
     cfg = config or SimulatorConfig()
     sim = StepSimulator(cfg, seed=seed)
     tasks = sim.problems(problems, seed=seed + 1)
     calibrator = fit_calibrator(sim, sim.prm, sim.problems(100, seed=seed + 2), judge, n=8, aggregate="product")
+    threshold = rejection_threshold(sim, sim.prm, sim.problems(100, seed=seed + 3), judge, calibrator, n=budget,
+                                    max_loss=0.01, aggregate="product")  # fmt: skip
     methods: dict[str, Callable[[StepSimulator, Problem], tuple[str | None, int, int | None]]] = {
         f"best-of-{budget}": lambda s, p: _triple(best_of_n_search(s, s.prm, p, budget)),
         f"majority@{budget}": lambda s, p: (*_majority(s, p, budget), budget),
@@ -59,7 +62,7 @@ def compare_methods(
         f"mcts {budget}x3": lambda s, p: _triple(mcts_search(s, s.prm, p, simulations=budget, expand=3)),
         "best-first": lambda s, p: _triple(best_first_search(s, s.prm, p, expand=2, max_tokens=budget * 300)),
         f"early rejection@{budget}": lambda s, p: _triple(early_rejection_search(s, s.prm, p, budget, calibrator,
-                                                                                  threshold=0.5, aggregate="product")),
+                                                                                  threshold=threshold, aggregate="product")),
         f"adaptive vote<={budget}": lambda s, p: _adaptive(adaptive_vote(s, s.prm, p, max_n=budget)),
     }  # fmt: skip
     rows = []

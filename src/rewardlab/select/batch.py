@@ -1,0 +1,176 @@
+"""Search over a file of problems, one stamped row per problem (`rewardlab select search`).
+
+`load_problems` reads a JSONL/Parquet file of problems (a prompt column, optionally a gold
+answer); `search_problems` runs one search method per problem with any `StepGenerator` (an
+OpenAI-compatible endpoint through `OpenAIStepGenerator`) and `StepScorer` (a reward spec through
+`RewardScorer`), and yields one row per problem: the answer, its PRM score, the tokens spent,
+the steps, and — with a gold answer — whether it is right (`verify.math.check`). A problem whose
+generation failed (the endpoint's retries ran out, a reply that is not a completions object)
+gets a row with its `error` and no answer; every other problem is still searched.
+`write_search` writes the rows stamped with `rewardlab_version` and the `spec_hash` of the
+search's configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab.errors import ArrayError, GenerationError, InputError
+from rewardlab.select.generate import Problem, StepGenerator, StepScorer
+from rewardlab.select.mcts import mcts_search
+from rewardlab.select.search import (
+    Aggregate,
+    SearchResult,
+    beam_search,
+    best_first_search,
+    best_of_n_search,
+    diverse_tree_search,
+    rollouts,
+)
+
+__all__ = ["SEARCH_METHODS", "SearchOptions", "UnscoredVote", "load_problems", "search_config", "search_problems", "write_search"]
+
+SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """One search method and its budget.
+
+    Attributes:
+        method: `beam`, `best_of_n`, `dvts`, `best_first`, `mcts` or `majority` (a vote over
+            `n` solutions: self-consistency, the PRM's scores are not used).
+        n: solutions of best-of-n and majority.
+        width: beam width (trees of DVTS).
+        expand: children per node and round (beam, DVTS, best-first, MCTS).
+        simulations: MCTS simulations.
+        max_tokens: token budget of best-first search (and a cap for MCTS).
+        aggregate: how step scores make a prefix's score.
+    """
+
+    method: str = "beam"
+    n: int = 8
+    width: int = 4
+    expand: int = 4
+    simulations: int = 16
+    max_tokens: int = 8000
+    aggregate: Aggregate = "min"
+
+    def __post_init__(self) -> None:
+        if self.method not in SEARCH_METHODS:
+            raise ArrayError("method", f"must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
+        if min(self.n, self.width, self.expand, self.simulations, self.max_tokens) < 1:
+            raise ArrayError("budget", "n, width, expand, simulations and max_tokens must be >= 1")
+        if self.aggregate not in ("min", "last", "product", "mean"):
+            raise ArrayError("aggregate", f"must be min, last, product or mean, got {self.aggregate!r}")
+
+
+class UnscoredVote:
+    """The `StepScorer` of a majority vote run without a PRM: the vote reads answers, not scores,
+    so every step scores 0.0 and the scores are left out of its rows."""
+
+    def score(self, problem: Problem, prefixes: Sequence[Sequence[Any]]) -> list[float]:
+        return [0.0] * len(prefixes)
+
+
+def load_problems(path: str | Path, *, prompt: str = "question", reference: str | None = "gt") -> list[Problem]:
+    """Problems from a JSONL/Parquet file: `prompt` names the problem-text column, `reference`
+    the gold-answer column (None, or absent from a row: no gold answer for it).
+
+    Raises:
+        InputError: naming the file and line of a row without a text prompt.
+    """
+    from rewardlab.runner.io import read_objects
+
+    out = []
+    for line, row in read_objects(path):
+        text = row.get(prompt)
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
+        gold = row.get(reference) if reference else None
+        out.append(Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line))))
+    return out
+
+
+def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> SearchResult:
+    if o.method == "beam":
+        return beam_search(generator, scorer, problem, width=o.width, expand=o.expand, aggregate=o.aggregate)
+    if o.method == "best_of_n":
+        return best_of_n_search(generator, scorer, problem, o.n, aggregate=o.aggregate)
+    if o.method == "dvts":
+        return diverse_tree_search(generator, scorer, problem, trees=o.width, expand=o.expand, aggregate=o.aggregate)
+    if o.method == "best_first":
+        return best_first_search(generator, scorer, problem, expand=o.expand, max_tokens=o.max_tokens, aggregate=o.aggregate)
+    if o.method == "mcts":
+        return mcts_search(generator, scorer, problem, simulations=o.simulations, expand=o.expand, aggregate=o.aggregate,
+                           max_tokens=o.max_tokens)  # fmt: skip
+    finished, meter = rollouts(generator, scorer, problem, o.n)
+    votes = Counter(node.answer for node in finished if node.answer is not None)
+    answer = votes.most_common(1)[0][0] if votes else None  # the first-seen of equal counts
+    solution = next((node for node in finished if node.answer == answer), None)
+    return SearchResult(answer, solution, float("nan"), meter.tokens, tuple(finished))
+
+
+def _correct(problem: Problem, answer: str | None) -> bool | None:
+    """Whether the answer is the gold one (`verify.math.check`); None without a gold answer or
+    when the check could not decide (counted apart, never as wrong)."""
+    if problem.reference is None:
+        return None
+    if answer is None:
+        return False
+    from rewardlab.verify.math import check
+
+    verdict = check(problem.reference, answer)
+    return None if verdict.outcome.value == "undecided" else bool(verdict.equivalent)
+
+
+def search_problems(
+    problems: Sequence[Problem], generator: StepGenerator, scorer: StepScorer, options: SearchOptions,
+) -> Iterator[dict[str, Any]]:
+    """One row per problem, in order (see the module docstring); generation errors become rows."""
+    for index, problem in enumerate(problems):
+        row: dict[str, Any] = {"problem": index, "id": problem.id, "method": options.method}
+        try:
+            result = _run(generator, scorer, problem, options)
+        except GenerationError as exc:
+            yield {**row, "answer": None, "error": str(exc)}
+            continue
+        steps = [step.text for step in result.solution.steps] if result.solution is not None else None
+        row.update(answer=result.answer, score=None if math.isnan(result.score) else result.score, tokens=result.tokens,
+                   solutions=len(result.finished), steps=steps, correct=_correct(problem, result.answer))  # fmt: skip
+        yield row
+
+
+def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dict[str, Any]) -> dict[str, Any]:
+    """Write the rows stamped with `rewardlab_version` and `spec_hash` (of `config`); returns a
+    summary: problems, errors, judged, accuracy (over judged problems) and mean tokens."""
+    from rewardlab._version import __version__
+    from rewardlab.core import content_hash
+    from rewardlab.runner.io import RowWriter
+
+    spec_hash = content_hash(config)
+    counts: Counter[str] = Counter()
+    right = tokens = 0
+    with RowWriter(output) as writer:
+        for row in rows:
+            counts["problems"] += 1
+            counts["errors"] += "error" in row
+            if row.get("correct") is not None:
+                counts["judged"] += 1
+                right += bool(row["correct"])
+            tokens += int(row.get("tokens") or 0)
+            writer.write({**row, "rewardlab_version": __version__, "spec_hash": spec_hash})
+    searched = counts["problems"] - counts["errors"]
+    return {"problems": counts["problems"], "errors": counts["errors"], "judged": counts["judged"],
+            "accuracy": right / counts["judged"] if counts["judged"] else None,
+            "tokens_per_problem": tokens / searched if searched else None, "spec_hash": spec_hash}  # fmt: skip
+
+
+def search_config(options: SearchOptions, **endpoint: object) -> dict[str, Any]:
+    """What is hashed into the rows' `spec_hash`: the method, its budget and the endpoint settings."""
+    return {"select": "search", **asdict(options), **endpoint}

@@ -1,0 +1,101 @@
+"""`rewardlab select search` in-process through `main(argv)`, against a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from completions_server import CompletionsServer
+
+from rewardlab.cli.main import main
+
+PRM_SPEC = '[reward]\nname = "works"\n[[reward.components]]\nname = "work"\nuse = "text.regex"\nparams = { pattern = "part|answer" }\n'
+
+
+@pytest.fixture
+def server():
+    with CompletionsServer() as running:
+        yield running
+
+
+def _files(tmp_path, rows):
+    data = tmp_path / "problems.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = tmp_path / "prm.toml"
+    spec.write_text(PRM_SPEC)
+    return data, spec
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _argv(server, data, out, *extra):
+    return ["select", "search", str(data), "--base-url", server.base_url, "--model", "fake-model", "-o", str(out), *extra]
+
+
+def test_beam_search_over_http_writes_one_stamped_row_per_problem(tmp_path, server, capsys):
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?", "gt": "4"}, {"question": "What is 3 + 2?", "gt": "5"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--reward", str(spec), "--width", "2", "--expand", "2", "--retries", "0")) == 0
+    rows = _rows(out)
+    assert [r["answer"] for r in rows] == ["4", "4"]  # the fake model always ends in \boxed{4}
+    assert [r["correct"] for r in rows] == [True, False]
+    assert rows[0]["steps"][-1] == "Step 3: so the answer is \\boxed{4}." and rows[0]["tokens"] > 0
+    assert all(r["spec_hash"] and r["rewardlab_version"] for r in rows)
+    assert max(len(r["prompt"]) for r in server.requests) == 4  # width x expand prompts in one request
+    assert "accuracy 0.5000 on 2 judged" in capsys.readouterr().out
+
+
+def test_a_failing_problem_is_an_error_row_and_the_others_are_still_searched(tmp_path, server, capsys):
+    data, spec = _files(tmp_path, [{"question": "BADJSON", "gt": "4"}, {"question": "What is 2 + 2?", "gt": "4"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--reward", str(spec), "--retries", "0")) == 1
+    rows = _rows(out)
+    assert rows[0]["answer"] is None and "not JSON" in rows[0]["error"]
+    assert rows[1]["answer"] == "4" and rows[1]["correct"] is True
+    assert "1 generation errors" in capsys.readouterr().out
+
+
+def test_a_503_is_retried_by_the_cli(tmp_path, server):
+    data, spec = _files(tmp_path, [{"question": "FLAKY 2 + 2", "gt": "4"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--reward", str(spec), "--method", "best_of_n", "--n", "2")) == 0
+    assert _rows(out)[0]["answer"] == "4"
+
+
+@pytest.mark.parametrize("method", ["dvts", "best_first", "mcts"])
+def test_every_prm_method_runs_over_http(tmp_path, server, method):
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?", "gt": "4"}])
+    out = tmp_path / "out.jsonl"
+    argv = _argv(server, data, out, "--reward", str(spec), "--method", method, "--expand", "2", "--simulations", "4")
+    assert main(argv) == 0
+    assert _rows(out)[0]["answer"] == "4"
+
+
+def test_majority_needs_no_prm(tmp_path, server):
+    data, _ = _files(tmp_path, [{"question": "What is 2 + 2?"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--method", "majority", "--n", "3", "--reference", "")) == 0
+    row = _rows(out)[0]
+    assert row["answer"] == "4" and row["solutions"] == 3 and row["correct"] is None and row["score"] is None
+
+
+def test_a_prm_method_without_a_reward_is_a_usage_error(tmp_path, server):
+    data, _ = _files(tmp_path, [{"question": "What is 2 + 2?"}])
+    assert main(_argv(server, data, tmp_path / "o.jsonl", "--method", "beam")) == 2
+    assert not server.requests  # refused before any request
+
+
+def test_an_unknown_model_is_an_error_row_naming_the_status(tmp_path, server):
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?"}])
+    out = tmp_path / "out.jsonl"
+    argv = ["select", "search", str(data), "--base-url", server.base_url, "--model", "missing", "-o", str(out), "--reward", str(spec)]
+    assert main(argv) == 1
+    assert "404" in _rows(out)[0]["error"]
+
+
+def test_a_problem_without_text_is_an_input_error_naming_the_line(tmp_path, server, capsys):
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?"}, {"question": ""}])
+    assert main(_argv(server, data, tmp_path / "o.jsonl", "--reward", str(spec))) == 1
+    assert "problems.jsonl:2" in capsys.readouterr().err
