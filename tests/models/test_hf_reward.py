@@ -7,7 +7,7 @@ import random
 
 import pytest
 import torch
-from hf_tiny import WORDS, save_tiny
+from rewardlab.models.hf_tiny import WORDS, save_tiny
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from rewardlab.compose import build

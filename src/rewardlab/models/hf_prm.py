@@ -61,6 +61,8 @@ class HFProcessReward(BaseReward):
     """
 
     name = "model.hf_prm"
+    #: the server computes it in its own process, one loaded copy, batched across clients
+    batches_in_process = True
     range = (0.0, 1.0)
 
     def __init__(self, *, model: str, revision: str | None = None, device: str = "cpu", dtype: Dtype = "auto",

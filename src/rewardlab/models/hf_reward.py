@@ -82,6 +82,8 @@ class HFReward(BaseReward):
     """
 
     name = "model.hf"
+    #: the server computes it in its own process, one loaded copy, batched across clients
+    batches_in_process = True
 
     def __init__(self, *, model: str, revision: str | None = None, device: str = "cpu", dtype: Dtype = "auto",
                  chat_template: bool | None = None, system_prompt: str | None = None, max_length: int | None = None,
