@@ -60,7 +60,7 @@ def test_a_missing_hub_id_says_how_to_download_it(tmp_path, monkeypatch):
 
 
 def test_a_directory_without_config_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="no config.json"):
+    with pytest.raises(InputError, match=r"no config\.json"):
         HFReward(model=str(tmp_path))
 
 

@@ -7,13 +7,13 @@ import random
 
 import pytest
 import torch
-from rewardlab.models.hf_tiny import WORDS, save_tiny
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from rewardlab.compose import build
 from rewardlab.core import Sample, Status, registry
 from rewardlab.errors import ConfigError, SpecError
 from rewardlab.models.hf_reward import HFReward
+from rewardlab.models.hf_tiny import WORDS, save_tiny
 
 
 def _text(rng: random.Random, n: int) -> str:

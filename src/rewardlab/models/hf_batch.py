@@ -238,7 +238,7 @@ def run_batches(loaded: LoadedModel, seqs: Sequence[list[int]], read: Reader, *,
         try:
             inputs = _pad([seqs[i] for i in batch], pad_id=pad_id, left=left, device=loaded.device)
             with torch.inference_mode():
-                rows: list[torch.Tensor] | list[RewardResult] = read(loaded.model(**inputs), inputs)
+                rows: Sequence[torch.Tensor | RewardResult] = read(loaded.model(**inputs), inputs)
         except Exception as exc:  # one failed batch must not take the others down
             hint = "; lower max_tokens_per_batch" if "memory" in str(exc).lower() else ""
             failed = RewardResult.failure(ErrorKind.CRASH, f"model forward failed: {type(exc).__name__}: {exc}{hint}")

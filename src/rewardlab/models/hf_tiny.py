@@ -61,10 +61,10 @@ def tiny_tokenizer(arch: str, *, chat_template: bool = True) -> Any:
                                else ("<s> $A", "<s> $A $B:1", ["<s>"]))
         backend.post_processor = processors.TemplateProcessing(single=single, pair=pair,
                                                                special_tokens=[(m, words[m]) for m in marks])
-        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
-                                            cls_token="[CLS]" if bert else None, sep_token="[SEP]" if bert else None,
-                                            bos_token="<s>", eos_token="</s>",
-                                            additional_special_tokens=["<|im_start|>", "<|im_end|>", "<extra_0>"])
+        tokens = {"unk_token": "[UNK]", "pad_token": "[PAD]", "bos_token": "<s>", "eos_token": "</s>",
+                  "cls_token": "[CLS]" if bert else None, "sep_token": "[SEP]" if bert else None,
+                  "additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<extra_0>"]}
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **tokens)  # type: ignore[no-untyped-call]
     if chat_template:
         tokenizer.chat_template = CHATML
     return tokenizer
@@ -81,8 +81,12 @@ def save_tiny(directory: str | Path, arch: str, *, kind: Kind = "sequence", num_
         pad_in_config: write `pad_token_id` into the config (published decoders often lack it).
         layers, hidden: override the 2 layers / 32 wide shape (benchmarks use larger models).
     """
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
-    from transformers import AutoModelForTokenClassification
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForSequenceClassification,
+        AutoModelForTokenClassification,
+    )
 
     if arch not in ARCH:
         raise ValueError(f"arch must be one of {sorted(ARCH)}, got {arch!r}")
@@ -106,7 +110,7 @@ def save_tiny(directory: str | Path, arch: str, *, kind: Kind = "sequence", num_
     torch.manual_seed(seed)
     auto = {"sequence": AutoModelForSequenceClassification, "token": AutoModelForTokenClassification,
             "causal_lm": AutoModelForCausalLM}[kind]
-    model = auto.from_config(config)
+    model = auto.from_config(config)  # type: ignore[no-untyped-call]  # unannotated in transformers
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
