@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = [
     "ModelKind",
     "hf_cache_dir",
     "load_model",
+    "remote_kind",
     "resolve_device",
     "resolve_dtype",
     "resolve_model_dir",
@@ -169,6 +171,22 @@ def load_model(model: str, *, kind: ModelKind, device: str = "cpu", dtype: Dtype
         if key not in _LOADED:
             _LOADED[key] = _load(model, directory, kind, where, torch_dtype, trust_remote_code)
         return _LOADED[key]
+
+
+_AUTO_NAMES = {"sequence": "AutoModelForSequenceClassification", "token": "AutoModelForTokenClassification",
+               "causal_lm": "AutoModelForCausalLM"}
+
+
+def remote_kind(model: str, wanted: ModelKind, *, revision: str | None = None,
+                trust_remote_code: bool) -> ModelKind:
+    """`wanted`, unless the model's remote code maps only `AutoModel` (InternLM2-Reward,
+    Qwen2.5-Math-PRM): then `remote`. ArmoRM maps `AutoModelForSequenceClassification` and
+    stays `sequence`. Without `trust_remote_code` the config's `auto_map` is never read."""
+    if not trust_remote_code or wanted == "remote":
+        return wanted
+    config = json.loads((resolve_model_dir(model, revision=revision) / "config.json").read_text())
+    auto_map = config.get("auto_map") or {}
+    return "remote" if _AUTO_NAMES[wanted] not in auto_map and "AutoModel" in auto_map else wanted
 
 
 def _auto_class(kind: ModelKind) -> Any:

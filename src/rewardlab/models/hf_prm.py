@@ -24,7 +24,6 @@ Lightman et al. 2023). Every step must be read, so only the prompt is ever cut t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -34,7 +33,7 @@ from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, run_batches
-from rewardlab.models.hf_load import Dtype, ModelKind, load_model, resolve_model_dir
+from rewardlab.models.hf_load import Dtype, load_model, remote_kind
 
 __all__ = ["HFProcessReward"]
 
@@ -77,7 +76,8 @@ class HFProcessReward(BaseReward):
         self.after_step = step_tag if after_step is None else after_step
         if self.after_step.count(step_tag) != 1:
             raise ConfigError(f"after_step {self.after_step!r} must contain step_tag {step_tag!r} exactly once")
-        kind = _kind(model, revision, causal=good_token is not None, remote=trust_remote_code)
+        kind = "causal_lm" if good_token is not None else remote_kind(model, "token", revision=revision,
+                                                                        trust_remote_code=trust_remote_code)
         self.loaded = load_model(model, kind=kind, device=device, dtype=dtype, revision=revision,
                                  trust_remote_code=trust_remote_code)
         self.inputs = InputBuilder(self.loaded, chat_template=chat_template, system_prompt=system_prompt,
@@ -167,14 +167,3 @@ class HFProcessReward(BaseReward):
         total = float(aggregate_steps(probs.double().numpy()[None], how=self.aggregate)[0])
         return RewardResult.ok(total, steps=steps, info=info)
 
-
-def _kind(model: str, revision: str | None, *, causal: bool, remote: bool) -> ModelKind:
-    """Which auto class loads this PRM: a causal LM for good/bad tokens; `AutoModel` for remote
-    code that maps no token-classification class (Qwen2.5-Math-PRM); else a token classifier."""
-    if causal:
-        return "causal_lm"
-    if remote:
-        config = json.loads((resolve_model_dir(model, revision=revision) / "config.json").read_text())
-        if "AutoModelForTokenClassification" not in (config.get("auto_map") or {}):
-            return "remote"
-    return "token"

@@ -37,7 +37,7 @@ from rewardlab.core.reward import UNBOUNDED
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
-from rewardlab.models.hf_load import Dtype, ModelKind, load_model
+from rewardlab.models.hf_load import Dtype, load_model, remote_kind
 
 __all__ = ["HFReward", "head_names"]
 
@@ -90,7 +90,7 @@ class HFReward(BaseReward):
                  max_tokens_per_batch: int = 16384, max_batch_size: int = 64, combine: str = "auto",
                  weights: dict[str, float] | None = None, gate_temperature: float = 1.0, normalize: Normalize = "none",
                  mean: float = 0.0, std: float = 1.0, trust_remote_code: bool = False):
-        kind: ModelKind = "remote" if trust_remote_code else "sequence"
+        kind = remote_kind(model, "sequence", revision=revision, trust_remote_code=trust_remote_code)
         self.loaded = load_model(model, kind=kind, device=device, dtype=dtype, revision=revision,
                                  trust_remote_code=trust_remote_code)
         _pool_last_position(self.loaded.config)
