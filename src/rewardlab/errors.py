@@ -8,6 +8,7 @@
     │   └── ConfigTypeError        ... because it has the wrong type (also a TypeError)
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
+    │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
     │   └── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
@@ -63,6 +64,7 @@ __all__ = [
     "InputError",
     "MappingError",
     "MissingReferenceWarning",
+    "ModelNotFoundError",
     "NoTransitionError",
     "NonFiniteError",
     "Overloaded",
@@ -150,6 +152,25 @@ class SampleFieldError(InputError):
     def __init__(self, message: str, *, field: str, source: str | None = None, line: int | None = None):
         super().__init__(message, source=source, line=line)
         self.field = field
+
+
+class ModelNotFoundError(InputError):
+    """A model id that is not a local directory and not in the local Hugging Face cache.
+
+    Rewards never download at run time; the message says how to fetch the model once.
+    """
+
+    def __init__(self, model: str, *, cache: str, revision: str | None = None):
+        pinned = f" --revision {revision}" if revision else ""
+        super().__init__(
+            f"model {model!r} is not a local directory and not in the Hugging Face cache {cache}; "
+            f"rewardlab never downloads at run time: fetch it once with `hf download {model}{pinned}` "
+            "(or `huggingface-cli download`, same arguments), set HF_HOME to the cache that holds it, "
+            "or pass the model's directory",
+            source=model,
+        )
+        self.model = model
+        self.cache = cache
 
 
 class ArrayError(RewardLabError):

@@ -73,6 +73,8 @@ BUILTINS: dict[str, str] = {
     "code.tests": "rewardlab.verify.code.reward:CodeTests",  # docs/code.md
     "model.rm": "rewardlab.models.reward:ModelReward",  # docs/models.md
     "model.prm": "rewardlab.models.prm:ProcessReward",  # docs/models.md
+    "model.hf": "rewardlab.models.hf_reward:HFReward",  # docs/models.md
+    "model.hf_prm": "rewardlab.models.hf_prm:HFProcessReward",  # docs/models.md
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
 }
 

@@ -25,13 +25,20 @@ from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 
-__all__ = ["ApiError", "Hosted", "RewardService"]
+__all__ = ["ApiError", "Hosted", "RewardService", "batches_in_process"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 ExecutorFactory = Callable[[str, Reward], Executor]
 
 
+
+
+def batches_in_process(reward: Reward) -> bool:
+    """Whether `reward`, or a component of it, sets `batches_in_process` (model rewards do)."""
+    if getattr(reward, "batches_in_process", False):
+        return True
+    return isinstance(reward, Composite) and any(batches_in_process(c.reward) for c in reward.components)
 
 
 @dataclass
@@ -106,7 +113,11 @@ class RewardService:
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
         s = self.settings.for_reward(name)
-        return make_executor(reward, backend=s.backend, workers=s.workers, timeout=s.sample_timeout)
+        # A reward that batches a model in this process (`batches_in_process`) keeps its one
+        # loaded copy: worker processes would each hold the weights and cut the cross-client
+        # batch into per-worker chunks.
+        backend = "inline" if s.backend == "pool" and batches_in_process(reward) else s.backend
+        return make_executor(reward, backend=backend, workers=s.workers, timeout=s.sample_timeout)
 
     # -- lookups -----------------------------------------------------------------------------
     def get(self, name: str) -> Hosted:
