@@ -120,7 +120,8 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
     t_ep = np.zeros(B, dtype=np.int64)
     episodes = wins = 0
     visits = np.zeros((cfg.checkpoints, P, A))
-    curve = []
+    curve: list[float] = []
+    optimality = success = np.zeros(B)
     per_check = cfg.steps // cfg.checkpoints
     for k in range(cfg.checkpoints):
         counts = np.zeros(P * A)
@@ -137,9 +138,8 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
             s = np.where(reset, task.start, np.maximum(s2, 0))
             t_ep[reset] = 0
         visits[k] = counts.reshape(P, A)
-        optimality, _ = evaluate_greedy(task, q, episodes=cfg.eval_episodes, rng=rng)
+        optimality, success = evaluate_greedy(task, q, episodes=cfg.eval_episodes, rng=rng)
         curve.append(float(optimality.mean()))
-    optimality, success = evaluate_greedy(task, q, episodes=cfg.eval_episodes, rng=rng)
     return Fitness(float(optimality.mean()), float(success.mean()), [float(x) for x in optimality], curve,
                    wins / max(episodes, 1), component_statistics(table, visits))  # fmt: skip
 
