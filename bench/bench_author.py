@@ -21,8 +21,16 @@ import time
 
 import numpy as np
 
-from rewardlab.author import LoopConfig, RewardTable, TemplateAuthor, TrainConfig, author_reward, evaluate_candidate
-from rewardlab.author import office_task_env, train_on_table
+from rewardlab.author import (
+    LoopConfig,
+    RewardTable,
+    TemplateAuthor,
+    TrainConfig,
+    author_reward,
+    evaluate_candidate,
+    office_task_env,
+    train_on_table,
+)
 from rewardlab.sandbox import SandboxPool
 
 

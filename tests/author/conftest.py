@@ -7,6 +7,7 @@ import pytest
 from rewardlab.author import office_task_env, task_by_name
 from rewardlab.sandbox import SandboxPool, find_bwrap
 
+
 @pytest.fixture(scope="module")
 def pool():
     if find_bwrap() is None:

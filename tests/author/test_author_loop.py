@@ -79,17 +79,17 @@ class _Broken:
     """An author whose candidates are all broken in a different way."""
 
     name = "broken"
-    CODES = [
+    CODES = (
         "import os\ndef reward(obs, action, next_obs, info):\n    return 0.0\n",
         "def reward(obs, action, next_obs, info):\n    while True:\n        pass\n",
         "def reward(obs, action, next_obs, info):\n    return float('nan')\n",
         "def reward(obs, action, next_obs, info):\n    raise RuntimeError('no')\n",
         "def reward(obs, action, next_obs, info):\n    return [0] * (1 << 34)\n",
         "def reward(obs, action):\n    return 0.0\n",
-    ]
+    )
 
     def propose(self, task, goal, round, indices, history, policy):
-        return [Proposal(i, "p", self.CODES[i], self.CODES[i]) for i in indices] + []
+        return [Proposal(i, "p", self.CODES[i], self.CODES[i]) for i in indices]
 
 
 def test_broken_candidates_are_recorded_and_the_loop_goes_on(maze, pool):

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from author_helpers import SMALL_TRAIN
 
-from rewardlab.author import RewardTable, TemplateAuthor, TrainConfig, evaluate_candidate, train_on_table
+from rewardlab.author import (
+    RewardTable,
+    TemplateAuthor,
+    TrainConfig,
+    evaluate_candidate,
+    train_on_table,
+)
 from rewardlab.author.probes import value_iteration
 from rewardlab.errors import ConfigError
 

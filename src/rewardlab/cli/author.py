@@ -94,7 +94,14 @@ def check_command(
     train: bool = typer.Option(True, "--train/--no-train", help="Also run the short training."),
 ) -> None:
     """Put one reward file through the static checks, the sandbox, the cheap checks and a training."""
-    from rewardlab.author import check_code, evaluate_candidate, preference_pairs, run_checks, task_by_name, train_on_table
+    from rewardlab.author import (
+        check_code,
+        evaluate_candidate,
+        preference_pairs,
+        run_checks,
+        task_by_name,
+        train_on_table,
+    )
     from rewardlab.cli._render import console
     from rewardlab.errors import RewardCodeError
     from rewardlab.sandbox import SandboxPool
