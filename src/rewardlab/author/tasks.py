@@ -11,7 +11,9 @@ Two families:
   tasks; the state is (cell, reward-machine state), and `obs` shows the cell and what has been
   collected so far, never the reward machine's reward;
 - `grid_task_env(mdp)`: a `rewardlab.envs.gridworld.GridMDP` whose terminal cells with a
-  positive reward are goals and the other terminal cells failures.
+  positive reward are goals and the other terminal cells failures;
+- `gym_task_env(env_id)`: a deterministic Gymnasium toy-text env with a transition table `P`
+  and one start state (`FrozenLake-v1` with `is_slippery=False`, `CliffWalking-v1`).
 
 `info["success"]` is the task's success signal (the sparse reward); `info["failed"]` marks
 a step that ends the episode in failure (a decoration in the office world).
@@ -28,7 +30,7 @@ import numpy as np
 
 from rewardlab.errors import SpecError
 
-__all__ = ["FiniteTask", "grid_task_env", "office_task_env", "task_by_name"]
+__all__ = ["FiniteTask", "grid_task_env", "gym_task_env", "office_task_env", "task_by_name"]
 
 _ACTIONS = ("up", "right", "down", "left")
 #: names of the office propositions in observations (`has_` for things carried)
@@ -226,8 +228,71 @@ def grid_task_env(mdp: Any, *, max_episode_steps: int = 100, name: str = "grid")
                       max_episode_steps, _ACTIONS, facts)  # fmt: skip
 
 
+#: what the actions of the known toy-text grids mean (Gymnasium's docs)
+_GYM_ACTIONS = {"FrozenLake": "0 = left, 1 = down, 2 = right, 3 = up", "CliffWalking": "0 = up, 1 = right, 2 = down, 3 = left"}
+
+
+def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: Any) -> FiniteTask:
+    """A Gymnasium env with a deterministic transition table `env.unwrapped.P` and one start state.
+
+    Success is termination with the highest reward any terminating transition pays (the goal
+    of FrozenLake, CliffWalking); other terminations are failures (a hole). The env's rewards
+    are hidden from the candidate: `obs` is the state (and its `x`, `y` on grid envs).
+    """
+    import gymnasium as gym
+
+    env = gym.make(env_id, **make_kwargs).unwrapped
+    table, start_dist = getattr(env, "P", None), np.asarray(getattr(env, "initial_state_distrib", []))
+    if not isinstance(table, dict) or start_dist.size == 0:
+        raise SpecError(f"{env_id} has no transition table P / initial_state_distrib: only toy-text envs can be enumerated")
+    if np.count_nonzero(start_dist) != 1:
+        raise SpecError(f"{env_id} starts in one of {np.count_nonzero(start_dist)} states; a task needs one start state")
+    S, A = env.observation_space.n, env.action_space.n
+    outcomes = {}
+    for s in range(S):
+        for a in range(A):
+            if len(table[s][a]) != 1:
+                raise SpecError(f"{env_id} is stochastic ({len(table[s][a])} outcomes of action {a} in state {s}); "
+                                "pass the deterministic variant (e.g. is_slippery=False)")  # fmt: skip
+            _, s2, r, done = table[s][a][0]
+            outcomes[s, a] = (int(s2), float(r), bool(done))
+    best = max((r for _, r, done in outcomes.values() if done), default=None)
+    if best is None:
+        raise SpecError(f"{env_id} never terminates: there is no success to reach")
+    ncol = int(getattr(env, "ncol", 0) or (env.shape[1] if hasattr(env, "shape") else 0))
+
+    def obs(s: int) -> dict[str, Any]:
+        return {"state": s, **({"x": s % ncol, "y": s // ncol} if ncol else {})}
+
+    nxt = np.full((S, A), -1, dtype=np.int64)
+    success, failed = np.zeros((S, A), dtype=bool), np.zeros((S, A), dtype=bool)
+    transitions = []
+    for (s, a), (s2, r, done) in outcomes.items():
+        success[s, a], failed[s, a] = done and r == best, done and r != best
+        if not done:
+            nxt[s, a] = s2
+        transitions.append((obs(s), a, obs(s2), {"success": bool(success[s, a]), "failed": bool(failed[s, a])}))
+    goals = sorted({outcomes[k][0] for k in zip(*np.nonzero(success), strict=True)})
+    cells = [(g % ncol, g // ncol) for g in goals] if ncol else []
+    family = env_id.split("-")[0]
+    description = (
+        f"Gymnasium {env_id}: {S} states, {A} actions; action meanings: {_GYM_ACTIONS.get(family, 'see the env docs')}.\n"
+        f"obs/next_obs: dict with state (int){' and x (column), y (row; row 0 at the top)' if ncol else ''}. "
+        "info: success (bool, reached the goal: the episode ends), failed (bool, the episode ended otherwise).\n"
+        f"Goal states: {goals}{f' (cells {cells})' if cells else ''}. Episodes start in state {int(np.argmax(start_dist))} "
+        f"and last at most {max_episode_steps} steps; discount 0.9."
+    )
+    facts = {"width": ncol or S, "height": (S // ncol) if ncol else 1, "stage_targets": {0: cells}, "places": {"goal": cells}}
+    return FiniteTask(f"gym/{env_id}", description, nxt, success, failed, int(np.argmax(start_dist)), tuple(transitions),
+                      max_episode_steps, tuple(str(a) for a in range(A)), facts)  # fmt: skip
+
+
 def task_by_name(name: str) -> FiniteTask:
-    """`office/<task>` or `grid/maze` (a 7x7 maze with a trap, the bundled demo grid)."""
+    """`office/<task>`, `grid/maze` (a 7x7 maze with a trap) or `gym/<env id>` (FrozenLake-v1
+    is made with `is_slippery=False`)."""
+    if name.startswith("gym/"):
+        env_id = name.split("/", 1)[1]
+        return gym_task_env(env_id, **({"is_slippery": False} if env_id.startswith("FrozenLake") else {}))
     if name.startswith("office/"):
         return office_task_env(name.split("/", 1)[1])
     if name == "grid/maze":
@@ -236,4 +301,5 @@ def task_by_name(name: str) -> FiniteTask:
         walls = [(3, y) for y in range(1, 7)] + [(1, 3), (2, 3)]
         mdp = GridMDP.make(7, 7, rewards={(6, 6): 1.0, (5, 0): -1.0}, walls=walls, start=(0, 0), terminal=[(6, 6), (5, 0)])
         return grid_task_env(mdp, name="grid/maze")
-    raise SpecError(f"unknown task {name!r}; use office/coffee, office/mail, office/coffee_mail, office/patrol or grid/maze")
+    raise SpecError(f"unknown task {name!r}; use office/coffee, office/mail, office/coffee_mail, office/patrol, grid/maze or "
+                    "gym/<env id> (FrozenLake-v1, CliffWalking-v1)")
