@@ -16,14 +16,14 @@ def test_office_transitions_replay_the_gymnasium_env_with_its_reward_machine(off
     task's tables predict every step: next state, success (reward 1), failure (decoration)."""
     env = RewardMachineWrapper(OfficeWorld(), office_task("coffee_mail"), office_labels, obs_mode="none")
     rng = np.random.default_rng(0)
-    P, A = office.shape
+    _P, A = office.shape
     checked = 0
     for episode in range(30):
         env.reset(seed=episode)
         p = office.start
         for _ in range(200):
             a = int(rng.integers(A))
-            obs, reward, terminated, truncated, info = env.step(a)
+            obs, reward, terminated, _truncated, _info = env.step(a)
             seen = office.transitions[p * A + a]
             assert (seen[2]["x"], seen[2]["y"]) == (int(obs[0]), int(obs[1]))
             assert office.success[p, a] == (reward == 1.0)
@@ -36,7 +36,7 @@ def test_office_transitions_replay_the_gymnasium_env_with_its_reward_machine(off
 
 
 def test_office_obs_shows_what_was_collected(office):
-    P, A = office.shape
+    P, _A = office.shape
     stages = {t[0]["stage"]: (t[0]["has_coffee"], t[0]["has_mail"]) for t in office.transitions}
     assert stages == {0: (False, False), 1: (False, True), 2: (True, False), 3: (True, True)}
     assert office.optimal_steps() == 29 and P == 4 * 108

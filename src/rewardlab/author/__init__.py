@@ -29,7 +29,13 @@ from rewardlab.author.loop import (
 )
 from rewardlab.author.probes import Checks, preference_agreement, preference_pairs, run_checks
 from rewardlab.author.prompts import extract_code, task_messages
-from rewardlab.author.tasks import FiniteTask, grid_task_env, gym_task_env, office_task_env, task_by_name
+from rewardlab.author.tasks import (
+    FiniteTask,
+    grid_task_env,
+    gym_task_env,
+    office_task_env,
+    task_by_name,
+)
 from rewardlab.author.train import Fitness, TrainConfig, train_on_table
 
 __all__ = [
