@@ -247,7 +247,7 @@ def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: An
         raise SpecError(f"{env_id} has no transition table P / initial_state_distrib: only toy-text envs can be enumerated")
     if np.count_nonzero(start_dist) != 1:
         raise SpecError(f"{env_id} starts in one of {np.count_nonzero(start_dist)} states; a task needs one start state")
-    S, A = env.observation_space.n, env.action_space.n
+    S, A = int(env.observation_space.n), int(env.action_space.n)  # type: ignore[attr-defined]  # Discrete, checked by P
     outcomes = {}
     for s in range(S):
         for a in range(A):
