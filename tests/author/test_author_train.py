@@ -66,3 +66,33 @@ def test_sparse_office_reward_fails_in_the_default_budget_and_a_shaped_template_
     code = author.render(office, {"failure": 1.0, "step_cost": 0.0, "progress": 0.1, "shaping": 0.5, "offset": 1.0})
     shaped = train_on_table(office, evaluate_candidate(code, office.transitions, office.shape, pool))
     assert shaped.optimality >= 0.9
+
+
+def test_a_stalled_template_search_takes_larger_steps(maze):
+    author = TemplateAuthor(seed=0)
+    best = {"fate": "scored", "round": 0, "index": 0, "meta": {"params": author.start},
+            "fitness": {"optimality": 0.5, "train_success": 0.1}}  # fmt: skip
+    fresh = author.propose(maze, "g", 1, range(8), [best], None)  # type: ignore[arg-type]
+    stalled = author.propose(maze, "g", 5, range(8), [best], None)  # type: ignore[arg-type]
+    assert {p.prompt["stalled_rounds"] for p in fresh} == {0} and {p.prompt["stalled_rounds"] for p in stalled} == {4}
+    changed = lambda props: max(sum(p.meta["params"][k] != author.start[k] for k in author.start) for p in props)  # noqa: E731
+    assert changed(fresh) <= 3 < changed(stalled)
+
+
+@pytest.mark.slow
+def test_stable_baselines3_dqn_learns_from_a_dense_reward_and_not_from_a_constant(maze):
+    """The real SB3 DQN code path on the table env, scored on the true task."""
+    from rewardlab.author.train_sb3 import train_sb3
+
+    q = value_iteration(maze, maze.true_reward())
+    dense = q - q.max(axis=1, keepdims=True) + maze.true_reward()
+    options = {"steps": 5000, "seeds": 1, "learning_starts": 200, "exploration_fraction": 0.3}
+    assert train_sb3(maze, table(dense), **options).optimality == 1.0
+    assert train_sb3(maze, table(np.zeros(maze.shape)), **options).optimality < 0.5
+
+
+def test_sb3_rejects_an_unknown_algorithm(maze):
+    from rewardlab.author.train_sb3 import train_sb3
+
+    with pytest.raises(ConfigError):
+        train_sb3(maze, table(maze.true_reward()), algo="SAC")

@@ -97,7 +97,10 @@ class TemplateAuthor:
 
     Round 0 proposes the start and mutations of it; every later round mutates the best
     candidate so far (by true-task optimality: an elitist (1 + k) evolution strategy). A
-    mutation redraws one to three parameters; parameters already tried are not proposed again.
+    mutation redraws one to three parameters, and up to one more for every round the best has
+    not improved (a stalled search takes larger steps, as the step-size adaptation of evolution
+    strategies does: Rechenberg 1973, Beyer and Schwefel 2002); parameters already tried are
+    not proposed again.
     Deterministic given `seed`, the round and the index, so a resumed loop asks for the same
     candidates.
     """
@@ -120,27 +123,27 @@ class TemplateAuthor:
     def propose(self, task: FiniteTask, goal: str, round: int, indices: Sequence[int],
                 history: Sequence[Mapping[str, Any]], policy: CodePolicy) -> list[Proposal]:  # fmt: skip
         scored = [r for r in history if r.get("fate") == "scored" and "params" in r.get("meta", {})]
-        parent = dict(self.start)
+        parent, stalled = dict(self.start), 0
         if scored:
             best = max(scored, key=rank)
-            parent = dict(best["meta"]["params"])
+            parent, stalled = dict(best["meta"]["params"]), max(0, round - 1 - int(best["round"]))
         tried = {_key(r["meta"]["params"]) for r in history if "params" in r.get("meta", {})}
         out = []
         for index in indices:
             rng = random.Random(f"{self.seed}/{round}/{index}")
-            params = parent if (round == 0 and index == 0) else self._mutate(parent, rng, tried)
+            params = parent if (round == 0 and index == 0) else self._mutate(parent, rng, tried, 3 + stalled)
             tried.add(_key(params))
-            prompt = {"template": "success/failure/step/progress/shaping", "parent": parent}
+            prompt = {"template": "success/failure/step/progress/shaping", "parent": parent, "stalled_rounds": stalled}
             code = self.render(task, params)
             out.append(Proposal(index, prompt, code, code, meta={"params": params}))
         return out
 
     @staticmethod
-    def _mutate(parent: Mapping[str, float], rng: random.Random, tried: set[str]) -> dict[str, float]:
+    def _mutate(parent: Mapping[str, float], rng: random.Random, tried: set[str], most: int) -> dict[str, float]:
         child = dict(parent)
         for _ in range(50):
             child = dict(parent)
-            for name in rng.sample(sorted(TEMPLATE_SPACE), rng.choice((1, 2, 3))):
+            for name in rng.sample(sorted(TEMPLATE_SPACE), rng.randint(1, min(most, len(TEMPLATE_SPACE)))):
                 child[name] = rng.choice([v for v in TEMPLATE_SPACE[name] if v != parent[name]])
             if _key(child) not in tried:
                 return child

@@ -92,6 +92,7 @@ def check_command(
     task: str = _TASK, steps: int = _STEPS, seeds: int = _SEEDS,
     seed: int = typer.Option(0, "--seed", help="Seed of the training."),
     train: bool = typer.Option(True, "--train/--no-train", help="Also run the short training."),
+    trainer: str = typer.Option("tabular", "--trainer", help="tabular (Q-learning), dqn or ppo (Stable-Baselines3, extra rl)."),
 ) -> None:
     """Put one reward file through the static checks, the sandbox, the cheap checks and a training."""
     from rewardlab.author import (
@@ -106,6 +107,8 @@ def check_command(
     from rewardlab.errors import RewardCodeError
     from rewardlab.sandbox import SandboxPool
 
+    if trainer not in ("tabular", "dqn", "ppo"):
+        raise UsageError(f"--trainer must be tabular, dqn or ppo, got {trainer!r}")
     finite = task_by_name(task)
     source = code.read_text(encoding="utf-8")
     config = _train_config(steps, seeds, seed)
@@ -122,8 +125,13 @@ def check_command(
     for probe in checks.probes:
         console.print(f"probe {probe['name']}: {'ok' if probe['passed'] else 'HACKABLE'} (return {probe['return']} vs "
                       f"{probe['success_return']} for solving the task)", highlight=False)  # fmt: skip
-    if train:
+    if train and trainer != "tabular":
+        from rewardlab.author.train_sb3 import train_sb3
+
+        fitness = train_sb3(finite, table, algo=trainer.upper(), steps=steps, seeds=seeds, seed=seed)
+    elif train:
         fitness = train_on_table(finite, table, config)
+    if train:
         console.print(f"trained: optimality {fitness.optimality:.3f}, success {fitness.success_rate:.3f}, curve {fitness.curve}", highlight=False)
 
 
