@@ -108,3 +108,22 @@ def test_write_result_writes_code_spec_and_records_that_load_again(maze, pool, t
     paths["reward"].write_text(paths["reward"].read_text() + "\n# edited\n")
     with pytest.raises(InputError, match="changed since"):
         load_authored(paths["spec"], pool=pool)
+
+
+class _Flaky:
+    """Round 0: leaves index 1 out. Round 1: raises."""
+
+    name = "flaky"
+
+    def propose(self, task, goal, round, indices, history, policy):
+        if round == 1:
+            raise RuntimeError("the author's own bug")
+        code = "def reward(obs, action, next_obs, info):\n    return 1.0 * info['success']\n"
+        return [Proposal(0, "p", code, code)]
+
+
+def test_a_failing_or_forgetful_author_loses_no_candidate(maze, pool):
+    result = author_reward(maze, _Flaky(), goal=GOAL, config=small_loop(), pool=pool)
+    assert [(r["round"], r["index"], r["fate"]) for r in result.records] == [
+        (0, 0, "scored"), (0, 1, "author_error"), (1, 0, "author_error"), (1, 1, "author_error")]
+    assert "no candidate" in result.records[1]["error"] and "the author's own bug" in result.records[2]["error"]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,11 +77,8 @@ class AuthorResult:
     run_id: str
 
     def fates(self) -> dict[str, int]:
-        """How many candidates met each fate."""
-        out: dict[str, int] = {}
-        for r in self.records:
-            out[r["fate"]] = out.get(r["fate"], 0) + 1
-        return out
+        """How many candidates met each fate, most common first."""
+        return dict(Counter(r["fate"] for r in self.records).most_common())
 
 
 def _score(proposal: Proposal, task: FiniteTask, config: LoopConfig, pool: SandboxPool,
@@ -96,6 +94,24 @@ def _score(proposal: Proposal, task: FiniteTask, config: LoopConfig, pool: Sandb
     checks = run_checks(task, table.total, pairs, gamma=config.train.gamma, seed=config.train.seed)
     fitness = train_on_table(task, table, config.train)
     return {"fate": "scored", "error": None, "checks": checks.to_dict(), "fitness": fitness.to_dict()}
+
+
+def _new_records(author: Author, task: FiniteTask, goal: str, round_: int, wanted: list[int],
+                 history: list[dict[str, Any]], config: LoopConfig, pool: SandboxPool,
+                 pairs: PreferencePairs | None) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """One record per wanted index, as each is scored. An author that fails or leaves an index
+    out gives that index an `author_error` record: no candidate goes missing."""
+    try:
+        proposals = {p.index: p for p in author.propose(task, goal, round_, wanted, history, config.policy)} if wanted else {}
+    except Exception as exc:  # a third-party author's bug is its candidates' fate, not the loop's end
+        proposals = {i: Proposal(i, None, "", None, f"the author failed: {type(exc).__name__}: {exc}", "author_error") for i in wanted}
+    for index in wanted:
+        proposal = proposals.get(index) or Proposal(index, None, "", None, "the author returned no candidate for this index", "author_error")
+        started = time.monotonic()
+        record = {"round": round_, "index": index, "author": author.name, "prompt": proposal.prompt, "reply": proposal.reply,
+                  "code": proposal.code, "meta": dict(proposal.meta), **_score(proposal, task, config, pool, pairs)}  # fmt: skip
+        record["seconds"] = round(time.monotonic() - started, 3)
+        yield record
 
 
 def author_reward(
@@ -132,22 +148,17 @@ def author_reward(
     own_pool = pool is None
     pool = pool or SandboxPool(size=1)
     records: list[dict[str, Any]] = []
+    k = config.candidates
     try:
         for round_ in range(config.rounds):
-            wanted = [i for i in range(config.candidates) if round_ * config.candidates + i not in done]
-            new = author.propose(task, goal, round_, wanted, records, config.policy) if wanted else []
-            for proposal in new:
-                started = time.monotonic()
-                record = {"round": round_, "index": proposal.index, "author": author.name, "prompt": proposal.prompt,
-                          "reply": proposal.reply, "code": proposal.code, "meta": dict(proposal.meta),
-                          **_score(proposal, task, config, pool, pairs)}  # fmt: skip
-                record["seconds"] = round(time.monotonic() - started, 3)
-                done[round_ * config.candidates + proposal.index] = record
+            wanted = [i for i in range(k) if round_ * k + i not in done]
+            for record in _new_records(author, task, goal, round_, wanted, records, config, pool, pairs):
+                done[round_ * k + record["index"]] = record
                 if store is not None:
-                    store.record_rows(run_id, [(round_ * config.candidates + proposal.index, record)])
+                    store.record_rows(run_id, [(round_ * k + record["index"], record)])
                 if on_record is not None:
                     on_record(record)
-            records += [done[round_ * config.candidates + i] for i in range(config.candidates) if round_ * config.candidates + i in done]
+            records += [done[round_ * k + i] for i in range(k)]
             if config.target is not None and any(_optimality(r) >= config.target for r in records):
                 break
     finally:
@@ -194,10 +205,7 @@ def write_result(result: AuthorResult, task: FiniteTask, goal: str, out: str | P
 
 def fates_line(records: Sequence[Mapping[str, Any]]) -> str:
     """`scored 5, timeout 1, ...` for logs."""
-    counts: dict[str, int] = {}
-    for r in records:
-        counts[r["fate"]] = counts.get(r["fate"], 0) + 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return ", ".join(f"{k} {v}" for k, v in Counter(r["fate"] for r in records).most_common())
 
 
 def load_authored(spec: str | Path, pool: SandboxPool | None = None) -> tuple[FiniteTask, Any]:
