@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "models": 5,  # learned reward models (sources)
     "evaluate": 6,  # metrics, audits and reports over any reward
     "select": 7,  # test-time selection and search over any reward
+    "author": 7,  # reward code written by an LLM or a template search, checked, sandboxed, trained on
     "serve": 7,  # HTTP server and client; contains no reward logic
     "integrations": 8,  # trainer adapters; contain no reward logic
     "cli": 9,  # the thin shell over everything

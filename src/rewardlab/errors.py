@@ -29,6 +29,9 @@
     ├── ApiError                   an HTTP error the server sends, with a stable `code`
     ├── ServerError                the client's view: the server refused or could not be reached
     ├── GenerationError            a generation endpoint for test-time search failed or answered nonsense
+    ├── RewardCodeError            reward code written by an author (`rewardlab.author`) cannot be used
+    │   ├── RewardCodeRejected     ... it fails the static checks before it runs (names the check and line)
+    │   └── RewardCodeFailed       ... it failed in the sandbox (load error, raised, non-finite, timeout)
     └── MissingReferenceWarning    a warning (also a UserWarning): completions scored without a reference
 
 Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
@@ -71,6 +74,9 @@ __all__ = [
     "ParseFailure",
     "ProtocolError",
     "RegistryError",
+    "RewardCodeError",
+    "RewardCodeFailed",
+    "RewardCodeRejected",
     "RewardLabError",
     "RunnerError",
     "SampleFieldError",
@@ -325,6 +331,34 @@ class ServerError(RewardLabError):
 class GenerationError(RewardLabError):
     """A model endpoint used to generate steps for search failed (after its retries) or sent a
     reply that is not a completions object; the message names the endpoint and what to check."""
+
+
+class RewardCodeError(RewardLabError):
+    """Reward code written by an author (a language model, a template) cannot be used.
+
+    `kind` is a stable machine-readable name of what went wrong (the candidate's fate in the
+    records of `rewardlab.author`); the message says what happened and where.
+    """
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class RewardCodeRejected(RewardCodeError):
+    """The code fails a static check before it runs (syntax, an import off the allow-list, a
+    dunder, a forbidden name, its size, the `reward` signature); `line` is 1-based or None."""
+
+    def __init__(self, kind: str, message: str, *, line: int | None = None):
+        super().__init__(kind, f"line {line}: {message}" if line is not None else message)
+        self.line = line
+
+
+class RewardCodeFailed(RewardCodeError):
+    """The code failed inside the sandbox: it did not load, raised, returned a non-finite or
+    malformed value, or was stopped at a limit (`kind`: load_error, raised, non_finite,
+    bad_return, timeout, memory, crashed)."""
 
 
 class MissingReferenceWarning(RewardLabError, UserWarning):

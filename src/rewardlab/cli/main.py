@@ -38,6 +38,7 @@ GROUPS = [
     "rewardlab.cli.rm",  # rm check/convert/run
     "rewardlab.cli.math_answers",  # math check/extract
     "rewardlab.cli.select",  # select curves/pick/simulate
+    "rewardlab.cli.author",  # author run/check
 ]
 
 err_console = Console(stderr=True, soft_wrap=True)
