@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rewardlab.core import JSON, BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.core import JSON, BaseReward, ErrorKind, GroupKey, RewardResult, Sample, group_id
 from rewardlab.errors import ConfigError
 
 __all__ = ["Clusters", "MajorityVote", "cluster_answers"]
@@ -93,7 +93,7 @@ def cluster_answers(answers: Sequence[str | None]) -> Clusters:
 
 
 def score_by_group(
-    samples: Sequence[Sample], group_by: str, name: str, score_group: Callable[[Sequence[Sample]], list[RewardResult]]
+    samples: Sequence[Sample], group_by: GroupKey, name: str, score_group: Callable[[Sequence[Sample]], list[RewardResult]]
 ) -> list[RewardResult]:
     """Score each group of `samples` (by `group` id or prompt text) with `score_group`, in input order.
 
@@ -103,7 +103,7 @@ def score_by_group(
     out: list[RewardResult | None] = [None] * len(samples)
     groups: dict[str, list[int]] = {}
     for i, sample in enumerate(samples):
-        key = sample.prompt_text if group_by == "prompt" else sample.group
+        key = group_id(sample, group_by)
         if key is None:
             out[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, f"{name} needs the sample's `group` (prompt-group id); sample {sample.id} has none")
         else:
@@ -151,6 +151,7 @@ class MajorityVote(BaseReward):
             raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
         self.min_group, self.min_agreement, self.mode, self.answer_key = min_group, min_agreement, mode, answer_key
         self.group_by = group_by
+        self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch
         self.params = {"min_group": min_group, "min_agreement": min_agreement, "mode": mode, "answer_key": answer_key, "group_by": group_by}
 
     def compute(self, sample: Sample) -> RewardResult:
