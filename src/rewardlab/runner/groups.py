@@ -13,10 +13,10 @@ reward reports it (`invalid_input`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, TypeVar
 
-from rewardlab.core import GroupKey, RewardResult, Sample, group_id
+from rewardlab.core import GroupKey, Sample, group_id
 from rewardlab.errors import RunnerError
 
 __all__ = ["pack_units", "scatter", "split_at_units", "units_of"]
@@ -24,11 +24,16 @@ __all__ = ["pack_units", "scatter", "split_at_units", "units_of"]
 T = TypeVar("T")
 
 
-def units_of(samples: Sequence[Sample | RewardResult], keys: Collection[GroupKey]) -> list[list[int]]:
+def units_of(
+    samples: Sequence[Any], keys: Collection[GroupKey], *, id_of: Callable[[Any, GroupKey], str | None] | None = None
+) -> list[list[int]]:
     """Positions of `samples` in units (see the module doc), each unit in input order, units in
-    the order of their first member. A `RewardResult` (a row that could not be read) is a unit
-    of its own. Without keys every sample is its own unit.
+    the order of their first member. Without keys every sample is its own unit.
+
+    `id_of(item, key)` gives an item's group id (default: `core.group_id` for a `Sample`, None
+    for anything else, e.g. the `RewardResult` of a row that could not be read: a unit of its own).
     """
+    id_of = id_of or _sample_group
     parent = list(range(len(samples)))
 
     def root(i: int) -> int:
@@ -40,7 +45,7 @@ def units_of(samples: Sequence[Sample | RewardResult], keys: Collection[GroupKey
     for key in keys:
         first: dict[str, int] = {}
         for i, sample in enumerate(samples):
-            gid = group_id(sample, key) if isinstance(sample, Sample) else None
+            gid = id_of(sample, key)
             if gid is None:
                 continue
             j = first.setdefault(gid, i)
@@ -51,6 +56,10 @@ def units_of(samples: Sequence[Sample | RewardResult], keys: Collection[GroupKey
     for i in range(len(samples)):
         units.setdefault(root(i), []).append(i)
     return list(units.values())
+
+
+def _sample_group(item: Any, key: GroupKey) -> str | None:
+    return group_id(item, key) if isinstance(item, Sample) else None
 
 
 def pack_units(units: Sequence[list[int]], size: int) -> list[list[int]]:
