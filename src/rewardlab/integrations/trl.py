@@ -48,7 +48,13 @@ from typing import Any, Literal
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys, spec_hash
 from rewardlab.core.columns import component_names
-from rewardlab.errors import ConfigError, GroupSplitError, MappingError, MissingReferenceWarning, RewardLabError
+from rewardlab.errors import (
+    ConfigError,
+    GroupSplitError,
+    MappingError,
+    MissingReferenceWarning,
+    RewardLabError,
+)
 from rewardlab.integrations._common import (
     SpecLike,
     batch_metrics,
