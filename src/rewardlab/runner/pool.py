@@ -85,7 +85,9 @@ def _worker_main(
         outs = []
         for k, item in enumerate(items):
             progress[0] = k
-            progress[2] = 1.0 if weight is None else weight(item)
+            if weight is not None:  # idle while the budget changes, so the parent never pairs
+                progress[1] = _IDLE  # the last item's start with this item's (smaller) budget
+                progress[2] = weight(item)
             progress[1] = time.monotonic()
             try:
                 outs.append(job(item))
