@@ -38,11 +38,10 @@ from rewardlab.core import (
     RewardResult,
     Sample,
     Status,
-    group_id,
-    text_of,
 )
-from rewardlab.errors import GroupSplitError, ServerError
-from rewardlab.runner.groups import scatter, units_of
+from rewardlab.errors import ServerError
+from rewardlab.runner.groups import scatter
+from rewardlab.serve.request_groups import group_pieces, halves, rows_of
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
 
@@ -218,43 +217,6 @@ def _too_large(exc: ServerError, size: int) -> bool:
     return exc.status == 413 and exc.code in _SPLIT_CODES and size > 1
 
 
-def _group_of(sample: SampleLike, key: GroupKey) -> str | None:
-    if isinstance(sample, Sample):
-        return group_id(sample, key)
-    if key == "group":
-        value = sample.get("group")
-        return None if value is None else str(value)
-    return text_of(sample.get("prompt"))
-
-
-def _group_pieces(samples: Sequence[SampleLike], keys: Collection[GroupKey], size: int) -> list[list[list[int]]]:
-    """Requests of whole groups: per request, its groups (lists of positions), about `size` samples."""
-    pieces: list[list[list[int]]] = [[]]
-    count = 0
-    for unit in units_of(samples, keys, id_of=_group_of):
-        if pieces[-1] and count + len(unit) > size:
-            pieces.append([])
-            count = 0
-        pieces[-1].append(unit)
-        count += len(unit)
-    return [p for p in pieces if p]
-
-
-def _halves(units: list[list[int]], exc: ServerError) -> tuple[list[list[int]], list[list[int]]]:
-    """A refused request of whole groups in two; one group that is too large cannot be cut."""
-    if len(units) == 1:
-        raise GroupSplitError(
-            f"a group of {len(units[0])} samples is more than the server takes in one request ({exc.code}: {exc}); "
-            "a group reward must see a whole group in one request: raise the server's limits (--max-samples, "
-            "--max-queue) or make the groups smaller"
-        ) from exc
-    return units[: len(units) // 2], units[len(units) // 2 :]
-
-
-def _rows_of(units: list[list[int]]) -> list[int]:
-    return [i for unit in units for i in unit]
-
-
 _STATUS = {s.value: s for s in Status}
 _KIND = {k.value: k for k in ErrorKind}
 
@@ -363,17 +325,17 @@ class Client:
         """`_batches` for a group reward: requests of whole groups, each reply with its positions."""
 
         def send(units: list[list[int]]) -> list[tuple[list[int], _Part]]:
-            rows = _rows_of(units)
+            rows = rows_of(units)
             try:
                 response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body([samples[i] for i in rows], use_cache, reply))
             except ServerError as exc:
                 if not _too_large(exc, len(rows)):
                     raise
-                first, second = _halves(units, exc)
+                first, second = halves(units, exc)
                 return send(first) + send(second)
             return [(rows, decode(response, len(rows)))]
 
-        pieces = _group_pieces(samples, keys, self.batch_size)
+        pieces = group_pieces(samples, keys, self.batch_size)
         if self.max_concurrency <= 1 or len(pieces) <= 1:
             return [part for piece in pieces for part in send(piece)]
         with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
@@ -492,7 +454,7 @@ class AsyncClient:
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def send(units: list[list[int]]) -> list[tuple[list[int], _Part]]:
-            rows = _rows_of(units)
+            rows = rows_of(units)
             try:
                 async with gate:
                     body = _score_body([samples[i] for i in rows], use_cache, reply)
@@ -500,11 +462,11 @@ class AsyncClient:
             except ServerError as exc:
                 if not _too_large(exc, len(rows)):
                     raise
-                first, second = _halves(units, exc)
+                first, second = halves(units, exc)
                 return await send(first) + await send(second)
             return [(rows, decode(response, len(rows)))]
 
-        pieces = _group_pieces(samples, keys, self.batch_size)
+        pieces = group_pieces(samples, keys, self.batch_size)
         return [part for parts in await asyncio.gather(*(send(p) for p in pieces)) for part in parts]
 
     async def _batches(
