@@ -65,6 +65,42 @@ def vote_metrics(problems: list[dict], min_agreement: float) -> dict[str, float]
     }
 
 
+def auroc(scores: list[float], labels: list[bool]) -> float:
+    """P(a right response scores above a wrong one), ties half (Mann-Whitney U / (n+ n-))."""
+    pos = [x for x, y in zip(scores, labels, strict=True) if y]
+    neg = [x for x, y in zip(scores, labels, strict=True) if not y]
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def mode_metrics(problems: list[dict], mode: str, min_agreement: float) -> dict[str, float]:
+    """A distribution-aware mode's reward vs the true labels, over the responses of trusted groups."""
+    from rewardlab import Sample, Status
+    from rewardlab.judges.consensus import MajorityVote
+
+    reward = MajorityVote(min_group=2, min_agreement=min_agreement, mode=mode, answer_key="pred")  # type: ignore[arg-type]
+    scores: list[float] = []
+    labels: list[bool] = []
+    trusted = 0
+    for p in problems:
+        samples = [Sample(prompt=p["question"], response="", meta={"pred": x}, group=str(p["idx"])) for x in p["preds"]]
+        results = reward.score_batch(samples)
+        if results[0].status is not Status.OK:
+            continue
+        trusted += 1
+        scores += [float(r.score or 0.0) for r in results]
+        labels += [bool(t) for t in p["labels"]]
+    right = [x for x, y in zip(scores, labels, strict=True) if y]
+    wrong = [x for x, y in zip(scores, labels, strict=True) if not y]
+    return {
+        "trusted": trusted / len(problems), "auroc": auroc(scores, labels),
+        "mean_right": sum(right) / len(right) if right else float("nan"),
+        "mean_wrong": sum(wrong) / len(wrong) if wrong else float("nan"),
+    }  # fmt: skip
+
+
 def naive_metrics(problems: list[dict], min_agreement: float) -> dict[str, float]:
     """The same rule on exact `pred` strings (no equivalence)."""
     trusted = matched = responses = 0
@@ -106,6 +142,12 @@ def bench_vote(draws: int) -> None:
         print(f"{threshold:<13}  rewardlab (verify)  {ours['trusted']:.2f}     {ours['label_agreement']:.3f}            {ours['all_labels_match']:.3f}             {ours['majority_correct']:.3f}")
         print(f"{threshold:<13}  exact `pred` vote   {naive['trusted']:.2f}     {naive['label_agreement']:.3f}")
     print(f"    ({time.perf_counter() - started:.1f} s)")
+    print("\ndistribution-aware modes on the `pred` answers (rewards vs true labels, trusted groups)")
+    print("mode       min_agreement  trusted  auroc  mean(right)  mean(wrong)")
+    for mode in ("binary", "frequency", "entropy"):
+        for threshold in (0.5, 0.25):
+            m = mode_metrics(full, mode, threshold)
+            print(f"{mode:<10} {threshold:<13}  {m['trusted']:.2f}     {m['auroc']:.3f}  {m['mean_right']:.3f}        {m['mean_wrong']:.3f}")
     print(f"\nagreement vs group size ({draws} random subsets per problem, min_group=2, min_agreement=0.5)")
     print("k  trusted  label_agreement  majority_correct")
     for k in range(2, 9):

@@ -10,7 +10,8 @@
     ├── InputError                 a data row or file that cannot be read (names file and line)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
-    │   └── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
+    │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
+    │   └── GroupSplitError        a group reward's group cannot be kept in one batch or request
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
@@ -64,6 +65,7 @@ __all__ = [
     "EncodeError",
     "FormulaError",
     "GenerationError",
+    "GroupSplitError",
     "InputError",
     "MappingError",
     "MissingReferenceWarning",
@@ -237,6 +239,11 @@ class FormulaError(RewardLabError):
 
 class MappingError(RewardLabError, ValueError):
     """A trainer's request that cannot be mapped to samples (lists of different lengths, ...)."""
+
+
+class GroupSplitError(MappingError):
+    """A group reward's group cannot be kept in one piece (a request, a trainer's call): scoring
+    it in parts would silently vote on a part of it, so nothing is scored."""
 
 
 class ParseFailure(RewardLabError, ValueError):

@@ -185,3 +185,44 @@ def test_on_missing_reference_skip_returns_none_for_them(quickstart):
 def test_missing_reference_option_is_checked(quickstart):
     with pytest.raises(RewardLabError, match="on_missing_reference"):
         as_trl_reward(quickstart, on_missing_reference="none")
+
+
+VOTE_SPEC = {"reward": {"name": "ttrl", "components": [
+    {"name": "vote", "use": "labelfree.majority_vote", "params": {"min_group": 3, "answer_key": "ans"}},
+]}}  # fmt: skip
+
+
+def _vote_call(f, prompts, answers):
+    return f(prompts=prompts, completions=[f"\\boxed{{{a}}}" for a in answers], ans=list(answers))
+
+
+def test_group_reward_gets_trl_groups_from_runs_of_the_same_prompt():
+    f = as_trl_reward(VOTE_SPEC)
+    scores = _vote_call(f, ["p"] * 4 + ["q"] * 4, ["1", "1", "1", "2", "5", "6", "6", "6"])
+    assert scores == [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    assert {r.components["vote"].info["group_size"] for r in f.last_results} == {4}
+
+
+def test_group_reward_with_num_generations_groups_blocks_of_g():
+    f = as_trl_reward(VOTE_SPEC, num_generations=4)
+    # the same prompt twice in a row is still two TRL groups
+    assert _vote_call(f, ["p"] * 8, ["1", "1", "1", "2", "2", "2", "2", "1"]) == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_group_split_across_processes_is_a_group_split_error_not_a_partial_vote():
+    from rewardlab.errors import GroupSplitError
+
+    f = as_trl_reward(VOTE_SPEC, num_generations=4)
+    with pytest.raises(GroupSplitError, match="not a multiple of num_generations=4"):
+        _vote_call(f, ["p"] * 6, ["1"] * 6)
+    with pytest.raises(GroupSplitError, match="different prompts"):
+        _vote_call(f, ["p", "p", "q", "q"], ["1"] * 4)
+
+
+def test_group_reward_in_the_worker_pool_scores_whole_groups():
+    f = as_trl_reward(VOTE_SPEC, workers=2)
+    try:
+        scores = _vote_call(f, ["p"] * 4 + ["q"] * 4, ["1", "1", "1", "2", "5", "6", "6", "6"])
+    finally:
+        f.close()
+    assert scores == [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]

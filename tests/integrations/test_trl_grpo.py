@@ -96,3 +96,48 @@ def test_grpo_trainer_surfaces_completions_without_a_reference(tmp_path):
         trainer.train()
     rates = [h["rewardlab/missing_reference_rate"] for h in trainer.state.log_history if "rewardlab/missing_reference_rate" in h]
     assert len(rates) == 2 and sum(rates) > 0
+
+
+def test_grpo_trainer_gives_a_group_reward_whole_groups(tmp_path):
+    """labelfree.consensus (a group reward) in a real GRPOTrainer: every call holds whole
+    groups of num_generations completions of one prompt, and the reward saw each group whole."""
+    import torch
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rewardlab.integrations.trl import as_trl_reward
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    spec = {"reward": {"name": "agree", "components": [
+        {"name": "consensus", "use": "labelfree.consensus", "params": {"min_group": 4, "min_consensus": 0.0}},
+    ]}}  # fmt: skip
+    reward = as_trl_reward(spec, num_generations=4)
+    seen: list[list[tuple[str, int]]] = []
+    original = reward._score
+
+    def recording(samples):
+        results = original(samples)
+        seen.append([(s.group, r.components["consensus"].info["group_size"]) for s, r in zip(samples, results, strict=True)])
+        return results
+
+    reward._score = recording  # type: ignore[method-assign]
+    dataset = Dataset.from_dict({"prompt": [f"Capital number {i}?" for i in range(4)]})
+    args = GRPOConfig(
+        output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=4, max_completion_length=8,
+        max_steps=2, logging_steps=1, report_to=[], use_cpu=True, save_strategy="no", seed=0,
+    )  # fmt: skip
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer)
+    trainer.train()
+    assert len(seen) == 2
+    for call in seen:
+        assert [g for g, _ in call] == ["0"] * 4 + ["1"] * 4
+        assert {size for _, size in call} == {4}
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    assert all(h["rewardlab/error_rate"] == 0.0 and h["rewardlab/skipped_rate"] == 0.0 for h in logged)

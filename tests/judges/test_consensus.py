@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rewardlab import Sample, Status, build
-from rewardlab.judges.consensus import MajorityVote, cluster_answers
+from rewardlab.judges.consensus import MajorityVote, answer_entropy, cluster_answers
 
 
 def group(answers, gid="g"):
@@ -85,7 +85,7 @@ def test_majority_vote_in_a_spec_through_the_runner():
     assert build(spec).components[0].reward.name == "labelfree.majority_vote"
 
 
-@pytest.mark.parametrize("params", [{"min_group": 1}, {"min_agreement": 0.0}, {"min_agreement": 1.5}, {"mode": "soft"}])
+@pytest.mark.parametrize("params", [{"min_group": 1}, {"min_agreement": 0.0}, {"min_agreement": 1.5}, {"mode": "soft"}, {"ties": "random"}])
 def test_bad_construction(params):
     with pytest.raises(ValueError):
         MajorityVote(**params)
@@ -95,3 +95,37 @@ def test_group_by_prompt_votes_without_group_ids():
     samples = [Sample(prompt=p, response=f"\\boxed{{{a}}}") for p, a in [("a", 1), ("b", 2), ("a", 1), ("b", 3), ("a", 5), ("b", 3)]]
     results = MajorityVote(group_by="prompt", min_group=3).score_batch(samples)
     assert [r.score for r in results] == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def test_entropy_mode_is_one_plus_log_share_over_log_n_and_averages_to_one_minus_normalised_entropy():
+    import math
+
+    results = MajorityVote(mode="entropy").score_batch(group(["7", "7", "7", "8", "9"]))
+    expected = [1 + math.log(0.6) / math.log(5)] * 3 + [1 + math.log(0.2) / math.log(5)] * 2
+    assert [r.score for r in results] == pytest.approx(expected)
+    assert results[-1].score == pytest.approx(0.0)  # an answer nobody else gave
+    h = answer_entropy([3, 1, 1], 5)
+    assert results[0].info["answer_entropy"] == pytest.approx(h)
+    assert sum(r.score for r in results) / 5 == pytest.approx(1 - h / math.log(5))
+
+
+def test_unanimous_group_has_zero_entropy_and_full_reward_in_every_mode():
+    for mode in ("binary", "frequency", "entropy"):
+        results = MajorityVote(mode=mode).score_batch(group(["4"] * 4))
+        assert [r.score for r in results] == [1.0] * 4 and results[0].info["normalized_entropy"] == 0.0
+
+
+def test_ties_first_takes_the_cluster_seen_first_as_ttrl_does():
+    results = MajorityVote(ties="first", min_agreement=0.4).score_batch(group(["2", "1", "1", "2", "3"]))
+    assert [r.score for r in results] == [1.0, 0.0, 0.0, 1.0, 0.0] and results[0].info["pseudo_label"] == "2"
+
+
+def test_graded_modes_need_no_pseudo_label_so_a_tie_is_scored():
+    results = MajorityVote(mode="frequency", min_agreement=0.4).score_batch(group(["1", "1", "2", "2", "3"]))
+    assert [r.score for r in results] == pytest.approx([0.4, 0.4, 0.4, 0.4, 0.2])
+
+
+def test_graded_mode_on_a_group_where_every_answer_differs_is_skipped_not_scored():
+    results = MajorityVote(mode="entropy").score_batch(group(["1", "2", "3", "4"]))
+    assert all(r.status is Status.SKIPPED for r in results) and "too split" in results[0].info["skip_reason"]
+    assert results[0].info["normalized_entropy"] == pytest.approx(1.0)

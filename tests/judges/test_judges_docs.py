@@ -35,3 +35,12 @@ def test_printed_results_match_the_comments(server, capsys, monkeypatch):
     dead = next(b for b in BLOCKS if "127.0.0.1:9/" in b)
     exec(compile(dead, str(DOC), "exec"), {})
     assert "('error', 'remote', None)" in capsys.readouterr().out
+
+
+def test_distribution_modes_print_what_the_docs_say(capsys):
+    block = next(b for b in BLOCKS if '"q5"' in b)
+    exec(compile(block, str(DOC), "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["binary [1.0, 1.0, 1.0, 0.0, 0.0]", "frequency [0.6, 0.6, 0.6, 0.2, 0.2]",
+                   "entropy [0.68, 0.68, 0.68, 0.0, 0.0]", "0.59", "skipped [1.0, 0.0, 0.0, 1.0]"]  # fmt: skip
+    assert all(line.strip("`") in DOC.read_text() for line in out)

@@ -87,3 +87,107 @@ def test_rubric_and_pairwise_through_score_file_in_worker_processes(server, tmp_
     assert out[0]["reward/rubric"] == pytest.approx(8 / 9) and out[0]["reward/vs"] == 1.0
     assert out[0]["reward_info"]["vs"]["verdicts"] == ["A", "B"] and out[0]["reward_info"]["rubric"]["passed"] == ["tagged", "clear"]
     assert out[1]["reward/rubric"] == 0.0 and out[1]["reward_info"]["vs"]["status"] == "error"  # no baseline: skipped by on_error
+
+
+# -- the issue's "done when", end to end: group rewards with a judge, and a dead endpoint -----
+
+DEAD = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "retries": 0, "timeout": 2}
+
+
+def _group_spec(server_url: str) -> dict:
+    """An adaptive judge rubric (a group reward: weights from the spread within the group) and
+    a majority vote, in one spec."""
+    judge = {"base_url": server_url, "model": "m", "backoff": 0.01}
+    rubric = {"adaptive": True, "judge": judge, "criteria": [
+        {"name": "tagged", "use": "format.tags", "params": {"tags": ["answer"], "strict": False}},
+        {"name": "clear", "judge": "Is it clear?", "grade": "score_1_10"}]}  # fmt: skip
+    return {"reward": {"name": "grouped", "components": [
+        {"name": "rubric", "use": "judge.rubric", "params": rubric},
+        {"name": "vote", "use": "labelfree.majority_vote", "params": {"min_group": 3, "answer_key": "ans"}},
+    ]}}  # fmt: skip
+
+
+def _group_rows(interleave: bool) -> list[dict]:
+    texts = ["<answer>GOOD</answer>", "GOOD", "<answer>BAD</answer>", "BAD"]
+    answers = [["1", "1", "2", "1"], ["3", "4", "4", "4"]]
+    rows = [[{"prompt": f"q{g}", "response": t, "group": f"g{g}", "meta": {"ans": a}} for t, a in zip(texts, answers[g], strict=True)] for g in range(2)]
+    return [rows[g][k] for k in range(4) for g in range(2)] if interleave else rows[0] + rows[1]
+
+
+def _expected(spec: dict, rows: list[dict]) -> list[float | None]:
+    from rewardlab import Sample
+
+    return [r.score for r in build(spec).score_batch([Sample.from_dict(x) for x in rows])]
+
+
+def test_group_judge_rewards_give_the_one_batch_result_through_runner_server_and_trl(server, tmp_path):
+    import json
+
+    from rewardlab.integrations.trl import as_trl_reward
+    from rewardlab.runner.score import ScoreFileOptions, score_file
+    from rewardlab.serve.app import create_app
+    from rewardlab.serve.remote import RemoteExecutor
+    from rewardlab.serve.settings import ServeSettings
+
+    spec = _group_spec(server.base_url)
+    rows = _group_rows(interleave=True)
+    expected = _expected(spec, rows)
+    assert len(set(expected)) > 2  # the rubric's adaptive weights and the vote both vary
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    summary = score_file(spec, source, tmp_path / "pool.jsonl", ScoreFileOptions(workers=2, chunk_size=1, timeout=60))
+    pool = [json.loads(line)["reward"] for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    assert summary.rows == 8 and pool == pytest.approx(expected)
+
+    app = create_app({"grouped": build(spec)}, None, ServeSettings(workers=2, max_batch=2))
+    with _uvicorn(app) as url:
+        executor = RemoteExecutor(url, "grouped", batch_size=3)
+        try:
+            opts = ScoreFileOptions(record_every=3, run_store=tmp_path / "runs.sqlite")
+            score_file("grouped", source, tmp_path / "served.jsonl", opts, executor=executor, spec_hash=executor.spec_hash())
+        finally:
+            executor.close()
+    served = [json.loads(line)["reward"] for line in (tmp_path / "served.jsonl").read_text().splitlines()]
+    assert served == pytest.approx(expected)
+
+    contiguous = _group_rows(interleave=False)  # TRL's layout: a prompt's completions in a row
+    trl = as_trl_reward(spec, num_generations=4)
+    scores = trl(prompts=[r["prompt"] for r in contiguous], completions=[r["response"] for r in contiguous], ans=[r["meta"]["ans"] for r in contiguous])
+    assert scores == pytest.approx(_expected(spec, contiguous))
+
+
+def test_dead_judge_endpoint_gives_error_rows_counted_by_the_runner_the_server_and_trl(tmp_path):
+    import json
+
+    from rewardlab.integrations.trl import as_trl_reward
+    from rewardlab.runner.score import ScoreFileOptions, score_file
+    from rewardlab.serve.app import create_app
+    from rewardlab.serve.client import Client
+    from rewardlab.serve.settings import ServeSettings
+
+    spec = {"reward": {"name": "dead", "components": [
+        {"name": "judge", "use": "judge.llm", "params": DEAD},
+        {"name": "rubric", "use": "judge.rubric", "params": {"judge": DEAD, "criteria": [{"name": "clear", "judge": "Is it clear?"}]}, "on_error": "skip"},
+    ]}}  # fmt: skip
+    rows = [{"prompt": "q", "response": f"GOOD {i}"} for i in range(3)]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    summary = score_file(spec, source, tmp_path / "out.jsonl", ScoreFileOptions(workers=2, timeout=60)).to_dict()
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(o["reward"], o["reward_status"], o["reward_error_kind"]) for o in out] == [(None, "error", "component")] * 3
+    assert summary["total"]["errors"] == {"component": 3} and summary["components"]["judge"]["errors"] == {"remote": 3}
+    assert summary["components"]["rubric"]["errors"] == {"component": 3}
+
+    app = create_app({"dead": build(spec)}, None, ServeSettings(workers=2))
+    with _uvicorn(app) as url, Client(url) as client:
+        results = client.score("dead", rows)
+        metrics = client.request("GET", "/metrics").text
+    assert all(r.status is Status.ERROR and r.score is None and r.components["judge"].error.kind == "remote" for r in results)
+    assert 'rewardlab_errors_total{component="judge",kind="remote",reward="dead"} 3.0' in metrics
+
+    logged: dict[str, float] = {}
+    trl = as_trl_reward(spec)
+    assert trl(prompts=["q"] * 3, completions=[r["response"] for r in rows], log_metric=logged.__setitem__) == [None] * 3
+    assert logged["rewardlab/error_rate"] == 1.0 and logged["rewardlab/judge/error_rate"] == 1.0

@@ -40,12 +40,14 @@ from rewardlab.core import (
     UNBOUNDED,
     BaseReward,
     ErrorKind,
+    GroupKey,
     Range,
     Reward,
     RewardResult,
     Sample,
     Status,
     content_hash,
+    group_keys,
 )
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -178,6 +180,8 @@ class Composite(BaseReward):
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
+        # A group component makes the whole composite a group reward (`core.group_keys`).
+        self.group_keys: frozenset[GroupKey] = frozenset(k for c in self.components for k in group_keys(c.reward))
         self.spec_hash = content_hash(self.describe())
 
     # -- what subclasses define --------------------------------------------------------------
@@ -410,6 +414,7 @@ class Clip(BaseReward):
             raise SpecError([SpecProblem("clip", f"low {low} is above high {high}")])
         self.inner, self.low, self.high = reward, low, high
         self.name = reward.name
+        self.group_keys = group_keys(reward)
         self.range = (low, high)
         self.params = {"low": low, "high": high}
 

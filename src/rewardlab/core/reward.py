@@ -12,7 +12,7 @@ import hashlib
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardlab.core.result import ErrorKind, RewardResult, Status
 from rewardlab.core.sample import JSON, Sample, content_hash
@@ -21,10 +21,34 @@ from rewardlab.errors import ConfigTypeError, ScoringError
 Range = tuple[float, float]
 UNBOUNDED: Range = (-math.inf, math.inf)
 
+#: What a group reward groups samples by: their `group` id, or their prompt text.
+GroupKey = Literal["group", "prompt"]
+
+
+def group_id(sample: Sample, key: GroupKey) -> str | None:
+    """The id of `sample`'s group under `key` (None: the sample has no group under it)."""
+    return sample.prompt_text if key == "prompt" else sample.group
+
+
+def group_keys(reward_: object) -> frozenset[GroupKey]:
+    """What `reward_` groups by; empty for a reward that scores every sample on its own.
+
+    A *group reward* scores a sample against the other members of its group (majority vote,
+    consensus, within-group weights) and declares it with a `group_keys` attribute. Whoever
+    cuts a batch into pieces (the runner's pools, Ray, the server's batcher, the client) must
+    keep every group in one `score_batch` call, or the group is silently scored on a part of it.
+    Composites declare the union of their parts' keys.
+    """
+    return frozenset(getattr(reward_, "group_keys", ()))
+
 
 @runtime_checkable
 class Reward(Protocol):
-    """What every reward, built-in, learned, remote or composite, looks like."""
+    """What every reward, built-in, learned, remote or composite, looks like.
+
+    A group reward also has `group_keys` (see `group_keys`); it is optional, so it is not a
+    member of the protocol.
+    """
 
     name: str
     range: Range

@@ -23,6 +23,14 @@ Logging: with TRL's `log_metric` hook, each batch logs `rewardlab/error_rate`,
 and `/error_rate`; with `log_extra`, the completions table gets `rewardlab/<component>` and
 `rewardlab/status` columns.
 
+Groups: TRL computes advantages over `num_generations` consecutive completions of one prompt
+(`rewards.view(-1, num_generations)`), and it calls a reward function with the completions of
+one process. A group reward (majority vote, consensus: `rewardlab.core.group_keys`) gets each
+sample's `group` from that layout: the i-th run of consecutive identical prompts is group `i`,
+or, with `num_generations`, completions `[k*G, (k+1)*G)` are group `k` and a call whose
+completions are not whole groups (a group split across processes, when the per-process batch
+is not a multiple of `num_generations`) raises `GroupSplitError` instead of voting on a part.
+
 A completion whose sample has no reference (a dataset row with an empty answer, or no reference
 column at all) cannot be compared; when the spec lets that component's error pass
 (`on_error = "skip"` / `"zero"`), the total is `ok` and reads like a wrong answer. The adapter
@@ -35,11 +43,18 @@ from __future__ import annotations
 import atexit
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, spec_hash
+from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys, spec_hash
 from rewardlab.core.columns import component_names
-from rewardlab.errors import ConfigError, MappingError, MissingReferenceWarning, RewardLabError
+from rewardlab.errors import (
+    ConfigError,
+    GroupSplitError,
+    MappingError,
+    MissingReferenceWarning,
+    RewardLabError,
+)
 from rewardlab.integrations._common import (
     SpecLike,
     batch_metrics,
@@ -55,6 +70,7 @@ __all__ = [
     "TRLReward",
     "as_trl_reward",
     "samples_from_trl",
+    "trl_groups",
 ]
 
 #: Dataset columns taken as the reference, in order of preference.
@@ -114,6 +130,35 @@ def samples_from_trl(
     return samples
 
 
+def trl_groups(samples: Sequence[Sample], num_generations: int | None = None) -> list[str]:
+    """Each completion's group id in TRL's layout (see the module doc).
+
+    Raises:
+        GroupSplitError: with `num_generations`, the call does not hold whole groups.
+    """
+    n = len(samples)
+    if num_generations is None:
+        ids, run = [], -1
+        for i, sample in enumerate(samples):
+            if i == 0 or sample.prompt != samples[i - 1].prompt:
+                run += 1
+            ids.append(str(run))
+        return ids
+    if n % num_generations:
+        raise GroupSplitError(
+            f"TRL passed {n} completions, not a multiple of num_generations={num_generations}: a group is split "
+            "across processes, and a group reward would vote on a part of it; make the per-process generation "
+            "batch (per_device_train_batch_size * steps_per_generation) a multiple of num_generations"
+        )
+    for start in range(0, n, num_generations):
+        if any(s.prompt != samples[start].prompt for s in samples[start : start + num_generations]):
+            raise GroupSplitError(
+                f"completions {start}..{start + num_generations - 1} have different prompts, so they are not one "
+                f"group of num_generations={num_generations}; pass the trainer's num_generations (or None)"
+            )
+    return [str(i // num_generations) for i in range(n)]
+
+
 class TRLReward:
     """A reward function with TRL's signature, backed by a rewardlab Reward.
 
@@ -132,6 +177,9 @@ class TRLReward:
         workers: score in a long-lived pool of this many worker processes (0: in process).
         timeout: per-sample seconds in the pool (a hung sample becomes `error/timeout`).
         name: the name TRL logs this reward under (default: the spec's reward name).
+        num_generations: `GRPOConfig.num_generations`, for group rewards (see the module doc);
+            None groups runs of identical prompts. TRL's evaluation groups by
+            `num_generations_eval`: leave this None if the two differ.
     """
 
     def __init__(
@@ -146,11 +194,15 @@ class TRLReward:
         workers: int = 0,
         timeout: float | None = None,
         name: str | None = None,
+        num_generations: int | None = None,
     ):
         if not (on_error in ("skip", "raise") or isinstance(on_error, int | float)):
             raise ConfigError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
         if on_missing_reference not in ("score", "skip"):
             raise ConfigError(f"on_missing_reference must be 'score' or 'skip', got {on_missing_reference!r}")
+        if num_generations is not None and num_generations < 1:
+            raise ConfigError(f"num_generations must be >= 1 (GRPOConfig.num_generations), got {num_generations}")
+        self.num_generations = num_generations
         self.reward: Reward = build_reward(spec)
         self.on_error = on_error
         self.reference_column = reference_column
@@ -183,7 +235,7 @@ class TRLReward:
         completion_ids: Sequence[Sequence[int]] | None,
         columns: dict[str, Any],
     ) -> list[Sample]:
-        return samples_from_trl(
+        samples = samples_from_trl(
             prompts,
             completions,
             completion_ids,
@@ -191,6 +243,10 @@ class TRLReward:
             reference_column=self.reference_column,
             token_ids=self.token_ids,
         )
+        if not group_keys(self.reward):
+            return samples
+        groups = trl_groups(samples, self.num_generations)
+        return [replace(sample, group=group) for sample, group in zip(samples, groups, strict=True)]
 
     def _finish(self, samples: list[Sample], results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
         self.last_results = results

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rewardlab.core import JSON, BaseReward, RewardResult, Sample
+from rewardlab.core import JSON, BaseReward, GroupKey, RewardResult, Sample
 from rewardlab.errors import ConfigError
 from rewardlab.judges.consensus import score_by_group
 
@@ -62,7 +62,7 @@ class Consensus(BaseReward):
     name = "labelfree.consensus"
     range = (0.0, 1.0)
 
-    def __init__(self, *, min_group: int = 4, min_consensus: float = 0.2, label_key: str = "label", alpha: float = 0.9, group_by: str = "group"):
+    def __init__(self, *, min_group: int = 4, min_consensus: float = 0.2, label_key: str = "label", alpha: float = 0.9, group_by: GroupKey = "group"):
         if min_group < 2:
             raise ConfigError(f"min_group must be >= 2, got {min_group}")
         if not 0.0 <= min_consensus <= 1.0 or not 0.0 < alpha < 1.0:
@@ -70,6 +70,7 @@ class Consensus(BaseReward):
         if group_by not in ("group", "prompt"):
             raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
         self.min_group, self.min_consensus, self.label_key, self.alpha, self.group_by = min_group, min_consensus, label_key, alpha, group_by
+        self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch
         self.params = {"min_group": min_group, "min_consensus": min_consensus, "label_key": label_key, "alpha": alpha, "group_by": group_by}
 
     def compute(self, sample: Sample) -> RewardResult:

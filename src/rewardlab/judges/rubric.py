@@ -49,10 +49,12 @@ from rewardlab.core import (
     JSON,
     BaseReward,
     ErrorKind,
+    GroupKey,
     Reward,
     RewardResult,
     Sample,
     Status,
+    group_keys,
     registry,
 )
 from rewardlab.errors import ConfigError
@@ -146,7 +148,7 @@ class Rubric(BaseReward):
         judge: `judge.llm` parameters (`base_url`, `model`, ...) for the `judge` criteria.
         file: a TOML file with a `[rubric]` table, instead of the arguments above.
         adaptive: in partial mode, weight each criterion by its spread within the sample's group
-            (`group`, or the whole batch for samples without one): `w_i * std_g(v_i)`. Group
+            (`group`; a sample without one keeps the declared weights): `w_i * std_g(v_i)`. Group
             advantages (GRPO) only see differences between members, so a criterion every member
             meets equally adds nothing but dilutes the ones that still separate them; it gets
             weight 0. A group where no criterion varies keeps the declared weights.
@@ -184,6 +186,9 @@ class Rubric(BaseReward):
         if mode == "partial" and not any(c.kind != "gate" and c.weight > 0 for c in self.criteria):
             raise ConfigError("a partial rubric needs a quality or principle criterion with weight > 0")
         self.mode, self.threshold, self.adaptive = mode, float(threshold), adaptive
+        # Adaptive weights (and any group criterion) look at the whole group: a group reward.
+        own: frozenset[GroupKey] = frozenset({"group"}) if adaptive and mode == "partial" else frozenset()
+        self.group_keys = own.union(k for c in self.criteria for k in group_keys(c.reward))
         self.params = {
             "criteria": [dict(c) for c in criteria], "mode": mode, "threshold": self.threshold,
             "judge": dict(judge) if judge else None, "adaptive": adaptive,
@@ -219,9 +224,10 @@ class Rubric(BaseReward):
         return [self._total(row, w) for row, w in zip(rows, weights, strict=True)]
 
     def _adaptive_weights(self, samples: Sequence[Sample], rows: Sequence[dict[str, RewardResult]]) -> list[dict[str, float] | None]:
-        groups: dict[str | None, list[int]] = {}
+        groups: dict[str, list[int]] = {}
         for i, sample in enumerate(samples):
-            groups.setdefault(sample.group, []).append(i)
+            if sample.group is not None:  # without a group, nothing to adapt to: declared weights
+                groups.setdefault(sample.group, []).append(i)
         out: list[dict[str, float] | None] = [None] * len(rows)
         for members in groups.values():
             values: dict[str, list[float]] = {c.name: [] for c in self._weighted_criteria()}

@@ -14,26 +14,37 @@ a resumable run (`rewardlab.runner.run`) and the server's batcher do not care wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observation
-from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, group_keys
 from rewardlab.errors import UsageError
+from rewardlab.runner.groups import scatter, units_of
 from rewardlab.runner.pool import ProcessPool, WorkerPool
 
-__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "make_executor"]
+__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "executor_group_keys", "make_executor"]
 
 Backend = Literal["inline", "pool", "ray"]
 
 
 @runtime_checkable
 class Executor(Protocol):
-    """Computes one batch: exactly one result per sample, in order."""
+    """Computes one batch: exactly one result per sample, in order.
+
+    An executor of a group reward keeps every group of a batch together however it cuts the
+    batch, and says what it groups by in a `group_keys` attribute (`executor_group_keys`), so
+    whoever cuts a file or a queue into batches keeps the groups whole too.
+    """
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]: ...
 
     def close(self) -> None: ...
+
+
+def executor_group_keys(executor: object) -> frozenset[GroupKey]:
+    """What the reward behind `executor` groups by (empty: samples are independent)."""
+    return frozenset(getattr(executor, "group_keys", ()))
 
 
 class InlineExecutor:
@@ -41,6 +52,7 @@ class InlineExecutor:
 
     def __init__(self, reward: Reward):
         self.reward = reward
+        self.group_keys = group_keys(reward)
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
         return self.reward.score_batch(list(samples))
@@ -67,19 +79,23 @@ class PoolExecutor:
 
     def __init__(self, reward: Reward, *, workers: int, timeout: float | None):
         self.reward = reward
+        self.group_keys = group_keys(reward)
         self.observer = reward.observer if isinstance(reward, Composite) else None
-        self.pool: WorkerPool | ProcessPool[Sample, tuple[RewardResult, list[Observation]]]
+        self.pool: WorkerPool | ProcessPool[Any, tuple[list[RewardResult], list[Observation]]]
         if isinstance(reward, Composite) and self.observer is not None:
-            self.pool = ProcessPool(_ObservedScore(reward), _unobserved_failure, workers=workers, timeout=timeout)
+            # Observed: each item is a list (one sample, or a group reward's whole group).
+            job = _ObservedScore(reward)
+            self.pool = ProcessPool(job, _unobserved_failure, workers=workers, timeout=timeout, item_weight=len)
         else:
             self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
         if isinstance(self.pool, WorkerPool):
             return list(self.pool.map(list(samples)))
-        outs = self.pool.map(list(samples))
+        units = units_of(samples, self.group_keys)  # singletons unless a group reward
+        outs = self.pool.map([[samples[i] for i in unit] for unit in units])
         replay(self.observer, (seen for _, seen in outs))
-        return [result for result, _ in outs]
+        return scatter(units, [results for results, _ in outs], len(samples))
 
     def close(self) -> None:
         self.pool.close()
@@ -89,20 +105,20 @@ class PoolExecutor:
 
 
 class _ObservedScore:
-    """The workers' job for an observed composite: the result, and what the workers' own
-    copy of the observer saw while computing it."""
+    """The workers' job for an observed composite: the results of one unit (a sample, or a
+    group reward's whole group), and what the workers' own copy of the observer saw."""
 
     def __init__(self, reward: Composite):
         self.times = ComponentTimes()
         self.reward = reward.observed(self.times)
 
-    def __call__(self, sample: Sample) -> tuple[RewardResult, list[Observation]]:
-        result = self.reward.score(sample)
-        return result, self.times.drain()
+    def __call__(self, unit: list[Sample]) -> tuple[list[RewardResult], list[Observation]]:
+        results = [self.reward.score(unit[0])] if len(unit) == 1 else self.reward.score_batch(unit)
+        return results, self.times.drain()
 
 
-def _unobserved_failure(sample: Sample, kind: ErrorKind, message: str) -> tuple[RewardResult, list[Observation]]:
-    return RewardResult.failure(kind, message), []
+def _unobserved_failure(unit: list[Sample], kind: ErrorKind, message: str) -> tuple[list[RewardResult], list[Observation]]:
+    return [RewardResult.failure(kind, message)] * len(unit), []
 
 
 def replay(observer: ComponentObserver | None, observations: Iterable[Sequence[Observation]]) -> None:

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar
 
-from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.errors import ConfigError, RunnerError
+from rewardlab.runner.groups import scatter, units_of
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -64,8 +65,11 @@ def _exit_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
-def _worker_main(conn: Connection, job: Callable[[Any], Any], on_error: Callable[[Any, ErrorKind, str], Any], progress: Any) -> None:
-    """Runs in the child: score chunks until told to stop. `progress` = [index, started]."""
+def _worker_main(
+    conn: Connection, job: Callable[[Any], Any], on_error: Callable[[Any, ErrorKind, str], Any], progress: Any,
+    weight: Callable[[Any], float] | None = None,
+) -> None:
+    """Runs in the child: score chunks until told to stop. `progress` = [index, started, weight]."""
     # A crash is reported to the parent as error/crash; a C traceback dump from the inherited
     # faulthandler would only add noise to the parent's stderr.
     faulthandler.disable()
@@ -81,6 +85,9 @@ def _worker_main(conn: Connection, job: Callable[[Any], Any], on_error: Callable
         outs = []
         for k, item in enumerate(items):
             progress[0] = k
+            if weight is not None:  # idle while the budget changes, so the parent never pairs
+                progress[1] = _IDLE  # the last item's start with this item's (smaller) budget
+                progress[2] = weight(item)
             progress[1] = time.monotonic()
             try:
                 outs.append(job(item))
@@ -130,6 +137,8 @@ class ProcessPool(Generic[Item, Out]):
         timeout: seconds one item may take (wall clock) before its worker is killed.
         chunk_size: items per message; default adapts to ~50 ms of work per chunk.
         max_tasks_per_worker: recycle a worker after this many chunks (bounds slow leaks).
+        item_weight: how many timeouts one item may take (default 1): a whole group of samples
+            is one item and gets `timeout` per sample.
     """
 
     def __init__(
@@ -141,6 +150,7 @@ class ProcessPool(Generic[Item, Out]):
         timeout: float | None = None,
         chunk_size: int | None = None,
         max_tasks_per_worker: int | None = None,
+        item_weight: Callable[[Item], float] | None = None,
     ):
         if timeout is not None and timeout <= 0:
             raise ConfigError(f"timeout must be positive, got {timeout}")
@@ -151,6 +161,7 @@ class ProcessPool(Generic[Item, Out]):
         self.timeout = timeout
         self.fixed_chunk = chunk_size
         self.max_tasks_per_worker = max_tasks_per_worker
+        self.item_weight = item_weight
         self.stats = PoolStats()
         self._workers: list[_Worker] = []
         self._ctx = mp.get_context("fork")
@@ -191,8 +202,10 @@ class ProcessPool(Generic[Item, Out]):
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe()
-        progress = self._ctx.Array("d", [0.0, _IDLE], lock=False)
-        process = self._ctx.Process(target=_worker_main, args=(child, self.job, self.on_error, progress), daemon=True)
+        progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
+        process = self._ctx.Process(
+            target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
+        )
         process.start()
         child.close()
         return _Worker(process, parent, progress)
@@ -318,9 +331,9 @@ class _Dispatch(Generic[Item, Out]):
         if self.pool.timeout is not None:
             now = time.monotonic()
             for w in busy:
-                started = w.progress[1]
-                if w.task is not None and started != _IDLE and now - started > self.pool.timeout:
-                    self._fail(w, ErrorKind.TIMEOUT, f"exceeded the per-sample timeout of {self.pool.timeout:g}s; worker killed")
+                started, weight = w.progress[1], w.progress[2]
+                if w.task is not None and started != _IDLE and now - started > self.pool.timeout * weight:
+                    self._fail(w, ErrorKind.TIMEOUT, _timeout_message(self.pool.timeout, weight))
 
     def _receive(self, w: _Worker, arrived: list[tuple[_Task[Item], bytes]]) -> None:
         """Take a finished chunk's bytes off the pipe and free the worker (decoding is later)."""
@@ -371,8 +384,29 @@ class _Dispatch(Generic[Item, Out]):
         self.pool.replace(w)
 
 
+def _timeout_message(timeout: float, weight: float) -> str:
+    if weight == 1.0:
+        return f"exceeded the per-sample timeout of {timeout:g}s; worker killed"
+    return f"exceeded the timeout of {timeout * weight:g}s ({timeout:g}s per sample x {weight:g} samples of the group); worker killed"
+
+
 def _failure_result(item: object, kind: ErrorKind, message: str) -> RewardResult:
     return RewardResult.failure(kind, message)
+
+
+class GroupScore:
+    """The workers' job for a group reward: one whole unit of samples -> its results."""
+
+    def __init__(self, reward: Reward):
+        self.reward = reward
+
+    def __call__(self, unit: list[Sample]) -> list[RewardResult]:
+        return self.reward.score_batch(unit)
+
+    @staticmethod
+    def on_error(unit: list[Sample], kind: ErrorKind, message: str) -> list[RewardResult]:
+        """Every member of a unit whose worker timed out or died gets the error."""
+        return [RewardResult.failure(kind, message)] * len(unit)
 
 
 class WorkerPool:
@@ -388,9 +422,13 @@ class WorkerPool:
 
     def __init__(self, reward: Reward, *, workers: int | None = None, timeout: float | None = None, chunk_size: int | None = None):
         self.reward = reward
-        self._pool: ProcessPool[Sample, RewardResult] = ProcessPool(
-            reward.score, _failure_result, workers=workers, timeout=timeout, chunk_size=chunk_size
-        )
+        self.group_keys = group_keys(reward)
+        self._pool: ProcessPool[Any, Any]
+        if self.group_keys:  # a group reward: whole groups travel as one item (`runner.groups`)
+            job = GroupScore(reward)
+            self._pool = ProcessPool(job, job.on_error, workers=workers, timeout=timeout, chunk_size=chunk_size, item_weight=len)
+        else:
+            self._pool = ProcessPool(reward.score, _failure_result, workers=workers, timeout=timeout, chunk_size=chunk_size)
 
     @property
     def stats(self) -> PoolStats:
@@ -404,11 +442,18 @@ class WorkerPool:
         self.close()
 
     def map(self, samples: Iterable[Sample]) -> list[RewardResult]:
-        """One result per sample, in order."""
-        return self._pool.map(samples)
+        """One result per sample, in order; a group reward's groups are scored whole."""
+        if not self.group_keys:
+            return self._pool.map(samples)
+        samples = list(samples)
+        units = units_of(samples, self.group_keys)
+        outs = self._pool.map([[samples[i] for i in unit] for unit in units])
+        return scatter(units, outs, len(samples))
 
     def imap(self, samples: Iterable[Sample]) -> Iterator[RewardResult]:
-        """Results in order, as they are ready."""
+        """Results in order, as they are ready (a group reward's: after the whole batch)."""
+        if self.group_keys:
+            return iter(self.map(samples))
         return self._pool.imap(samples)
 
     def close(self) -> None:

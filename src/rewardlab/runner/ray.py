@@ -26,8 +26,9 @@ from typing import Any
 
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes, Observation
-from rewardlab.core import ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.runner.executors import replay
+from rewardlab.runner.groups import scatter, split_at_units
 
 __all__ = ["RayExecutor", "ensure_ray"]
 
@@ -63,7 +64,8 @@ class RayExecutor:
     Args:
         reward: the reward (must pickle with cloudpickle, which closures and lambdas do).
         timeout: seconds a chunk may take before it is cancelled (``None``: no limit).
-        chunk_size: samples per task; default splits a batch over the cluster's CPUs.
+        chunk_size: samples per task; default splits a batch over the cluster's CPUs. A group
+            reward's tasks hold whole groups (a group larger than this is one task).
         address: Ray address to connect to when Ray is not initialised yet.
         max_retries: Ray's retries of a task whose worker process died.
     """
@@ -79,6 +81,7 @@ class RayExecutor:
     ):
         self._ray = ensure_ray(address)
         self.reward = reward
+        self.group_keys = group_keys(reward)
         self.timeout = timeout
         self.chunk_size = chunk_size
         self._ref = self._ray.put(reward)
@@ -96,13 +99,15 @@ class RayExecutor:
         if not samples:
             return []
         size = self._size(len(samples))
-        chunks = [samples[i : i + size] for i in range(0, len(samples), size)]
+        if self.group_keys:  # a group reward: a task gets whole groups (`runner.groups`)
+            pieces = split_at_units(samples, self.group_keys, size)
+        else:
+            pieces = [list(range(i, min(i + size, len(samples)))) for i in range(0, len(samples), size)]
+        chunks = [[samples[i] for i in piece] for piece in pieces]
         refs = [self._task.remote(self._ref, chunk) for chunk in chunks]
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        out: list[RewardResult] = []
-        for ref, chunk in zip(refs, chunks, strict=True):
-            out.extend(self._collect(ref, chunk, deadline))
-        return out
+        outs = [self._collect(ref, chunk, deadline) for ref, chunk in zip(refs, chunks, strict=True)]
+        return scatter(pieces, outs, len(samples))
 
     def _collect(self, ref: Any, chunk: list[Sample], deadline: float | None) -> list[RewardResult]:
         ray = self._ray

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab._version import __version__
-from rewardlab.core import RewardResult, content_hash
+from rewardlab.core import GroupKey, RewardResult, content_hash
 from rewardlab.errors import InputError
-from rewardlab.runner.executors import Executor
+from rewardlab.runner.executors import Executor, executor_group_keys
+from rewardlab.runner.groups import pack_units, units_of
 from rewardlab.runner.io import (
+    PreparedRow,
     RawRow,
     RowWriter,
     flatten,
@@ -60,14 +62,29 @@ def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
         yield chunk
 
 
-def _score_chunk(
-    chunk: Sequence[RawRow], executor: Executor, opts: ScoreFileOptions, source: str
-) -> list[tuple[int, dict[str, Any]]]:
+def _prepared_chunks(
+    rows: Iterator[RawRow], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
+) -> Iterator[list[PreparedRow]]:
+    """The rows to score, decoded, in chunks of about `record_every` rows (one transaction each).
+
+    For a group reward (`keys`) every pending row is read first and the chunks hold whole
+    groups, wherever a group's rows are in the file: a group is scored on all its members and
+    recorded in one transaction, so a resumed run never holds half a group.
+    """
+    if not keys:
+        for chunk in _chunks(rows, opts.record_every):
+            yield [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
+        return
+    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in rows]
+    for piece in pack_units(units_of([item for _, _, item in prepared], keys), opts.record_every):
+        yield [prepared[i] for i in piece]
+
+
+def _score_chunk(prepared: Sequence[PreparedRow], executor: Executor) -> list[tuple[int, dict[str, Any]]]:
     """Recorded payloads for a chunk: ``{"row": input fields, "result": RewardResult dict}``.
 
-    Bad rows become `invalid_input` results naming file and line; the rest go out as one batch.
+    Bad rows are already `invalid_input` results naming file and line; the rest go out as one batch.
     """
-    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
     results = score_prepared([item for _, _, item in prepared], executor.map)
     return [(number, {"row": row, "result": result.to_dict()}) for (number, row, _), result in zip(prepared, results, strict=True)]
 
@@ -120,8 +137,8 @@ def score_file_resumable(
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
     pending = (r for r in rows if r[0] not in done)
-    for chunk in _chunks(pending, opts.record_every):
-        out = _score_chunk(chunk, executor, opts, source)
+    for chunk in _prepared_chunks(pending, opts, source, executor_group_keys(executor)):
+        out = _score_chunk(chunk, executor)
         if opts.strict:
             bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
             if bad is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from rewardlab._version import __version__
 from rewardlab.compose import build
-from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
 from rewardlab.runner.executors import Executor, make_executor
@@ -21,7 +21,9 @@ from rewardlab.runner.io import (
     count_rows,
     detect_format,
     explode_rows,
+    flatten,
     iter_raw_rows,
+    prepare_row,
     score_prepared,
 )
 from rewardlab.runner.options import ScoreFileOptions
@@ -152,6 +154,8 @@ def _stream_file(
     on_total: Callable[[int | None], None] | None,
 ) -> RunSummary:
     """`score_file` through the worker pool, rows in, output rows out, nothing recorded."""
+    if group_keys(reward):
+        return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total)
     fmt = detect_format(input_path)
     if on_total is not None:
         total = None if opts.explode else count_rows(input_path, fmt)
@@ -180,6 +184,43 @@ def _stream_file(
                 progress(64)
     if progress is not None and summary.rows % 64:
         progress(summary.rows % 64)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _score_file_by_groups(
+    reward: Reward,
+    input_path: Path,
+    output_path: str | Path,
+    opts: ScoreFileOptions,
+    progress: Callable[[int], None] | None,
+    on_total: Callable[[int | None], None] | None,
+) -> RunSummary:
+    """`_stream_file` for a group reward: every row is read and decoded first, so each group is
+    scored whole in the worker pool wherever its rows are in the file (`runner.groups`); the
+    output is written in input order. Memory grows with the file, unlike the streamed path."""
+    started = time.perf_counter()
+    source = str(input_path)
+    rows: Iterable[Any] = iter_raw_rows(input_path)
+    if opts.limit is not None:
+        rows = itertools.islice(rows, opts.limit)
+    if opts.explode:
+        rows = explode_rows(rows, opts.explode, source)
+    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in rows]
+    if on_total is not None:
+        on_total(len(prepared))
+    with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
+        results = score_prepared([item for _, _, item in prepared], pool.map)
+    stamp, summary = core_spec_hash(reward), RunSummary()
+    with RowWriter(output_path) as writer:
+        for (number, row, _), result in zip(prepared, results, strict=True):
+            if opts.strict and result.error is not None and result.error.kind is ErrorKind.INVALID_INPUT:
+                raise InputError(f"{result.error.message} (--strict stops at the first bad row)")
+            flat, stats = flatten(row, number, result, __version__, stamp)
+            writer.write(flat)
+            summary.add(stats)
+    if progress is not None:
+        progress(summary.rows)
     summary.seconds = time.perf_counter() - started
     return summary
 

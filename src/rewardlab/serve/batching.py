@@ -9,6 +9,11 @@ in flight at the same time are computed once and shared. Results are encoded to 
 that thread, and written to the cache behind the replies, when the reward is idle
 (`rewardlab.serve.writer.CacheWriter`).
 
+A group reward (`rewardlab.core.group_keys`) scores each sample against the rest of its group,
+so its results cannot be cached or shared per sample, and its groups are the groups *of one
+request*: a batch never mixes requests (two trainers' group "0" are different groups) and is
+cut only between groups (a group larger than `max_batch` is one batch).
+
 Backpressure: the queue is bounded (`max_queue` samples). A request that would overflow it is
 refused with `Overloaded` (HTTP 429 + Retry-After) *before* anything is queued, so the server's
 memory stays bounded and the client knows to slow down.
@@ -27,9 +32,10 @@ import orjson
 
 from rewardlab._version import __version__
 from rewardlab.compose.observer import ComponentTimes
-from rewardlab.core import Reward, RewardResult, Sample, Status
+from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys
 from rewardlab.errors import BackendError, Overloaded
 from rewardlab.runner.executors import Executor, InlineExecutor
+from rewardlab.runner.groups import units_of
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
 from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
@@ -79,6 +85,7 @@ class _Item:
     waiters: list[tuple[_Request, int]] = field(default_factory=list, repr=False)
     store: bool = False  # a waiting request asked for the cache (`use_cache`): write the result
     encode: bool = True  # False only for an unshared sample of a `scores` request without cache
+    unit_size: int = 0  # a group reward: the size of the group this item opens (0: not the first)
 
 
 class Batcher:
@@ -119,6 +126,7 @@ class Batcher:
         self.name = name
         self.component_times = component_times
         self.reward = reward
+        self.group_keys = group_keys(reward)
         self.executor = executor
         self.spec_hash = spec_hash
         self.cache = cache
@@ -154,7 +162,10 @@ class Batcher:
         """
         self._ensure_started()
         request = _Request([b""] * len(samples), 0, asyncio.get_running_loop().create_future())
-        if self.cache is not None and use_cache:
+        if self.group_keys:  # a result depends on the whole group: no cache, no sharing
+            plan, hits = self._plan_groups(samples, reply), 0
+            fresh = [item for _, item in plan]
+        elif self.cache is not None and use_cache:
             plan, fresh, hits = await self._plan_with_keys(samples, request)
         else:  # nothing to look up: no keys, no thread hop (hashing costs as much as a cheap reward)
             fresh = [_Item(sample, b"", encode=reply != "scores") for sample in samples]
@@ -165,7 +176,7 @@ class Batcher:
             raise Overloaded(self.name, len(self._queue), self.max_queue, retry)
         for i, item in plan:
             item.waiters.append((request, i))
-            item.store = item.store or use_cache
+            item.store = item.store or (use_cache and not self.group_keys)
         request.remaining = len(plan)
         for item in fresh:
             if item.key:  # keyed items can be shared by identical samples of later requests
@@ -207,6 +218,14 @@ class Batcher:
             plan.append((i, item))
         return plan, fresh, len(samples) - len(plan)
 
+    def _plan_groups(self, samples: Sequence[Sample], reply: str) -> list[tuple[int, _Item]]:
+        """A group reward's plan: every sample computed, queued group by group (see the module doc)."""
+        plan: list[tuple[int, _Item]] = []
+        for unit in units_of(samples, self.group_keys):
+            for j, i in enumerate(unit):
+                plan.append((i, _Item(samples[i], b"", encode=reply != "scores", unit_size=len(unit) if j == 0 else 0)))
+        return plan
+
     def _lookup(self, samples: Sequence[Sample]) -> tuple[list[bytes], dict[bytes, bytes]]:
         assert self.cache is not None
         keys = [sample_digest(s) for s in samples]
@@ -235,7 +254,7 @@ class Batcher:
             if len(self._queue) < self.max_batch and self.max_wait > 0:
                 await asyncio.sleep(self.max_wait)  # let concurrent requests join this batch
             await self._slots.acquire()
-            batch = [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
+            batch = self._take_batch()
             if not self._queue:
                 self._wakeup.clear()
             self.metrics.queue_depth.labels(self.name).set(len(self._queue))
@@ -246,6 +265,21 @@ class Batcher:
             task = asyncio.get_running_loop().create_task(self._run_batch(batch))
             self._batch_tasks.add(task)
             task.add_done_callback(self._batch_tasks.discard)
+
+    def _take_batch(self) -> list[_Item]:
+        """The next batch: up to `max_batch` queued items; for a group reward, whole groups of
+        one request (a group larger than `max_batch` alone)."""
+        if not self.group_keys:
+            return [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
+        batch: list[_Item] = []
+        while self._queue:
+            item = self._queue[0]
+            if batch and item.waiters[0][0] is not batch[0].waiters[0][0]:
+                break  # a group is the members of one request: never mix requests
+            if batch and item.unit_size and len(batch) + item.unit_size > self.max_batch:
+                break
+            batch.append(self._queue.popleft())
+        return batch
 
     async def _run_batch(self, batch: list[_Item]) -> None:
         assert self._slots is not None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -33,12 +33,15 @@ from rewardlab.core import (
     JSON,
     BaseReward,
     ErrorKind,
+    GroupKey,
     RewardError,
     RewardResult,
     Sample,
     Status,
 )
 from rewardlab.errors import ServerError
+from rewardlab.runner.groups import scatter
+from rewardlab.serve.request_groups import group_pieces, halves, rows_of
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
 
@@ -87,6 +90,18 @@ class Scores:
 
     def __len__(self) -> int:
         return len(self.values)
+
+    @classmethod
+    def gather(cls, parts: Sequence[tuple[Sequence[int], Scores]], n: int) -> Scores:
+        """One `Scores` of `n` samples from parts that each scored the given positions."""
+        values: list[float | None] = [None] * n
+        statuses: list[Status] = [Status.ERROR] * n
+        errors: dict[int, RewardError] = {}
+        for rows, part in parts:
+            for row, i in enumerate(rows):
+                values[i], statuses[i] = part.values[row], part.statuses[row]
+            errors.update({rows[row]: error for row, error in part.errors.items()})
+        return cls(values, statuses, errors)
 
     @classmethod
     def join(cls, parts: Sequence[Scores]) -> Scores:
@@ -273,24 +288,58 @@ class Client:
                 raise _error_from(response)
             time.sleep(wait)
 
-    def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
+    def score(
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+    ) -> list[RewardResult]:
         """Results for `samples` under the served reward `reward`, in order.
 
         With ``max_concurrency > 1`` the batches go out from a few threads, so the server
         computes one batch while this process encodes the next and decodes the last.
+        A group reward's `group_keys` (the server lists them, ``GET /v1/rewards``) keep each
+        group in one request; `GroupSplitError` if the server cannot take a whole group.
         """
-
+        if group_keys:
+            grouped = self._group_batches(reward, samples, use_cache, "results", _results, group_keys)
+            return scatter([rows for rows, _ in grouped], [part for _, part in grouped], len(samples))
         parts = self._batches(reward, samples, use_cache, "results", _results)
         return [r for part in parts for r in part]
 
-    def scores(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> Scores:
+    def scores(
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+    ) -> Scores:
         """Only the totals, statuses and errors for `samples`, in order (see `Scores`).
 
         What a trainer needs, and several times cheaper than `score` for cheap rewards: the
         server sends three columns instead of full results, and nothing is decoded into
         `RewardResult`s. The server computes (and caches) the full results either way.
+        `group_keys`: as in `score`.
         """
+        if group_keys:
+            return Scores.gather(self._group_batches(reward, samples, use_cache, "scores", _scores, group_keys), len(samples))
         return Scores.join(self._batches(reward, samples, use_cache, "scores", _scores))
+
+    def _group_batches(
+        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        decode: Callable[[httpx.Response, int], _Part], keys: Collection[GroupKey],
+    ) -> list[tuple[list[int], _Part]]:
+        """`_batches` for a group reward: requests of whole groups, each reply with its positions."""
+
+        def send(units: list[list[int]]) -> list[tuple[list[int], _Part]]:
+            rows = rows_of(units)
+            try:
+                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body([samples[i] for i in rows], use_cache, reply))
+            except ServerError as exc:
+                if not _too_large(exc, len(rows)):
+                    raise
+                first, second = halves(units, exc)
+                return send(first) + send(second)
+            return [(rows, decode(response, len(rows)))]
+
+        pieces = group_pieces(samples, keys, self.batch_size)
+        if self.max_concurrency <= 1 or len(pieces) <= 1:
+            return [part for piece in pieces for part in send(piece)]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="rewardlab-client") as pool:
+            return [part for parts in pool.map(send, pieces) for part in parts]
 
     def _batches(
         self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
@@ -378,14 +427,47 @@ class AsyncClient:
                 raise _error_from(response)
             await asyncio.sleep(wait)
 
-    async def score(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> list[RewardResult]:
-        """Results for `samples`, in order; batches are sent concurrently."""
+    async def score(
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+    ) -> list[RewardResult]:
+        """Results for `samples`, in order; batches are sent concurrently (`group_keys`: see `Client.score`)."""
+        if group_keys:
+            grouped = await self._group_batches(reward, samples, use_cache, "results", _results, group_keys)
+            return scatter([rows for rows, _ in grouped], [part for _, part in grouped], len(samples))
         parts = await self._batches(reward, samples, use_cache, "results", _results)
         return [r for part in parts for r in part]
 
-    async def scores(self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True) -> Scores:
+    async def scores(
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+    ) -> Scores:
         """Only the totals, statuses and errors, in order (see `Client.scores`)."""
+        if group_keys:
+            parts = await self._group_batches(reward, samples, use_cache, "scores", _scores, group_keys)
+            return Scores.gather(parts, len(samples))
         return Scores.join(await self._batches(reward, samples, use_cache, "scores", _scores))
+
+    async def _group_batches(
+        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        decode: Callable[[httpx.Response, int], _Part], keys: Collection[GroupKey],
+    ) -> list[tuple[list[int], _Part]]:
+        """See `Client._group_batches`."""
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def send(units: list[list[int]]) -> list[tuple[list[int], _Part]]:
+            rows = rows_of(units)
+            try:
+                async with gate:
+                    body = _score_body([samples[i] for i in rows], use_cache, reply)
+                    response = await self.request("POST", f"/v1/rewards/{reward}:score", **body)
+            except ServerError as exc:
+                if not _too_large(exc, len(rows)):
+                    raise
+                first, second = halves(units, exc)
+                return await send(first) + await send(second)
+            return [(rows, decode(response, len(rows)))]
+
+        pieces = group_pieces(samples, keys, self.batch_size)
+        return [part for parts in await asyncio.gather(*(send(p) for p in pieces)) for part in parts]
 
     async def _batches(
         self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
@@ -434,13 +516,18 @@ class RemoteReward(BaseReward):
         url: the server's base URL.
         reward: the served reward's name.
         token: bearer token, if needed.
+        group_keys: a served group reward's keys (``GET /v1/rewards`` lists them): the runner and
+            the client then keep each group in one batch and one request.
         client_options: passed to `Client` (timeout, retries, batch_size...).
     """
 
-    def __init__(self, url: str, reward: str, *, token: str | None = None, **client_options: Any):
+    def __init__(
+        self, url: str, reward: str, *, token: str | None = None, group_keys: Collection[GroupKey] = (), **client_options: Any
+    ):
         self.name = f"remote:{reward}"
         self.params = {"url": url, "reward": reward}
         self._reward = reward
+        self.group_keys = frozenset(group_keys)
         self._client = Client(url, token=token, **client_options)
 
     def compute(self, sample: Sample) -> RewardResult:
@@ -448,7 +535,7 @@ class RemoteReward(BaseReward):
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         try:
-            return self._client.score(self._reward, list(samples))
+            return self._client.score(self._reward, list(samples), group_keys=self.group_keys)
         except ServerError as exc:
             return [RewardResult.failure(ErrorKind.REMOTE, str(exc))] * len(samples)
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import RewardResult, Sample, spec_hash
+from rewardlab.core import GroupKey, RewardResult, Sample, spec_hash
 from rewardlab.errors import UsageError
 
 __all__ = ["RemoteExecutor"]
@@ -27,6 +27,15 @@ class RemoteExecutor:
 
         self.reward = reward
         self.client = Client(url, token=token, **client_options)
+        self._group_keys: frozenset[GroupKey] | None = None
+
+    @property
+    def group_keys(self) -> frozenset[GroupKey]:
+        """What the served reward groups by (asked of the server once): a recorded run and the
+        client keep its groups whole (`rewardlab.runner.groups`)."""
+        if self._group_keys is None:
+            self._group_keys = frozenset(self._info().get("group_keys", ()))
+        return self._group_keys
 
     @classmethod
     def for_spec(cls, url: str, spec: str | Path, *, token: str | None = None) -> tuple[RemoteExecutor, str]:
@@ -55,15 +64,20 @@ class RemoteExecutor:
         return executor, served
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
-        return self.client.score(self.reward, list(samples))
+        return self.client.score(self.reward, list(samples), group_keys=self.group_keys)
 
     def spec_hash(self) -> str:
         """The served reward's spec hash (what its results are stamped with)."""
+        return str(self._info()["spec_hash"])
+
+    def _info(self) -> dict[str, Any]:
         from rewardlab.serve.client import ServerError
 
         for info in self.client.rewards():
             if info["name"] == self.reward:
-                return str(info["spec_hash"])
+                if self._group_keys is None:
+                    self._group_keys = frozenset(info.get("group_keys", ()))
+                return info
         raise ServerError(404, "unknown_reward", f"the server does not serve {self.reward!r}")
 
     def close(self) -> None:

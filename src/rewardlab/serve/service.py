@@ -16,7 +16,7 @@ from typing import Any
 
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes
-from rewardlab.core import Reward, Sample, spec_hash
+from rewardlab.core import Reward, Sample, group_keys, spec_hash
 from rewardlab.errors import ApiError, BackendError, Overloaded, UsageError
 from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.serve.batching import Batcher, ScoreOutcome
@@ -148,6 +148,8 @@ class RewardService:
                 {
                     "name": h.name,
                     "spec_hash": h.spec_hash,
+                    # a group reward's groups must reach the server whole, in one request
+                    "group_keys": sorted(group_keys(h.reward)),
                     "range": [lo if math.isfinite(lo) else None, hi if math.isfinite(hi) else None],
                     "tree": repr(h.reward),
                     "spec": h.reward.describe(),
