@@ -187,8 +187,16 @@ class _JointCodec(ObsCodec):
                 f"(limit {JOINT_LIMIT}); use obs_mode='onehot' (one unit per value of each component)"
             )
         self.k = int(values)
+        #: number of distinct (env value, machine state) pairs: `state_index` is below it
+        self.n_states = self.k * n
         self.space = spaces.Box(0.0, 1.0, shape=(self.k + n,), dtype=np.float32)
         self._enable_memo(values)
+
+    def state_index(self, encoded: np.ndarray) -> np.ndarray:
+        """`(B, k + n)` joint codes -> `(B,)` int index `value * n + g` of each (env value, machine
+        state), in `[0, n_states)`: what a tabular `CountBonus` counts over a VecEnv's observations."""
+        codes = np.asarray(encoded).reshape(-1, self.k + self.n)
+        return codes[:, : self.k].argmax(1) * self.n + codes[:, self.k :].argmax(1)  # type: ignore[no-any-return]
 
     def _compute(self, obs: Any, g: int) -> np.ndarray:
         values = np.asarray(obs).reshape(-1).astype(np.int64) - self.low
