@@ -313,7 +313,7 @@ def run_sb3_preferences(seeds: int, budget: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    every = 4000
+    every = 2000
     print(f"SB3 DQN on the learned preference reward (6x6 grid, 64 labels): normalised true return of the greedy policy, "
           f"every {every:,} steps up to {budget:,}")
     print("| seed | reward | " + " | ".join(f"{k // 1000}k" for k in range(every, budget + 1, every)) + " |")
@@ -540,7 +540,7 @@ def main() -> None:
     if args.what in ("sb3-start", "all"):
         run_sb3_start(args.seeds or 3, 20_000)
     if args.what in ("sb3-pref", "all"):
-        run_sb3_preferences(args.seeds or 4, 32_000)
+        run_sb3_preferences(args.seeds or 4, 30_000)
     if args.what in ("curves", "all"):
         run_curves(args.seeds or 20, args.steps, args.out)
 
