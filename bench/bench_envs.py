@@ -4,8 +4,9 @@
     .venv/bin/python bench/bench_envs.py speed
     .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
     .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
-    .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 2]
-    .venv/bin/python bench/bench_envs.py sb3-ppo [--seeds 2]
+    .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 4]
+    .venv/bin/python bench/bench_envs.py sb3-ppo [--seeds 3]
+    .venv/bin/python bench/bench_envs.py sb3-start [--seeds 3]
 
 `curves`: the office-world learning curves of Toro Icarte et al. (JAIR 2022, fig. 6/7 tabular):
 normalised reward per step vs env steps, median and quartiles over seeds, for the single task
@@ -19,7 +20,10 @@ comparison of ICM and curiosity-critic, and the delayed-chain redistribution spe
 office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
 per seed, and the ratio.
 
-`sb3-ppo`: SB3 PPO on office-world `coffee`, with and without a batched count bonus.
+`sb3-ppo`: SB3 PPO on office-world `coffee` from the factored `onehot` and the `joint` observation
+codes, with exploring starts and from the paper's fixed start.
+
+`sb3-start`: SB3 DQN from the paper's fixed start: plain, with CRM, with a count bonus.
 
 `sb3-pref`: SB3 DQN on a learned preference reward, raw and through `RewardNormalizer`.
 
@@ -268,8 +272,10 @@ def run_preference_agents(mdp, seeds: int, budget: int = 64) -> None:  # type: i
 
 def dqn_on_learned_reward(seed: int, normalise: bool, budget: int = 40_000, every: int = 4000) -> list[float]:
     """SB3 DQN on the 6x6 grid through `LearnedRewardWrapper` with the reward learned from 64
-    labels (seed `seed`); normalised true return of its greedy policy every `every` steps."""
+    labels (seed `seed`); normalised true return of its greedy policy every `every` steps, from
+    a callback inside one `learn(budget)` call (so epsilon decays over the whole budget)."""
     import stable_baselines3 as sb3
+    from stable_baselines3.common.callbacks import BaseCallback
 
     from rewardlab.envs.preferences import (
         LearnedRewardWrapper,
@@ -290,11 +296,16 @@ def dqn_on_learned_reward(seed: int, normalise: bool, budget: int = 40_000, ever
     agent = sb3.DQN("MlpPolicy", env, learning_starts=500, train_freq=4, buffer_size=50_000, exploration_fraction=0.5,
                     exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=250, gamma=0.95, batch_size=64,
                     policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
-    out = []
-    for _ in range(budget // every):
-        agent.learn(every, reset_num_timesteps=False)
-        policy = np.array([int(agent.predict(s, deterministic=True)[0]) for s in range(mdp.n_states)])
-        out.append(normalised_policy_return(mdp, policy))
+    out: list[float] = []
+
+    class Probe(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps % every == 0:
+                policy = self.model.predict(np.arange(mdp.n_states), deterministic=True)[0]
+                out.append(normalised_policy_return(mdp, policy))
+            return True
+
+    agent.learn(budget, callback=Probe())
     return out
 
 
@@ -302,16 +313,20 @@ def run_sb3_preferences(seeds: int, budget: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    every = 4000
+    every = 2000
     print(f"SB3 DQN on the learned preference reward (6x6 grid, 64 labels): normalised true return of the greedy policy, "
           f"every {every:,} steps up to {budget:,}")
     print("| seed | reward | " + " | ".join(f"{k // 1000}k" for k in range(every, budget + 1, every)) + " |")
     print("|---|---|" + "---|" * (budget // every))
+    reached = {False: 0, True: 0}
     for seed in range(seeds):
         for normalise in (False, True):
             curve = dqn_on_learned_reward(seed, normalise, budget, every)
+            reached[normalise] += curve[-1] >= 0.9
             name = "RewardNormalizer()" if normalise else "raw"
             print(f"| {seed} | {name} | " + " | ".join(f"{v:.2f}" for v in curve) + " |", flush=True)
+    print(f"runs at >= 0.9 of optimal at {budget // 1000}k: raw {reached[False]}/{seeds}, "
+          f"RewardNormalizer() {reached[True]}/{seeds}")
 
 
 def run_extras(seeds: int = 5) -> None:
@@ -359,9 +374,9 @@ def run_extras(seeds: int = 5) -> None:
         print(f"| {mode} | {r[:, :20].mean():.1f} | {r[:, 20:40].mean():.1f} | {r[:, 40:].mean():.1f} |", flush=True)
 
 
-def _sb3_office_env(start: str, crm: bool):  # type: ignore[no-untyped-def]
+def _sb3_office_env(start: str, crm: bool, obs_mode: str = "onehot"):  # type: ignore[no-untyped-def]
     return RewardMachineWrapper(OfficeWorld(max_episode_steps=50, start=start), office_task("coffee"), office_labels,
-                                obs_mode="onehot", counterfactuals=crm)
+                                obs_mode=obs_mode, counterfactuals=crm)  # type: ignore[arg-type]
 
 
 def _greedy_succeeds(model, env) -> bool:  # type: ignore[no-untyped-def]
@@ -375,75 +390,109 @@ def _greedy_succeeds(model, env) -> bool:  # type: ignore[no-untyped-def]
     return False
 
 
-def dqn_steps_to_success(crm: bool, seed: int, budget: int, every: int = 1000) -> int | None:
+def _steps_to_success(model, obs_mode: str, budget: int, every: int) -> int | None:  # type: ignore[no-untyped-def]
+    """One `learn(budget)` call, probed every `every` env steps by a callback that stops it when
+    the greedy policy solves coffee from (2, 1): the env steps taken then, or None."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    probe = _sb3_office_env("paper", False, obs_mode)
+
+    class StopWhenSolved(BaseCallback):
+        solved_at: int | None = None
+        next_probe = every
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps < self.next_probe:
+                return True
+            self.next_probe += every
+            if _greedy_succeeds(self.model, probe):
+                self.solved_at = self.num_timesteps
+                return False
+            return True
+
+    stop = StopWhenSolved()
+    model.learn(budget, callback=stop)
+    return stop.solved_at
+
+
+def _count_bonus_venv(venv, obs_mode: str, budget: int):  # type: ignore[no-untyped-def]
+    """`venv` plus a count bonus 0.2 / sqrt(N(cell, RM state)) decaying to 0 over `budget` steps."""
+    from rewardlab.envs.intrinsic import CountBonus, DecaySchedule
+    from rewardlab.envs.vec import IntrinsicRewardVecWrapper
+
+    codec = _sb3_office_env("paper", False, obs_mode).codec  # "joint": one index per (cell, RM state)
+    return IntrinsicRewardVecWrapper(venv, CountBonus(codec.n_states, scale=0.2), schedule=DecaySchedule(steps=budget),
+                                     featurize=codec.state_index)
+
+
+def dqn_steps_to_success(crm: bool, seed: int, budget: int, *, start: str = "random", obs_mode: str = "onehot",
+                         bonus: bool = False, every: int = 1000) -> int | None:
     """Env steps until SB3 DQN's greedy policy solves office-world `coffee` from (2, 1), or None.
 
-    Training uses exploring starts (`OfficeWorld(start="random")`): from the paper's fixed start
-    a random walk reaches the office in 0.04% of episodes, and neither variant learns within a
-    small budget. With `crm`, the replay buffer stores every RM state's experience of each step.
+    `start="random"`: exploring starts (`OfficeWorld(start="random")`); with `crm`, the replay
+    buffer stores every RM state's experience of each step; with `bonus` (`obs_mode="joint"`),
+    a count bonus over (cell, RM state) through `IntrinsicRewardVecWrapper`.
     """
     import stable_baselines3 as sb3
     from stable_baselines3.common.env_util import make_vec_env
 
     from rewardlab.envs.rm.sb3 import CounterfactualReplayBuffer
 
-    venv = make_vec_env(lambda: _sb3_office_env("random", crm), n_envs=8, seed=seed)
-    model = sb3.DQN("MlpPolicy", venv, learning_starts=1000, train_freq=1, gradient_steps=2, buffer_size=100_000,
-                    exploration_fraction=0.3, exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=200,
+    venv = make_vec_env(lambda: _sb3_office_env(start, crm, obs_mode), n_envs=8, seed=seed)
+    if bonus:
+        venv = _count_bonus_venv(venv, obs_mode, budget)
+    model = sb3.DQN("MlpPolicy", venv, learning_starts=1000, train_freq=1, gradient_steps=1, buffer_size=100_000,
+                    exploration_fraction=0.3, exploration_final_eps=0.05, learning_rate=1e-3, target_update_interval=100,
                     gamma=0.9, batch_size=64, replay_buffer_class=CounterfactualReplayBuffer if crm else None,
                     policy_kwargs={"net_arch": [128]}, seed=seed, device="cpu")
-    probe = _sb3_office_env("paper", False)
-    for done in range(every, budget + 1, every):
-        model.learn(every, reset_num_timesteps=False)
-        if _greedy_succeeds(model, probe):
-            return done
-    return None
+    return _steps_to_success(model, obs_mode, budget, every)
 
 
-def ppo_steps_to_success(bonus: bool, seed: int, budget: int, every: int = 8192) -> int | None:
-    """Env steps until SB3 PPO's greedy policy solves `coffee` from (2, 1), or None.
-
-    Exploring starts as for DQN; with `bonus`, a count bonus 0.1 / sqrt(N(cell, RM state)) over
-    the VecEnv (`IntrinsicRewardVecWrapper`, weight decaying linearly to 0 over 40k steps).
-    """
+def ppo_steps_to_success(obs_mode: str, seed: int, budget: int, *, start: str = "random", every: int = 8192) -> int | None:
+    """Env steps until SB3 PPO's greedy policy solves `coffee` from (2, 1), or None."""
     import stable_baselines3 as sb3
     from stable_baselines3.common.env_util import make_vec_env
 
-    from rewardlab.envs.intrinsic import CountBonus, DecaySchedule
-    from rewardlab.envs.vec import IntrinsicRewardVecWrapper
-
-    def cell_and_state(obs: np.ndarray) -> np.ndarray:  # one-hot x (12), y (9), RM state (3)
-        return (obs[:, :12].argmax(1) + 12 * obs[:, 12:21].argmax(1)) * 3 + obs[:, 21:].argmax(1)  # type: ignore[no-any-return]
-
-    venv = make_vec_env(lambda: _sb3_office_env("random", False), n_envs=8, seed=seed)
-    if bonus:
-        venv = IntrinsicRewardVecWrapper(venv, CountBonus(108 * 3, scale=0.1), schedule=DecaySchedule(steps=40_000),
-                                         featurize=cell_and_state)
+    venv = make_vec_env(lambda: _sb3_office_env(start, False, obs_mode), n_envs=8, seed=seed)
     model = sb3.PPO("MlpPolicy", venv, n_steps=128, batch_size=256, n_epochs=4, gamma=0.95, ent_coef=0.01,
                     learning_rate=1e-3, policy_kwargs={"net_arch": [64]}, seed=seed, device="cpu")
-    probe = _sb3_office_env("paper", False)
-    for done in range(every, budget + 1, every):
-        model.learn(every, reset_num_timesteps=False)
-        if _greedy_succeeds(model, probe):
-            return done
-    return None
+    return _steps_to_success(model, obs_mode, budget, every)
+
+
+def _timed(steps_to_success, budget: int, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]
+    """`steps_to_success(*args, budget=budget, **kwargs)` (or "> budget") with its CPU time."""
+    t0 = time.process_time()
+    n = steps_to_success(*args, budget=budget, **kwargs)
+    return (f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.process_time() - t0:.0f} s CPU)"
 
 
 def run_sb3_ppo(seeds: int, budget: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    print(f"SB3 PPO on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy solves "
-          f"the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
-    print("| seed | PPO | PPO + count bonus (IntrinsicRewardVecWrapper) |")
-    print("|---|---|---|")
+    print(f"SB3 PPO on office-world coffee, env steps until the greedy policy solves the task from (2, 1); "
+          f"budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | onehot (x, y, RM units), exploring starts | joint (cell, RM units), exploring starts "
+          "| joint, paper start (2, 1) |")
+    print("|---|---|---|---|")
     for seed in range(seeds):
-        cells = []
-        for bonus in (False, True):
-            t0 = time.perf_counter()
-            n = ppo_steps_to_success(bonus, seed, budget)
-            cells.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
-        print(f"| {seed} | {cells[0]} | {cells[1]} |", flush=True)
+        cells = [_timed(ppo_steps_to_success, budget, m, seed, start=st) for m, st in (("onehot", "random"), ("joint", "random"), ("joint", "paper"))]
+        print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
+
+
+def run_sb3_start(seeds: int, budget: int) -> None:
+    """DQN from the paper's fixed start: plain, with CRM, with a count bonus (joint code)."""
+    import torch
+
+    torch.set_num_threads(1)
+    print(f"SB3 DQN on office-world coffee from the paper's start (2, 1) (no exploring starts, joint code), env "
+          f"steps until the greedy policy solves the task; budget {budget:,}, seeds 0-{seeds - 1}")
+    print("| seed | DQN | DQN + CRM | DQN + count bonus (IntrinsicRewardVecWrapper) |")
+    print("|---|---|---|---|")
+    for seed in range(seeds):
+        cells = [_timed(dqn_steps_to_success, budget, crm, seed, start="paper", obs_mode="joint", bonus=bonus)
+                 for crm, bonus in ((False, False), (True, False), (False, True))]
+        print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
 
 
 def run_sb3_crm(seeds: int, budget: int) -> None:
@@ -473,7 +522,7 @@ def run_sb3_crm(seeds: int, budget: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-pref", "sb3-ppo", "all"))
+    parser.add_argument("what", choices=("curves", "speed", "extras", "sb3-crm", "sb3-start", "sb3-pref", "sb3-ppo", "all"))
     parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
     parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
@@ -487,9 +536,11 @@ def main() -> None:
     if args.what in ("sb3-crm", "all"):
         run_sb3_crm(args.seeds or 3, args.budget)
     if args.what in ("sb3-ppo", "all"):
-        run_sb3_ppo(args.seeds or 2, 200_000)
+        run_sb3_ppo(args.seeds or 3, 64_000)
+    if args.what in ("sb3-start", "all"):
+        run_sb3_start(args.seeds or 3, 20_000)
     if args.what in ("sb3-pref", "all"):
-        run_sb3_preferences(args.seeds or 2, 40_000)
+        run_sb3_preferences(args.seeds or 4, 30_000)
     if args.what in ("curves", "all"):
         run_curves(args.seeds or 20, args.steps, args.out)
 

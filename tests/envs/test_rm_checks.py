@@ -15,7 +15,7 @@ from rewardlab.envs.rm import RewardMachine
 from rewardlab.envs.rm.wrapper import RewardMachineWrapper
 from rewardlab.errors import SpecError
 
-OFFICE_CASES = list(itertools.product(("dict", "flat", "onehot", "none"), (1, 4), ("cycle", "random"), ("rm", "sum")))
+OFFICE_CASES = list(itertools.product(("dict", "flat", "onehot", "joint", "none"), (1, 4), ("cycle", "random"), ("rm", "sum")))
 
 
 def _office(obs_mode: str, n_tasks: int, schedule: str = "cycle", reward_mode: str = "rm") -> RewardMachineWrapper:
@@ -64,9 +64,18 @@ def test_both_checkers_pass_on_a_continuous_env(obs_mode: str) -> None:
     sb3_check_env(_cartpole(obs_mode), warn=True)
 
 
-def test_onehot_refuses_a_continuous_space() -> None:
+@pytest.mark.parametrize("obs_mode", ["onehot", "joint"])
+def test_one_hot_modes_refuse_a_continuous_space(obs_mode: str) -> None:
     with pytest.raises(SpecError, match="obs_mode='flat'"):
-        _cartpole("onehot")
+        _cartpole(obs_mode)
+
+
+def test_joint_refuses_a_space_with_too_many_values() -> None:
+    rm = RewardMachine([{"from": "0", "to": "1", "guard": "left", "reward": 1}], initial="0", accepting=["1"])
+    big = gym.wrappers.TransformObservation(
+        OfficeWorld(), lambda o: o, gym.spaces.MultiDiscrete([200, 200]))  # 40,000 values
+    with pytest.raises(SpecError, match="obs_mode='onehot'"):
+        RewardMachineWrapper(big, rm, lambda o, a, o2, i: _NONE, obs_mode="joint")
 
 
 def test_reset_seed_restarts_the_task_cycle() -> None:
@@ -83,7 +92,7 @@ def test_reset_seed_fixes_the_random_task_sequence() -> None:
     assert first == again and len(set(first)) > 1
 
 
-@pytest.mark.parametrize("obs_mode", ["flat", "onehot"])
+@pytest.mark.parametrize("obs_mode", ["flat", "onehot", "joint"])
 def test_reset_and_step_observations_never_share_memory(obs_mode: str) -> None:
     env = _office(obs_mode, 1)
     seen = [env.reset(seed=0)[0]]
@@ -96,7 +105,7 @@ def test_reset_and_step_observations_never_share_memory(obs_mode: str) -> None:
     np.testing.assert_array_equal(env.reset(seed=0)[0], first)
 
 
-@pytest.mark.parametrize("obs_mode", ["flat", "onehot"])
+@pytest.mark.parametrize("obs_mode", ["flat", "onehot", "joint"])
 def test_box_observations_are_bounded_and_inside_their_space(obs_mode: str) -> None:
     env = _office(obs_mode, 4)
     space = env.observation_space

@@ -41,6 +41,8 @@ def reference_obs(obs: np.ndarray, g: int, n: int, mode: str) -> Any:
     if mode == "onehot":  # one-hot of x (12 values), of y (9 values), of the RM state
         return np.concatenate((np.eye(12, dtype=np.float32)[obs[0]], np.eye(9, dtype=np.float32)[obs[1]],
                                np.eye(n, dtype=np.float32)[g]))
+    if mode == "joint":  # one unit per cell (index x * 9 + y: C order over [x, y]), then the RM state
+        return np.concatenate((np.eye(108, dtype=np.float32)[obs[0] * 9 + obs[1]], np.eye(n, dtype=np.float32)[g]))
     return obs
 
 
@@ -77,7 +79,7 @@ def assert_same_obs(got: Any, want: Any) -> None:
         np.testing.assert_array_equal(got, want)
 
 
-MODES = list(itertools.product(("dict", "flat", "onehot", "none"), ("rm", "sum"), ("info", "plain"), (None, 0.9), (1, 2)))
+MODES = list(itertools.product(("dict", "flat", "onehot", "joint", "none"), ("rm", "sum"), ("info", "plain"), (None, 0.9), (1, 2)))
 
 
 @pytest.mark.parametrize(("obs_mode", "reward_mode", "labelling", "gamma", "n_tasks"), MODES)
@@ -118,7 +120,7 @@ def test_every_mode_matches_the_reference(obs_mode: str, reward_mode: str, label
     assert episodes > 20 and ends_by_machine > 0  # the run went through resets, env ends and machine ends
 
 
-@pytest.mark.parametrize("obs_mode", ["dict", "flat", "onehot", "none"])
+@pytest.mark.parametrize("obs_mode", ["dict", "flat", "onehot", "joint", "none"])
 def test_a_deep_copy_keeps_the_state_and_steps_alike(obs_mode: str) -> None:
     env = RewardMachineWrapper(OfficeWorld(), office_task("coffee"), office_labels, obs_mode=obs_mode)  # type: ignore[arg-type]
     env.reset(seed=0)

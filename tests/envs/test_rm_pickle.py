@@ -29,7 +29,7 @@ def test_a_reward_machine_pickles_and_runs_alike() -> None:
     assert [s.reward for s in twin.run(trace)] == [s.reward for s in rm.run(trace)] == [0, 0, 0, 1]
 
 
-@pytest.mark.parametrize("obs_mode", ["dict", "flat", "onehot", "none"])
+@pytest.mark.parametrize("obs_mode", ["dict", "flat", "onehot", "joint", "none"])
 def test_a_wrapper_mid_episode_pickles_and_continues_alike(obs_mode: str) -> None:
     rms = [office_task(t) for t in TASK_ORDER]
     env = RewardMachineWrapper(OfficeWorld(), rms, office_labels, obs_mode=obs_mode, shaping_gamma=0.9)  # type: ignore[arg-type]

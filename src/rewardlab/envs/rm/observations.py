@@ -3,12 +3,17 @@
     "dict"    {"obs": env obs, "rm": g}                 Dict(env space, Discrete(n))
     "flat"    [flatten(env obs), one-hot(g)]            float32 Box, the env's bounds + [0, 1]
     "onehot"  [one-hot of every env value, one-hot(g)]  float32 Box in [0, 1], discrete envs only
+    "joint"   [one-hot of the whole env obs, one-hot(g)] float32 Box in [0, 1], small discrete envs
     "none"    env obs                                   the env's space
 
 `g` is the global index of the machine state (every state of every task, laid end to end; see
-`CompiledMachines`). "onehot" is the tabular encoding for MLP policies: on a grid it is the
-one-hot code of x, of y and of the RM state, the observation under which Stable-Baselines3's DQN
-and PPO learn the office world (a raw coordinate is a poor input for a small MLP).
+`CompiledMachines`). "onehot" codes each component on its own: on a grid, the one-hot code of x,
+of y and of the RM state (24 units on the office world), under which Stable-Baselines3's DQN
+learns the office world (a raw coordinate is a poor input for a small MLP). "joint" codes the
+env observation as one value: one unit per cell (108 on the office world) plus the RM state, so
+a linear layer over it is a table of the cells. A policy over factored codes must build every
+cell it acts on from conjunctions of x and y units; SB3's PPO learns office-world `coffee` within
+a small budget only from the joint code (`bench/RESULTS.md`, "SB3 PPO on office-world coffee").
 
 Every `encode` returns a new object: Gymnasium's `check_env` asks that observations returned
 by `reset` and `step` never share memory, since callers keep them. Codecs are picklable.
@@ -24,11 +29,14 @@ from gymnasium import spaces
 
 from rewardlab.errors import InputError, SpecError
 
-__all__ = ["OBS_MODES", "ObsCodec", "make_codec"]
+__all__ = ["JOINT_LIMIT", "OBS_MODES", "ObsCodec", "make_codec"]
 
-OBS_MODES = ("dict", "flat", "onehot", "none")
+OBS_MODES = ("dict", "flat", "onehot", "joint", "none")
 #: most one-hot templates memoised (env values x machine states): a few MB at most
 _MEMO_LIMIT = 1 << 16
+#: most env observation values "joint" codes (one float32 unit each; a replay buffer stores
+#: every observation at this width)
+JOINT_LIMIT = 1 << 14
 
 
 class ObsCodec:
@@ -123,7 +131,7 @@ class _FlatCodec(ObsCodec):
         return out  # type: ignore[no-any-return]
 
 
-def _discrete_layout(base: gym.Space) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+def _discrete_layout(base: gym.Space, mode: str = "onehot") -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
     """`(low, size)` per discrete component of `base`, or SpecError when it is not discrete."""
     if isinstance(base, spaces.Discrete):
         return np.array([int(base.start)]), np.array([int(base.n)])
@@ -136,7 +144,7 @@ def _discrete_layout(base: gym.Space) -> tuple[np.ndarray, np.ndarray]:  # type:
         low = np.asarray(base.low, dtype=np.int64).ravel()
         return low, np.asarray(base.high, dtype=np.int64).ravel() - low + 1
     raise SpecError(
-        f"obs_mode='onehot' needs a discrete observation space (Discrete, MultiDiscrete, MultiBinary or a bounded "
+        f"obs_mode={mode!r} needs a discrete observation space (Discrete, MultiDiscrete, MultiBinary or a bounded "
         f"integer Box), got {base}; use obs_mode='flat' for continuous observations"
     )
 
@@ -166,14 +174,51 @@ class _OneHotCodec(ObsCodec):
         return out
 
 
-_CODECS: dict[str, type[ObsCodec]] = {"dict": _DictCodec, "flat": _FlatCodec, "onehot": _OneHotCodec, "none": _NoneCodec}
+class _JointCodec(ObsCodec):
+    """One-hot code of the env obs's index in its discrete space (C order), then of the machine state."""
+
+    def __init__(self, base: gym.Space, n: int):  # type: ignore[type-arg]
+        super().__init__(base, n)
+        self.low, self.size = _discrete_layout(base, mode="joint")
+        values = float(self.size.astype(np.float64).prod())
+        if values > JOINT_LIMIT:
+            raise SpecError(
+                f"obs_mode='joint' needs one unit per observation value; {base} has {values:.0f} values "
+                f"(limit {JOINT_LIMIT}); use obs_mode='onehot' (one unit per value of each component)"
+            )
+        self.k = int(values)
+        #: number of distinct (env value, machine state) pairs: `state_index` is below it
+        self.n_states = self.k * n
+        self.space = spaces.Box(0.0, 1.0, shape=(self.k + n,), dtype=np.float32)
+        self._enable_memo(values)
+
+    def state_index(self, encoded: np.ndarray) -> np.ndarray:
+        """`(B, k + n)` joint codes -> `(B,)` int index `value * n + g` of each (env value, machine
+        state), in `[0, n_states)`: what a tabular `CountBonus` counts over a VecEnv's observations."""
+        codes = np.asarray(encoded).reshape(-1, self.k + self.n)
+        return codes[:, : self.k].argmax(1) * self.n + codes[:, self.k :].argmax(1)  # type: ignore[no-any-return]
+
+    def _compute(self, obs: Any, g: int) -> np.ndarray:
+        values = np.asarray(obs).reshape(-1).astype(np.int64) - self.low
+        if values.shape != self.low.shape or (values < 0).any() or (values >= self.size).any():
+            raise InputError(f"observation {np.asarray(obs).tolist()} is outside the observation space {self.base}")
+        out = np.zeros(self.k + self.n, dtype=np.float32)
+        out[int(np.ravel_multi_index(tuple(values), tuple(self.size)))] = 1.0
+        out[self.k + g] = 1.0
+        return out
+
+
+_CODECS: dict[str, type[ObsCodec]] = {
+    "dict": _DictCodec, "flat": _FlatCodec, "onehot": _OneHotCodec, "joint": _JointCodec, "none": _NoneCodec,
+}
 
 
 def make_codec(obs_mode: str, base: gym.Space, n: int) -> ObsCodec:  # type: ignore[type-arg]
     """The codec of `obs_mode` for env space `base` and `n` machine states.
 
     Raises:
-        SpecError: an unknown mode, or "onehot" over a continuous space.
+        SpecError: an unknown mode, "onehot" or "joint" over a continuous space, or "joint" over
+            more than `JOINT_LIMIT` observation values.
     """
     if obs_mode not in _CODECS:
         raise SpecError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")

@@ -8,8 +8,8 @@
 The labelling function `label(obs, action, next_obs, info) -> frozenset[str]` says which events
 happened. `terminated` is set when the machine accepts or rejects (or the env terminates);
 time limits stay `truncated`. Observations carry the machine state as `obs_mode` says (see
-`rewardlab.envs.rm.observations`): a `Dict`, a flat Box with a one-hot RM code, a full one-hot
-Box (tabular envs, for MLP policies), or the env obs alone.
+`rewardlab.envs.rm.observations`): a `Dict`, a flat Box with a one-hot RM code, a one-hot Box
+of every component or of the whole env obs (tabular envs, for MLP policies), or the env obs alone.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ class RewardMachineWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCons
         label: the labelling function.
         obs_mode: `"dict"` (default), `"flat"` (flattened env obs + one-hot RM state, float32
             Box with the env's bounds), `"onehot"` (one-hot of every env value and of the RM
-            state, float32 Box in [0, 1]; discrete observation spaces only) or `"none"`.
+            state, float32 Box in [0, 1]; discrete observation spaces only), `"joint"` (one
+            unit per value of the whole env obs, e.g. per grid cell, and the one-hot RM state;
+            small discrete spaces, the code on which SB3's PPO learns the office world) or `"none"`.
         reward_mode: `"rm"` (the agent gets the machine's reward; the env's is in info) or
             `"sum"` (env reward + RM reward).
         task_schedule: `"cycle"` (T1, T2, ... one per episode, as in the paper; `reset(seed=...)`
@@ -67,7 +69,7 @@ class RewardMachineWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCons
         machines: RewardMachine | Sequence[RewardMachine],
         label: LabelFn,
         *,
-        obs_mode: Literal["dict", "flat", "onehot", "none"] = "dict",
+        obs_mode: Literal["dict", "flat", "onehot", "joint", "none"] = "dict",
         reward_mode: Literal["rm", "sum"] = "rm",
         task_schedule: Literal["cycle", "random"] = "cycle",
         shaping_gamma: float | None = None,
