@@ -26,6 +26,7 @@ Without `--isolate` (no bubblewrap) B only starts a new session and kills its pr
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import ctypes
@@ -137,13 +138,18 @@ def drop_capabilities(libc: Any) -> None:
 
 def apply_limits(limits: dict[str, Any]) -> None:
     """rlimits: CPU seconds (soft -> SIGXCPU, hard -> SIGKILL), memory, processes, files.
-    POSIX message queues get 0 bytes: their kernel memory is outside RLIMIT_AS, and no test
-    program needs them (SysV shared memory and queues are refused by the seccomp filter)."""
+    Memory is RLIMIT_DATA (private writable mappings: heap, anonymous mmap, thread stacks;
+    since Linux 4.7) under a ceiling RLIMIT_AS, which also bounds shared anonymous mappings
+    that RLIMIT_DATA does not count. POSIX message queues get 0 bytes: their kernel memory is
+    outside both, and no test program needs them (SysV shared memory and queues are refused
+    by the seccomp filter)."""
     cpu = max(1, math.ceil(limits["cpu_seconds"]))
     procs = limits["processes"] + 2  # counted per user and user namespace, where A and B run too
+    address_space = limits.get("address_space_bytes") or limits["memory_bytes"]
     pairs = [
         (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"]),
+        (resource.RLIMIT_DATA, limits["memory_bytes"], limits["memory_bytes"]),
+        (resource.RLIMIT_AS, address_space, address_space),
         (resource.RLIMIT_NPROC, procs, procs),
         (resource.RLIMIT_NOFILE, limits["open_files"], limits["open_files"]),
         (resource.RLIMIT_FSIZE, limits["file_size_bytes"], limits["file_size_bytes"]),
@@ -180,9 +186,14 @@ def _exit_code(exc: SystemExit) -> int:
 def run_program(job: dict[str, Any]) -> None:
     """Run mode: the source as `__main__` (or exec argv); never returns."""
     if job.get("argv"):
+        here = "/tmp" if job["isolate"] else os.getcwd()
         for name, text in (job.get("files") or {}).items():
-            with open(os.path.join("/tmp" if job["isolate"] else os.getcwd(), name), "w") as f:
+            with open(os.path.join(here, name), "w") as f:
                 f.write(text)
+        for name, data in (job.get("binary_files") or {}).items():  # compiled programs: executable
+            with open(os.path.join(here, name), "wb") as f:
+                f.write(base64.b64decode(data))
+            os.chmod(os.path.join(here, name), 0o755)
         argv = job["argv"]
         try:
             os.execvpe(argv[0], argv, job["env"])

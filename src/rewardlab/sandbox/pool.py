@@ -8,6 +8,7 @@ replaced; its job is reported, the pool keeps working.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import json
@@ -22,7 +23,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, ClassVar
@@ -392,12 +393,16 @@ class SandboxPool:
         stdin: str = "",
         limits: Limits | None = None,
         argv: list[str] | None = None,
-        files: dict[str, str] | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run a Python program (`source`, as `__main__`) or a command (`argv`, after writing
-        `files` into the job's /tmp) with `stdin`; return how it ended and what it printed."""
+        `files` into the job's /tmp: text as is, bytes as executables) with `stdin` and `env`
+        added to the clean environment; return how it ended and what it printed."""
         limits = limits or self.config.limits
-        order = {"source": source, "stdin": stdin, "argv": argv, "files": files or {}, "env": clean_env()}
+        text, binary = _job_files(files or {})
+        order = {"source": source, "stdin": stdin, "argv": argv, "files": text, "binary_files": binary,
+                 "env": {**clean_env(), **(env or {})}}  # fmt: skip
         worker = self._acquire()
         healthy = False
         try:
@@ -435,3 +440,17 @@ class SandboxPool:
             with contextlib.suppress(SandboxError, SessionEnded):
                 session.close()
             self._release(worker, healthy=session.healthy)
+
+
+def _job_files(files: Mapping[str, str | bytes]) -> tuple[dict[str, str], dict[str, str]]:
+    """Split a job's files into text and (base64) binary ones; names must be plain file names."""
+    text: dict[str, str] = {}
+    binary: dict[str, str] = {}
+    for name, content in files.items():
+        if not name or "/" in name or name in (".", ".."):
+            raise ConfigError(f"job file name {name!r} must be a plain file name (no '/'): files go into the job's /tmp")
+        if isinstance(content, bytes):
+            binary[name] = base64.b64encode(content).decode("ascii")
+        else:
+            text[name] = content
+    return text, binary
