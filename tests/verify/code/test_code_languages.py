@@ -8,10 +8,10 @@ exits with an error.
 from __future__ import annotations
 
 import pytest
+from code_toolchains import require_toolchain
 
 from rewardlab.core import Sample, Status
 from rewardlab.verify.code import CodeTests
-from code_toolchains import require_toolchain
 
 MODES = {"cases": [{"input": f"{mode} 2 3\n", "output": "5\n"} for mode in range(5)]}
 EXPECTED = ["pass", "wrong_answer", "cpu_timeout", "memory", "runtime_error"]
