@@ -24,7 +24,7 @@ import tarfile
 import tempfile
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rewardlab.sandbox import Outcome, SandboxPool
@@ -79,7 +79,7 @@ class BuildCache:
             build = self._builds.get(key)
             if build is not None:
                 self._builds.move_to_end(key)
-                return build
+                return replace(build, cached=True)
         build = self._load(key)
         if build is not None:
             self._remember(key, build)
