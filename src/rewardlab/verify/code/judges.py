@@ -33,7 +33,8 @@ class Judgement:
 
 
 class Judge(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def judge(self, expected: str, actual: str) -> Judgement: ...
 
