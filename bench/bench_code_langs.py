@@ -73,7 +73,7 @@ def plain_argv(lang: Language, source: str, workdir: str) -> list[str]:
     out = os.path.join(workdir, "out")
     if lang.compile is None:
         return [sys.executable, os.path.join(workdir, lang.source_name(source))]
-    return [part.replace("/tmp", out) for part in lang.run_argv(source, 256)]
+    return [os.path.join(out, part) if part in ("./main", "main.js") else (out if part == "." else part) for part in lang.run_argv(source, 256)]
 
 
 def plain_run(lang: Language, source: str, cases: list[dict[str, str]], workers: int, workdir: str) -> tuple[float, int]:

@@ -175,7 +175,7 @@ def _pool_survives(pool: SandboxPool) -> Iterator[None]:
 
 
 def attack(pool: SandboxPool, build: Build, *args: str, limits: object = ATTACK_LIMITS) -> ExecResult:
-    return pool.run(argv=["/tmp/main", *args], files=build.artifacts, limits=limits)  # type: ignore[arg-type]
+    return pool.run(argv=["./main", *args], files=build.artifacts, limits=limits)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

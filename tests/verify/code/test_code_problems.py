@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from code_toolchains import require_toolchain
 
@@ -134,3 +136,15 @@ def test_missing_toolchain_is_a_config_error_naming_the_package(monkeypatch: pyt
     monkeypatch.setattr(languages, "toolchain_path", lambda program: None)
     with pytest.raises(ValueError, match="install golang-go"):
         CodeTests(language="go")
+
+
+def test_rlimits_fallback_builds_and_runs_in_the_jobs_own_directory() -> None:
+    """Without bubblewrap there is no private /tmp: commands are relative to the job's own
+    working directory, so nothing is written to the host's /tmp."""
+    require_toolchain("c")
+    before = set(os.listdir("/tmp"))
+    reward = CodeTests(workers=1, language="c", isolation="rlimits", cpu_seconds=1.0, wall_seconds=6.0)
+    pass_ = reward.score(Sample(response='```c\n#include <stdio.h>\nint main(void) { puts("8"); return 0; }\n```',
+                               reference={"cases": [{"input": "", "output": "8"}]}))  # fmt: skip
+    assert pass_.score == 1.0 and pass_.info["isolation"] == "rlimits-only"
+    assert not {"out", "main", "main.c"} & (set(os.listdir("/tmp")) - before)

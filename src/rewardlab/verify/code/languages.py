@@ -45,15 +45,16 @@ _JVM_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 
 @dataclass(frozen=True)
 class Language:
-    """How one language is compiled and run. Commands run in the job's /tmp.
+    """How one language is compiled and run. Commands run in the job's working directory
+    (its private /tmp; relative paths, so the rlimits-only fallback keeps them in its own).
 
     Attributes:
         name: the `language=` value.
         tags: info strings of markdown fences that hold this language.
         source_file: the file the program is written to (Java: its public class decides).
-        compile: shell command that builds the artifacts into /tmp/out, or None (interpreted
+        compile: shell command that builds the artifacts into out/, or None (interpreted
             Python: run from source). `{src}` is the source file, `{mem}` the budget in MiB.
-        run: argv of a test run; artifacts sit in /tmp. `{mem}`: the budget in MiB, `{main}`:
+        run: argv of a test run, in the directory that holds the artifacts. `{mem}`: the budget in MiB, `{main}`:
             the Java main class.
         toolchain: the program that must exist on the host for this language.
         package: what installs it (named in errors).
@@ -102,7 +103,7 @@ class Language:
         messages), then the artifacts leave as base64 of a tar archive on stdout."""
         assert self.compile is not None
         build = self.compile.format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
-        return f"mkdir -p /tmp/out && exec 3>&1 1>&2 && {build} && cd /tmp/out && tar -cf - . | base64 -w0 >&3"
+        return f"mkdir -p out && exec 3>&1 1>&2 && {build} && cd out && tar -cf - . | base64 -w0 >&3"
 
     def available(self) -> bool:
         return toolchain_path(self.toolchain) is not None
@@ -144,29 +145,28 @@ LANGUAGES: dict[str, Language] = {
     for lang in (
         Language("python", frozenset({"python", "py", "python3", "py3", ""}), "main.py", None, ("python3", "main.py"),
                  "/usr/bin/python3", "python3", 5.0, oom_markers=("MemoryError",)),
-        Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std=gnu17 -o out/main {src} -lm", ("/tmp/main",),
+        Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std=gnu17 -o out/main {src} -lm", ("./main",),
                  "gcc", "gcc", 1.0, oom_markers=_NATIVE_OOM),
         Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std=gnu++17 -o out/main {src}",
-                 ("/tmp/main",), "g++", "g++", 1.0, oom_markers=_NATIVE_OOM),
+                 ("./main",), "g++", "g++", 1.0, oom_markers=_NATIVE_OOM),
         Language("java", frozenset({"java", ""}), "Main.java",
                  "javac -J-Xmx512m " + " ".join(f"-J{f}" for f in _JVM_FLAGS) + " -encoding UTF-8 -d out {src}",
-                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", "/tmp", "{main}"), "javac", "openjdk-17-jdk-headless",
+                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", ".", "{main}"), "javac", "openjdk-17-jdk-headless",
                  2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",)),
         Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
-                 "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "--stack-size=65500", "/tmp/main.js"),
+                 "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "--stack-size=65500", "main.js"),
                  "node", "nodejs", 5.0, runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
         Language("typescript", frozenset({"typescript", "ts", ""}), "main.ts",
                  f"{_TSC} --types node --typeRoots {TYPESCRIPT_HOME}/@types --target es2020 --lib es2020 "
                  "--module commonjs --noEmitOnError --skipLibCheck --outDir out {src}",
-                 ("node", "--max-old-space-size={mem}", "--stack-size=65500", "/tmp/main.js"),
+                 ("node", "--max-old-space-size={mem}", "--stack-size=65500", "main.js"),
                  f"{TYPESCRIPT_HOME}/typescript/bin/tsc", "npm typescript and @types/node (make system-deps)", 5.0,
                  runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
-        Language("go", frozenset({"go", "golang", ""}), "main.go", "go build -ldflags='-s -w' -o out/main {src}",
-                 ("/tmp/main",), "go", "golang-go", 2.0, runtime_mb=64, reserve_mb=1024,
-                 env={"GOCACHE": "/tmp/.cache/go", "GOPATH": "/tmp/.go", "GO111MODULE": "off", "CGO_ENABLED": "0",
-                      "GOMEMLIMIT": "{mem}MiB"}, oom_markers=("runtime: out of memory",)),
+        Language("go", frozenset({"go", "golang", ""}), "main.go", 'GOCACHE="$PWD/.cache/go" GOPATH="$PWD/.go" go build -ldflags="-s -w" -o out/main {src}',
+                 ("./main",), "go", "golang-go", 2.0, runtime_mb=64, reserve_mb=1024,
+                 env={"GO111MODULE": "off", "CGO_ENABLED": "0", "GOMEMLIMIT": "{mem}MiB"}, oom_markers=("runtime: out of memory",)),
         Language("rust", frozenset({"rust", "rs", ""}), "main.rs",
-                 "rustc --edition 2021 -O -C strip=symbols -C debuginfo=0 -o out/main {src}", ("/tmp/main",),
+                 "rustc --edition 2021 -O -C strip=symbols -C debuginfo=0 -o out/main {src}", ("./main",),
                  "rustc", "rustc", 2.5, oom_markers=_NATIVE_OOM),
     )
 }  # fmt: skip

@@ -65,7 +65,7 @@ def run_program(pool: SandboxPool, program: Program, stdin: str) -> ExecResult:
 def run_checker(pool: SandboxPool, checker: Checker, case: dict[str, str], output: str) -> Judgement:
     """testlib's convention: `checker <input> <contestant output> <jury answer>`."""
     files: dict[str, str | bytes] = {**checker.build.artifacts, "input.txt": case["input"], "output.txt": output, "answer.txt": case["output"]}
-    argv = [*checker.lang.run_argv(checker.source, 256), "/tmp/input.txt", "/tmp/output.txt", "/tmp/answer.txt"]
+    argv = [*checker.lang.run_argv(checker.source, 256), "input.txt", "output.txt", "answer.txt"]
     run = pool.run(argv=argv, files=files, limits=checker.limits, env=run_env(checker.lang, 256))
     if run.outcome not in (Outcome.OK, Outcome.RUNTIME_ERROR):
         raise ScoringError("crash", f"the problem's checker failed: {run.reason()}; fix the checker")
