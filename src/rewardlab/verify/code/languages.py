@@ -154,12 +154,12 @@ LANGUAGES: dict[str, Language] = {
                  ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", ".", "{main}"), "javac", "openjdk-17-jdk-headless",
                  2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",)),
         Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
-                 "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "--stack-size=65500", "main.js"),
+                 "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "main.js"),
                  "node", "nodejs", 5.0, runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
         Language("typescript", frozenset({"typescript", "ts", ""}), "main.ts",
                  f"{_TSC} --types node --typeRoots {TYPESCRIPT_HOME}/@types --target es2020 --lib es2020 "
                  "--module commonjs --noEmitOnError --skipLibCheck --outDir out {src}",
-                 ("node", "--max-old-space-size={mem}", "--stack-size=65500", "main.js"),
+                 ("node", "--max-old-space-size={mem}", "main.js"),
                  f"{TYPESCRIPT_HOME}/typescript/bin/tsc", "npm typescript and @types/node (make system-deps)", 5.0,
                  runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
         Language("go", frozenset({"go", "golang", ""}), "main.go", 'GOCACHE="$PWD/.cache/go" GOPATH="$PWD/.go" go build -ldflags="-s -w" -o out/main {src}',
@@ -170,8 +170,9 @@ LANGUAGES: dict[str, Language] = {
                  "rustc", "rustc", 2.5, oom_markers=_NATIVE_OOM),
     )
 }  # fmt: skip
-# Stack: RLIMIT_STACK stays the host's (8 MiB as a rule); node's --stack-size
-# raises its own, as judges do for recursive solutions.
+# Stack: RLIMIT_STACK stays the host's (8 MiB as a rule). Neither node's --stack-size (V8 would
+# assume more stack than the process has: a segfault instead of a RangeError) nor a large Java
+# -Xss (every Java thread of the JVM gets it, all counted by RLIMIT_DATA) is raised.
 
 
 def language(name: str) -> Language:
