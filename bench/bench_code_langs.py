@@ -64,7 +64,8 @@ def plain_compile(lang: Language, source: str, workdir: str) -> float:
     start = time.perf_counter()
     if lang.compile:
         build = lang.compile.format(src=lang.source_name(source), mem=256)
-        env = {**os.environ, **run_env(lang, 256), "GOCACHE": os.path.join(workdir, "gocache"), "HOME": workdir}
+        # the toolchains the sandbox uses (/usr), not e.g. a rustup rustc earlier on this PATH
+        env = {**os.environ, **run_env(lang, 256), "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir}
         subprocess.run(["/bin/sh", "-c", build], cwd=workdir, env=env, check=True, capture_output=True)
     return time.perf_counter() - start
 

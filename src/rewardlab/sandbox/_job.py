@@ -190,10 +190,9 @@ def run_program(job: dict[str, Any]) -> None:
         for name, text in (job.get("files") or {}).items():
             with open(os.path.join(here, name), "w") as f:
                 f.write(text)
-        for name, data in (job.get("binary_files") or {}).items():  # compiled programs: executable
-            with open(os.path.join(here, name), "wb") as f:
-                f.write(base64.b64decode(data))
-            os.chmod(os.path.join(here, name), 0o755)
+        if job.get("files_error"):  # the guard could not write the binary files (see _hand_over)
+            print(f"cannot write the job's files: {job['files_error']}", file=sys.stderr)
+            _flush_and_exit(127)
         argv = job["argv"]
         try:
             os.execvpe(argv[0], argv, job["env"])
@@ -402,7 +401,18 @@ class Guard:
             self.to_c = -1
 
 
-def _hand_over(fds: dict[str, int], child: int, isolate: bool) -> None:
+def write_binary_files(files: dict[str, str], where: str) -> None:
+    """B: the job's binary files (compiled programs, base64 from the host) into its directory,
+    executable. Written here rather than by C, so megabytes of a build do not cross another
+    pipe and JSON round trip per test; the tmpfs caps their size all the same."""
+    for name, data in files.items():
+        path = os.path.join(where, name)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        os.chmod(path, 0o755)
+
+
+def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> None:
     """B: wait for the server's go, read the job from the host, give it to C; in a session,
     guard the calls until C ends."""
     go = FrameReader(fds["job_r"]).read_blocking()
@@ -410,6 +420,10 @@ def _hand_over(fds: dict[str, int], child: int, isolate: bool) -> None:
         os._exit(0)
     host = FrameReader(fds["cin"])
     job = host.read_blocking() or {}
+    try:
+        write_binary_files(job.pop("binary_files", None) or {}, "/tmp" if isolate else workdir)
+    except (OSError, ValueError) as exc:
+        job["files_error"] = str(exc)[:300]
     job.update(op=go["op"], limits=go["limits"], isolate=isolate)
     write_raw(fds["to_c_w"], _dumps(job))
     if job["op"] == "session":
@@ -452,7 +466,7 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
     # sent to a pid namespace's init from inside without a handler, so C cannot stop its guard.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     with contextlib.suppress(Exception):  # a guard that fails ends the job; C's status says how
-        _hand_over(fds, child, isolate)
+        _hand_over(fds, child, isolate, workdir)
     _, status, usage = os.wait4(child, 0)
     report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
     if isolate:  # kill and reap everything left (daemons) before reporting: nothing outlives C
