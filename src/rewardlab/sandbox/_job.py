@@ -26,7 +26,6 @@ Without `--isolate` (no bubblewrap) B only starts a new session and kills its pr
 
 from __future__ import annotations
 
-import base64
 import builtins
 import contextlib
 import ctypes
@@ -401,15 +400,26 @@ class Guard:
             self.to_c = -1
 
 
-def write_binary_files(files: dict[str, str], where: str) -> None:
-    """B: the job's binary files (compiled programs, base64 from the host) into its directory,
-    executable. Written here rather than by C, so megabytes of a build do not cross another
-    pipe and JSON round trip per test; the tmpfs caps their size all the same."""
-    for name, data in files.items():
-        path = os.path.join(where, name)
-        with open(path, "wb") as f:
-            f.write(base64.b64decode(data))
-        os.chmod(path, 0o755)
+def write_binary_files(host: FrameReader, names: list[str], where: str) -> None:
+    """B: the job's binary files (compiled programs), one raw frame each after the order, into
+    its directory, executable. Raw frames and written here rather than by C, so megabytes of a
+    build cross one pipe once, without base64 or JSON; the tmpfs caps their size all the same."""
+    failure: OSError | None = None
+    for name in names:
+        data = host.read_raw_blocking()
+        if data is None:
+            raise OSError(f"the host closed the channel before {name!r}")
+        if failure is not None:
+            continue  # keep reading: the next frame on the channel must not be a file
+        try:
+            path = os.path.join(where, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            os.chmod(path, 0o755)
+        except OSError as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
 
 
 def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> None:
@@ -418,11 +428,14 @@ def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> 
     go = FrameReader(fds["job_r"]).read_blocking()
     if go is None:  # the server dropped this spare
         os._exit(0)
-    host = FrameReader(fds["cin"])
+    # The order may carry a build (megabytes): read it as the host writes it, a pipe-full at a
+    # time (the call pipe holds 1 MiB), not in 64 KiB steps that each wait for the host.
+    host = FrameReader(fds["cin"], read_size=1 << 20)
     job = host.read_blocking() or {}
+    host.read_size = 1 << 16
     try:
-        write_binary_files(job.pop("binary_files", None) or {}, "/tmp" if isolate else workdir)
-    except (OSError, ValueError) as exc:
+        write_binary_files(host, list(job.pop("binary_files", None) or []), "/tmp" if isolate else workdir)
+    except OSError as exc:
         job["files_error"] = str(exc)[:300]
     job.update(op=go["op"], limits=go["limits"], isolate=isolate)
     write_raw(fds["to_c_w"], _dumps(job))

@@ -72,9 +72,10 @@ def decode_payload(payload: bytes) -> dict[str, Any]:
 class FrameReader:
     """Incremental frame decoder over a file descriptor."""
 
-    def __init__(self, fd: int, *, max_frame: int = MAX_FRAME):
+    def __init__(self, fd: int, *, max_frame: int = MAX_FRAME, read_size: int = 1 << 16):
         self.fd = fd
         self.max_frame = max_frame
+        self.read_size = read_size  # bytes per read(): larger for channels that carry builds
         self._buf = bytearray()
         self.eof = False
 
@@ -91,10 +92,10 @@ class FrameReader:
     def feed(self) -> None:
         """One read() into the buffer (call after select says readable)."""
         try:
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = os.read(self.fd, self.read_size)
         except BlockingIOError:
             select.select([self.fd], [], [])
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = os.read(self.fd, self.read_size)
         self.eof = not chunk
         self._buf += chunk
 

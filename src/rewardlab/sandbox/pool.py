@@ -8,7 +8,6 @@ replaced; its job is reported, the pool keeps working.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import functools
@@ -163,13 +162,18 @@ class _Worker:
             self.kill()
             raise SandboxError(f"sandbox worker sent {self.hello.get('op')!r} instead of hello")
 
-    def start_job(self, op: str, limits: Limits, order: dict[str, Any], deadline: float) -> str:
+    def start_job(self, op: str, limits: Limits, order: dict[str, Any], deadline: float,
+                  blobs: Sequence[bytes] = ()) -> str:  # fmt: skip
         """Have the server start a job, and hand the job its order (source, stdin, calls to
-        prefetch) directly: the server never sees it. Returns the job's nonce."""
+        prefetch) directly: the server never sees it. `blobs` follow the order as raw frames
+        (the contents of its `binary_files`, in order). Returns the job's nonce."""
         nonce = secrets.token_hex(_wire.NONCE_BYTES // 2)
         self.calls.max_frame = limits.frame_bytes + _wire.NONCE_BYTES + _wire.SEQ.size
         self.send({"op": op, "limits": limits.to_wire()})
-        self.send_call({**order, "nonce": nonce}, deadline)
+        if self.send_call({**order, "nonce": nonce}, deadline):
+            for blob in blobs:
+                if not self._send_payload(blob, deadline):
+                    break
         return nonce
 
     def send(self, frame: dict[str, Any]) -> None:
@@ -214,23 +218,28 @@ class _Worker:
                 raise SandboxError(f"sandbox worker broke the protocol: {exc}") from exc
         return payload[1:].decode("utf-8", "replace")
 
-    def send_call(self, frame: dict[str, Any] | None, deadline: float) -> None:
+    def send_call(self, frame: dict[str, Any] | None, deadline: float) -> bool:
         """Write a frame (None: the empty frame that ends a session) to the job; stops early
-        if the server reports the job's end."""
+        (False) if the server reports the job's end."""
         payload = b"" if frame is None else json.dumps(frame, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
-        view = memoryview(len(payload).to_bytes(4, "big") + payload)
-        while view:
-            try:
-                view = view[os.write(self.call_in_w, view) :]
-                continue
-            except BlockingIOError:
-                pass
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SandboxError("the sandboxed job stopped reading its calls")
-            readable, _, _ = select.select([self.reader.fd], [self.call_in_w], [], remaining)
-            if readable:
-                return  # the server has news (the job ended): the caller reads it next
+        return self._send_payload(payload, deadline)
+
+    def _send_payload(self, payload: bytes, deadline: float) -> bool:
+        for part in (len(payload).to_bytes(4, "big"), payload):
+            view = memoryview(part)
+            while view:
+                try:
+                    view = view[os.write(self.call_in_w, view) :]
+                    continue
+                except BlockingIOError:
+                    pass
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise SandboxError("the sandboxed job stopped reading its calls")
+                readable, _, _ = select.select([self.reader.fd], [self.call_in_w], [], remaining)
+                if readable:
+                    return False  # the server has news (the job ended): the caller reads it next
+        return True
 
     def read_any(self, deadline: float) -> tuple[str, Any]:
         """The next frame from the job ("call", raw payload) or the server ("main", frame).
@@ -408,13 +417,13 @@ class SandboxPool:
         added to the clean environment; return how it ended and what it printed."""
         limits = limits or self.config.limits
         text, binary = _job_files(files or {}, limits)
-        order = {"source": source, "stdin": stdin, "argv": argv, "files": text, "binary_files": binary,
+        order = {"source": source, "stdin": stdin, "argv": argv, "files": text, "binary_files": list(binary),
                  "env": {**clean_env(), **(env or {})}}  # fmt: skip
         worker = self._acquire()
         healthy = False
         try:
             deadline = time.monotonic() + limits.wall_seconds + _GRACE
-            worker.start_job("run", limits, order, deadline)
+            worker.start_job("run", limits, order, deadline, blobs=list(binary.values()))
             report = worker.read(deadline)
             worker.drain_calls()
             result = classify(report, limits, self.isolation)
@@ -449,11 +458,11 @@ class SandboxPool:
             self._release(worker, healthy=session.healthy)
 
 
-def _job_files(files: Mapping[str, str | bytes], limits: Limits) -> tuple[dict[str, str], dict[str, str]]:
-    """Split a job's files into text and (base64) binary ones; names must be plain file names,
-    and the files must fit the job's /tmp (a larger order could not even cross the channel)."""
+def _job_files(files: Mapping[str, str | bytes], limits: Limits) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Split a job's files into text and binary ones (sent as raw frames after the order);
+    names must be plain file names, and the files must fit the job's /tmp."""
     text: dict[str, str] = {}
-    binary: dict[str, str] = {}
+    binary: dict[str, bytes] = {}
     size = sum(len(content) for content in files.values())
     if size > min(limits.tmp_bytes, _wire.MAX_FRAME // 2):
         raise ConfigError(f"the job's files hold {size} bytes, more than its /tmp (tmp_bytes={limits.tmp_bytes}) can take; raise tmp_bytes")
@@ -461,7 +470,7 @@ def _job_files(files: Mapping[str, str | bytes], limits: Limits) -> tuple[dict[s
         if not name or "/" in name or name in (".", ".."):
             raise ConfigError(f"job file name {name!r} must be a plain file name (no '/'): files go into the job's /tmp")
         if isinstance(content, bytes):
-            binary[name] = base64.b64encode(content).decode("ascii")
+            binary[name] = content
         else:
             text[name] = content
     return text, binary
