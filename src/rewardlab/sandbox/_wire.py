@@ -6,7 +6,8 @@ that runs inside the sandbox, where rewardlab is not importable.
 Frames: 4-byte big-endian length + payload. Between the host and the server the payload is a
 channel tag (b"S" a JSON object, b"O"/b"E" a job's raw stdout/stderr). On the call channel a
 job's guard sends nonce (16 bytes) + answer number (`SEQ`) + JSON object; the host sends plain
-JSON objects, and an empty frame to end the session. Values: tagged JSON of exact builtin types
+JSON objects (a run's order is followed by one raw frame per binary file it names in
+`binary_files`), and an empty frame to end the session. Values: tagged JSON of exact builtin types
 (`encode_value`), so what leaves the sandbox is rebuilt as plain builtins.
 """
 
