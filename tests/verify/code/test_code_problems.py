@@ -148,3 +148,25 @@ def test_rlimits_fallback_builds_and_runs_in_the_jobs_own_directory() -> None:
                                reference={"cases": [{"input": "", "output": "8"}]}))  # fmt: skip
     assert pass_.score == 1.0 and pass_.info["isolation"] == "rlimits-only"
     assert not {"out", "main", "main.c"} & (set(os.listdir("/tmp")) - before)
+
+
+HEADER_CHECKER = '#include "verdicts.h"\n#include <fstream>\nint main(int c, char **v) { std::ifstream o(v[2]); long x; o >> x; return x == 42 ? OK : WRONG; }\n'
+VERDICTS_H = "#define OK 0\n#define WRONG 1\n"
+
+
+def test_checker_headers_from_the_reference_or_from_a_host_file(tmp_path: object) -> None:
+    """A checker that includes a header (testlib.h in practice) gets it next to its source:
+    from the reference's checker `files`, or from `checker_headers` (a path on the host)."""
+    require_toolchain("cpp")
+    cases = [{"input": "", "output": "42"}]
+    in_reference = {"cases": cases, "checker": {"source": HEADER_CHECKER, "files": {"verdicts.h": VERDICTS_H}}}
+    reward = CodeTests(workers=1, cpu_seconds=1.0, wall_seconds=6.0)
+    assert reward.score(Sample(response="print(42)", reference=in_reference)).score == 1.0
+    assert reward.score(Sample(response="print(41)", reference=in_reference)).score == 0.0
+    header = os.path.join(str(tmp_path), "verdicts.h")
+    with open(header, "w") as f:
+        f.write(VERDICTS_H)
+    from_host = CodeTests(workers=1, cpu_seconds=1.0, wall_seconds=6.0, checker_headers={"verdicts.h": header})
+    assert from_host.score(Sample(response="print(42)", reference={"cases": cases, "checker": HEADER_CHECKER})).score == 1.0
+    with pytest.raises(ValueError, match="cannot read"):
+        CodeTests(checker_headers={"testlib.h": os.path.join(str(tmp_path), "absent.h")})

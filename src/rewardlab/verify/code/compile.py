@@ -24,6 +24,7 @@ import tarfile
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -56,10 +57,11 @@ class Build:
         return {"status": self.status, "message": self.message[-2000:], "cpu_seconds": self.cpu_seconds, "cached": self.cached}
 
 
-def build_key(lang: Language, source: str, memory_mb: int) -> str:
-    """The cache key of one build (module doc)."""
+def build_key(lang: Language, source: str, memory_mb: int, headers: Mapping[str, str] | None = None) -> str:
+    """The cache key of one build (module doc); `headers` (e.g. testlib.h) are part of it."""
     digest = hashlib.sha256()
-    for part in (lang.name, lang.toolchain_id(), lang.compile or "", str(memory_mb), source):
+    for part in (lang.name, lang.toolchain_id(), lang.compile or "", str(memory_mb), source,
+                 *(f"{name}\0{text}" for name, text in sorted((headers or {}).items()))):  # fmt: skip
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()
 
@@ -159,22 +161,25 @@ def unpack_tar(data: bytes) -> dict[str, bytes]:
     return files
 
 
-def compile_program(pool: SandboxPool, lang: Language, source: str, *, memory_mb: int, cache: BuildCache) -> Build:
-    """The build of `source`, from the cache or compiled now in the sandbox."""
-    key = build_key(lang, source, memory_mb)
+def compile_program(
+    pool: SandboxPool, lang: Language, source: str, *, memory_mb: int, cache: BuildCache, headers: Mapping[str, str] | None = None
+) -> Build:
+    """The build of `source`, from the cache or compiled now in the sandbox. `headers` are more
+    files next to the source while it compiles (a checker's testlib.h)."""
+    key = build_key(lang, source, memory_mb, headers)
     if (build := cache.get(key)) is not None:
         return build
     with cache.lock_for(key):
         if (build := cache.get(key)) is not None:
             return build
-        build = _compile_in_sandbox(pool, lang, source, memory_mb)
+        build = _compile_in_sandbox(pool, lang, source, memory_mb, dict(headers or {}))
         cache.put(key, build)
         return build
 
 
-def _compile_in_sandbox(pool: SandboxPool, lang: Language, source: str, memory_mb: int) -> Build:
+def _compile_in_sandbox(pool: SandboxPool, lang: Language, source: str, memory_mb: int, headers: dict[str, str]) -> Build:
     result = pool.run(
-        argv=["/bin/sh", "-c", lang.compile_script(source, memory_mb)], files={lang.source_name(source): source},
+        argv=["/bin/sh", "-c", lang.compile_script(source, memory_mb)], files={**headers, lang.source_name(source): source},
         env=run_env(lang, memory_mb), limits=compile_limits(),
     )  # fmt: skip
     message = result.stderr.strip()

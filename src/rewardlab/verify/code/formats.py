@@ -43,7 +43,7 @@ class Problem:
     cases: list[dict[str, str]]
     time_limit: float | None = None  # seconds, as the data set states it
     memory_mb: int | None = None
-    checker: dict[str, str] | None = None  # {"source", "language"}
+    checker: dict[str, Any] | None = None  # {"source", "language", "files"}
     source_format: str = "rewardlab"
     counts: dict[str, int] = field(default_factory=dict)  # cases per split
 
@@ -96,14 +96,17 @@ def _seconds(value: Any, where: str) -> float | None:
     return float(value) or None  # CodeContests uses 0 for "not stated"
 
 
-def _checker(value: Any) -> dict[str, str] | None:
+def _checker(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     if isinstance(value, str):
         value = {"source": value, "language": "cpp"}
     if not isinstance(value, Mapping) or not isinstance(value.get("source"), str):
-        raise _bad("'checker' must be the checker's source, or {'source', 'language'}")
-    return {"source": value["source"], "language": str(value.get("language", "cpp"))}
+        raise _bad("'checker' must be the checker's source, or {'source', 'language', 'files'?}")
+    files = value.get("files") or {}
+    if not isinstance(files, Mapping) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str) for k, v in files.items()):
+        raise _bad("checker 'files' must map plain file names to their text (e.g. {'testlib.h': ...})")
+    return {"source": value["source"], "language": str(value.get("language", "cpp")), "files": dict(files)}
 
 
 def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTESTS_SPLITS) -> Problem:

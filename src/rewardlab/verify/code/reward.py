@@ -131,6 +131,8 @@ class CodeTests(BaseReward):
         python: interpreter inside the sandbox (default /usr/bin/python3 when present).
         compile_cache: directory that keeps builds across processes and runs (keyed by a hash
             of language, toolchain and source); None keeps them in this process only.
+        checker_headers: header name -> host path, put next to every checker while it compiles
+            (`{"testlib.h": "/path/to/testlib.h"}`: rewardlab does not ship testlib).
     """
 
     name = "code.tests"
@@ -161,6 +163,7 @@ class CodeTests(BaseReward):
         check_name: str = "check",
         python: str | None = None,
         compile_cache: str | None = None,
+        checker_headers: Mapping[str, str] | None = None,
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
@@ -176,6 +179,7 @@ class CodeTests(BaseReward):
             file_size_bytes=min(16, tmp_mb) * _MIB,
         )  # fmt: skip
         self.lang = lang
+        self._headers = _read_headers(checker_headers or {})
         self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
         self.params = {
             "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
@@ -185,6 +189,7 @@ class CodeTests(BaseReward):
             "output_kb": output_kb, "processes": processes, "tmp_mb": tmp_mb,
             "workers": workers, "isolation": isolation, "strict_whitespace": strict_whitespace,
             "check_name": check_name, "python": python, "compile_cache": compile_cache,
+            "checker_headers": dict(checker_headers or {}),
         }  # fmt: skip
 
     # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
@@ -250,12 +255,14 @@ class CodeTests(BaseReward):
         build = compile_program(pool, self.lang, code, memory_mb=memory_mb, cache=self.builds) if self.lang.compile else None
         return Program(self.lang, code, build, limits, memory_mb)
 
-    def _checker(self, pool: SandboxPool, spec: Mapping[str, str]) -> Checker:
-        """The problem's checker, built (a checker that does not build is the problem's fault)."""
+    def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:
+        """The problem's checker, built (a checker that does not build is the problem's fault);
+        its `files` (and `checker_headers`, e.g. testlib.h) sit next to it while it compiles."""
         lang = checker_language(spec["language"])
         if lang.compile is None:
             raise ScoringError("invalid_input", f"checker language {lang.name!r} is not supported; write the checker in a compiled language")
-        build = compile_program(pool, lang, spec["source"], memory_mb=256, cache=self.builds)
+        headers = {**self._headers, **spec.get("files", {})}
+        build = compile_program(pool, lang, spec["source"], memory_mb=256, cache=self.builds, headers=headers)
         if not build.ok:
             raise ScoringError("invalid_input", f"the problem's checker does not build: {build.message[-600:]}")
         limits = lang.limits(cpu_seconds=max(5.0, float(self.params["cpu_seconds"])), wall_seconds=30.0, memory_mb=256, base=self.limits)
@@ -314,3 +321,17 @@ def _language(name: str) -> Language:
     if lang.compile is not None and not lang.available():
         raise ConfigError(f"language {name!r} needs {lang.toolchain} under /usr (where the sandbox sees it); install {lang.package} (make system-deps)")
     return lang
+
+
+def _read_headers(paths: Mapping[str, str]) -> dict[str, str]:
+    """The text of each checker header (ConfigError naming a file that cannot be read)."""
+    headers = {}
+    for name, path in paths.items():
+        if not name or "/" in name:
+            raise ConfigError(f"checker_headers keys are file names as the checker includes them, got {name!r}")
+        try:
+            with open(path, encoding="utf-8") as f:
+                headers[name] = f.read()
+        except OSError as exc:
+            raise ConfigError(f"checker_headers[{name!r}]: cannot read {path}: {exc.strerror}") from None
+    return headers
