@@ -239,7 +239,7 @@ class CodeTests(BaseReward):
         if program.build is not None:
             out["compile"] = program.build.to_info()
             if not program.build.ok:
-                return {**out, "tests": compile_failed(program.build, len(problem.cases))}
+                return {**out, "tests": compile_failed(len(problem.cases))}
         checker = self._checker(pool, problem.checker) if problem.checker else None
         tests = run_cases(pool, program, problem.cases, judge=self.judge, checker=checker, fail_fast=bool(self.params["fail_fast"]))
         return {**out, "tests": tests}

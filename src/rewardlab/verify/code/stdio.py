@@ -100,7 +100,7 @@ def run_cases(
     return tests
 
 
-def compile_failed(build: Build, cases: int) -> list[dict[str, Any]]:
+def compile_failed(cases: int) -> list[dict[str, Any]]:
     """Every test of a program that did not build counts as failed (fractions stay comparable)."""
     return [{"test": i, "verdict": "compile_error", "score": 0.0} for i in range(cases)]
 
