@@ -4,6 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TYPESCRIPT_HOME := /usr/local/lib/rewardlab-ts
 
 .PHONY: demo test lint typecheck bench clean system-deps
 
@@ -40,6 +41,26 @@ system-deps:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)"; fi; \
+	fi
+
+	@# toolchains of code.tests (docs/code.md "Languages"): each is looked for where the sandbox
+	@# sees it (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
+	@missing=""; \
+	for pair in gcc:gcc g++:g++ javac:openjdk-17-jdk-headless node:nodejs npm:npm go:golang-go rustc:rustc; do \
+	  prog=$${pair%%:*}; pkg=$${pair#*:}; \
+	  [ -x /usr/bin/$$prog ] || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "WARNING: missing toolchains for code.tests:$$missing (apt-get install$$missing)"; fi; \
+	fi
+	@# TypeScript from npm, pinned, with @types/node (Debian's node-typescript has no node types,
+	@# so programs using require/process would not type-check); under /usr/local: the sandbox sees it.
+	@if [ ! -f $(TYPESCRIPT_HOME)/node_modules/typescript/bin/tsc ] || [ ! -d $(TYPESCRIPT_HOME)/node_modules/@types/node ]; then \
+	  if [ -w /usr/local/lib ] && command -v npm >/dev/null 2>&1; then \
+	    npm install --prefix $(TYPESCRIPT_HOME) --no-audit --no-fund --silent typescript@5.6.3 @types/node@20.19.43; \
+	  else echo "WARNING: TypeScript for code.tests missing (npm install --prefix $(TYPESCRIPT_HOME) typescript@5.6.3 @types/node@20.19.43)"; fi; \
 	fi
 
 demo: $(STAMP)

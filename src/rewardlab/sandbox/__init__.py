@@ -16,8 +16,8 @@ Values cross the boundary as plain builtins (exact types, tagged JSON), so the t
 compares them itself: an object whose `__eq__` always says True never leaves.
 
 What is covered
-    * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files and the
-      interpreter's prefix are visible, read-only; the sandbox's own root and /dev are
+    * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files (and the JDK's
+      configuration, /etc/java-*-openjdk) and the interpreter's prefix are visible, read-only; the sandbox's own root and /dev are
       remounted read-only too. /home, /root, the project, /sys, /run and the rest of /etc are
       absent. Each job gets its own size-capped tmpfs /tmp (`tmp_bytes`) and /dev/shm, gone
       when the job ends; files are capped by RLIMIT_FSIZE.
@@ -36,7 +36,9 @@ What is covered
       shm/msg queues and the x32 ABI.
     * Environment: cleared; PATH, HOME=/tmp, LANG and PYTHONHASHSEED=0 only.
     * Resources: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later: the verdict limit, which
-      machine load does not change), RLIMIT_AS, RLIMIT_NPROC (per job: each job has its own
+      machine load does not change), RLIMIT_DATA (`memory_bytes`: what a program writes)
+      under RLIMIT_AS (`address_space_bytes`, by default the same; looser for runtimes that
+      reserve address space they never write, like the JVM), RLIMIT_NPROC (per job: each job has its own
       user namespace), RLIMIT_NOFILE, RLIMIT_FSIZE, no core files; stdout+stderr capped at
       `output_bytes` (the job is killed past it); a wall-clock limit for programs that wait.
     * Clean-up: when the program exits, the job's pid-namespace init kills and reaps every
@@ -54,7 +56,7 @@ What is covered
       channel. The guard forwards exactly one answer per call, numbered, at most
       `Limits.frame_bytes`, stamped with a fresh per-job nonce; the host checks all of it and
       decodes with bounded depth; anything else ends that job as `protocol`, never the next.
-    * Memory the address-space limit does not see: memfd_create/memfd_secret, SysV shared
+    * Memory the data and address-space limits do not see: memfd_create/memfd_secret, SysV shared
       memory and message queues are refused (seccomp), POSIX message queues get RLIMIT_MSGQUEUE
       0, and /tmp and /dev/shm are one tmpfs capped at `tmp_bytes`.
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's

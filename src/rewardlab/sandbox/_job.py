@@ -137,13 +137,18 @@ def drop_capabilities(libc: Any) -> None:
 
 def apply_limits(limits: dict[str, Any]) -> None:
     """rlimits: CPU seconds (soft -> SIGXCPU, hard -> SIGKILL), memory, processes, files.
-    POSIX message queues get 0 bytes: their kernel memory is outside RLIMIT_AS, and no test
-    program needs them (SysV shared memory and queues are refused by the seccomp filter)."""
+    Memory is RLIMIT_DATA (private writable mappings: heap, anonymous mmap, thread stacks;
+    since Linux 4.7) under a ceiling RLIMIT_AS, which also bounds shared anonymous mappings
+    that RLIMIT_DATA does not count. POSIX message queues get 0 bytes: their kernel memory is
+    outside both, and no test program needs them (SysV shared memory and queues are refused
+    by the seccomp filter)."""
     cpu = max(1, math.ceil(limits["cpu_seconds"]))
     procs = limits["processes"] + 2  # counted per user and user namespace, where A and B run too
+    address_space = limits.get("address_space_bytes") or limits["memory_bytes"]
     pairs = [
         (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"]),
+        (resource.RLIMIT_DATA, limits["memory_bytes"], limits["memory_bytes"]),
+        (resource.RLIMIT_AS, address_space, address_space),
         (resource.RLIMIT_NPROC, procs, procs),
         (resource.RLIMIT_NOFILE, limits["open_files"], limits["open_files"]),
         (resource.RLIMIT_FSIZE, limits["file_size_bytes"], limits["file_size_bytes"]),
@@ -180,9 +185,13 @@ def _exit_code(exc: SystemExit) -> int:
 def run_program(job: dict[str, Any]) -> None:
     """Run mode: the source as `__main__` (or exec argv); never returns."""
     if job.get("argv"):
+        here = "/tmp" if job["isolate"] else os.getcwd()
         for name, text in (job.get("files") or {}).items():
-            with open(os.path.join("/tmp" if job["isolate"] else os.getcwd(), name), "w") as f:
+            with open(os.path.join(here, name), "w") as f:
                 f.write(text)
+        if job.get("files_error"):  # the guard could not write the binary files (see _hand_over)
+            print(f"cannot write the job's files: {job['files_error']}", file=sys.stderr)
+            _flush_and_exit(127)
         argv = job["argv"]
         try:
             os.execvpe(argv[0], argv, job["env"])
@@ -391,14 +400,43 @@ class Guard:
             self.to_c = -1
 
 
-def _hand_over(fds: dict[str, int], child: int, isolate: bool) -> None:
+def write_binary_files(host: FrameReader, names: list[str], where: str) -> None:
+    """B: the job's binary files (compiled programs), one raw frame each after the order, into
+    its directory, executable. Raw frames and written here rather than by C, so megabytes of a
+    build cross one pipe once, without base64 or JSON; the tmpfs caps their size all the same."""
+    failure: OSError | None = None
+    for name in names:
+        data = host.read_raw_blocking()
+        if data is None:
+            raise OSError(f"the host closed the channel before {name!r}")
+        if failure is not None:
+            continue  # keep reading: the next frame on the channel must not be a file
+        try:
+            path = os.path.join(where, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            os.chmod(path, 0o755)
+        except OSError as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
+
+
+def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> None:
     """B: wait for the server's go, read the job from the host, give it to C; in a session,
     guard the calls until C ends."""
     go = FrameReader(fds["job_r"]).read_blocking()
     if go is None:  # the server dropped this spare
         os._exit(0)
-    host = FrameReader(fds["cin"])
+    # The order may carry a build (megabytes): read it as the host writes it, a pipe-full at a
+    # time (the call pipe holds 1 MiB), not in 64 KiB steps that each wait for the host.
+    host = FrameReader(fds["cin"], read_size=1 << 20)
     job = host.read_blocking() or {}
+    host.read_size = 1 << 16
+    try:
+        write_binary_files(host, list(job.pop("binary_files", None) or []), "/tmp" if isolate else workdir)
+    except OSError as exc:
+        job["files_error"] = str(exc)[:300]
     job.update(op=go["op"], limits=go["limits"], isolate=isolate)
     write_raw(fds["to_c_w"], _dumps(job))
     if job["op"] == "session":
@@ -441,7 +479,7 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
     # sent to a pid namespace's init from inside without a handler, so C cannot stop its guard.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     with contextlib.suppress(Exception):  # a guard that fails ends the job; C's status says how
-        _hand_over(fds, child, isolate)
+        _hand_over(fds, child, isolate, workdir)
     _, status, usage = os.wait4(child, 0)
     report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
     if isolate:  # kill and reap everything left (daemons) before reporting: nothing outlives C

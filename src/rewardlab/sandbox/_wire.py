@@ -6,7 +6,8 @@ that runs inside the sandbox, where rewardlab is not importable.
 Frames: 4-byte big-endian length + payload. Between the host and the server the payload is a
 channel tag (b"S" a JSON object, b"O"/b"E" a job's raw stdout/stderr). On the call channel a
 job's guard sends nonce (16 bytes) + answer number (`SEQ`) + JSON object; the host sends plain
-JSON objects, and an empty frame to end the session. Values: tagged JSON of exact builtin types
+JSON objects (a run's order is followed by one raw frame per binary file it names in
+`binary_files`), and an empty frame to end the session. Values: tagged JSON of exact builtin types
 (`encode_value`), so what leaves the sandbox is rebuilt as plain builtins.
 """
 
@@ -72,9 +73,10 @@ def decode_payload(payload: bytes) -> dict[str, Any]:
 class FrameReader:
     """Incremental frame decoder over a file descriptor."""
 
-    def __init__(self, fd: int, *, max_frame: int = MAX_FRAME):
+    def __init__(self, fd: int, *, max_frame: int = MAX_FRAME, read_size: int = 1 << 16):
         self.fd = fd
         self.max_frame = max_frame
+        self.read_size = read_size  # bytes per read(): larger for channels that carry builds
         self._buf = bytearray()
         self.eof = False
 
@@ -91,10 +93,10 @@ class FrameReader:
     def feed(self) -> None:
         """One read() into the buffer (call after select says readable)."""
         try:
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = os.read(self.fd, self.read_size)
         except BlockingIOError:
             select.select([self.fd], [], [])
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = os.read(self.fd, self.read_size)
         self.eof = not chunk
         self._buf += chunk
 

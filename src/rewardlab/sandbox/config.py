@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sys
@@ -16,7 +17,10 @@ _MIB = 1 << 20
 # System directories every interpreter and toolchain needs, bound read-only. Nothing else of
 # the host is visible: not /home, /root, /work, /etc (only the files below), /sys or /run.
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
-ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/mime.types")
+# The JDK's configuration lives in /etc (its conf/ files are symlinks there); it holds no secrets
+# (Debian ships no jmxremote.password) and the JVM does not start without java.security.
+ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/mime.types",
+             *sorted(glob.glob("/etc/java-*-openjdk")))  # fmt: skip
 HOST_GRACE_SECONDS = 3.0  # the host waits this long past a job's wall limit, then kills the worker
 SANDBOX_UID = 65534  # "nobody", inside the sandbox and, when we start as root, on the host too
 WORKER_TMP_BYTES = 1 << 20  # the worker's own /tmp (jobs mount theirs over it)
@@ -32,20 +36,28 @@ class Limits:
 
     cpu_seconds: float = 5.0  # RLIMIT_CPU per process: SIGXCPU at the limit, SIGKILL 1 s later
     wall_seconds: float = 20.0  # the job is killed after this; a sleeper is not a CPU burner
-    memory_bytes: int = 1024 * _MIB  # RLIMIT_AS per process
+    memory_bytes: int = 1024 * _MIB  # RLIMIT_DATA per process (and RLIMIT_AS unless set below)
     processes: int = 32  # RLIMIT_NPROC, counted per job (each job has its own user namespace)
     open_files: int = 64  # RLIMIT_NOFILE
     file_size_bytes: int = 16 * _MIB  # RLIMIT_FSIZE: the largest file a job may write
     tmp_bytes: int = 64 * _MIB  # size of the job's private /tmp (tmpfs): disk fills stop here
     output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
     frame_bytes: int = 16 * _MIB  # largest answer (encoded value) a call may return
+    # RLIMIT_AS per process when set, else `memory_bytes`. Runtimes that reserve address space
+    # they never write (the JVM's heap and class space, V8's cages, Go's arenas) need a looser
+    # ceiling; RLIMIT_DATA (`memory_bytes`) still bounds what they may write.
+    address_space_bytes: int | None = None
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
+            if value is None and name == "address_space_bytes":
+                continue
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"Limits.{name} must be a positive number, got {value!r}")
         if self.wall_seconds < self.cpu_seconds:
             raise ConfigError(f"Limits.wall_seconds ({self.wall_seconds}) must be >= cpu_seconds ({self.cpu_seconds})")
+        if self.address_space_bytes is not None and self.address_space_bytes < self.memory_bytes:
+            raise ConfigError(f"Limits.address_space_bytes ({self.address_space_bytes}) must be >= memory_bytes ({self.memory_bytes})")
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

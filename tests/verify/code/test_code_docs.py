@@ -19,7 +19,7 @@ def test_doc_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> N
     exec(compile(snippet, str(DOC), "exec"), {"__name__": "__doc__"})
     printed = capsys.readouterr().out
     for expected in re.findall(r"#\s*(.+)$", snippet, re.MULTILINE):
-        if expected.startswith(("0.5 [", "0.0 [", "1.1", "bubblewrap", "ok HELLO", "[1, 2, 1, 2]")):
+        if expected.startswith(("0.5 [", "0.0 [", "1.0 [", "1.1", "bubblewrap", "ok HELLO", "[1, 2, 1, 2]", "['compile_error", "1.0 code_contests")):
             assert expected.strip() in printed
 
 

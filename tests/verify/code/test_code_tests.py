@@ -145,7 +145,7 @@ def test_invalid_params_fail_at_construction() -> None:
     with pytest.raises(ValueError, match="score"):
         CodeTests(score="mean")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="language"):
-        CodeTests(language="rust")  # type: ignore[arg-type]
+        CodeTests(language="cobol")
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None, reason="gcc/g++ not installed")
@@ -158,7 +158,7 @@ def test_invalid_params_fail_at_construction() -> None:
     ],
 )
 def test_compiled_languages_use_the_same_sandbox(language: str, program: str, verdicts: list[str]) -> None:
-    reward = CodeTests(workers=1, language=language)  # type: ignore[arg-type]
+    reward = CodeTests(workers=1, language=language)
     result = reward.score(Sample(response=f"```{language}\n{program}\n```", reference=ADD_CASES))
     assert [t["verdict"] for t in result.info["tests"]] == verdicts
     assert result.info["isolation"] == "bubblewrap"

@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from rewardlab.verify.code.languages import LANGUAGES
+
 # ``` or ~~~ fences (CommonMark), an optional info string, the body, the same fence closing it.
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^[ \t]*(?P=fence)[ \t]*$", re.DOTALL | re.MULTILINE)
-_PYTHON_TAGS = {"python", "py", "python3", "py3", ""}
 
 Pick = Literal["last", "first", "all", "none"]
 
@@ -35,7 +36,8 @@ def extract_code(response: str, *, pick: Pick = "last", language: str = "python"
     """
     if pick == "none":
         return Extracted(response, "whole response")
-    tags = _PYTHON_TAGS if language == "python" else {language.lower(), ""}
+    known = LANGUAGES.get(language)
+    tags = known.tags if known else frozenset({language.lower(), ""})
     blocks = [m.group("body") for m in _FENCE.finditer(response) if m.group("info").strip().lower().split(" ")[0] in tags]
     if not blocks:
         return Extracted(response, "whole response")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
-import json
 import os
-import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +21,9 @@ from rewardlab.sandbox import (
     SandboxPool,
     SessionEnded,
 )
+from rewardlab.verify.code.compile import BuildCache, compile_program
 from rewardlab.verify.code.extract import Pick, extract_code
+from rewardlab.verify.code.formats import Problem, read_reference
 from rewardlab.verify.code.harness import (
     CheckReport,
     PromptHelpers,
@@ -32,19 +31,24 @@ from rewardlab.verify.code.harness import (
     prompt_helpers,
     run_check,
 )
+from rewardlab.verify.code.judges import Exact, Lines, make_judge
+from rewardlab.verify.code.languages import Language, language
+from rewardlab.verify.code.stdio import (
+    Checker,
+    Program,
+    checker_language,
+    compile_failed,
+    run_cases,
+)
 
 _MIB = 1 << 20
+TimeScale = Literal["none", "hackerearth"]
 
-# Compiled languages run through the same sandbox when their toolchain is on the host's /usr:
-# the job compiles into its private /tmp and runs the binary (stdin/stdout cases only).
-COMPILERS: dict[str, tuple[str, str, str]] = {
-    "c": ("gcc", "main.c", "gcc -O2 -std=gnu17 -o /tmp/main main.c -lm"),
-    "cpp": ("g++", "main.cpp", "g++ -O2 -std=gnu++17 -o /tmp/main main.cpp"),
-}
 # Keyed by pid too: a forked runner worker must start its own sandboxes, never talk through
 # pipes it inherited from its parent's pool.
 _POOLS: dict[tuple[int, int, SandboxConfig], SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
+_CACHES: dict[tuple[int, str | None], BuildCache] = {}
 
 
 def shared_pool(size: int, config: SandboxConfig) -> SandboxPool:
@@ -57,6 +61,16 @@ def shared_pool(size: int, config: SandboxConfig) -> SandboxPool:
         return pool
 
 
+def shared_build_cache(cache_dir: str | None) -> BuildCache:
+    """One cache of builds per directory (None: in memory only) in this process."""
+    key = (os.getpid(), cache_dir)
+    with _POOLS_LOCK:
+        cache = _CACHES.get(key)
+        if cache is None:
+            cache = _CACHES[key] = BuildCache(cache_dir=cache_dir)
+        return cache
+
+
 @atexit.register
 def _close_pools() -> None:
     for (pid, _, _), pool in list(_POOLS.items()):
@@ -67,48 +81,58 @@ def _close_pools() -> None:
 def output_matches(expected: str, actual: str, *, strict_whitespace: bool = False) -> bool:
     """Compare program output with the expected output (trailing spaces and blank lines at the
     end are ignored unless `strict_whitespace`, as competitive-programming judges do)."""
-    if strict_whitespace:
-        return actual == expected
-
-    def norm(text: str) -> list[str]:
-        lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
-        while lines and not lines[-1]:
-            lines.pop()
-        return lines
-
-    return norm(actual) == norm(expected)
+    return (Exact() if strict_whitespace else Lines()).judge(expected, actual).passed
 
 
 class CodeTests(BaseReward):
     """Runs the response's program in the sandbox against the reference tests.
 
-    `reference` is either `{"cases": [{"input": ..., "output": ...}, ...]}` (stdin/stdout) or
-    `{"entry_point": ..., "tests": "<source defining check(candidate)>"}` (HumanEval style; the
-    `check` runs in the trusted process and calls the program through the sandbox). A JSON
-    string holding either is accepted. The score is 1.0/0.0 for all tests passing
-    (`score="all_pass"`) or the fraction passed (`score="pass_fraction"`); `info` carries both,
-    the per-test verdicts, timeouts, memory kills and stderr excerpts. A sandbox that cannot
-    start is an `error/sandbox` result, never a failing program.
+    `reference` is stdin/stdout cases (`{"cases": [{"input", "output"}, ...]}`, or a
+    CodeContests, LiveCodeBench or TACO row as the data set ships it: see `formats.py`), or
+    `{"entry_point", "tests": "<source defining check(candidate)>"}` (HumanEval style, Python
+    only; `check` runs in the trusted process and calls the program through the sandbox). A
+    JSON string holding either is accepted. Compiled languages are built once per distinct
+    source, in the sandbox, under their own limits; a program that does not build scores 0
+    with the compiler's message in `info["compile"]`. The score is 1.0/0.0 for all tests
+    passing (`score="all_pass"`) or the mean test score (`score="pass_fraction"`: partial
+    credit, a checker's points included); `info` carries both and the per-test verdicts. A
+    sandbox that cannot start is an `error/sandbox` result, a broken checker `error/crash`,
+    never a failing program.
 
     Args:
         score: "all_pass" (1.0 or 0.0) or "pass_fraction".
-        language: "python"; "c" and "cpp" run stdin/stdout cases when gcc/g++ are installed.
+        language: "python", "c", "cpp", "java", "javascript", "typescript", "go" or "rust".
         extract: which fenced block of a markdown response is the program ("last", "first",
             "all" joined, or "none": the whole response).
         prepend_prompt: run `prompt + code` (HumanEval completions continue the prompt).
+        judge: how stdout is compared when the problem has no checker: "lines" (trailing
+            blanks ignored), "exact", "tokens", "float" (numbers within `abs_tol` or
+            `rel_tol`), "token_set" (any order).
+        abs_tol, rel_tol: tolerances of the "float" judge.
+        fail_fast: stop at the first failing test (the rest are "not_run", counted as failed).
         cpu_seconds: CPU-time limit per program run (per session for check tests); the verdict
-            limit, unaffected by machine load.
+            limit, unaffected by machine load. A problem's own time limit replaces it when
+            `use_reference_limits`.
+        time_scale: "none", or "hackerearth": multiply the time limit by the language's factor
+            (C/C++ 1, Go/Java 2, Rust 2.5, JavaScript/TypeScript/Python 5).
         wall_seconds: wall-clock limit, for programs that wait instead of computing.
-        memory_mb: address-space limit per process.
+        memory_mb: memory the program may use per process (RLIMIT_DATA; runtimes get their
+            own allowance on top, see `languages.py`).
+        use_reference_limits: take the time and memory limits a data set states
+            (CodeContests `time_limit`, `memory_limit_bytes`) over `cpu_seconds`/`memory_mb`.
         output_kb: stdout+stderr kept; the program is killed past it.
         processes: processes (threads included) a program may run at once.
         tmp_mb: size of the program's private /tmp; also caps any single file at 16 MiB.
         workers: sandboxes in this process's warm pool (and samples scored at once).
         isolation: "auto" (bubblewrap if installed, else rlimits with a loud warning),
             "bubblewrap" (refuse to run without it) or "rlimits".
-        strict_whitespace: compare stdout exactly instead of ignoring trailing blanks.
+        strict_whitespace: same as judge="exact" (kept for older specs).
         check_name: the test function's name in HumanEval-style tests.
         python: interpreter inside the sandbox (default /usr/bin/python3 when present).
+        compile_cache: directory that keeps builds across processes and runs (keyed by a hash
+            of language, toolchain and source); None keeps them in this process only.
+        checker_headers: header name -> host path, put next to every checker while it compiles
+            (`{"testlib.h": "/path/to/testlib.h"}`: rewardlab does not ship testlib).
     """
 
     name = "code.tests"
@@ -118,12 +142,18 @@ class CodeTests(BaseReward):
         self,
         *,
         score: Literal["all_pass", "pass_fraction"] = "all_pass",
-        language: Literal["python", "c", "cpp"] = "python",
+        language: str = "python",
         extract: Pick = "last",
         prepend_prompt: bool = False,
+        judge: Literal["lines", "exact", "tokens", "float", "token_set"] = "lines",
+        abs_tol: float = 1e-6,
+        rel_tol: float = 1e-6,
+        fail_fast: bool = False,
         cpu_seconds: float = 5.0,
+        time_scale: TimeScale = "none",
         wall_seconds: float = 20.0,
         memory_mb: int = 1024,
+        use_reference_limits: bool = True,
         output_kb: int = 1024,
         processes: int = 32,
         tmp_mb: int = 64,
@@ -132,27 +162,34 @@ class CodeTests(BaseReward):
         strict_whitespace: bool = False,
         check_name: str = "check",
         python: str | None = None,
+        compile_cache: str | None = None,
+        checker_headers: Mapping[str, str] | None = None,
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
-        if language != "python" and language not in COMPILERS:
-            raise ConfigError(f"language {language!r} is not supported; use 'python', 'c' or 'cpp'")
-        if language in COMPILERS and shutil.which(COMPILERS[language][0]) is None:
-            raise ConfigError(f"language {language!r} needs {COMPILERS[language][0]} on PATH; install it (apt-get install build-essential)")
+        lang = _language(language)
+        if time_scale not in ("none", "hackerearth"):
+            raise ConfigError(f"time_scale must be 'none' or 'hackerearth', got {time_scale!r}")
         if workers < 1:
             raise ConfigError(f"workers must be >= 1, got {workers}")
+        self.judge = make_judge("exact" if strict_whitespace else judge, abs_tol=abs_tol, rel_tol=rel_tol)
         self.limits = Limits(
             cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
             output_bytes=output_kb * 1024, processes=processes, tmp_bytes=tmp_mb * _MIB,
             file_size_bytes=min(16, tmp_mb) * _MIB,
         )  # fmt: skip
+        self.lang = lang
+        self._headers = _read_headers(checker_headers or {})
         self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
         self.params = {
             "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
-            "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
+            "judge": judge, "abs_tol": abs_tol, "rel_tol": rel_tol, "fail_fast": fail_fast,
+            "cpu_seconds": cpu_seconds, "time_scale": time_scale, "wall_seconds": wall_seconds,
+            "memory_mb": memory_mb, "use_reference_limits": use_reference_limits,
             "output_kb": output_kb, "processes": processes, "tmp_mb": tmp_mb,
-            "workers": workers, "isolation": isolation,
-            "strict_whitespace": strict_whitespace, "check_name": check_name, "python": python,
+            "workers": workers, "isolation": isolation, "strict_whitespace": strict_whitespace,
+            "check_name": check_name, "python": python, "compile_cache": compile_cache,
+            "checker_headers": dict(checker_headers or {}),
         }  # fmt: skip
 
     # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
@@ -160,6 +197,10 @@ class CodeTests(BaseReward):
     @property
     def pool(self) -> SandboxPool:
         return shared_pool(int(self.params["workers"]), self.config)
+
+    @property
+    def builds(self) -> BuildCache:
+        return shared_build_cache(self.params["compile_cache"])
 
     # -- scoring -------------------------------------------------------------------------------------
     def compute_batch(self, samples: Sequence[Sample]) -> Sequence[RewardResult | float | bool | None]:
@@ -169,52 +210,63 @@ class CodeTests(BaseReward):
             return list(executor.map(self._safe_compute, samples))
 
     def compute(self, sample: Sample) -> RewardResult:
-        reference = _reference(sample.reference)
-        language = str(self.params["language"])
-        extracted = extract_code(sample.response_text, pick=self.params["extract"], language=language)
+        reference = read_reference(sample.reference)
+        extracted = extract_code(sample.response_text, pick=self.params["extract"], language=self.lang.name)
         code = extracted.code
         helpers = None
         if self.params["prepend_prompt"]:
             prompt = sample.prompt if isinstance(sample.prompt, str) else ""
             code = f"{prompt}{code}"
-            if "entry_point" in reference and (helpers := prompt_helpers(prompt, reference["entry_point"])):
+            if isinstance(reference, Mapping) and (helpers := prompt_helpers(prompt, reference["entry_point"])):
                 # re-bound after the program: its own functions call the prompt's helpers too
                 code = f"{code}\n\n{helpers.source}\n"
         try:
             pool = self.pool
-            if "cases" in reference:
-                verdicts = self._run_cases(pool, code, reference["cases"])
-            elif language != "python":
-                raise ScoringError("invalid_input", f"check(candidate) tests need language='python'; {language} takes stdin/stdout cases")
+            if isinstance(reference, Problem):
+                verdicts = self._run_problem(pool, code, reference)
+            elif self.lang.name != "python":
+                raise ScoringError("invalid_input", f"check(candidate) tests need language='python'; {self.lang.name} takes stdin/stdout cases")
             else:
                 verdicts = self._run_check(pool, code, reference, helpers)
         except SandboxError as exc:
             return RewardResult.failure(ErrorKind.SANDBOX, f"{exc}", info={"extracted_from": extracted.source})
         return self._result(verdicts, extracted.source, pool)
 
-    def _run_cases(self, pool: SandboxPool, code: str, cases: list[dict[str, str]]) -> dict[str, Any]:
-        tests = []
-        for i, case in enumerate(cases):
-            run = self._run_one(pool, code, case["input"])
-            same = output_matches(case["output"], run.stdout, strict_whitespace=bool(self.params["strict_whitespace"]))
-            verdict = "pass" if run.ok and same else ("wrong_answer" if run.ok else run.outcome.value)
-            if self.params["language"] != "python" and run.exit_code == 97 and "error" in run.stderr:
-                verdict = "compile_error"
-            entry: dict[str, Any] = {"test": i, "verdict": verdict}
-            if verdict != "pass":
-                entry["detail"] = run.reason() if not run.ok else f"got {run.stdout[:120]!r}"
-                entry["stderr"] = run.stderr[-300:]
-            entry["cpu_seconds"] = run.cpu_seconds
-            tests.append(entry)
-        return {"style": "stdio", "tests": tests}
+    def _run_problem(self, pool: SandboxPool, code: str, problem: Problem) -> dict[str, Any]:
+        program = self._program(pool, code, problem)
+        out: dict[str, Any] = {"style": "stdio", "format": problem.source_format,
+                               "limits": {"cpu_seconds": program.limits.cpu_seconds, "memory_mb": program.memory_mb}}  # fmt: skip
+        if program.build is not None:
+            out["compile"] = program.build.to_info()
+            if not program.build.ok:
+                return {**out, "tests": compile_failed(len(problem.cases))}
+        checker = self._checker(pool, problem.checker) if problem.checker else None
+        tests = run_cases(pool, program, problem.cases, judge=self.judge, checker=checker, fail_fast=bool(self.params["fail_fast"]))
+        return {**out, "tests": tests}
 
-    def _run_one(self, pool: SandboxPool, code: str, stdin: str) -> ExecResult:
-        language = str(self.params["language"])
-        if language == "python":
-            return pool.run(code, stdin=stdin, limits=self.limits)
-        _, filename, compile_cmd = COMPILERS[language]
-        script = f"{compile_cmd} || exit 97; exec /tmp/main"  # 97: compile error (see stderr)
-        return pool.run(argv=["/bin/sh", "-c", script], files={filename: code}, stdin=stdin, limits=self.limits)
+    def _program(self, pool: SandboxPool, code: str, problem: Problem) -> Program:
+        """The program's limits for this problem (module doc of languages.py), and its build."""
+        by_reference = bool(self.params["use_reference_limits"])
+        cpu = float(problem.time_limit if by_reference and problem.time_limit else self.params["cpu_seconds"])
+        if self.params["time_scale"] == "hackerearth":
+            cpu *= self.lang.time_factor
+        memory_mb = int(problem.memory_mb if by_reference and problem.memory_mb else self.params["memory_mb"])
+        limits = self.lang.limits(cpu_seconds=cpu, wall_seconds=float(self.params["wall_seconds"]), memory_mb=memory_mb, base=self.limits)
+        build = compile_program(pool, self.lang, code, memory_mb=memory_mb, cache=self.builds) if self.lang.compile else None
+        return Program(self.lang, code, build, limits, memory_mb)
+
+    def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:
+        """The problem's checker, built (a checker that does not build is the problem's fault);
+        its `files` (and `checker_headers`, e.g. testlib.h) sit next to it while it compiles."""
+        lang = checker_language(spec["language"])
+        if lang.compile is None:
+            raise ScoringError("invalid_input", f"checker language {lang.name!r} is not supported; write the checker in a compiled language")
+        headers = {**self._headers, **spec.get("files", {})}
+        build = compile_program(pool, lang, spec["source"], memory_mb=256, cache=self.builds, headers=headers)
+        if not build.ok:
+            raise ScoringError("invalid_input", f"the problem's checker does not build: {build.message[-600:]}")
+        limits = lang.limits(cpu_seconds=max(5.0, float(self.params["cpu_seconds"])), wall_seconds=30.0, memory_mb=256, base=self.limits)
+        return Checker(lang, build, spec["source"], limits)
 
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
@@ -249,9 +301,10 @@ class CodeTests(BaseReward):
     def _result(self, run: dict[str, Any], source: str, pool: SandboxPool) -> RewardResult:
         tests = run["tests"]
         passed = sum(t["verdict"] == "pass" for t in tests)
-        total = sum(t["verdict"] != "vacuous" for t in tests)  # an assert that held without a call tests nothing
+        counted = [t for t in tests if t["verdict"] != "vacuous"]  # an assert that held without a call tests nothing
+        total = len(counted)
         all_pass = total > 0 and passed == total
-        fraction = passed / total if total else 0.0
+        fraction = sum(t.get("score", float(t["verdict"] == "pass")) for t in counted) / total if total else 0.0
         info: dict[str, Any] = {
             "all_pass": all_pass, "pass_fraction": fraction, "passed": passed, "total": total,
             "extracted_from": source, "isolation": pool.isolation, **run,
@@ -262,24 +315,23 @@ class CodeTests(BaseReward):
         return RewardResult.ok(score, info=info)
 
 
-def _reference(ref: Any) -> dict[str, Any]:
-    """Validate the reference; accept a JSON string holding it. Raises ScoringError."""
-    if isinstance(ref, str):
-        with contextlib.suppress(ValueError):
-            ref = json.loads(ref)
-    hint = "code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}"
-    if not isinstance(ref, Mapping):
-        raise ScoringError("invalid_input", f"{hint}; got {type(ref).__name__}")
-    if "cases" in ref:
-        cases = ref["cases"]
-        if not isinstance(cases, list) or not cases:
-            raise ScoringError("invalid_input", f"{hint}; 'cases' must be a non-empty list")
-        for i, case in enumerate(cases):
-            if not isinstance(case, Mapping) or not isinstance(case.get("input", ""), str) or not isinstance(case.get("output"), str):
-                raise ScoringError("invalid_input", f"{hint}; cases[{i}] needs string 'input' and 'output'")
-        return {"cases": [{"input": c.get("input", ""), "output": c["output"]} for c in cases]}
-    tests = ref.get("tests", ref.get("test"))
-    entry = ref.get("entry_point")
-    if isinstance(tests, str) and isinstance(entry, str) and entry.isidentifier():
-        return {"tests": tests, "entry_point": entry}
-    raise ScoringError("invalid_input", f"{hint}; got keys {sorted(ref)}")
+def _language(name: str) -> Language:
+    """A supported language whose toolchain is installed (ConfigError saying what to install)."""
+    lang = language(name)
+    if lang.compile is not None and not lang.available():
+        raise ConfigError(f"language {name!r} needs {lang.toolchain} under /usr (where the sandbox sees it); install {lang.package} (make system-deps)")
+    return lang
+
+
+def _read_headers(paths: Mapping[str, str]) -> dict[str, str]:
+    """The text of each checker header (ConfigError naming a file that cannot be read)."""
+    headers = {}
+    for name, path in paths.items():
+        if not name or "/" in name:
+            raise ConfigError(f"checker_headers keys are file names as the checker includes them, got {name!r}")
+        try:
+            with open(path, encoding="utf-8") as f:
+                headers[name] = f.read()
+        except OSError as exc:
+            raise ConfigError(f"checker_headers[{name!r}]: cannot read {path}: {exc.strerror}") from None
+    return headers

@@ -1,0 +1,221 @@
+"""Test references as the common data sets ship them, read into one shape (`Problem`).
+
+Accepted as they are (the whole row, or its test fields):
+
+* rewardlab: `{"cases": [{"input": ..., "output": ...}], "checker"?, "time_limit"?, "memory_mb"?}`
+* CodeContests (deepmind/code_contests): `public_tests`, `private_tests`, `generated_tests`,
+  each `{"input": [...], "output": [...]}`; `time_limit` `{"seconds", "nanos"}`,
+  `memory_limit_bytes`.
+* LiveCodeBench (code_generation_lite): `public_test_cases` and `private_test_cases`, JSON
+  lists of `{"input", "output", "testtype"}`; the private ones usually compressed as
+  base64(zlib(pickle(json))). Only "stdin" tests run as stdin/stdout cases.
+* TACO / APPS: `input_output`, a JSON string `{"inputs": [...], "outputs": [...]}`; an output
+  given as a list of lines is joined with newlines. Rows with `fn_name` are call-based
+  (Python functions): they become `check(candidate)` tests.
+
+A field that is present but malformed is a ScoringError("invalid_input") naming it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import io
+import json
+import pickle
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardlab.errors import ScoringError
+
+HINT = ("code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}, "
+        "or a CodeContests / LiveCodeBench / TACO row")  # fmt: skip
+CODE_CONTESTS_SPLITS = ("public_tests", "private_tests", "generated_tests")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """stdin/stdout cases with the problem's own limits and checker, if it states them."""
+
+    cases: list[dict[str, str]]
+    time_limit: float | None = None  # seconds, as the data set states it
+    memory_mb: int | None = None
+    checker: dict[str, Any] | None = None  # {"source", "language", "files"}
+    source_format: str = "rewardlab"
+    counts: dict[str, int] = field(default_factory=dict)  # cases per split
+
+
+def _bad(what: str) -> ScoringError:
+    return ScoringError("invalid_input", f"{HINT}; {what}")
+
+
+def _case(inp: Any, out: Any, where: str) -> dict[str, str]:
+    if isinstance(out, list) and all(isinstance(x, str) for x in out):
+        out = "\n".join(out)  # APPS/TACO: expected output as a list of lines
+    if isinstance(inp, list) and all(isinstance(x, str) for x in inp):
+        inp = "\n".join(inp)
+    if not isinstance(inp, str) or not isinstance(out, str):
+        raise _bad(f"{where} needs string input and output, got {type(inp).__name__} and {type(out).__name__}")
+    return {"input": inp, "output": out}
+
+
+def _json_field(value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise _bad(f"{where} is not valid JSON: {exc}") from None
+    return value
+
+
+def native_cases(ref: Mapping[str, Any]) -> Problem:
+    cases = ref["cases"]
+    if not isinstance(cases, list) or not cases:
+        raise _bad("'cases' must be a non-empty list")
+    out = []
+    for i, case in enumerate(cases):
+        if not isinstance(case, Mapping):
+            raise _bad(f"cases[{i}] must be an object")
+        out.append(_case(case.get("input", ""), case.get("output"), f"cases[{i}]"))
+    memory = ref.get("memory_mb")
+    return Problem(out, _seconds(ref.get("time_limit"), "time_limit"), int(memory) if memory else None,
+                   _checker(ref.get("checker")), "rewardlab", {"cases": len(out)})  # fmt: skip
+
+
+def _seconds(value: Any, where: str) -> float | None:
+    """A time limit: seconds as a number, or CodeContests' {"seconds", "nanos"}."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        value = float(value.get("seconds") or 0) + float(value.get("nanos") or 0) / 1e9
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise _bad(f"{where} must be seconds or {{'seconds', 'nanos'}}, got {value!r}")
+    return float(value) or None  # CodeContests uses 0 for "not stated"
+
+
+def _checker(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"source": value, "language": "cpp"}
+    if not isinstance(value, Mapping) or not isinstance(value.get("source"), str):
+        raise _bad("'checker' must be the checker's source, or {'source', 'language', 'files'?}")
+    files = value.get("files") or {}
+    if not isinstance(files, Mapping) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str) for k, v in files.items()):
+        raise _bad("checker 'files' must map plain file names to their text (e.g. {'testlib.h': ...})")
+    return {"source": value["source"], "language": str(value.get("language", "cpp")), "files": dict(files)}
+
+
+def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTESTS_SPLITS) -> Problem:
+    cases: list[dict[str, str]] = []
+    counts: dict[str, int] = {}
+    for split in splits:
+        tests = ref.get(split)
+        if tests is None:
+            continue
+        if not isinstance(tests, Mapping) or not isinstance(tests.get("input"), list) or not isinstance(tests.get("output"), list):
+            raise _bad(f"{split} must be {{'input': [...], 'output': [...]}}")
+        if len(tests["input"]) != len(tests["output"]):
+            raise _bad(f"{split} has {len(tests['input'])} inputs but {len(tests['output'])} outputs")
+        counts[split] = len(tests["input"])
+        cases += [_case(i, o, f"{split}[{n}]") for n, (i, o) in enumerate(zip(tests["input"], tests["output"], strict=True))]
+    if not cases:
+        raise _bad(f"no tests in {', '.join(splits)}")
+    memory = ref.get("memory_limit_bytes")
+    memory_mb = int(memory) >> 20 if isinstance(memory, int) and memory > 0 else None
+    return Problem(cases, _seconds(ref.get("time_limit"), "time_limit"), memory_mb, None, "code_contests", counts)
+
+
+class _StringsOnly(pickle.Unpickler):
+    """LiveCodeBench pickles a plain JSON string; refuse every class, so loading the data set
+    can never run code (pickle's find_class is how objects are built)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a test field")
+
+
+def _lcb_tests(value: Any, where: str) -> list[Any]:
+    if isinstance(value, str) and not value.lstrip().startswith("["):
+        try:
+            raw = _StringsOnly(io.BytesIO(zlib.decompress(base64.b64decode(value)))).load()
+        except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as exc:
+            raise _bad(f"{where} is neither JSON nor base64(zlib(pickle)): {exc}") from None
+        value = raw
+    tests = _json_field(value, where)
+    if not isinstance(tests, list):
+        raise _bad(f"{where} must be a list of tests")
+    return tests
+
+
+def live_code_bench(ref: Mapping[str, Any]) -> Problem:
+    cases: list[dict[str, str]] = []
+    counts: dict[str, int] = {}
+    for split in ("public_test_cases", "private_test_cases"):
+        if ref.get(split) in (None, ""):
+            continue
+        tests = _lcb_tests(ref[split], split)
+        for n, test in enumerate(tests):
+            if not isinstance(test, Mapping):
+                raise _bad(f"{split}[{n}] must be an object")
+            if test.get("testtype", "stdin") != "stdin":
+                raise ScoringError("invalid_input", f"{split}[{n}] is a {test.get('testtype')!r} test; code.tests runs LiveCodeBench's stdin tests only")
+            cases.append(_case(test.get("input", ""), test.get("output"), f"{split}[{n}]"))
+        counts[split] = len(tests)
+    if not cases:
+        raise _bad("no tests in public_test_cases or private_test_cases")
+    return Problem(cases, None, None, None, "live_code_bench", counts)
+
+
+def taco_stdio(io_spec: Mapping[str, Any]) -> Problem:
+    inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
+        raise _bad("input_output needs equally long, non-empty 'inputs' and 'outputs' lists")
+    cases = [_case(i, o, f"input_output[{n}]") for n, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
+    return Problem(cases, None, None, None, "taco", {"input_output": len(cases)})
+
+
+def taco_check(io_spec: Mapping[str, Any]) -> dict[str, str]:
+    """Call-based TACO/APPS tests as `check(candidate)` source. As APPS' own testing_util, an
+    answer counts when it equals the expected value, or its only element when the expected
+    value is a one-element list (the data set wraps most return values that way); tuples
+    compare as lists."""
+    name, inputs, outputs = io_spec.get("fn_name"), io_spec.get("inputs"), io_spec.get("outputs")
+    if not isinstance(name, str) or not name.isidentifier() or not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
+        raise _bad("call-based input_output needs an identifier 'fn_name' and equally long 'inputs'/'outputs' lists")
+    lines = ["def _same(got, want):",
+             "    got = list(got) if isinstance(got, tuple) else got",
+             "    return got == want or (isinstance(want, list) and len(want) == 1 and got == want[0])",
+             "", "def check(candidate):"]  # fmt: skip
+    for args, want in zip(inputs, outputs, strict=True):
+        args = args if isinstance(args, list) else [args]
+        lines.append(f"    assert _same(candidate(*{args!r}), {want!r})")
+    return {"entry_point": name, "tests": "\n".join(lines) + "\n"}
+
+
+def read_reference(ref: Any) -> Problem | dict[str, str]:
+    """A `Problem` (stdin/stdout cases) or `{"entry_point", "tests"}` (check(candidate)).
+    A JSON string holding either is accepted. Raises ScoringError("invalid_input")."""
+    if isinstance(ref, str):
+        with contextlib.suppress(ValueError):
+            ref = json.loads(ref)
+    if not isinstance(ref, Mapping):
+        raise _bad(f"got {type(ref).__name__}")
+    if "cases" in ref:
+        return native_cases(ref)
+    if any(split in ref for split in CODE_CONTESTS_SPLITS):
+        return code_contests(ref)
+    if "public_test_cases" in ref or "private_test_cases" in ref:
+        return live_code_bench(ref)
+    if "input_output" in ref:
+        spec = _json_field(ref["input_output"], "input_output")
+        if not isinstance(spec, Mapping):
+            raise _bad("input_output must be an object")
+        return taco_check(spec) if spec.get("fn_name") else taco_stdio(spec)
+    tests = ref.get("tests", ref.get("test"))
+    entry = ref.get("entry_point")
+    if isinstance(tests, str) and isinstance(entry, str) and entry.isidentifier():
+        return {"tests": tests, "entry_point": entry}
+    raise _bad(f"got keys {sorted(ref)[:12]}")

@@ -1,0 +1,196 @@
+"""The languages `code.tests` runs: how each is compiled and run inside the sandbox, and limits.
+
+Every toolchain comes from the system (Debian packages, or npm into /usr/local for
+TypeScript; `make system-deps` installs them) and is visible to the sandbox through its
+read-only /usr. A program is compiled once per distinct source (see `compile.py`) in a job of
+its own, and its artifacts (a binary, class files, JavaScript) are copied into the private
+/tmp of every test run.
+
+Memory (see `rewardlab.sandbox.Limits`): `memory_mb` is what the program may write
+(RLIMIT_DATA), plus a fixed allowance for the language runtime's own data (the JVM's
+metaspace, code cache and GC tables; V8's young generation and code space). The address-space
+ceiling (RLIMIT_AS) is that plus what the runtime reserves without writing: the JVM reserves
+its heap and class space, V8 its pointer cage, Go its arena index. Without that headroom they
+do not start under RLIMIT_AS alone. The runtimes are also told the budget, so they fail as
+their own out-of-memory error instead of a raw allocation failure: `-Xmx` (Java),
+`--max-old-space-size` (node), `GOMEMLIMIT` (Go: a soft limit, the collector works harder
+before the hard one is reached).
+
+Time: `cpu_seconds` is the limit of the problem; with `time_scale="hackerearth"` it is
+multiplied by the factor of HackerEarth's judge environment (http://hackerearth.com/docs/judge:
+C/C++ 1x, Go 2x, Java 2x, Rust 2.5x, JavaScript and TypeScript 5x, Python 5x).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rewardlab.errors import ConfigError
+from rewardlab.sandbox import Limits
+
+_MIB = 1 << 20
+#: Where `make system-deps` installs TypeScript and @types/node with npm (under /usr: visible
+#: to the sandbox); Debian's node-typescript has no @types/node, so `require` would not check.
+TYPESCRIPT_HOME = "/usr/local/lib/rewardlab-ts/node_modules"
+_JVM_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xshare:auto",
+              "-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=64m",
+              "-XX:MaxMetaspaceSize=128m", "-XX:ActiveProcessorCount=1")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Language:
+    """How one language is compiled and run. Commands run in the job's working directory
+    (its private /tmp; relative paths, so the rlimits-only fallback keeps them in its own).
+
+    Attributes:
+        name: the `language=` value.
+        tags: info strings of markdown fences that hold this language.
+        source_file: the file the program is written to (Java: its public class decides).
+        compile: shell command that builds the artifacts into out/, or None (interpreted
+            Python: run from source). `{src}` is the source file, `{mem}` the budget in MiB.
+        run: argv of a test run, in the directory that holds the artifacts. `{mem}`: the budget in MiB, `{main}`:
+            the Java main class.
+        toolchain: the program that must exist on the host for this language.
+        package: what installs it (named in errors).
+        time_factor: HackerEarth's time-limit multiplier (module doc).
+        runtime_mb: RLIMIT_DATA allowance of the runtime itself, on top of the budget.
+        reserve_mb: address space reserved but not written, on top of that (RLIMIT_AS).
+        env: environment of compile and test runs.
+        oom_markers: what the runtime prints when the budget is exhausted.
+    """
+
+    name: str
+    tags: frozenset[str]
+    source_file: str
+    compile: str | None
+    run: tuple[str, ...]
+    toolchain: str
+    package: str
+    time_factor: float
+    runtime_mb: int = 0
+    reserve_mb: int = 0
+    env: Mapping[str, str] = field(default_factory=dict)
+    oom_markers: tuple[str, ...] = ()
+
+    def limits(self, *, cpu_seconds: float, wall_seconds: float, memory_mb: int, base: Limits) -> Limits:
+        """Limits of one test run with `memory_mb` for the program (module doc)."""
+        data = (memory_mb + self.runtime_mb) * _MIB
+        space = data + self.reserve_mb * _MIB if self.reserve_mb else None
+        return Limits(
+            cpu_seconds=cpu_seconds, wall_seconds=max(wall_seconds, cpu_seconds), memory_bytes=data,
+            address_space_bytes=space, processes=base.processes, open_files=base.open_files,
+            file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, output_bytes=base.output_bytes,
+        )  # fmt: skip
+
+    def source_name(self, source: str) -> str:
+        """The file name the source must have (javac wants the public class's name)."""
+        if self.name == "java":
+            return f"{java_main_class(source)}.java"
+        return self.source_file
+
+    def run_argv(self, source: str, memory_mb: int) -> list[str]:
+        main = java_main_class(source) if self.name == "java" else ""
+        return [part.format(mem=memory_mb, main=main) for part in self.run]
+
+    def compile_script(self, source: str, memory_mb: int) -> str:
+        """The shell script of the compile job: the compiler's stdout goes to stderr (its
+        messages), then the artifacts leave as base64 of a tar archive on stdout."""
+        assert self.compile is not None
+        build = self.compile.format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
+        return f"mkdir -p out && exec 3>&1 1>&2 && {build} && cd out && tar -cf - . | base64 -w0 >&3"
+
+    def available(self) -> bool:
+        return toolchain_path(self.toolchain) is not None
+
+    def toolchain_id(self) -> str:
+        """Identifies the installed toolchain (path, size, mtime): part of every cache key, so
+        an upgraded compiler never serves binaries of the old one."""
+        path = toolchain_path(self.toolchain)
+        if path is None:
+            return "missing"
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def toolchain_path(program: str) -> str | None:
+    """The real path of a toolchain program the sandbox can see (under /usr), or None."""
+    found = program if os.path.isabs(program) else shutil.which(program, path="/usr/local/bin:/usr/bin:/bin")
+    if not found or not os.path.exists(found):
+        return None
+    real = os.path.realpath(found)
+    return real if real.startswith("/usr/") else None
+
+
+_JAVA_PUBLIC = re.compile(r"\bpublic\s+(?:(?:final|abstract|strictfp)\s+)*class\s+([A-Za-z_$][\w$]*)")
+_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][\w$]*)")
+
+
+def java_main_class(source: str) -> str:
+    """The public class (javac requires the file to carry its name), else the first class."""
+    match = _JAVA_PUBLIC.search(source) or _JAVA_CLASS.search(source)
+    return match.group(1) if match else "Main"
+
+
+_TSC = f"node {TYPESCRIPT_HOME}/typescript/bin/tsc"
+_NATIVE_OOM = ("std::bad_alloc", "memory allocation of", "Cannot allocate memory")
+
+LANGUAGES: dict[str, Language] = {
+    lang.name: lang
+    for lang in (
+        Language("python", frozenset({"python", "py", "python3", "py3", ""}), "main.py", None, ("python3", "main.py"),
+                 "/usr/bin/python3", "python3", 5.0, oom_markers=("MemoryError",)),
+        Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std=gnu17 -o out/main {src} -lm", ("./main",),
+                 "gcc", "gcc", 1.0, oom_markers=_NATIVE_OOM),
+        Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std=gnu++17 -o out/main {src}",
+                 ("./main",), "g++", "g++", 1.0, oom_markers=_NATIVE_OOM),
+        Language("java", frozenset({"java", ""}), "Main.java",
+                 "javac -J-Xmx512m " + " ".join(f"-J{f}" for f in _JVM_FLAGS) + " -encoding UTF-8 -d out {src}",
+                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", ".", "{main}"), "javac", "openjdk-17-jdk-headless",
+                 2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",)),
+        Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
+                 "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "main.js"),
+                 "node", "nodejs", 5.0, runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
+        Language("typescript", frozenset({"typescript", "ts", ""}), "main.ts",
+                 f"{_TSC} --types node --typeRoots {TYPESCRIPT_HOME}/@types --target es2020 --lib es2020 "
+                 "--module commonjs --noEmitOnError --skipLibCheck --outDir out {src}",
+                 ("node", "--max-old-space-size={mem}", "main.js"),
+                 f"{TYPESCRIPT_HOME}/typescript/bin/tsc", "npm typescript and @types/node (make system-deps)", 5.0,
+                 runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
+        Language("go", frozenset({"go", "golang", ""}), "main.go", 'GOCACHE="$PWD/.cache/go" GOPATH="$PWD/.go" go build -ldflags="-s -w" -o out/main {src}',
+                 ("./main",), "go", "golang-go", 2.0, runtime_mb=64, reserve_mb=1024,
+                 env={"GO111MODULE": "off", "CGO_ENABLED": "0", "GOMEMLIMIT": "{mem}MiB"}, oom_markers=("runtime: out of memory",)),
+        Language("rust", frozenset({"rust", "rs", ""}), "main.rs",
+                 "rustc --edition 2021 -O -C strip=symbols -C debuginfo=0 -o out/main {src}", ("./main",),
+                 "rustc", "rustc", 2.5, oom_markers=_NATIVE_OOM),
+    )
+}  # fmt: skip
+# Stack: RLIMIT_STACK stays the host's (8 MiB as a rule). Neither node's --stack-size (V8 would
+# assume more stack than the process has: a segfault instead of a RangeError) nor a large Java
+# -Xss (every Java thread of the JVM gets it, all counted by RLIMIT_DATA) is raised.
+
+
+def language(name: str) -> Language:
+    """The language called `name` (ConfigError naming the supported ones otherwise)."""
+    try:
+        return LANGUAGES[name]
+    except KeyError:
+        raise ConfigError(f"language {name!r} is not supported; use one of {', '.join(sorted(LANGUAGES))}") from None
+
+
+@functools.cache
+def compile_limits() -> Limits:
+    """Limits of a compile job: compilers are big programs (rustc, javac and tsc take seconds
+    and hundreds of MiB), so they get their own, looser limits than the tests."""
+    return Limits(cpu_seconds=30.0, wall_seconds=90.0, memory_bytes=2048 * _MIB, address_space_bytes=8192 * _MIB,
+                  processes=64, open_files=256, file_size_bytes=128 * _MIB, tmp_bytes=384 * _MIB,
+                  output_bytes=96 * _MIB)  # fmt: skip
+
+
+def run_env(lang: Language, memory_mb: int) -> dict[str, str]:
+    return {key: value.format(mem=memory_mb) for key, value in lang.env.items()}

@@ -1,0 +1,112 @@
+"""stdin/stdout tests: run a built program on each case in the sandbox and judge its output.
+
+Verdicts per test: "pass", "partial" (a checker gave points), "wrong_answer", the sandbox
+outcome of a failed run ("runtime_error", "cpu_timeout", "wall_timeout", "memory",
+"output_limit", "signalled"), "compile_error" (every test, when the build failed), and
+"not_run" (after the first failure, with `fail_fast`). Memory: a run is "memory" when the
+runtime says it ran out (`Language.oom_markers`), or it ended abnormally with its peak resident
+size at 80% of the budget or more (a C program that dereferences the NULL of a failed malloc).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rewardlab.errors import ScoringError
+from rewardlab.sandbox import ExecResult, Limits, Outcome, SandboxPool
+from rewardlab.verify.code.compile import Build
+from rewardlab.verify.code.judges import Judge, Judgement, checker_judgement
+from rewardlab.verify.code.languages import Language, language, run_env
+
+OOM_RSS_FRACTION = 0.8  # an abnormal end at this share of the budget counts as out of memory
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A problem's checker program, built, run as `checker input.txt output.txt answer.txt`."""
+
+    lang: Language
+    build: Build
+    source: str
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class Program:
+    """The candidate, built, and the limits of one of its test runs."""
+
+    lang: Language
+    source: str
+    build: Build | None  # None: Python, run from source
+    limits: Limits
+    memory_mb: int
+
+
+def run_verdict(program: Program, run: ExecResult) -> str:
+    """The verdict of a failed run (module doc)."""
+    if run.outcome in (Outcome.RUNTIME_ERROR, Outcome.SIGNALLED):
+        budget_kb = program.memory_mb * 1024
+        markers = program.lang.oom_markers
+        if any(marker in run.stderr[-2000:] for marker in markers) or (run.max_rss_kb or 0) >= OOM_RSS_FRACTION * budget_kb:
+            return Outcome.MEMORY.value
+    return run.outcome.value
+
+
+def run_program(pool: SandboxPool, program: Program, stdin: str) -> ExecResult:
+    if program.build is None:
+        return pool.run(program.source, stdin=stdin, limits=program.limits)
+    return pool.run(
+        argv=program.lang.run_argv(program.source, program.memory_mb), files=program.build.artifacts,
+        stdin=stdin, limits=program.limits, env=run_env(program.lang, program.memory_mb),
+    )  # fmt: skip
+
+
+def run_checker(pool: SandboxPool, checker: Checker, case: dict[str, str], output: str) -> Judgement:
+    """testlib's convention: `checker <input> <contestant output> <jury answer>`."""
+    files: dict[str, str | bytes] = {**checker.build.artifacts, "input.txt": case["input"], "output.txt": output, "answer.txt": case["output"]}
+    argv = [*checker.lang.run_argv(checker.source, 256), "input.txt", "output.txt", "answer.txt"]
+    run = pool.run(argv=argv, files=files, limits=checker.limits, env=run_env(checker.lang, 256))
+    if run.outcome not in (Outcome.OK, Outcome.RUNTIME_ERROR):
+        raise ScoringError("crash", f"the problem's checker failed: {run.reason()}; fix the checker")
+    judgement = checker_judgement(run.exit_code, run.stderr or run.stdout)
+    if judgement is None:
+        raise ScoringError("crash", f"the problem's checker failed (exit {run.exit_code}): {run.stderr[-300:]}; fix the checker")
+    return judgement
+
+
+def run_cases(
+    pool: SandboxPool, program: Program, cases: list[dict[str, str]], *, judge: Judge, checker: Checker | None, fail_fast: bool
+) -> list[dict[str, Any]]:
+    """Per-test verdicts of `program` on `cases` (module doc)."""
+    tests: list[dict[str, Any]] = []
+    failed = False
+    for i, case in enumerate(cases):
+        if failed and fail_fast:
+            tests.append({"test": i, "verdict": "not_run", "score": 0.0})
+            continue
+        run = run_program(pool, program, case["input"])
+        entry: dict[str, Any] = {"test": i, "cpu_seconds": run.cpu_seconds}
+        if run.ok:
+            judged = run_checker(pool, checker, case, run.stdout) if checker else judge.judge(case["output"], run.stdout)
+            entry["verdict"] = "pass" if judged.passed else ("partial" if judged.score > 0 else "wrong_answer")
+            entry["score"] = judged.score
+            if not judged.passed:
+                entry["detail"] = judged.detail
+        else:
+            entry.update(verdict=run_verdict(program, run), score=0.0, detail=run.reason(), stderr=run.stderr[-300:])
+        failed = failed or entry["verdict"] != "pass"
+        tests.append(entry)
+    return tests
+
+
+def compile_failed(cases: int) -> list[dict[str, Any]]:
+    """Every test of a program that did not build counts as failed (fractions stay comparable)."""
+    return [{"test": i, "verdict": "compile_error", "score": 0.0} for i in range(cases)]
+
+
+def checker_language(name: str) -> Language:
+    lang = language(name)
+    if not lang.available():
+        raise ScoringError("invalid_input", f"the checker is {name}, whose toolchain ({lang.toolchain}) is not installed: install {lang.package}")
+    return lang

@@ -1,0 +1,112 @@
+"""Data-set test formats read as they ship: CodeContests, LiveCodeBench, TACO/APPS."""
+
+from __future__ import annotations
+
+import base64
+import json
+import pickle
+import zlib
+
+import pytest
+
+from rewardlab.errors import ScoringError
+from rewardlab.verify.code.formats import Problem, read_reference
+
+# Field layouts as in deepmind/code_contests (the Hugging Face parquet rows).
+CODE_CONTESTS = {
+    "name": "1548_A. Weak Sum",
+    "public_tests": {"input": ["1 2\n"], "output": ["3\n"]},
+    "private_tests": {"input": ["5 5\n", "0 0\n"], "output": ["10\n", "0\n"]},
+    "generated_tests": {"input": ["7 -1\n"], "output": ["6\n"]},
+    "time_limit": {"seconds": 2, "nanos": 500000000},
+    "memory_limit_bytes": 268435456,
+}
+
+
+def lcb_compress(tests: list[dict[str, str]]) -> str:
+    """LiveCodeBench's encoding of private tests: base64(zlib(pickle(json string)))."""
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode()
+
+
+def test_code_contests_row_with_every_split_and_its_limits() -> None:
+    problem = read_reference(CODE_CONTESTS)
+    assert isinstance(problem, Problem)
+    assert [c["input"] for c in problem.cases] == ["1 2\n", "5 5\n", "0 0\n", "7 -1\n"]
+    assert problem.counts == {"public_tests": 1, "private_tests": 2, "generated_tests": 1}
+    assert problem.time_limit == 2.5 and problem.memory_mb == 256
+    assert problem.source_format == "code_contests"
+
+
+def test_code_contests_without_stated_limits() -> None:
+    row = {**CODE_CONTESTS, "time_limit": None, "memory_limit_bytes": 0}
+    problem = read_reference(json.dumps(row))  # a JSON string holding the row works too
+    assert isinstance(problem, Problem) and problem.time_limit is None and problem.memory_mb is None
+
+
+def test_code_contests_split_with_unequal_lists_is_invalid_input() -> None:
+    row = {"public_tests": {"input": ["1\n", "2\n"], "output": ["1\n"]}}
+    with pytest.raises(ScoringError, match="public_tests has 2 inputs but 1 outputs"):
+        read_reference(row)
+
+
+def test_live_code_bench_public_json_and_compressed_private_tests() -> None:
+    public = [{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]
+    private = [{"input": "4 4\n", "output": "8\n", "testtype": "stdin"}, {"input": "0 1\n", "output": "1\n", "testtype": "stdin"}]
+    row = {"question_id": "abc000_a", "public_test_cases": json.dumps(public), "private_test_cases": lcb_compress(private),
+           "metadata": "{}"}  # fmt: skip
+    problem = read_reference(row)
+    assert isinstance(problem, Problem)
+    assert [c["output"] for c in problem.cases] == ["3\n", "8\n", "1\n"]
+    assert problem.counts == {"public_test_cases": 1, "private_test_cases": 2}
+
+
+def test_live_code_bench_functional_tests_are_named_not_dropped() -> None:
+    row = {"public_test_cases": json.dumps([{"input": "[1, 2]", "output": "3", "testtype": "functional"}])}
+    with pytest.raises(ScoringError, match="functional"):
+        read_reference(row)
+
+
+def test_a_pickle_that_builds_objects_is_refused() -> None:
+    class Boom:
+        def __reduce__(self) -> tuple[object, tuple[str]]:
+            return (print, ("pickle ran code",))
+
+    evil = base64.b64encode(zlib.compress(pickle.dumps(Boom()))).decode()
+    with pytest.raises(ScoringError, match=r"refusing to load builtins\.print"):
+        read_reference({"public_test_cases": "[]", "private_test_cases": evil})
+
+
+def test_taco_stdin_tests_with_outputs_as_lines() -> None:
+    spec = {"inputs": ["2\n1 2\n", "1\n5\n"], "outputs": [["3"], "5\n"]}
+    problem = read_reference({"question": "...", "input_output": json.dumps(spec)})
+    assert isinstance(problem, Problem)
+    assert problem.cases == [{"input": "2\n1 2\n", "output": "3"}, {"input": "1\n5\n", "output": "5\n"}]
+
+
+def test_taco_call_based_tests_become_check_candidate() -> None:
+    spec = {"fn_name": "add", "inputs": [[1, 2], [3, 4]], "outputs": [[3], [7]]}
+    ref = read_reference({"input_output": json.dumps(spec)})
+    assert isinstance(ref, dict) and ref["entry_point"] == "add"
+    namespace: dict[str, object] = {}
+    exec(ref["tests"], namespace)
+    namespace["check"](lambda a, b: a + b)  # type: ignore[operator]
+    with pytest.raises(AssertionError):
+        namespace["check"](lambda a, b: a - b)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("reference", "match"),
+    [
+        ({"input_output": "{not json"}, "input_output is not valid JSON"),
+        ({"input_output": json.dumps({"inputs": ["1"], "outputs": []})}, "equally long"),
+        ({"public_tests": {"input": "1", "output": "1"}}, "public_tests must be"),
+        ({"private_test_cases": "%%%not base64%%%"}, "neither JSON nor base64"),
+        ({"cases": [{"input": 1, "output": "1"}]}, r"cases\[0\] needs string input and output"),
+        ({"cases": [{"input": "1", "output": "1"}], "time_limit": "fast"}, "time_limit must be seconds"),
+        ({"something": "else"}, "got keys"),
+    ],
+)
+def test_malformed_fields_are_invalid_input_naming_the_field(reference: object, match: str) -> None:
+    with pytest.raises(ScoringError, match=match) as caught:
+        read_reference(reference)
+    assert caught.value.kind == "invalid_input"
