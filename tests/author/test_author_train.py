@@ -96,3 +96,26 @@ def test_sb3_rejects_an_unknown_algorithm(maze):
 
     with pytest.raises(ConfigError):
         train_sb3(maze, table(maze.true_reward()), algo="SAC")
+
+
+def _record(trained: float, planned: float | None, index: int) -> dict[str, object]:
+    checks = None if planned is None else {"planning_optimality": planned, "probes": [], "preference_agreement": None}
+    return {"fate": "scored", "round": 0, "index": index, "code": "def reward(o, a, n, i):\n    return 0.0\n",
+            "fitness": {"optimality": trained, "success_rate": 1.0, "curve": [], "components": {}}, "checks": checks}  # fmt: skip
+
+
+def test_a_reward_whose_own_optimum_is_off_task_ranks_below_a_slightly_worse_trained_one() -> None:
+    from rewardlab.author.train import merit, rank
+
+    lucky = _record(1.0, 0.829, 0)  # trained seeds stopped on the true optimum; the reward asks for another
+    honest = _record(0.95, 1.0, 1)
+    assert merit(lucky) == pytest.approx(0.829)
+    assert max([lucky, honest], key=rank) is honest
+    assert merit(_record(0.7, None, 2)) == 0.7  # unmeasured planning leaves training's word
+
+
+def test_reflection_names_the_planned_optimality_and_survives_no_preference_pairs() -> None:
+    from rewardlab.author.prompts import reflection
+
+    text = reflection([_record(1.0, 0.829, 0)])
+    assert "0.829" in text and "preferences" not in text

@@ -29,7 +29,7 @@ from rewardlab.author.checks import CodePolicy, check_code
 from rewardlab.author.execute import DEFAULT_LIMITS, evaluate_candidate
 from rewardlab.author.probes import PreferencePairs, preference_pairs, run_checks
 from rewardlab.author.tasks import FiniteTask
-from rewardlab.author.train import TrainConfig, rank, train_on_table
+from rewardlab.author.train import TrainConfig, merit, rank, train_on_table
 from rewardlab.errors import ConfigError, RewardCodeError
 from rewardlab.sandbox import Limits, SandboxPool
 
@@ -47,7 +47,8 @@ class LoopConfig:
         limits: sandbox limits for one candidate's whole batch.
         policy: what the static checks allow.
         preference_pairs: labelled trajectory pairs for the agreement check (0: none).
-        target: stop after the round in which a candidate reaches this optimality (None: never).
+        target: stop after the round in which a candidate's `merit` (the lower of its trained and
+            its planned optimality) reaches this (None: never).
     """
 
     candidates: int = 4
@@ -172,7 +173,7 @@ def author_reward(
 
 
 def _optimality(record: Mapping[str, Any]) -> float:
-    return float(record["fitness"]["optimality"]) if record.get("fate") == "scored" else -1.0
+    return merit(record) if record.get("fate") == "scored" else -1.0
 
 
 def write_result(result: AuthorResult, task: FiniteTask, goal: str, out: str | Path) -> dict[str, Path]:

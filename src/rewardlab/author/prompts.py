@@ -15,6 +15,7 @@ from typing import Any
 
 from rewardlab.author.checks import SIGNATURE, CodePolicy
 from rewardlab.author.tasks import FiniteTask
+from rewardlab.author.train import rank
 from rewardlab.errors import RewardCodeRejected
 
 __all__ = ["extract_code", "reflection", "task_messages"]
@@ -44,7 +45,7 @@ def reflection(history: Sequence[Mapping[str, Any]], *, failures: int = 4) -> st
     scored = [r for r in history if r.get("fate") == "scored"]
     lines = []
     if scored:
-        best = max(scored, key=lambda r: (r["fitness"]["optimality"], -r["round"]))
+        best = max(scored, key=rank)
         fit = best["fitness"]
         lines += [
             f"Best reward so far (round {best['round']}, candidate {best['index']}):",
@@ -60,7 +61,9 @@ def reflection(history: Sequence[Mapping[str, Any]], *, failures: int = 4) -> st
         bad = [p["name"] for p in checks.get("probes", []) if not p["passed"]]
         if bad:
             lines.append(f"Its reward is higher on these behaviours than on solving the task: {', '.join(bad)}.")
-        if "preference_agreement" in checks:
+        if checks.get("planning_optimality") is not None:
+            lines.append(f"The best policy under this reward itself scores optimality {checks['planning_optimality']:.3f} on the true task.")
+        if checks.get("preference_agreement") is not None:
             lines.append(f"It agrees with {checks['preference_agreement']:.0%} of labelled preferences between trajectory pairs.")
     failed = [r for r in history if r.get("fate") != "scored"][-failures:]
     if failed:

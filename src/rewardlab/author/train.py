@@ -25,7 +25,7 @@ from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask
 from rewardlab.errors import ConfigError
 
-__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "rank", "train_on_table"]
+__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "merit", "rank", "train_on_table"]
 
 
 @dataclass(frozen=True)
@@ -163,8 +163,22 @@ def component_statistics(table: RewardTable, visits: np.ndarray) -> dict[str, di
     return out
 
 
+def merit(record: Mapping[str, Any]) -> float:
+    """A scored candidate's worth: the lower of its trained agent's true-task optimality and the
+    optimality of its own optimal policy (the planning check), when that was measured.
+
+    Training alone is optimistic: a few seeds can stop on the true optimum before they find the
+    candidate's own, different one (a reward that pays for each item fetched prefers the nearer
+    item first), and longer training would then drift away from the task. A reward is only as
+    good as both what is learnt from it and what it asks for.
+    """
+    trained = float(record["fitness"]["optimality"])
+    planned = (record.get("checks") or {}).get("planning_optimality")
+    return trained if planned is None else min(trained, float(planned))
+
+
 def rank(record: Mapping[str, Any]) -> tuple[float, ...]:
-    """How scored records compare: true-task optimality, then the success rate of the training
-    episodes, then the earlier candidate."""
+    """How scored records compare: `merit`, then true-task optimality, then the success rate of
+    the training episodes, then the earlier candidate."""
     fit = record["fitness"]
-    return (float(fit["optimality"]), float(fit.get("train_success", 0.0)), -record["round"], -record["index"])
+    return (merit(record), float(fit["optimality"]), float(fit.get("train_success", 0.0)), -record["round"], -record["index"])
