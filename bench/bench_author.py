@@ -53,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", default="coffee_mail")
     parser.add_argument("--seeds", type=int, default=3, help="loop seeds (template search and training)")
+    parser.add_argument("--first-seed", type=int, default=0, help="the first loop seed (seeds run first-seed, first-seed+1, ...)")
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--target", type=float, default=0.9)
@@ -71,7 +72,7 @@ def main() -> None:
     print(f"RM shaping (expert) optimality {rm_fit.optimality:.3f}  success {rm_fit.success_rate:.3f}")
     rows = []
     with SandboxPool(size=1) as pool:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             config = LoopConfig(candidates=args.candidates, rounds=args.rounds, target=args.target,
                                 train=TrainConfig(steps=args.steps, seed=seed))  # fmt: skip
             started = time.perf_counter()
