@@ -183,7 +183,6 @@ class ProcessReward(BaseReward):
             raise ConfigError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
         self.prm = ProcessRewardModel.load(path)
         self.aggregate, self.batch_size = aggregate, batch_size
-        self.params = {"path": str(path), "aggregate": aggregate, "batch_size": batch_size}
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]

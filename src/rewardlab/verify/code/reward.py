@@ -147,13 +147,6 @@ class CodeTests(BaseReward):
             file_size_bytes=min(16, tmp_mb) * _MIB,
         )  # fmt: skip
         self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
-        self.params = {
-            "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
-            "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
-            "output_kb": output_kb, "processes": processes, "tmp_mb": tmp_mb,
-            "workers": workers, "isolation": isolation,
-            "strict_whitespace": strict_whitespace, "check_name": check_name, "python": python,
-        }  # fmt: skip
 
     # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
     # runner workers, and each process starts its own sandboxes on first use.
