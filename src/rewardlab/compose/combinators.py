@@ -45,7 +45,7 @@ from rewardlab.core import (
     RewardResult,
     Sample,
     Status,
-    content_hash,
+    spec_hash,
 )
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -178,7 +178,7 @@ class Composite(BaseReward):
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
-        self.spec_hash = content_hash(self.describe())
+        self.spec_hash = spec_hash(self)  # computed once: the tree does not change after construction
 
     # -- what subclasses define --------------------------------------------------------------
     def _natural_range(self) -> Range:
@@ -411,7 +411,6 @@ class Clip(BaseReward):
         self.inner, self.low, self.high = reward, low, high
         self.name = reward.name
         self.range = (low, high)
-        self.params = {"low": low, "high": high}
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         return [self._clip(r) for r in self.inner.score_batch(samples)]
