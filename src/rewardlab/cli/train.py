@@ -28,35 +28,30 @@ train_app = typer.Typer(help="Train learned rewards (needs the `models` extra)."
 _VAL_FRACTION: float = inspect.signature(split_pairs).parameters["val_fraction"].default
 
 # Config fields offered on the command line; defaults and help come from the dataclasses.
-RM_OPTIONS = (
+# the training loop's options, shared by TrainConfig and PRMConfig (config.LoopOptions)
+LOOP_OPTIONS = (
     Flag("mode"),
     Flag("finetune_layers", ("--layers",)),
+    Flag("epochs"),
+    Flag("batch_size"),
+    Flag("lr"),
+    Flag("lr_backbone"),
+    Flag("seed"),
+    Flag("patience"),
+)
+RM_OPTIONS = (
+    *LOOP_OPTIONS,
     Flag("head"),
     Flag("members"),
     Flag("ensemble_hidden", ("--member-hidden",)),
     Flag("ensemble_bootstrap", ("--bootstrap/--no-bootstrap",)),
     Flag("ensemble_how", ("--aggregate",)),
     Flag("ensemble_penalty", ("--penalty",)),
-    Flag("epochs"),
-    Flag("batch_size"),
-    Flag("lr"),
-    Flag("lr_backbone"),
-    Flag("seed"),
-    Flag("patience"),
     Flag("label_smoothing"),
     Flag("center_coef", ("--center",)),
     Flag("use_margin", ("--margin/--no-margin",)),
 )
-PRM_OPTIONS = (
-    Flag("mode"),
-    Flag("finetune_layers", ("--layers",)),
-    Flag("epochs"),
-    Flag("batch_size"),
-    Flag("lr"),
-    Flag("lr_backbone"),
-    Flag("seed"),
-    Flag("patience"),
-)
+PRM_OPTIONS = LOOP_OPTIONS
 ENCODE_OPTIONS = (Flag("max_length"), Flag("truncation_side"), Flag("pooling"), Flag("precision"))
 
 _BACKBONE_HELP = f"{DEFAULT_BACKBONE} (offline default), hashing, tiny-bert, or a Hugging Face model path."

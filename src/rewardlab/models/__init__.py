@@ -15,8 +15,9 @@ Names are imported on first use (PEP 562), so `from rewardlab.models import Trai
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from rewardlab._lazy import load
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.errors import TrainingError
@@ -71,12 +72,7 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rewardlab.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # found once; later lookups do not come back here
-    return value
+    return load(__name__, _WHERE, name)
 
 
 def __dir__() -> list[str]:

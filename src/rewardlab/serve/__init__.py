@@ -13,8 +13,9 @@ Needs the ``serve`` extra (and ``ray`` for Ray); names are imported on first use
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from rewardlab._lazy import load
 
 __all__ = [
     "AsyncClient",
@@ -44,10 +45,7 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rewardlab.serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return load(__name__, _WHERE, name)
 
 
 def __dir__() -> list[str]:
