@@ -15,9 +15,9 @@ Names are imported on first use (PEP 562), so `from rewardlab.models import Trai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rewardlab._lazy import load
+from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.errors import TrainingError
@@ -69,11 +69,4 @@ _WHERE = {
     "evaluate_pairs": "rewardlab.models.train",
     "train_reward_model": "rewardlab.models.train",
 }
-
-
-def __getattr__(name: str) -> Any:
-    return load(__name__, _WHERE, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = exports(__name__, _WHERE)

@@ -13,9 +13,7 @@ Needs the ``serve`` extra (and ``ray`` for Ray); names are imported on first use
 
 from __future__ import annotations
 
-from typing import Any
-
-from rewardlab._lazy import load
+from rewardlab._lazy import exports
 
 __all__ = [
     "AsyncClient",
@@ -42,11 +40,4 @@ _WHERE = {
     "ServeSettings": "rewardlab.serve.settings",
     "create_app": "rewardlab.serve.app",
 }
-
-
-def __getattr__(name: str) -> Any:
-    return load(__name__, _WHERE, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = exports(__name__, _WHERE)
