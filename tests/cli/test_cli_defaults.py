@@ -31,6 +31,7 @@ GENERATED = [
     (("train", "rm"), ["prefs.jsonl"], train.ENCODE_OPTIONS, EncodeConfig),
     (("train", "prm"), ["steps.jsonl"], train.PRM_OPTIONS, PRMConfig),
     (("train", "prm"), ["steps.jsonl"], train.ENCODE_OPTIONS, EncodeConfig),
+    (("train", "prm"), ["steps.jsonl"], train.JOB_OPTIONS, train._Job),
     (("train", "pairs"), ["sets.jsonl", "--out", "pairs.jsonl"], train.PAIRS_OPTIONS, graded_pairs),
     (("eval",), ["--data", "sets.jsonl"], eval_cli.COLUMNS, CandidateColumns),
     (("audit",), ["spec.toml", "--data", "data.jsonl"], audit.PROBE_OPTIONS, ProbeOptions),

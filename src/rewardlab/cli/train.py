@@ -8,6 +8,7 @@ per epoch, stop early, and write `config.json` + `model.safetensors` into `--out
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,31 +55,48 @@ RM_OPTIONS = (
 PRM_OPTIONS = LOOP_OPTIONS
 ENCODE_OPTIONS = (Flag("max_length"), Flag("truncation_side"), Flag("pooling"), Flag("precision"))
 
-_BACKBONE_HELP = f"{DEFAULT_BACKBONE} (offline default), hashing, tiny-bert, or a Hugging Face model path."
-_VAL_HELP = "Validation JSONL. Default: split DATA by prompt."
-_VAL_FRACTION_HELP = "Share of prompts held out when no --val."
+
+@dataclass(frozen=True)
+class _Job:
+    """What `train rm` and `train prm` read besides the configs.
+
+    Attributes:
+        val: validation JSONL; default: split DATA by prompt.
+        val_fraction: share of prompts held out when there is no --val.
+        backbone: the text encoder: the offline default (all-MiniLM-L6-v2), hashing, tiny-bert,
+            or a Hugging Face model path.
+        progress: progress bars.
+    """
+
+    val: Path | None = None
+    val_fraction: float = _VAL_FRACTION
+    backbone: str = DEFAULT_BACKBONE
+    progress: bool = True
 
 
-def _configs(config_class: type[Any], flags: tuple[Flag, ...], settings: dict[str, Any]) -> tuple[Any, EncodeConfig]:
-    """The trainer's config and the encoding config from the command's values; a bad value is
-    a usage error."""
+JOB_OPTIONS = (Flag("val"), Flag("val_fraction"), Flag("backbone", ("--backbone", "-b")), Flag("progress"))
+
+
+def _configs(config_class: type[Any], flags: tuple[Flag, ...], settings: dict[str, Any]) -> tuple[_Job, Any, EncodeConfig]:
+    """The job, the trainer's config and the encoding config from the command's values; a bad
+    value is a usage error."""
     try:
-        return (config_class(**settings_values(flags, settings)),
+        return (_Job(**settings_values(JOB_OPTIONS, settings)), config_class(**settings_values(flags, settings)),
                 EncodeConfig(**settings_values(ENCODE_OPTIONS, settings)))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
 
+def _generated(config_class: type[Any], flags: tuple[Flag, ...]) -> list[inspect.Parameter]:
+    return [*settings_options(_Job, JOB_OPTIONS), *settings_options(config_class, flags),
+            *settings_options(EncodeConfig, ENCODE_OPTIONS)]
+
+
 @train_app.command("rm")
-@with_options([*settings_options(TrainConfig, RM_OPTIONS), *settings_options(EncodeConfig, ENCODE_OPTIONS)],
-              after="backbone")
+@with_options(_generated(TrainConfig, RM_OPTIONS), after="out")
 def train_rm(
     data: Path = typer.Argument(..., help="JSONL rows with prompt, chosen, rejected (optional margin, tie)."),
     out: Path = typer.Option(Path("runs/rm"), "--out", "-o", help="Directory to write the model into."),
-    val: Path | None = typer.Option(None, "--val", help=_VAL_HELP),
-    val_fraction: float = typer.Option(_VAL_FRACTION, "--val-fraction", help=_VAL_FRACTION_HELP),
-    backbone: str = typer.Option(DEFAULT_BACKBONE, "--backbone", "-b", help=_BACKBONE_HELP),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     **settings: Any,
 ) -> None:
     """Train a Bradley-Terry reward model on preference pairs."""
@@ -86,7 +104,7 @@ def train_rm(
     from rewardlab.models import load_backbone, read_pairs
     from rewardlab.models.train import EpochLog, train_reward_model
 
-    config, encode = _configs(TrainConfig, RM_OPTIONS, settings)
+    job, config, encode = _configs(TrainConfig, RM_OPTIONS, settings)
     if config.head == "ensemble":  # validate the rule and sizes now, not after embedding every text
         from rewardlab.models.heads import EnsembleHead
 
@@ -95,20 +113,20 @@ def train_rm(
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
     pairs = read_pairs(data)
-    train, held = (pairs, read_pairs(val)) if val else split_pairs(pairs, val_fraction=val_fraction, seed=config.seed)
-    if not val:
+    train, held = (pairs, read_pairs(job.val)) if job.val else split_pairs(pairs, val_fraction=job.val_fraction, seed=config.seed)
+    if not job.val:
         from rewardlab.models.data import held_out
 
         groups = [p.group for p in pairs]
-        _warn_split(console, groups, held_out(groups, val_fraction=val_fraction, seed=config.seed), val_fraction)
-    console.print(f"{len(train)} training pairs, {len(held)} validation pairs; backbone {backbone}, mode {config.mode}")
+        _warn_split(console, groups, held_out(groups, val_fraction=job.val_fraction, seed=config.seed), job.val_fraction)
+    console.print(f"{len(train)} training pairs, {len(held)} validation pairs; backbone {job.backbone}, mode {config.mode}")
 
     def show(log: EpochLog) -> None:
         console.print(f"epoch {log.epoch:3d}  loss {log.train_loss:.4f}  val accuracy {log.val_accuracy:.3f}"
                       f"  ({log.seconds:.1f}s)")
 
-    model, report = train_reward_model(train, held, backbone=load_backbone(backbone, encode=encode),
-                                       config=config, progress=progress, on_epoch=show)
+    model, report = train_reward_model(train, held, backbone=load_backbone(job.backbone, encode=encode),
+                                       config=config, progress=job.progress, on_epoch=show)
     model.save(out)
     stop = "early stop" if report.stopped_early else "all epochs"
     console.print(f"best epoch {report.best_epoch} (val accuracy {report.best_val_accuracy:.3f}, {stop}); "
@@ -118,16 +136,11 @@ def train_rm(
 
 
 @train_app.command("prm")
-@with_options([*settings_options(PRMConfig, PRM_OPTIONS), *settings_options(EncodeConfig, ENCODE_OPTIONS)],
-              after="backbone")
+@with_options(_generated(PRMConfig, PRM_OPTIONS), after="out")
 def train_prm_command(
     data: Path = typer.Argument(..., help='JSONL rows {"prompt", "steps": [...], "labels": [...]}; labels '
                                           "true/false, 0-1 (soft) or null (unlabelled)."),
     out: Path = typer.Option(Path("runs/prm"), "--out", "-o", help="Directory to write the model into."),
-    val: Path | None = typer.Option(None, "--val", help=_VAL_HELP),
-    val_fraction: float = typer.Option(_VAL_FRACTION, "--val-fraction", help=_VAL_FRACTION_HELP),
-    backbone: str = typer.Option(DEFAULT_BACKBONE, "--backbone", "-b", help=_BACKBONE_HELP),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     **settings: Any,
 ) -> None:
     """Train a process reward model on per-step labels (hard or soft)."""
@@ -137,20 +150,20 @@ def train_prm_command(
     from rewardlab.models.prm import train_prm
     from rewardlab.models.train import EpochLog
 
-    config, encode = _configs(PRMConfig, PRM_OPTIONS, settings)
+    job, config, encode = _configs(PRMConfig, PRM_OPTIONS, settings)
     samples, labels = read_step_rows(data)
-    if val:
-        held_samples, held_labels = read_step_rows(val)
+    if job.val:
+        held_samples, held_labels = read_step_rows(job.val)
         train_samples, train_labels = samples, labels
     else:
-        held = held_out([s.prompt_text for s in samples], val_fraction=val_fraction, seed=config.seed)
-        _warn_split(console, [s.prompt_text for s in samples], held, val_fraction)
+        held = held_out([s.prompt_text for s in samples], val_fraction=job.val_fraction, seed=config.seed)
+        _warn_split(console, [s.prompt_text for s in samples], held, job.val_fraction)
         train_samples = [s for i, s in enumerate(samples) if i not in held]
         train_labels = [y for i, y in enumerate(labels) if i not in held]
         held_samples = [s for i, s in enumerate(samples) if i in held]
         held_labels = [y for i, y in enumerate(labels) if i in held]
     console.print(f"{len(train_samples)} training solutions ({sum(map(len, train_labels))} steps), "
-                  f"{len(held_samples)} validation solutions; backbone {backbone}, mode {config.mode}")
+                  f"{len(held_samples)} validation solutions; backbone {job.backbone}, mode {config.mode}")
 
     def show(log: EpochLog) -> None:
         console.print(f"epoch {log.epoch:3d}  loss {log.train_loss:.4f}  val step accuracy {log.val_accuracy:.3f}"
@@ -158,8 +171,8 @@ def train_prm_command(
 
     prm, report = train_prm(train_samples, train_labels,
                             val=(held_samples, held_labels) if held_samples else None,
-                            backbone=load_backbone(backbone, encode=encode), config=config,
-                            progress=progress, on_epoch=show)
+                            backbone=load_backbone(job.backbone, encode=encode), config=config,
+                            progress=job.progress, on_epoch=show)
     prm.save(out)
     stop = "early stop" if report["stopped_early"] else "all epochs"
     console.print(f"best epoch {report['best_epoch']} (val step accuracy {report['best_val_accuracy']:.3f}, "
