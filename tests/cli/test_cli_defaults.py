@@ -167,3 +167,32 @@ def test_models_names_are_lazy_and_the_same_objects():
     assert models.HFBackbone is backbones.HFBackbone and models.EncodeConfig is backbones.EncodeConfig
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         models.Nope  # noqa: B018
+
+
+def _number(cell: str) -> float | str:
+    text = cell.strip().strip("`").removesuffix(" s").replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def test_the_defaults_in_docs_serve_table_are_the_cli_defaults():
+    """docs/serve.md lists `rewardlab serve`'s options with their defaults; they must not drift."""
+    import re
+
+    command = typer.main.get_command(app).commands["serve"]  # type: ignore[attr-defined]
+    defaults = {name: p.default for p in command.params for name in p.opts}
+    table = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+    checked = 0
+    for options_cell, default_cell in re.findall(r"^\| (`--[^|]+) \| ([^|]+) \|", table, flags=re.M):
+        options = re.findall(r"`(--[\w-]+)", options_cell)
+        cells = [c for c in default_cell.split(", ")]
+        for option, cell in zip(reversed(options), reversed(cells), strict=False):  # a trailing option may have no default
+            documented = _number(cell)
+            if (isinstance(documented, str) and not re.fullmatch(r"[a-z]+", documented)) or documented == "none":
+                continue  # prose ("first spec", a path with a variable)
+            actual = defaults[option]
+            assert (float(actual) if isinstance(documented, float) else actual) == documented, option
+            checked += 1
+    assert checked >= 10
