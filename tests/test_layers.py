@@ -25,6 +25,7 @@ PACKAGE = SRC / "rewardlab"
 # with the table in ARCHITECTURE.md.
 LAYERS: dict[str, int] = {
     "_version": 0,  # the version string; imports nothing
+    "_lazy": 0,  # names a package imports on first use (PEP 562)
     "errors": 0,  # every exception; imports nothing of the package
     "demo": 0,  # bundled demo data
     "core": 1,  # the contract: Sample, RewardResult, Reward, registry

@@ -1,5 +1,5 @@
-"""Command-line options generated from a settings model, so each default and its description
-are written once, on the model's field, and the CLI cannot drift from the library.
+"""Command-line options generated from a settings model or a config dataclass, so each default
+and its description are written once, on the class, and the CLI cannot drift from the library.
 
     SERVE = [Flag("workers", ("--workers", "-w")), Flag("sample_timeout", ("--timeout",))]
 
@@ -7,23 +7,29 @@ are written once, on the model's field, and the CLI cannot drift from the librar
     def serve_command(specs: list[str] = typer.Argument(...), port: int = ..., **settings: Any) -> None:
         ServeSettings(**settings_values(SERVE, settings))
 
-Typer reads a command's parameters from its signature; `with_options` gives the command a
-signature with the generated options in it, and typer passes their values as keywords.
+A pydantic model's field describes itself (`Field(description=...)`); a dataclass field is
+described by its entry under ``Attributes:`` in the class docstring (Google style), the same
+text the API docs show. Typer reads a command's parameters from its signature; `with_options`
+gives the command a signature with the generated options in it, and typer passes their values
+as keywords.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import typer
 from pydantic import BaseModel
 
-__all__ = ["Flag", "settings_options", "settings_values", "with_options"]
+__all__ = ["Flag", "attribute_docs", "field_defaults", "settings_options", "settings_values", "with_options"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -53,25 +59,89 @@ class Flag:
         return self.decls or ("--" + self.field.replace("_", "-"),)
 
 
-def settings_options(model: type[BaseModel], flags: Iterable[Flag]) -> list[inspect.Parameter]:
-    """Keyword-only typer options for `flags`, with the defaults and descriptions of `model`."""
+def settings_options(model: Any, flags: Iterable[Flag]) -> list[inspect.Parameter]:
+    """Keyword-only typer options for `flags`, with the defaults and descriptions of `model`: a
+    pydantic model, a dataclass, or a function whose keyword parameters are the fields (their
+    descriptions under ``Args:``). A boolean that defaults to true gets ``--x/--no-x``."""
+    fields = _fields(model)
     params = []
     for flag in flags:
-        info = model.model_fields.get(flag.field)
-        if info is None:
+        if flag.field not in fields:
             raise KeyError(f"{model.__name__} has no field {flag.field!r}")
-        if info.is_required():
+        default, annotation, description = fields[flag.field]
+        if default is _REQUIRED:
             raise ValueError(f"{model.__name__}.{flag.field} has no default to offer on the command line")
-        default = info.get_default(call_default_factory=True)
-        kind = _cli_type(info.annotation)
+        kind = _cli_type(annotation)
         if isinstance(default, tuple):  # a repeatable option: typer collects a list
             default = list(default)
         if flag.scale is not None:
             default, kind = default / flag.scale, float
-        text = flag.help or _sentence(info.description or "")
-        option = typer.Option(default, *flag.names, help=text, envvar=flag.envvar)
+        names = flag.names
+        if kind is bool and default is True and not flag.decls:
+            names = (f"{names[0]}/--no-{names[0][2:]}",)
+        text = flag.help or _sentence(description)
+        if not text:
+            raise ValueError(f"{model.__name__}.{flag.field} has no description; document it or give the Flag a help")
+        option = typer.Option(default, *names, help=text, envvar=flag.envvar)
         params.append(inspect.Parameter(flag.field, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind))
     return params
+
+
+def field_defaults(model: Any) -> dict[str, Any]:
+    """Every field of `model` that has a default, with that default (for tests and docs)."""
+    return {name: default for name, (default, _, _) in _fields(model).items() if default is not _REQUIRED}
+
+
+def attribute_docs(obj: Any, section: str = "Attributes") -> dict[str, str]:
+    """A section of `obj`'s Google-style docstring (``Attributes:`` of a class, ``Args:`` of a
+    function) as name -> description, continuation lines joined."""
+    docs: dict[str, str] = {}
+    inside, current = False, ""
+    for line in (inspect.getdoc(obj) or "").splitlines():
+        if not inside:
+            inside = line.strip() == f"{section}:"
+            continue
+        if line and not line.startswith(" "):  # the next section (or prose) ends the list
+            break
+        entry = _ENTRY.match(line)
+        if entry:
+            current = entry["name"]
+            docs[current] = entry["text"].strip()
+        elif current and line.strip():
+            docs[current] += " " + line.strip()
+    return docs
+
+
+_REQUIRED = object()
+_ENTRY = re.compile(r"^ {4}\**(?P<name>\w+)(?: \([^)]*\))?: ?(?P<text>.*)$")
+
+
+def _fields(model: Any) -> dict[str, tuple[Any, Any, str]]:
+    """name -> (default or `_REQUIRED`, annotation, description) of the fields of a pydantic
+    model or a dataclass, or the keyword parameters of a function."""
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return {
+            name: (_REQUIRED if info.is_required() else info.get_default(call_default_factory=True),
+                   info.annotation, info.description or "")
+            for name, info in model.model_fields.items()
+        }
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
+        hints, docs = typing.get_type_hints(model), attribute_docs(model)
+        out = {}
+        for f in dataclasses.fields(model):
+            default: Any = f.default
+            if default is dataclasses.MISSING:
+                default = f.default_factory() if callable(f.default_factory) else _REQUIRED
+            out[f.name] = (default, hints[f.name], docs.get(f.name, ""))
+        return out
+    if inspect.isfunction(model):
+        hints, docs = typing.get_type_hints(model), attribute_docs(model, "Args")
+        return {
+            p.name: (_REQUIRED if p.default is p.empty else p.default, hints.get(p.name, Any), docs.get(p.name, ""))
+            for p in inspect.signature(model).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
+    raise TypeError(f"{model!r} is neither a pydantic model, a dataclass nor a function")
 
 
 def settings_values(flags: Iterable[Flag], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,7 +179,7 @@ def _cli_type(annotation: Any) -> Any:
             return _cli_type(rest[0])
     if typing.get_origin(annotation) is Literal and all(isinstance(a, str) for a in args):
         return str
-    if annotation in (str, int, float, bool):
+    if annotation in (str, int, float, bool, Path):
         return annotation
     if typing.get_origin(annotation) is tuple and args in ((str, Ellipsis), (int, Ellipsis), (float, Ellipsis)):
         return list[args[0]]  # type: ignore[valid-type]  # a repeatable option
@@ -117,5 +187,5 @@ def _cli_type(annotation: Any) -> Any:
 
 
 def _sentence(text: str) -> str:
-    text = text.strip()
+    text = text.strip().replace("`", "")
     return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else text

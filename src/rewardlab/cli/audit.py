@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
+from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
+from rewardlab.evaluate.audit.options import ProbeOptions  # no numpy: cheap to import at start-up
 
 _FIELDS = ("prompt", "response", "reference", "steps", "id", "group", "meta")
 
@@ -22,6 +24,11 @@ def field_mapping(items: list[str]) -> dict[str, str] | None:
     return mapping or None
 
 
+# ProbeOptions fields offered on the command line; defaults and help come from the dataclass
+PROBE_OPTIONS = (Flag("counterfactuals"), Flag("alpha"), Flag("min_effect"))
+
+
+@with_options(settings_options(ProbeOptions, PROBE_OPTIONS), after="fail_on_flag")
 def audit_command(
     spec: Path = typer.Argument(..., help="Reward spec (TOML) to audit."),
     data: Path = typer.Option(..., "--data", "-d", help="Samples (.jsonl/.parquet/saved dataset)."),
@@ -37,9 +44,7 @@ def audit_command(
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
-    counterfactuals: bool = typer.Option(True, "--counterfactuals/--no-counterfactuals", help="Also probe wrong-answer counterfactuals of the data (catches hacks on all-correct data)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Continuous rewards: significance level of a probe's effect (Bonferroni over the probes)."),
-    min_effect: float = typer.Option(0.1, "--min-effect", help="Continuous rewards: smallest effect that counts, in standard deviations of the scores."),
+    **options: float | bool,
 ) -> int:
     """Probe a reward for hacks (hedging, padding, grader injection, format changes...).
 
@@ -49,7 +54,6 @@ def audit_command(
     """
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
-    from rewardlab.evaluate.audit.probing import ProbeOptions
     from rewardlab.evaluate.audit.run_audit import audit_reward
     from rewardlab.evaluate.datasets import CandidateColumns
 
@@ -57,7 +61,7 @@ def audit_command(
         spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
         limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
         workers=workers, timeout=timeout,
-        probe_options=ProbeOptions(alpha=alpha, min_effect=min_effect, counterfactuals=counterfactuals),
+        probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)),
     )
     report.write(out)
     print_report_summary(report, out)

@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
+from rewardlab.runner.options import (
+    ScoreFileOptions,  # dataclasses only: cheap to import at start-up
+)
 
 
 def _field_mapping(prompt: str | None, response: str | None, reference: str | None, extra: list[str]) -> dict[str, str]:
@@ -28,52 +33,52 @@ def default_output(input_path: Path) -> Path:
     return input_path.with_name(f"{stem}.scored{suffix}")
 
 
+# ScoreFileOptions fields offered on the command line; the defaults come from the dataclass.
+OPTIONS = (
+    Flag("workers", ("--workers", "-w"), help="Worker processes (default: all cores; 0 = in-process, no timeouts)."),
+    Flag("timeout", help="Seconds one sample may take before it becomes error/timeout."),
+    Flag("strict", help="Stop with exit code 1 at the first malformed row."),
+    Flag("keep_input", help="Copy the input fields into each output row."),
+    Flag("limit", help="Score only the first N rows."),
+    Flag("resume", help="Resume an interrupted run: rows in the run store are not scored again."),
+    Flag("backend", help="local (worker processes) or ray."),
+    Flag("ray_address", help="Ray cluster for --backend ray (default: start a local Ray)."),
+    Flag("run_store", ("--cache",), help="Run store for --resume/--remote/--backend ray (default: $REWARDLAB_CACHE)."),
+)
+
+
+@with_options(settings_options(ScoreFileOptions, OPTIONS), after="output")
 def score_command(
     spec: Path = typer.Argument(..., help="Reward spec (TOML)."),
     input: Path = typer.Argument(..., help="Data: .jsonl, .parquet, or a saved `datasets` folder."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write (.jsonl or .parquet). Default: INPUT.scored.jsonl"),
-    workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes (default: all cores; 0 = in-process, no timeouts)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds one sample may take before it becomes error/timeout."),
     prompt_field: str | None = typer.Option(None, "--prompt-field", help="Column holding the prompt."),
     response_field: str | None = typer.Option(None, "--response-field", help="Column holding the response."),
     reference_field: str | None = typer.Option(None, "--reference-field", help="Column holding the reference."),
     field: list[str] = typer.Option([], "--field", help="Other mappings, NAME=COLUMN (e.g. steps=trace)."),
-    strict: bool = typer.Option(False, "--strict", help="Stop with exit code 1 at the first malformed row."),
-    keep_input: bool = typer.Option(True, "--keep-input/--no-keep-input", help="Copy the input fields into each output row."),
-    limit: int | None = typer.Option(None, "--limit", help="Score only the first N rows."),
     explode: list[str] = typer.Option([], "--explode", help="List field(s) to score element by element (one output row per element, with explode_index)."),
     progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
-    resume: bool = typer.Option(False, "--resume", help="Resume an interrupted run: rows in the run store are not scored again."),
     remote: str | None = typer.Option(None, "--remote", help="Score on a reward server at URL; SPEC is then the served name or its spec file."),
-    backend: str = typer.Option("local", "--backend", help="local (worker processes) or ray."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster for --backend ray (default: start a local Ray)."),
     token: str | None = typer.Option(None, "--token", envvar="REWARDLAB_TOKEN", help="Bearer token for --remote."),
-    run_store: Path | None = typer.Option(None, "--cache", help="Run store for --resume/--remote/--backend ray (default: $REWARDLAB_CACHE)."),
+    **settings: Any,
 ) -> None:
     """Score every row of INPUT with SPEC; every input row gets exactly one output row."""
     from rewardlab.cli._render import console, print_summary, progress_bar
-    from rewardlab.runner import ScoreFileOptions, score_file
+    from rewardlab.runner import score_file
 
-    if workers is not None and workers < 0:
+    values = settings_values(OPTIONS, settings)
+    if values["workers"] is not None and values["workers"] < 0:
         raise UsageError("--workers must be >= 0")
-    if timeout <= 0:
+    if values["timeout"] is not None and values["timeout"] <= 0:
         raise UsageError("--timeout must be positive")
+    if values["backend"] not in ("local", "ray"):
+        raise UsageError(f"unknown --backend {values['backend']!r}; use 'local' or 'ray'")
     out = output or default_output(input)
-    if backend not in ("local", "ray"):
-        raise UsageError(f"unknown --backend {backend!r}; use 'local' or 'ray'")
     options = ScoreFileOptions(
-        workers=workers,
-        timeout=timeout,
+        **values,
         fields=_field_mapping(prompt_field, response_field, reference_field, field) or None,
-        keep_input=keep_input,
-        strict=strict,
-        limit=limit,
         explode=tuple(f for item in explode for f in item.split(",") if f),
-        resume=resume,
-        backend="ray" if backend == "ray" else "local",
-        ray_address=ray_address,
-        run_store=run_store,
     )
     executor, served_hash = None, None
     if remote is not None:  # the server computes; this process records the run

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,14 +10,21 @@ import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
+from rewardlab.serve.launch import run_server  # uvicorn and the app are imported when it runs
 from rewardlab.serve.settings import ServeSettings  # pydantic only: cheap to import at start-up
-from rewardlab.store import ResultStore  # sqlite3 and orjson: cheap to import at start-up
 
 if TYPE_CHECKING:
     from rewardlab.serve.settings import RewardLimits
 
 
-_CACHE_MAX_ROWS: int = inspect.signature(ResultStore).parameters["max_rows"].default
+# run_server's keyword arguments offered on the command line; defaults and help from its signature and docstring
+SERVER = (
+    Flag("host"),
+    Flag("port", ("--port", "-p")),
+    Flag("cache_max_rows"),
+    Flag("ray_address", help="Ray cluster to join with --backend ray (default: start a local one)."),
+    Flag("log_level"),
+)
 
 # ServeSettings fields offered on the command line; defaults and help come from the fields.
 SETTINGS = (
@@ -42,25 +48,19 @@ SETTINGS = (
 )
 
 
-@with_options(settings_options(ServeSettings, SETTINGS), after="port")
+@with_options([*settings_options(run_server, SERVER), *settings_options(ServeSettings, SETTINGS)], after="specs")
 def serve_command(
     specs: list[str] = typer.Argument(..., help="Reward specs (TOML); NAME=PATH serves a spec under NAME."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", "-p", help="TCP port."),
     cache: Path | None = typer.Option(None, "--cache", help="Result cache file (default: $REWARDLAB_CACHE or ~/.cache/rewardlab/results.sqlite)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache results."),
-    cache_max_rows: int = typer.Option(_CACHE_MAX_ROWS, "--cache-max-rows", help="Cached results kept (least recently used are evicted)."),
     openrlhf_tokenizer: str | None = typer.Option(None, "--openrlhf-tokenizer", help="Local tokenizer whose special tokens are removed from /get_reward queries (default: the common chat-template tokens)."),
     openrlhf_keep_special_tokens: bool = typer.Option(False, "--openrlhf-keep-special-tokens", help="Score /get_reward queries with their special tokens."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join with --backend ray (default: start a local one)."),
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     per_reward: list[str] = typer.Option([], "--set", help="Per-reward override NAME.KEY=VALUE, KEY in workers, timeout, max-batch, concurrency, max-queue, request-timeout."),
     **settings: Any,
 ) -> None:
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
 
-    from rewardlab.serve.launch import run_server
     from rewardlab.store import default_cache_path
 
     values = settings_values(SETTINGS, settings)
@@ -71,13 +71,11 @@ def serve_command(
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"invalid server option: {problems}") from exc
-    if values["token"] is None and host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("REWARDLAB_ALLOW_OPEN"):
-        typer.echo(f"warning: serving on {host} without --token; anyone who can reach it can use it", err=True)
+    server = settings_values(SERVER, settings)
+    if values["token"] is None and server["host"] not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("REWARDLAB_ALLOW_OPEN"):
+        typer.echo(f"warning: serving on {server['host']} without --token; anyone who can reach it can use it", err=True)
     cache_path = None if no_cache else (cache or default_cache_path())
-    run_server(
-        specs, server_settings, host=host, port=port, cache_path=cache_path, cache_max_rows=cache_max_rows,
-        ray_address=ray_address, log_level=log_level,
-    )
+    run_server(specs, server_settings, cache_path=cache_path, **server)
 
 
 def _special_tokens(tokenizer: str | None, keep: bool) -> tuple[str, ...] | None:

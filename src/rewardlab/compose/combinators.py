@@ -46,8 +46,8 @@ from rewardlab.core import (
     RewardResult,
     Sample,
     Status,
-    content_hash,
     group_keys,
+    spec_hash,
 )
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -180,9 +180,8 @@ class Composite(BaseReward):
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
-        # A group component makes the whole composite a group reward (`core.group_keys`).
-        self.group_keys: frozenset[GroupKey] = frozenset(k for c in self.components for k in group_keys(c.reward))
-        self.spec_hash = content_hash(self.describe())
+    group_keys,
+    spec_hash,
 
     # -- what subclasses define --------------------------------------------------------------
     def _natural_range(self) -> Range:
@@ -416,7 +415,6 @@ class Clip(BaseReward):
         self.name = reward.name
         self.group_keys = group_keys(reward)
         self.range = (low, high)
-        self.params = {"low": low, "high": high}
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         return [self._clip(r) for r in self.inner.score_batch(samples)]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rewardlab.core import JSON, Reward, content_hash
+from rewardlab.core import JSON, Reward
 from rewardlab.core.registry import Registry, registry
 from rewardlab.errors import SpecError, SpecProblem
 
@@ -82,11 +82,6 @@ class SpecFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     reward: RewardSpec
-
-    @property
-    def spec_hash(self) -> str:
-        """Hash of the validated spec (comments and key order do not change it)."""
-        return content_hash(self.model_dump(mode="json"))
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

@@ -8,9 +8,11 @@ keeps its kind, anything else is a `crash` with the exception's type and message
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -76,12 +78,36 @@ class BaseReward:
     Subclasses set `name` and `range` (class or instance attributes) and override `compute`;
     batch-friendly rewards may override `compute_batch`. Exceptions and invalid outputs are
     turned into typed `error` results here, once, for every reward.
+
+    A reward's parameters are declared once, as the keyword arguments of its `__init__`: the
+    registry checks a spec's `params` and `rewardlab list-rewards` shows them from that
+    signature, and `params` (what `describe()` shows and `spec_hash` hashes) is recorded from
+    the same call, defaults filled in (the way scikit-learn's `get_params` reads an estimator's
+    `__init__`). Arguments that are not JSON values (another reward, a client, a callable) are
+    collaborators, not parameters, and are left out. A reward that resolves a parameter to a
+    more telling value (a default order spelled out) replaces that entry after recording:
+    ``self.params = {**self.params, "priority": list(order)}``.
+
+    Example:
+        >>> class Short(BaseReward):
+        ...     name = "demo.short"
+        ...     def __init__(self, *, max_chars: int = 20, unit: str = "chars"):
+        ...         self.max_chars = max_chars
+        ...     def compute(self, sample):
+        ...         return len(sample.response_text) <= self.max_chars
+        >>> Short(max_chars=5).params
+        {'max_chars': 5, 'unit': 'chars'}
     """
 
     name: str = "reward"
     range: Range = UNBOUNDED
-    #: parameters shown by `describe()` and hashed into the spec hash
+    #: parameters shown by `describe()` and hashed into the spec hash (recorded from `__init__`)
     params: Mapping[str, JSON] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording_params(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def compute(self, sample: Sample) -> RewardResult | float | bool | None:
         raise NotImplementedError
@@ -130,6 +156,63 @@ class BaseReward:
 
     def _check(self, output: RewardResult | float | bool | None) -> RewardResult:
         return coerce_output(output, self.name, self.range)
+
+
+def _recording_params(init: Callable[..., None]) -> Callable[..., None]:
+    """`init`, recording its JSON-valued arguments (defaults applied) as `self.params` first.
+
+    Only the outermost `__init__` of a call records (a subclass's own signature is the one its
+    users and the registry see); what `init` then assigns to `self.params` wins.
+    """
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def __init__(self: BaseReward, *args: Any, **kwargs: Any) -> None:
+        if "params" not in self.__dict__:
+            try:
+                bound = signature.bind(self, *args, **kwargs)
+            except TypeError:  # a wrong call: let `init` raise its own error
+                pass
+            else:
+                bound.apply_defaults()
+                self.params = _json_params(signature, bound.arguments)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+def _json_params(signature: inspect.Signature, arguments: Mapping[str, Any]) -> dict[str, JSON]:
+    """The JSON-valued arguments after `self`, `**kwargs` spread, paths as strings, tuples as lists."""
+    out: dict[str, JSON] = {}
+    for param in list(signature.parameters.values())[1:]:
+        if param.name not in arguments or param.kind is param.VAR_POSITIONAL:
+            continue
+        value = arguments[param.name]
+        for name, item in (value.items() if param.kind is param.VAR_KEYWORD else [(param.name, value)]):
+            if isinstance(item, os.PathLike):
+                item = os.fspath(item)
+            if _is_json(item):
+                out[name] = _lists(item)
+    return out
+
+
+def _lists(value: Any) -> Any:
+    """`value` with its tuples as lists, as it reads back from JSON."""
+    if isinstance(value, list | tuple):
+        return [_lists(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
+
+
+def _is_json(value: object) -> bool:
+    if value is None or isinstance(value, str | bool | int | float):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
 
 
 def crash_result(exc: BaseException) -> RewardResult:

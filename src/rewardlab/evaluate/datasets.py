@@ -37,14 +37,23 @@ def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class CandidateColumns:
-    """Column names of a candidate-set file (defaults: Qwen2.5-Math eval files)."""
+    """Column names of a candidate-set file (defaults: Qwen2.5-Math eval files).
+
+    Attributes:
+        prompt: column of the problem.
+        responses: column of the list of responses.
+        reference: column of the gold answer.
+        labels: column of the per-response correctness labels, if the file has them.
+        scores: column of per-response scores shipped in the file (a reward model's), if any.
+        answers: column of per-response extracted answers (for votes), if any.
+    """
 
     prompt: str = "question"
     responses: str = "code"
     reference: str = "gt"
-    labels: str | None = "score"  # per-response correctness, if the file has it
-    scores: str | None = "pred_score"  # per-response reward-model scores, if any
-    answers: str | None = "pred"  # per-response extracted answers, for votes
+    labels: str | None = "score"
+    scores: str | None = "pred_score"
+    answers: str | None = "pred"
 
 
 @dataclass(frozen=True)

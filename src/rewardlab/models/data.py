@@ -136,6 +136,14 @@ def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "questi
     responses (e.g. `qwen25-math-cot-100.jsonl`: `question`, `code` = 8 responses, `score` = 8
     booleans). Prompts whose responses are all right or all wrong give no pair.
 
+    Args:
+        rows: the graded candidate sets, one per prompt.
+        prompt_key: column of the prompt.
+        responses_key: column of the list of responses.
+        labels_key: column of the per-response correctness labels.
+        group_key: column of the prompt id (pairs are split by it); default the prompt text.
+        source: the rows' file, named in errors.
+
     Raises:
         InputError: a row without the keys, or responses and labels of different lengths.
     """

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text, pair_text
+from rewardlab.models.config import PRMConfig
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
@@ -35,7 +36,6 @@ from rewardlab.models.train import (
     Features,
     TrainingError,
     TrainReport,
-    check_loop_options,
     fit_epochs,
     trainable_groups,
 )
@@ -49,30 +49,6 @@ def prefix_texts(prompt: str, steps: Sequence[str], backbone: Backbone | None = 
     if backbone is None:
         return [format_text(prompt, "\n".join(steps[: t + 1])) for t in range(len(steps))]
     return [pair_text(backbone, prompt, "\n".join(steps[: t + 1])) for t in range(len(steps))]
-
-
-@dataclass(frozen=True)
-class PRMConfig:
-    """Options of `train_prm`; the loop options mean what they mean in `train.TrainConfig`.
-
-    Attributes:
-        mode: `frozen` (cached prefix embeddings + head) or `finetune` (also the top
-            `finetune_layers` transformer blocks at `lr_backbone`).
-    """
-
-    mode: Literal["frozen", "finetune"] = "frozen"
-    epochs: int = 30  # frozen epochs cost milliseconds; early stopping ends sooner
-    batch_size: int = 64  # steps per batch
-    lr: float = 1e-3
-    lr_backbone: float = 3e-5  # the usual BERT fine-tuning range (Devlin et al. 2019)
-    finetune_layers: int = 1
-    weight_decay: float = 1e-2
-    patience: int = 4  # epochs without a lower validation BCE before stopping
-    seed: int = 0
-    embed_batch_size: int = 64
-
-    def __post_init__(self) -> None:
-        check_loop_options(self)
 
 
 class ProcessRewardModel:
@@ -207,7 +183,6 @@ class ProcessReward(BaseReward):
             raise ConfigError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
         self.prm = ProcessRewardModel.load(path)
         self.aggregate, self.batch_size = aggregate, batch_size
-        self.params = {"path": str(path), "aggregate": aggregate, "batch_size": batch_size}
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]

@@ -55,7 +55,6 @@ class ModelReward(BaseReward):
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         self.model = load_cached(path)
         self.batch_size = batch_size
-        self.params = {"path": str(path), "batch_size": batch_size}
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]

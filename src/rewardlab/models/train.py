@@ -13,14 +13,15 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, cast
 
 import numpy as np
 import torch
 
-from rewardlab.errors import ConfigError, TrainingError
+from rewardlab.errors import TrainingError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, pair_text
+from rewardlab.models.config import LoopOptions, TrainConfig
 from rewardlab.models.data import PreferencePair
 from rewardlab.models.heads import EnsembleHead, Head, OdinHead, ScalarHead
 from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accuracy
@@ -37,47 +38,6 @@ __all__ = [
     "train_reward_model",
     "trainable_groups",
 ]
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Options of `train_reward_model`; every default says why it is what it is.
-
-    Attributes:
-        mode: `frozen` trains only the head on cached embeddings (each text embedded once);
-            `finetune` also trains the top `finetune_layers` transformer blocks.
-        head: `linear`, `mlp` (one hidden layer of `hidden` units), `odin` or `ensemble`.
-    """
-
-    mode: Literal["frozen", "finetune"] = "frozen"
-    head: Literal["linear", "mlp", "odin", "ensemble"] = "linear"
-    hidden: int = 64  # only for head="mlp"
-    epochs: int = 20  # frozen epochs cost milliseconds; early stopping ends sooner
-    batch_size: int = 32
-    lr: float = 1e-3  # head; inputs are standardised, so one rate fits every backbone
-    lr_backbone: float = 3e-5  # fine-tuned blocks; the usual BERT fine-tuning range (Devlin 2019)
-    weight_decay: float = 1e-2  # AdamW; keeps a wide head from memorising a few hundred pairs
-    finetune_layers: int = 1
-    seed: int = 0
-    patience: int = 4  # epochs without a better validation accuracy before stopping
-    label_smoothing: float = 0.0
-    center_coef: float = 0.0  # Eisenstein et al. 2023 use 0.01
-    use_margin: bool = True  # use the rows' `margin` values (Llama 2 eq. 2)
-    odin_quality_coef: float = 2.0  # λ_Q; measured on the synthetic split (bench/RESULTS.md)
-    odin_length_coef: float = 1.0
-    odin_stratified: bool = True  # correlations within chosen / within rejected (losses.odin_loss)
-    odin_length_from: Literal["count", "embedding"] = "embedding"  # the paper; "count": heads.OdinHead
-    odin_ortho_coef: float = 1.0
-    members: int = 5  # head="ensemble"
-    ensemble_how: Literal["mean", "min", "uwo"] = "uwo"
-    ensemble_penalty: float = 1.0
-    ensemble_feature_fraction: float = 1.0  # < 1: random-subspace members (heads.EnsembleHead)
-    ensemble_hidden: int = 0  # > 0: MLP members that disagree out of distribution (heads.EnsembleHead)
-    ensemble_bootstrap: bool = True  # Poisson bootstrap per member; False: all see the full data
-    embed_batch_size: int = 64
-
-    def __post_init__(self) -> None:
-        check_loop_options(self)
 
 
 @dataclass
@@ -275,39 +235,6 @@ class Features:
         if self.cache is not None:
             return self.cache(texts)
         return self.backbone.embed(texts, batch_size=self.batch_size)
-
-
-class LoopOptions(Protocol):
-    """What `fit_epochs` reads from a trainer's config (`TrainConfig`, `prm.PRMConfig`)."""
-
-    @property
-    def mode(self) -> Literal["frozen", "finetune"]: ...
-    @property
-    def epochs(self) -> int: ...
-    @property
-    def batch_size(self) -> int: ...
-    @property
-    def lr(self) -> float: ...
-    @property
-    def lr_backbone(self) -> float: ...
-    @property
-    def finetune_layers(self) -> int: ...
-    @property
-    def patience(self) -> int: ...
-    @property
-    def seed(self) -> int: ...
-
-
-def check_loop_options(options: LoopOptions) -> None:
-    """Refuse settings `fit_epochs` cannot run with (`ValueError` naming the setting)."""
-    if options.mode not in ("frozen", "finetune"):
-        raise ConfigError(f"mode must be 'frozen' or 'finetune', got {options.mode!r}")
-    if options.epochs < 1 or options.batch_size < 1:
-        raise ConfigError("epochs and batch_size must be >= 1")
-    if options.lr <= 0 or options.lr_backbone <= 0:
-        raise ConfigError("learning rates must be > 0")
-    if options.mode == "finetune" and options.finetune_layers < 1:
-        raise ConfigError("mode='finetune' needs finetune_layers >= 1")
 
 
 def trainable_groups(model: RewardModel, options: LoopOptions) -> list[dict[str, Any]]:

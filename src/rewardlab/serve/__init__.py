@@ -13,8 +13,7 @@ Needs the ``serve`` extra (and ``ray`` for Ray); names are imported on first use
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from rewardlab._lazy import exports
 
 __all__ = [
     "AsyncClient",
@@ -41,14 +40,4 @@ _WHERE = {
     "ServeSettings": "rewardlab.serve.settings",
     "create_app": "rewardlab.serve.app",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rewardlab.serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = exports(__name__, _WHERE)

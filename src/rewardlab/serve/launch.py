@@ -10,6 +10,7 @@ from rewardlab.core import Reward
 from rewardlab.errors import UsageError
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
+from rewardlab.store.cache import DEFAULT_MAX_ROWS
 
 __all__ = ["load_rewards", "run_server"]
 
@@ -43,11 +44,22 @@ def run_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     cache_path: str | Path | None = None,
-    cache_max_rows: int = 1_000_000,
+    cache_max_rows: int = DEFAULT_MAX_ROWS,
     ray_address: str | None = None,
     log_level: str = "info",
 ) -> None:
-    """Build the rewards and the cache, then run uvicorn until interrupted."""
+    """Build the rewards and the cache, then run uvicorn until interrupted.
+
+    Args:
+        specs: spec files, each served under its `[reward] name` or as ``NAME=PATH``.
+        settings: batching, limits and backends of the server.
+        host: interface to bind (0.0.0.0 for every interface).
+        port: TCP port.
+        cache_path: result cache file; None: no cache.
+        cache_max_rows: cached results kept (the least recently used are evicted).
+        ray_address: Ray cluster to join with the ray backend; None: start a local one.
+        log_level: uvicorn's log level.
+    """
     import uvicorn
 
     from rewardlab.serve.app import create_app

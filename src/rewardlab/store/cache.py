@@ -28,6 +28,7 @@ from rewardlab.store.runs import RunStore
 from rewardlab.store.sqlite import Database, OnDatabase, _key_bytes
 
 __all__ = [
+    "DEFAULT_MAX_ROWS",
     "CacheStats",
     "ResultStore",
     "encode_result",
@@ -95,7 +96,12 @@ def encode_result(result: RewardResult) -> bytes:
     return encode_row(result_row(result))
 
 
+#: results a store keeps unless told otherwise (the least recently used beyond it are evicted)
+DEFAULT_MAX_ROWS = 1_000_000
+
+
 @dataclass(frozen=True)
+
 class CacheStats:
     """What ``rewardlab cache stats`` prints."""
 
@@ -135,7 +141,7 @@ class ResultStore(OnDatabase):
         self,
         path: str | os.PathLike[str] | Database,
         *,
-        max_rows: int = 1_000_000,
+        max_rows: int = DEFAULT_MAX_ROWS,
         evict_fraction: float = 0.1,
         touch_after: float = 60.0,
     ):

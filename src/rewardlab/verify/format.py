@@ -43,7 +43,7 @@ class TagFormat(BaseReward):
         self._loose = re.compile(body, re.DOTALL)
         self._tag_checks = [(f"one <{t}>", f"<{t}>", f"</{t}>") for t in tags]
         self._order_check = "order" + (" and nothing outside" if strict else "")
-        self.params = {"tags": tags, "strict": strict, "partial": partial, "allow_empty": allow_empty}
+        self.params = {**self.params, "tags": tags}  # the sections checked, when left to the default
 
     def _sections(self, text: str, once: bool) -> list[str] | None:
         """The sections' contents when the layout holds (order, and nothing outside if strict).

@@ -79,7 +79,6 @@ class BoxIoU(BaseReward):
         if threshold is not None and not 0.0 < threshold <= 1.0:
             raise ConfigError(f"threshold must be in (0, 1], got {threshold}")
         self._threshold, self._format = threshold, box_format
-        self.params = {"threshold": threshold, "box_format": box_format}
 
     def _xyxy(self, box: list[float]) -> list[float]:
         if self._format == "xywh":
@@ -108,7 +107,6 @@ class IntervalIoU(BaseReward):
         if threshold is not None and not 0.0 < threshold <= 1.0:
             raise ConfigError(f"threshold must be in (0, 1], got {threshold}")
         self._threshold = threshold
-        self.params = {"threshold": threshold}
 
     def compute(self, sample: Sample) -> RewardResult:
         gold = _as_numbers(sample.reference, 2, "reference interval")
@@ -153,7 +151,6 @@ class SetF1(BaseReward):
 
     def __init__(self, *, delimiter: str = ",", case_sensitive: bool = False):
         self._delimiter, self._case = delimiter, case_sensitive
-        self.params = {"delimiter": delimiter, "case_sensitive": case_sensitive}
 
     def compute(self, sample: Sample) -> RewardResult:
         gold = {_norm(i, self._case) for i in _gold_items(sample)}
@@ -188,7 +185,6 @@ class OrderedMatch(BaseReward):
 
     def __init__(self, *, partial: bool = False, delimiter: str = ",", case_sensitive: bool = False):
         self._partial, self._delimiter, self._case = partial, delimiter, case_sensitive
-        self.params = {"partial": partial, "delimiter": delimiter, "case_sensitive": case_sensitive}
 
     def compute(self, sample: Sample) -> RewardResult:
         gold = [_norm(i, self._case) for i in _gold_items(sample)]

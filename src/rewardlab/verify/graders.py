@@ -55,7 +55,6 @@ class StringCheck(BaseReward):
         if operation not in ("eq", "ne", "like", "ilike"):
             raise ConfigError(f"operation must be eq, ne, like or ilike, got {operation!r}")
         self._op, self._input, self._reference = operation, input, reference
-        self.params = {"operation": operation, "input": input, "reference": reference}
 
     def compute(self, sample: Sample) -> RewardResult:
         text, ref = _render(self._input, sample), _render(self._reference, sample)
@@ -101,7 +100,6 @@ class TextSimilarity(BaseReward):
         else:
             raise ConfigError(f"unknown evaluation_metric {evaluation_metric!r}")
         self._input, self._reference = input, reference
-        self.params = {"evaluation_metric": evaluation_metric, "input": input, "reference": reference}
 
     def compute(self, sample: Sample) -> RewardResult:
         text, ref = _render(self._input, sample), _render(self._reference, sample)
@@ -170,10 +168,6 @@ class PythonGrader(BaseReward):
         self._limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb << 20)
         self._config = SandboxConfig(isolation=isolation, limits=self._limits, extra_ro_binds=binds)
         self._workers = workers
-        self.params = {
-            "source": source, "cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "memory_mb": memory_mb,
-            "workers": workers, "site_packages": site_packages, "isolation": isolation,
-        }  # fmt: skip
 
     def compute(self, sample: Sample) -> RewardResult:
         from rewardlab.sandbox import CandidateError, SandboxError, SessionEnded

@@ -31,7 +31,7 @@ class LengthTerm(BaseReward):
         if overflow <= 0:
             raise ConfigError(f"overflow must be positive, got {overflow}")
         self._budget, self._overflow, self._unit = budget, overflow, unit
-        self.params = {"budget": budget, "overflow": overflow, "unit": unit}
+        self.params = {**self.params, "overflow": overflow}  # the budget, when left to the default
 
     def compute(self, sample: Sample) -> RewardResult:
         n = count_length(response_text(sample), self._unit)

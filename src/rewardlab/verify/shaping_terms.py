@@ -82,7 +82,6 @@ class SoftOverlong(BaseReward):
         if max_length <= 0 or not 0 < cache <= max_length:
             raise ConfigError(f"need max_length > 0 and 0 < cache <= max_length, got {max_length}, {cache}")
         self._max, self._cache, self._unit = max_length, cache, unit
-        self.params = {"max_length": max_length, "cache": cache, "unit": unit}
 
     def compute(self, sample: Sample) -> RewardResult:
         n = response_length(sample, self._unit)
@@ -126,16 +125,6 @@ class CosineScaled(BaseReward):
         self._max, self._threshold, self._unit = max_length, threshold, unit
         self._bounds = (min_wrong, max_wrong, min_correct, max_correct)
         self.range = (min(self._bounds), max(self._bounds))
-        self.params = {
-            "max_length": max_length,
-            "correctness": correctness,
-            "threshold": threshold,
-            "min_wrong": min_wrong,
-            "max_wrong": max_wrong,
-            "min_correct": min_correct,
-            "max_correct": max_correct,
-            "unit": unit,
-        }
 
     def compute(self, sample: Sample) -> RewardResult:
         correct, _ = _is_correct(self._correctness, sample, self._threshold)
@@ -172,7 +161,6 @@ class RepetitionPenalty(BaseReward):
             raise ConfigError(f"max_penalty must be <= 0, got {max_penalty}")
         self._n, self._max_penalty, self._unit = ngram_size, max_penalty, unit
         self.range = (max_penalty, 0.0)
-        self.params = {"ngram_size": ngram_size, "max_penalty": max_penalty, "unit": unit}
 
     def compute(self, sample: Sample) -> RewardResult:
         if self._unit == "words":
@@ -211,7 +199,6 @@ class LengthBudget(BaseReward):
         if alpha <= 0:
             raise ConfigError(f"alpha must be positive, got {alpha}")
         self._budget, self._alpha, self._mode, self._unit = budget, alpha, mode, unit
-        self.params = {"budget": budget, "alpha": alpha, "mode": mode, "unit": unit}
 
     def compute(self, sample: Sample) -> RewardResult:
         budget: JSON = self._budget if self._budget is not None else sample.meta.get("length_budget")
@@ -262,17 +249,6 @@ class AdaptiveLengthPenalty(BaseReward):
         self.accuracy = initial_accuracy
         self._lock = threading.Lock()
         self.range = (-max_strength, 0.0)
-        self.params = {
-            "max_length": max_length,
-            "correctness": correctness,
-            "threshold": threshold,
-            "max_strength": max_strength,
-            "low": low,
-            "high": high,
-            "momentum": momentum,
-            "initial_accuracy": initial_accuracy,
-            "unit": unit,
-        }
 
     @property
     def strength(self) -> float:

@@ -44,12 +44,6 @@ class BLEU(BaseReward):
             known = ", ".join(sorted(SacreBLEU.TOKENIZERS))
             raise ConfigError(f"unknown sacrebleu tokenize {tokenize!r}; known: {known}") from exc
         self._reference_key = reference_key
-        self.params = {
-            "tokenize": tokenize,
-            "smooth_method": smooth_method,
-            "lowercase": lowercase,
-            "reference_key": reference_key,
-        }
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)
@@ -70,7 +64,6 @@ class ChrF(BaseReward):
             raise ConfigError(f"word_order must be >= 0, got {word_order}")
         self._metric = CHRF(word_order=word_order, lowercase=lowercase)
         self._reference_key = reference_key
-        self.params = {"word_order": word_order, "lowercase": lowercase, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)
@@ -96,12 +89,6 @@ class ROUGE(BaseReward):
 
         self._scorer: Any = rouge_scorer.RougeScorer([rouge_type], use_stemmer=use_stemmer)
         self._type, self._measure, self._reference_key = rouge_type, measure, reference_key
-        self.params = {
-            "rouge_type": rouge_type,
-            "measure": measure,
-            "use_stemmer": use_stemmer,
-            "reference_key": reference_key,
-        }
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)
@@ -130,7 +117,6 @@ class Fuzzy(BaseReward):
         self._scorer = getattr(fuzz, method)
         self._processor = utils.default_process if process else None
         self._reference_key = reference_key
-        self.params = {"method": method, "process": process, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)

@@ -64,7 +64,6 @@ class JSONValid(BaseReward):
 
     def __init__(self, *, locate: Locate = "whole", top_level: Literal["any", "object", "array"] = "any"):
         self._locate, self._top = locate, top_level
-        self.params = {"locate": locate, "top_level": top_level}
 
     def compute(self, sample: Sample) -> RewardResult:
         try:
@@ -106,7 +105,6 @@ class JSONSchemaValid(BaseReward):
     def __init__(self, *, schema: dict[str, Any] | None = None, locate: Locate = "anywhere", partial: bool = False):
         self._fixed = _validator(schema) if schema is not None else None
         self._locate, self._partial = locate, partial
-        self.params = {"schema": schema, "locate": locate, "partial": partial}
 
     def compute(self, sample: Sample) -> RewardResult:
         validator = self._fixed
@@ -203,7 +201,6 @@ class ToolCallMatch(BaseReward):
         total = sum(weights)
         self._weights = tuple(w / total for w in weights)
         self._partial = partial
-        self.params = {"partial": partial, "weights": list(weights)}
 
     def compute(self, sample: Sample) -> RewardResult:
         if sample.reference is None:
@@ -246,7 +243,6 @@ class XMLWellFormed(BaseReward):
 
     def __init__(self, *, root: str | None = None):
         self._root = root
-        self.params = {"root": root}
 
     def compute(self, sample: Sample) -> RewardResult:
         text = response_text(sample)

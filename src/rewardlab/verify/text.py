@@ -71,13 +71,6 @@ class ExactMatch(BaseReward):
         extract: str | None = None,
         reference_key: str | None = None,
     ):
-        self.params = {
-            "case_sensitive": case_sensitive,
-            "strip_punctuation": strip_punctuation,
-            "collapse_whitespace": collapse_whitespace,
-            "extract": extract,
-            "reference_key": reference_key,
-        }
         self._normalize = functools.partial(
             normalize_text,
             case_sensitive=case_sensitive,
@@ -120,7 +113,6 @@ class RegexMatch(BaseReward):
         except re.error as exc:
             raise ConfigError(f"invalid regular expression {pattern!r}: {exc}") from exc
         self._mode = mode
-        self.params = {"pattern": pattern, "mode": mode, "ignore_case": ignore_case, "multiline": multiline}
 
     def compute(self, sample: Sample) -> RewardResult:
         text = response_text(sample)
@@ -192,7 +184,6 @@ class NormalizedMatch(BaseReward):
     def __init__(self, *, extract: str | None = None, reference_key: str | None = None):
         self._extract = _compile(extract, "extract")
         self._reference_key = reference_key
-        self.params = {"extract": extract, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
         refs, text = _references_and_answer(sample, self._reference_key, self._extract)
@@ -211,7 +202,6 @@ class TokenF1(BaseReward):
     def __init__(self, *, extract: str | None = None, reference_key: str | None = None):
         self._extract = _compile(extract, "extract")
         self._reference_key = reference_key
-        self.params = {"extract": extract, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
         refs, text = _references_and_answer(sample, self._reference_key, self._extract)
@@ -255,7 +245,6 @@ class ChoiceMatch(BaseReward):
             re.compile(p.replace("{L}", letters).replace("{l}", lower), re.MULTILINE) for p in _CHOICE_PATTERNS
         ]
         self._reference_key = reference_key
-        self.params = {"choices": choices, "reference_key": reference_key}
 
     def extract(self, text: str) -> str | None:
         """The chosen letter in `text`, or None."""
@@ -288,7 +277,6 @@ class Contains(BaseReward):
         reference_key: str | None = None,
     ):
         self._mode, self._case, self._reference_key = mode, case_sensitive, reference_key
-        self.params = {"mode": mode, "case_sensitive": case_sensitive, "reference_key": reference_key}
 
     def compute(self, sample: Sample) -> RewardResult:
         refs = references(sample, key=self._reference_key)
@@ -312,7 +300,6 @@ class KeywordCoverage(BaseReward):
     def __init__(self, *, keywords: list[str] | None = None, forbidden: bool = False, case_sensitive: bool = False):
         self._keywords = list(keywords) if keywords is not None else None
         self._forbidden, self._case = forbidden, case_sensitive
-        self.params = {"keywords": keywords, "forbidden": forbidden, "case_sensitive": case_sensitive}
 
     def _row_keywords(self, sample: Sample) -> list[str]:
         if self._keywords is not None:

@@ -33,7 +33,6 @@ class RMTraceReward(BaseReward):
         overrides: dict[str, Any] = {"legacy_fall_off_reward": True} if legacy_fall_off_reward else {}
         self.rm = RewardMachine.load(machine, **overrides)
         self.trace_key = trace_key
-        self.params = {"machine": machine, "trace_key": trace_key, "legacy_fall_off_reward": legacy_fall_off_reward}
 
     def compute(self, sample: Sample) -> RewardResult:
         raw: Any = sample.meta.get(self.trace_key) if self.trace_key else sample.response_text

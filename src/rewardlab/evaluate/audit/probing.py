@@ -40,6 +40,7 @@ from rewardlab.evaluate.audit.answers import (
     reference_text,
     wrong_answer_counterfactual,
 )
+from rewardlab.evaluate.audit.options import ProbeOptions
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, LENGTH_PROBE, Probe
 
 __all__ = ["WRONG_ANSWER", "ProbeOptions", "ProbeOutcome", "run_probes"]
@@ -47,18 +48,6 @@ __all__ = ["WRONG_ANSWER", "ProbeOptions", "ProbeOutcome", "run_probes"]
 ScoreFn = Callable[[list[Sample]], list[RewardResult]]
 Check = Literal["not_higher", "unchanged", "lower"]
 WRONG_ANSWER = "wrong_answer"
-
-
-@dataclass(frozen=True)
-class ProbeOptions:
-    """How probes are judged."""
-
-    tol: float = 1e-6  # a per-sample move up to tol is no move (float noise)
-    alpha: float = 0.05  # continuous rewards: significance level, Bonferroni over the probes run
-    min_effect: float = 0.1  # continuous rewards: smallest effect that counts, in std of original scores
-    continuous: bool | None = None  # None: continuous when the original scores take > 10 distinct values
-    counterfactuals: bool = True  # also probe wrong-answer counterfactuals of the data
-    max_examples: int = 3
 
 
 @dataclass(frozen=True)

@@ -181,16 +181,6 @@ class CodeTests(BaseReward):
         self.lang = lang
         self._headers = _read_headers(checker_headers or {})
         self.config = SandboxConfig(isolation=isolation, python=python, limits=self.limits)
-        self.params = {
-            "score": score, "language": language, "extract": extract, "prepend_prompt": prepend_prompt,
-            "judge": judge, "abs_tol": abs_tol, "rel_tol": rel_tol, "fail_fast": fail_fast,
-            "cpu_seconds": cpu_seconds, "time_scale": time_scale, "wall_seconds": wall_seconds,
-            "memory_mb": memory_mb, "use_reference_limits": use_reference_limits,
-            "output_kb": output_kb, "processes": processes, "tmp_mb": tmp_mb,
-            "workers": workers, "isolation": isolation, "strict_whitespace": strict_whitespace,
-            "check_name": check_name, "python": python, "compile_cache": compile_cache,
-            "checker_headers": dict(checker_headers or {}),
-        }  # fmt: skip
 
     # The pool lives in a per-process table, not on the reward: the reward pickles cleanly into
     # runner workers, and each process starts its own sandboxes on first use.

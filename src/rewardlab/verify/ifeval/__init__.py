@@ -75,7 +75,6 @@ class IFEvalConstraints(BaseReward):
             raise ConfigError("kwargs must have one object per instruction id")
         self._mode, self._loose = mode, loose
         self._ids, self._kwargs = instruction_ids, kwargs
-        self.params = {"mode": mode, "loose": loose, "instruction_ids": instruction_ids, "kwargs": kwargs}
 
     def compute(self, sample: Sample) -> RewardResult:
         text = response_text(sample)

@@ -73,23 +73,7 @@ class MathAnswer(BaseReward):
         )
         self._reference_key = reference_key
         self._reference_mode = reference_mode
-        self.params = {
-            "strict": strict,
-            "priority": list(self.extract_options.priority),
-            "boxed": boxed,
-            "hedging": hedging,
-            "hedge_window": hedge_window,
-            "reference_key": reference_key,
-            "reference_mode": reference_mode,
-            "timeout": timeout,
-            "min_sig_figs": min_sig_figs,
-            "strip_units": strip_units,
-            "convert_units": convert_units,
-            "degrees": degrees,
-            "percent": percent,
-            "equations": equations,
-            "unparsed_reference": unparsed_reference,
-        }
+        self.params = {**self.params, "priority": list(self.extract_options.priority)}  # the order used
 
     def _reference_answer(self, ref: str) -> str:
         if self._reference_mode == "answer":

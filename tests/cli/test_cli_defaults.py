@@ -1,0 +1,198 @@
+"""Every generated option's default is its class's default, and `rewardlab train --help` needs no torch."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from rewardlab.cli import audit, score, serve, train
+from rewardlab.cli import eval as eval_cli
+from rewardlab.cli._options import Flag, attribute_docs, field_defaults, settings_values
+from rewardlab.cli.main import app
+from rewardlab.evaluate.audit.options import ProbeOptions
+from rewardlab.evaluate.datasets import CandidateColumns
+from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig, PRMConfig, TrainConfig
+from rewardlab.models.data import graded_pairs, split_pairs
+from rewardlab.runner.options import ScoreFileOptions
+from rewardlab.serve.launch import run_server
+from rewardlab.serve.settings import ServeSettings
+
+# (command path, its required arguments, the flags it generates, the class they come from)
+GENERATED = [
+    (("serve",), ["spec.toml"], serve.SETTINGS, ServeSettings),
+    (("serve",), ["spec.toml"], serve.SERVER, run_server),
+    (("score",), ["spec.toml", "in.jsonl"], score.OPTIONS, ScoreFileOptions),
+    (("train", "rm"), ["prefs.jsonl"], train.RM_OPTIONS, TrainConfig),
+    (("train", "rm"), ["prefs.jsonl"], train.ENCODE_OPTIONS, EncodeConfig),
+    (("train", "prm"), ["steps.jsonl"], train.PRM_OPTIONS, PRMConfig),
+    (("train", "prm"), ["steps.jsonl"], train.ENCODE_OPTIONS, EncodeConfig),
+    (("train", "prm"), ["steps.jsonl"], train.JOB_OPTIONS, train._Job),
+    (("train", "pairs"), ["sets.jsonl", "--out", "pairs.jsonl"], train.PAIRS_OPTIONS, graded_pairs),
+    (("eval",), ["--data", "sets.jsonl"], eval_cli.COLUMNS, CandidateColumns),
+    (("audit",), ["spec.toml", "--data", "data.jsonl"], audit.PROBE_OPTIONS, ProbeOptions),
+]
+
+
+def _params(path: tuple[str, ...], argv: list[str]) -> dict:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command.make_context(" ".join(path), list(argv)).params
+
+
+@pytest.mark.parametrize(("path", "argv", "flags", "model"), GENERATED, ids=lambda x: getattr(x, "__name__", None))
+def test_every_generated_default_is_the_class_default(path, argv, flags, model, monkeypatch):
+    monkeypatch.delenv("REWARDLAB_TOKEN", raising=False)
+    defaults = field_defaults(model)
+    got = settings_values(flags, _params(path, argv))
+    expected = {f.field: list(d) if isinstance(d := defaults[f.field], tuple) else d for f in flags}  # repeatable: a list
+    if model is ServeSettings:  # an unset token is the empty option
+        got["token"] = got["token"] or None
+    assert got == expected
+
+
+def test_the_train_defaults_outside_the_configs_are_the_librarys():
+    for path in (("train", "rm"), ("train", "prm")):
+        params = _params(path, ["data.jsonl"])
+        assert params["backbone"] == DEFAULT_BACKBONE
+        assert params["val_fraction"] == inspect.signature(split_pairs).parameters["val_fraction"].default
+
+
+# Options of eval and audit that are keyword arguments of run_eval / audit_reward: their modules
+# import every metric (numpy), too much for start-up, so the CLI states them and this test holds
+# them equal.
+SIGNATURE_DEFAULTS = [
+    (("eval",), ["--data", "sets.jsonl"], "rewardlab.evaluate.run_eval:run_eval", ("seed", "workers", "timeout", "threshold")),
+    (("audit",), ["spec.toml", "--data", "d.jsonl"], "rewardlab.evaluate.audit.run_audit:audit_reward",
+     ("limit", "seed", "workers", "timeout", "against", "label_field", "group_by")),
+]
+
+
+@pytest.mark.parametrize(("path", "argv", "target", "names"), SIGNATURE_DEFAULTS, ids=lambda x: str(x))
+def test_eval_and_audit_defaults_are_their_functions_defaults(path, argv, target, names):
+    import importlib
+
+    module, _, attr = target.partition(":")
+    parameters = inspect.signature(getattr(importlib.import_module(module), attr)).parameters
+    params = _params(path, argv)
+    assert {n: params[n] for n in names} == {n: parameters[n].default for n in names}
+
+
+def test_each_train_rm_flag_reaches_its_field():
+    params = _params(("train", "rm"), ["p.jsonl", "--layers", "2", "--center", "0.01", "--no-margin",
+                                       "--aggregate", "min", "--no-bootstrap", "--member-hidden", "8",
+                                       "--penalty", "0.5", "--pooling", "mean"])
+    config = TrainConfig(**settings_values(train.RM_OPTIONS, params))
+    encode = EncodeConfig(**settings_values(train.ENCODE_OPTIONS, params))
+    assert (config.finetune_layers, config.center_coef, config.use_margin, config.ensemble_how) == (2, 0.01, False, "min")
+    assert (config.ensemble_bootstrap, config.ensemble_hidden, config.ensemble_penalty) == (False, 8, 0.5)
+    assert encode.pooling == "mean"
+
+
+def test_train_help_is_the_attribute_description():
+    command = typer.main.get_command(app).commands["train"].commands["prm"]  # type: ignore[attr-defined]
+    helps = {p.name: p.help for p in command.params}
+    assert helps["batch_size"] == "Steps per batch."
+    assert attribute_docs(PRMConfig)["batch_size"] == "steps per batch."
+
+
+def test_every_config_field_is_documented():
+    for config in (TrainConfig, PRMConfig, EncodeConfig):
+        assert set(attribute_docs(config)) == set(field_defaults(config)), config.__name__
+
+
+def test_an_option_without_a_description_fails_when_the_command_is_defined():
+    from dataclasses import dataclass
+
+    from rewardlab.cli._options import settings_options
+
+    @dataclass
+    class Undocumented:
+        """No attributes section."""
+
+        size: int = 3
+
+    with pytest.raises(ValueError, match=r"Undocumented\.size has no description"):
+        settings_options(Undocumented, [Flag("size")])
+
+
+def test_attribute_docs_joins_continuation_lines_and_stops_at_the_next_section():
+    class Documented:
+        """Summary.
+
+        Attributes:
+            size: how many, at most
+                a thousand.
+            mode (str): which one.
+
+        Raises:
+            ValueError: never.
+        """
+
+    assert attribute_docs(Documented) == {"size": "how many, at most a thousand.", "mode": "which one."}
+
+
+_NO_TORCH = """
+import sys
+from rewardlab.cli.main import main
+code = main({argv!r})
+heavy = sorted({{'torch', 'transformers', 'safetensors', 'sklearn', 'numpy', 'sympy', 'fastapi'}} & set(sys.modules))
+print(code, heavy)
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "rm", "--help"], ["train", "prm", "--help"], ["eval", "--help"], ["audit", "--help"]])
+def test_cli_help_imports_no_torch_nor_numpy(argv):
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
+    run = subprocess.run([sys.executable, "-c", _NO_TORCH.format(argv=argv)], capture_output=True, text=True,
+                         env=env, timeout=120, check=True)
+    last = run.stdout.strip().splitlines()[-1]
+    assert last == "0 []", run.stdout[-2000:] + run.stderr[-2000:]
+    assert "Usage:" in run.stdout
+
+
+def test_models_names_are_lazy_and_the_same_objects():
+    import rewardlab.models as models
+    from rewardlab.models import backbones, config
+    from rewardlab.models import train as trainer
+
+    assert set(models._WHERE) == set(models.__all__)
+    assert models.TrainConfig is config.TrainConfig is trainer.TrainConfig
+    assert models.HFBackbone is backbones.HFBackbone and models.EncodeConfig is backbones.EncodeConfig
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        models.Nope  # noqa: B018
+
+
+def _number(cell: str) -> float | str:
+    text = cell.strip().strip("`").removesuffix(" s").replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def test_the_defaults_in_docs_serve_table_are_the_cli_defaults():
+    """docs/serve.md lists `rewardlab serve`'s options with their defaults; they must not drift."""
+    import re
+
+    command = typer.main.get_command(app).commands["serve"]  # type: ignore[attr-defined]
+    defaults = {name: p.default for p in command.params for name in p.opts}
+    table = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+    checked = 0
+    for options_cell, default_cell in re.findall(r"^\| (`--[^|]+) \| ([^|]+) \|", table, flags=re.M):
+        options = re.findall(r"`(--[\w-]+)", options_cell)
+        cells = [c for c in default_cell.split(", ")]
+        for option, cell in zip(reversed(options), reversed(cells), strict=False):  # a trailing option may have no default
+            documented = _number(cell)
+            if (isinstance(documented, str) and not re.fullmatch(r"[a-z]+", documented)) or documented == "none":
+                continue  # prose ("first spec", a path with a variable)
+            actual = defaults[option]
+            assert (float(actual) if isinstance(documented, float) else actual) == documented, option
+            checked += 1
+    assert checked >= 10
