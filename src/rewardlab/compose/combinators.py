@@ -180,8 +180,9 @@ class Composite(BaseReward):
         self._by_name = {c.name: c for c in self.components}
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
-    group_keys,
-    spec_hash,
+        # A group component makes the whole composite a group reward (`core.group_keys`).
+        self.group_keys: frozenset[GroupKey] = frozenset(k for c in self.components for k in group_keys(c.reward))
+        self.spec_hash = spec_hash(self)  # computed once: the tree does not change after construction
 
     # -- what subclasses define --------------------------------------------------------------
     def _natural_range(self) -> Range:

@@ -74,7 +74,6 @@ class _TokenReward(BaseReward):
         if not logprobs_key:
             raise ConfigError("logprobs_key must name a meta field")
         self.logprobs_key = logprobs_key
-        self.params = {"logprobs_key": logprobs_key}
 
     def _dists(self, sample: Sample) -> list[list[float]]:
         if self.logprobs_key not in sample.meta:

@@ -182,8 +182,6 @@ class MajorityVote(BaseReward):
         self.min_group, self.min_agreement, self.mode, self.answer_key = min_group, min_agreement, mode, answer_key
         self.group_by, self.ties = group_by, ties
         self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch
-        self.params = {"min_group": min_group, "min_agreement": min_agreement, "mode": mode, "ties": ties,
-                       "answer_key": answer_key, "group_by": group_by}  # fmt: skip
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]

@@ -113,15 +113,7 @@ class LLMJudge(BaseReward):
             self._sampling.update(logprobs=True, top_logprobs=20, max_tokens=1)
         self._prices = (price_per_1k_prompt, price_per_1k_completion)
         self.range = (0.0, 1.0) if normalize or p_yes else self._scale  # P(yes) is a probability
-        self.params = {
-            "base_url": base_url, "model": model, "template": template, "system": system, "messages": messages,
-            "score_pattern": score_pattern, "scale": list(self._scale), "normalize": normalize, "samples": samples,
-            "aggregate": aggregate, "p_yes": p_yes,
-            "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout, "retries": retries,
-            "backoff": backoff, "concurrency": concurrency, "cache": cache,
-            "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
-            "api_key_env": api_key_env,
-        }  # fmt: skip
+        self.params = {**self.params, "scale": list(self._scale)}  # the scale used, when left to the default
         self._client = self._new_client()
         self._cache_path = cache
         self._store: Any = None

@@ -71,7 +71,6 @@ class Consensus(BaseReward):
             raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
         self.min_group, self.min_consensus, self.label_key, self.alpha, self.group_by = min_group, min_consensus, label_key, alpha, group_by
         self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch
-        self.params = {"min_group": min_group, "min_consensus": min_consensus, "label_key": label_key, "alpha": alpha, "group_by": group_by}
 
     def compute(self, sample: Sample) -> RewardResult:
         return self.compute_batch([sample])[0]

@@ -115,12 +115,6 @@ class PairwiseJudge(BaseReward):
             raise ConfigError("concurrency must be >= 1")
         self._system, self._user, pattern = PAIRWISE[template]
         self._pattern = re.compile(pattern)
-        self.params = {
-            "base_url": base_url, "model": model, "template": template, "baseline_key": baseline_key, "swap": swap,
-            "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout, "retries": retries,
-            "backoff": backoff, "concurrency": concurrency, "cache": cache, "price_per_1k_prompt": price_per_1k_prompt,
-            "price_per_1k_completion": price_per_1k_completion, "api_key_env": api_key_env,
-        }  # fmt: skip
         self._sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self.usage = Usage()
         self._client = self._new_client()
