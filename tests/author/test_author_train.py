@@ -69,7 +69,7 @@ def test_sparse_office_reward_fails_in_the_default_budget_and_a_shaped_template_
 
 
 def test_a_stalled_template_search_takes_larger_steps(maze):
-    author = TemplateAuthor(seed=0)
+    author = TemplateAuthor(seed=0, restart_after=10)
     best = {"fate": "scored", "round": 0, "index": 0, "meta": {"params": author.start},
             "fitness": {"optimality": 0.5, "train_success": 0.1}}  # fmt: skip
     fresh = author.propose(maze, "g", 1, range(8), [best], None)  # type: ignore[arg-type]
@@ -77,6 +77,21 @@ def test_a_stalled_template_search_takes_larger_steps(maze):
     assert {p.prompt["stalled_rounds"] for p in fresh} == {0} and {p.prompt["stalled_rounds"] for p in stalled} == {4}
     changed = lambda props: max(sum(p.meta["params"][k] != author.start[k] for k in author.start) for p in props)  # noqa: E731
     assert changed(fresh) <= 3 < changed(stalled)
+
+
+def test_a_lineage_stalled_for_restart_after_rounds_starts_again_from_the_sparse_start(maze):
+    author = TemplateAuthor(seed=0, restart_after=3)
+    parent = dict(author.start) | {"shaping": 0.5}
+    stuck = [{"fate": "scored", "round": r, "index": 0, "meta": {"params": parent if r == 0 else author.start | {"failure": 1.0}},
+              "fitness": {"optimality": 0.8 if r == 0 else 0.2, "train_success": 0.1}} for r in range(4)]  # fmt: skip
+    still = author.propose(maze, "g", 3, range(4), stuck[:3], None)  # type: ignore[arg-type]
+    assert {p.meta["lineage"] for p in still} == {0} and {p.prompt["parent"]["shaping"] for p in still} == {0.5}
+    restarted = author.propose(maze, "g", 4, range(4), stuck, None)  # type: ignore[arg-type]
+    assert {p.meta["lineage"] for p in restarted} == {1} and all(p.prompt["parent"] == author.start for p in restarted)
+    tried = {repr(sorted(r["meta"]["params"].items())) for r in stuck}
+    assert not tried & {repr(sorted(p.meta["params"].items())) for p in restarted}  # nothing is proposed twice
+    with pytest.raises(ConfigError):
+        TemplateAuthor(restart_after=0)
 
 
 @pytest.mark.slow

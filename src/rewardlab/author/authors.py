@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from rewardlab.author.checks import CodePolicy
 from rewardlab.author.prompts import extract_code, task_messages
 from rewardlab.author.tasks import FiniteTask
-from rewardlab.author.train import rank
+from rewardlab.author.train import merit, rank
 from rewardlab.errors import ConfigError, RewardCodeError, ScoringError
 
 __all__ = ["TEMPLATE", "TEMPLATE_SPACE", "Author", "LLMAuthor", "Proposal", "TemplateAuthor"]
@@ -100,15 +100,20 @@ class TemplateAuthor:
     mutation redraws one to three parameters, and up to one more for every round the best has
     not improved (a stalled search takes larger steps, as the step-size adaptation of evolution
     strategies does: Rechenberg 1973, Beyer and Schwefel 2002); parameters already tried are
-    not proposed again.
+    not proposed again. A lineage whose best merit has not risen for `restart_after` rounds is
+    left for a new one from the sparse start (restarts, as in restart evolution strategies:
+    Auger and Hansen 2005): a small space has local optima that no short step leaves.
     Deterministic given `seed`, the round and the index, so a resumed loop asks for the same
     candidates.
     """
 
     name = "template"
 
-    def __init__(self, *, seed: int = 0, start: Mapping[str, float] | None = None, gamma: float = 0.9):
-        self.seed, self.gamma = seed, gamma
+    def __init__(self, *, seed: int = 0, start: Mapping[str, float] | None = None, gamma: float = 0.9,
+                 restart_after: int = 3):  # fmt: skip
+        if restart_after < 1:
+            raise ConfigError(f"restart_after must be >= 1 round, got {restart_after}")
+        self.seed, self.gamma, self.restart_after = seed, gamma, restart_after
         self.start = {k: v[0] for k, v in TEMPLATE_SPACE.items()} | dict(start or {})
         unknown = set(self.start) - set(TEMPLATE_SPACE)
         if unknown:
@@ -122,21 +127,34 @@ class TemplateAuthor:
 
     def propose(self, task: FiniteTask, goal: str, round: int, indices: Sequence[int],
                 history: Sequence[Mapping[str, Any]], policy: CodePolicy) -> list[Proposal]:  # fmt: skip
-        scored = [r for r in history if r.get("fate") == "scored" and "params" in r.get("meta", {})]
-        parent, stalled = dict(self.start), 0
-        if scored:
-            best = max(scored, key=rank)
-            parent, stalled = dict(best["meta"]["params"]), max(0, round - 1 - int(best["round"]))
+        lineage, parent, stalled = self._parent(history, round)
         tried = {_key(r["meta"]["params"]) for r in history if "params" in r.get("meta", {})}
         out = []
         for index in indices:
-            rng = random.Random(f"{self.seed}/{round}/{index}")
+            rng = random.Random(f"{self.seed}/{round}/{index}" + (f"/{lineage}" if lineage else ""))
             params = parent if (round == 0 and index == 0) else self._mutate(parent, rng, tried, 3 + stalled)
             tried.add(_key(params))
-            prompt = {"template": "success/failure/step/progress/shaping", "parent": parent, "stalled_rounds": stalled}
+            prompt = {"template": "success/failure/step/progress/shaping", "parent": parent, "stalled_rounds": stalled,
+                      "lineage": lineage}  # fmt: skip
             code = self.render(task, params)
-            out.append(Proposal(index, prompt, code, code, meta={"params": params}))
+            out.append(Proposal(index, prompt, code, code, meta={"params": params, "lineage": lineage}))
         return out
+
+    def _parent(self, history: Sequence[Mapping[str, Any]], round: int) -> tuple[int, dict[str, float], int]:
+        """(lineage, parent, rounds stalled): the best of the current lineage, or the sparse start
+        of a new lineage once the current one's best merit is `restart_after` rounds old."""
+        mine = [r for r in history if "params" in r.get("meta", {})]
+        lineage = max((int(r["meta"].get("lineage", 0)) for r in mine), default=0)
+        scored = [r for r in mine if r.get("fate") == "scored" and int(r["meta"].get("lineage", 0)) == lineage]
+        if not scored:
+            return lineage, dict(self.start), 0
+        best = max(scored, key=rank)
+        top = merit(best)
+        reached = min(int(r["round"]) for r in scored if merit(r) >= top - 1e-9)
+        stalled = max(0, round - 1 - reached)
+        if stalled >= self.restart_after:
+            return lineage + 1, dict(self.start), 0
+        return lineage, dict(best["meta"]["params"]), stalled
 
     @staticmethod
     def _mutate(parent: Mapping[str, float], rng: random.Random, tried: set[str], most: int) -> dict[str, float]:
