@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.9)
     parser.add_argument("--steps", type=int, default=20_000, help="training budget per seed")
     parser.add_argument("--heldout-seeds", type=int, default=8, help="fresh training seeds for the re-training")
+    parser.add_argument("--validation-seeds", type=int, default=8, help="seeds the loop validates its leader on (0: none)")
     args = parser.parse_args()
 
     task = office_task_env(args.task)
@@ -73,8 +74,9 @@ def main() -> None:
     rows = []
     with SandboxPool(size=1) as pool:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
+            validation = TrainConfig(steps=args.steps, seeds=args.validation_seeds, seed=5_000 + 100 * seed) if args.validation_seeds else None
             config = LoopConfig(candidates=args.candidates, rounds=args.rounds, target=args.target,
-                                train=TrainConfig(steps=args.steps, seed=seed))  # fmt: skip
+                                train=TrainConfig(steps=args.steps, seed=seed), validation=validation)  # fmt: skip
             started = time.perf_counter()
             result = author_reward(task, TemplateAuthor(seed=seed), goal="bring coffee and mail to the office",
                                    config=config, pool=pool)  # fmt: skip

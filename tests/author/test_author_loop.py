@@ -7,7 +7,7 @@ import json
 import pytest
 from author_helpers import small_loop
 
-from rewardlab.author import TemplateAuthor, author_reward, load_authored, write_result
+from rewardlab.author import TemplateAuthor, TrainConfig, author_reward, load_authored, write_result
 from rewardlab.author.authors import Proposal
 from rewardlab.errors import InputError
 from rewardlab.store import RunStore
@@ -127,3 +127,25 @@ def test_a_failing_or_forgetful_author_loses_no_candidate(maze, pool):
     assert [(r["round"], r["index"], r["fate"]) for r in result.records] == [
         (0, 0, "scored"), (0, 1, "author_error"), (1, 0, "author_error"), (1, 1, "author_error")]
     assert "no candidate" in result.records[1]["error"] and "the author's own bug" in result.records[2]["error"]
+
+
+def test_with_validation_the_best_is_validated_and_counts_its_validated_optimality(maze, pool):
+    from rewardlab.author.train import merit
+
+    check = TrainConfig(steps=3000, seeds=2, eval_episodes=3, checkpoints=3, seed=77)
+    result = author_reward(maze, TemplateAuthor(seed=3), goal=GOAL, config=small_loop(validation=check), pool=pool)
+    best = result.best
+    assert best is not None and "validation" in best
+    worth = min(merit(best), best["validation"]["optimality"])
+    others = [r for r in result.records if r["fate"] == "scored" and r is not best]
+    assert all(min(merit(r), r["validation"]["optimality"]) <= worth if "validation" in r else merit(r) <= worth for r in others)
+
+
+def test_a_leader_that_fails_validation_does_not_stop_the_loop(maze, pool):
+    hopeless = TrainConfig(steps=3, seeds=1, eval_episodes=1, checkpoints=3, seed=77)  # learns nothing
+    stops = author_reward(maze, TemplateAuthor(seed=3), goal=GOAL, config=small_loop(rounds=3, target=0.5), pool=pool)
+    assert len(stops.records) == 4  # round 1 reaches the target
+    config = small_loop(rounds=3, target=0.5, validation=hopeless)
+    goes_on = author_reward(maze, TemplateAuthor(seed=3), goal=GOAL, config=config, pool=pool)
+    assert len(goes_on.records) == 6 and goes_on.best is not None
+    assert goes_on.best["validation"]["optimality"] == 0.0

@@ -49,6 +49,10 @@ class LoopConfig:
         preference_pairs: labelled trajectory pairs for the agreement check (0: none).
         target: stop after the round in which a candidate's `merit` (the lower of its trained and
             its planned optimality) reaches this (None: never).
+        validation: when set, the leading candidate is re-trained on these (fresh) seeds before
+            it can stop the loop or be returned as the best, and counts with the lower of its
+            merit and the validated optimality: a few training seeds over-rate a reward that
+            only some seeds learn from (None: no validation).
     """
 
     candidates: int = 4
@@ -58,6 +62,7 @@ class LoopConfig:
     policy: CodePolicy = field(default_factory=CodePolicy)
     preference_pairs: int = 300
     target: float | None = None
+    validation: TrainConfig | None = None
 
     def __post_init__(self) -> None:
         if self.candidates < 1 or self.rounds < 1 or self.preference_pairs < 0:
@@ -160,20 +165,42 @@ def author_reward(
                 if on_record is not None:
                     on_record(record)
             records += [done[round_ * k + i] for i in range(k)]
-            if config.target is not None and any(_optimality(r) >= config.target for r in records):
+            leader = _validated_leader(records, task, config, pool)
+            if config.target is not None and leader is not None and _worth(leader) >= config.target:
                 break
+        best = _validated_leader(records, task, config, pool)
     finally:
         if own_pool:
             pool.close()
     if store is not None:
         store.finish_run(run_id)
-    scored = [r for r in records if r["fate"] == "scored"]
-    best = max(scored, key=rank) if scored else None
     return AuthorResult(records, best, run_id)
 
 
-def _optimality(record: Mapping[str, Any]) -> float:
-    return merit(record) if record.get("fate") == "scored" else -1.0
+def _worth(record: Mapping[str, Any]) -> float:
+    """`merit`, lowered to the validated optimality once the record has been validated."""
+    worth = merit(record)
+    if "validation" in record:
+        worth = min(worth, float(record["validation"]["optimality"]))
+    return worth
+
+
+def _validated_leader(records: list[dict[str, Any]], task: FiniteTask, config: LoopConfig,
+                      pool: SandboxPool) -> dict[str, Any] | None:  # fmt: skip
+    """The best scored record by `_worth`; with `config.validation`, the leader is validated
+    first (and the next one, while validation drops the leader below it). Validation is
+    deterministic given its seeds, so a resumed loop validates again to the same numbers."""
+    scored = [r for r in records if r["fate"] == "scored"]
+    while scored:
+        leader = max(scored, key=lambda r: (_worth(r), *rank(r)))
+        if config.validation is None or "validation" in leader:
+            return leader
+        try:
+            table = evaluate_candidate(leader["code"], task.transitions, task.shape, pool, limits=config.limits)
+            leader["validation"] = train_on_table(task, table, config.validation).to_dict()
+        except RewardCodeError as exc:  # it ran once; a second run that fails is no better
+            leader["validation"] = {"optimality": 0.0, "error": f"{exc.kind}: {exc}"}
+    return None
 
 
 def write_result(result: AuthorResult, task: FiniteTask, goal: str, out: str | Path) -> dict[str, Path]:
