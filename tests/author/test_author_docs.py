@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from doc_examples import python_blocks, run_block
 
 BLOCKS = python_blocks("author.md")
