@@ -13,7 +13,7 @@ from rewardlab.author import (
     evaluate_candidate,
     train_on_table,
 )
-from rewardlab.author.probes import value_iteration
+from rewardlab.author.probes import run_checks, value_iteration
 from rewardlab.errors import ConfigError
 
 
@@ -134,3 +134,33 @@ def test_reflection_names_the_planned_optimality_and_survives_no_preference_pair
 
     text = reflection([_record(1.0, 0.829, 0)])
     assert "0.829" in text and "preferences" not in text
+
+
+def _stage_bonus(task, weight):
+    """A bonus of `weight` on every step that changes the stage: the non-potential progress term."""
+    bonus = [weight * float(nxt["stage"] != obs["stage"] and not (info["success"] or info["failed"]))
+             for obs, _, nxt, info in task.transitions]  # fmt: skip
+    return np.asarray(bonus).reshape(task.shape)
+
+
+def test_a_once_per_stage_bonus_moves_the_office_optimum_to_the_nearer_item(office):
+    """The control of the test below: paid once per stage, discounting makes the bonus for the
+    nearer item worth more than the shorter route, so the planned policy is not optimal."""
+    checks = run_checks(office, office.true_reward() + _stage_bonus(office, 1.0))
+    assert checks.planning_optimality < 0.9
+
+
+@pytest.mark.parametrize("params", [
+    {"progress": 1.0},
+    {"progress": 1.0, "shaping": 1.0, "offset": 1.0},
+    {"progress": 0.5, "shaping": 0.1, "failure": 1.0},
+    {"progress": 0.1, "shaping": 0.5, "offset": 1.0, "step_cost": 0.05, "failure": 1.0},
+])  # fmt: skip
+def test_the_template_shaping_terms_never_move_the_office_optimum(office, pool, params):
+    """The progress and distance terms are potential-based (Ng et al. 1999), so whatever their
+    weights, the reward's own optimal policy is the task's. (A step cost is not a shaping term:
+    without a failure penalty it makes walking into a decoration the best way out.)"""
+    author = TemplateAuthor()
+    code = author.render(office, author.start | params)
+    checks = run_checks(office, evaluate_candidate(code, office.transitions, office.shape, pool).total)
+    assert checks.planning_optimality == 1.0

@@ -46,10 +46,12 @@ class Author(Protocol):
 
 
 # -- the offline template author ------------------------------------------------------------------
-#: A reward template: success bonus, failure penalty, step cost, a bonus for each step of task
-#: progress, and potential-based shaping toward the cells that move the task forward (Ng, Harada
-#: and Russell, "Policy invariance under reward transformations", ICML 1999: F = gamma*Phi(s') -
-#: Phi(s) with Phi = 0 at the end keeps the optimal policy of the rest).
+#: A reward template: success bonus, failure penalty, step cost, and two potential-based terms:
+#: task progress (Phi = weight * stages completed) and distance to the cells that move the task
+#: forward. Both are F = gamma*Phi(s') - Phi(s) with Phi = 0 at the end, which keeps the optimal
+#: policy of the rest (Ng, Harada and Russell, "Policy invariance under reward transformations",
+#: ICML 1999). A progress bonus paid once per stage instead is not invariant: discounting makes an
+#: early bonus worth more, so its optimum fetches the nearest item first even on a longer route.
 TEMPLATE = '''GAMMA = {gamma!r}
 TARGETS = {targets!r}
 SCALE = {scale!r}
@@ -59,6 +61,11 @@ STEP_COST = {step_cost!r}
 W_PROGRESS = {progress!r}
 W_SHAPING = {shaping!r}
 OFFSET = {offset!r}
+DEPTH = {depth!r}
+
+
+def progress_potential(obs):
+    return W_PROGRESS * DEPTH.get(obs.get("stage", 0), 0)
 
 
 def potential(obs):
@@ -72,12 +79,12 @@ def potential(obs):
 def reward(obs, action, next_obs, info):
     ended = info["success"] or info["failed"]
     shaping = (0.0 if ended else GAMMA * potential(next_obs)) - potential(obs)
-    progress = next_obs.get("stage", 0) != obs.get("stage", 0) and not ended
+    progress = (0.0 if ended else GAMMA * progress_potential(next_obs)) - progress_potential(obs)
     return {{
         "success": W_SUCCESS * float(info["success"]),
         "failure": -W_FAILURE * float(info["failed"]),
         "step": -STEP_COST,
-        "progress": W_PROGRESS * float(progress),
+        "progress": progress,
         "shaping": shaping,
     }}
 '''
@@ -122,8 +129,9 @@ class TemplateAuthor:
     def render(self, task: FiniteTask, params: Mapping[str, float]) -> str:
         """The template's source for `task` with `params`."""
         targets = {int(k): [tuple(c) for c in v] for k, v in task.facts.get("stage_targets", {}).items()}
+        depth = {int(k): int(v) for k, v in task.facts.get("stage_depth", {}).items()}
         scale = float(task.facts.get("width", 10) + task.facts.get("height", 10))
-        return TEMPLATE.format(gamma=self.gamma, targets=targets, scale=scale, success=1.0, **params)
+        return TEMPLATE.format(gamma=self.gamma, targets=targets, depth=depth, scale=scale, success=1.0, **params)
 
     def propose(self, task: FiniteTask, goal: str, round: int, indices: Sequence[int],
                 history: Sequence[Mapping[str, Any]], policy: CodePolicy) -> list[Proposal]:  # fmt: skip

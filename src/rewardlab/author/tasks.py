@@ -157,7 +157,9 @@ def office_task_env(name: str = "coffee_mail", *, max_episode_steps: int = 200) 
         places.setdefault(prop, []).append((x, y))
     targets = _stage_targets(problem, stages, places, OFFICE_ALPHABET)
     description = _office_description(name, flags, places, WIDTH, HEIGHT, START, max_episode_steps)
-    facts = {"width": WIDTH, "height": HEIGHT, "places": places, "stage_targets": targets, "flags": flags}
+    depth = {u: len(collected[u]) for u in stages}  # stages completed: propositions collected on the way
+    facts = {"width": WIDTH, "height": HEIGHT, "places": places, "stage_targets": targets, "stage_depth": depth,
+             "flags": flags}  # fmt: skip
     return FiniteTask(f"office/{name}", description, nxt, success, failed, index[int(problem.rm_initial[0])] * S
                       + START[1] * WIDTH + START[0], tuple(transitions), max_episode_steps, _ACTIONS, facts)  # fmt: skip
 
