@@ -80,9 +80,11 @@ class Selection:
             return np.where(self.chosen >= 0, picked, 0.0)
         if ties != "expected":
             raise ArrayError("ties", f"must be 'expected' or 'first', got {ties!r}")
-        if y.size and np.isnan(y.max()):  # NaN labels of candidates that cannot be returned stay out
-            y = np.where(self.weight > 0, y, 0.0)
         credit: F64 = np.einsum("ij,ij->i", y, self.weight)  # row sums of products in one pass
+        unknown = np.isnan(credit)
+        if unknown.any():  # NaN labels of candidates that cannot be returned stay out
+            rows = np.flatnonzero(unknown)
+            credit[rows] = np.einsum("ij,ij->i", np.where(self.weight[rows] > 0, y[rows], 0.0), self.weight[rows])
         return credit
 
     def accuracy(self, correct: Any, *, ties: Ties = "expected") -> float:
@@ -130,8 +132,26 @@ def _full(valid: Bool | None, shape: tuple[int, ...]) -> Bool:
 _BLOCK_ROWS = 4096
 
 
+class _Scratch:
+    """Temporaries reused by every block of one call: a block's arrays are a few hundred KB,
+    above malloc's mmap threshold, so fresh ones per block would be mapped, faulted in and
+    unmapped each time."""
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, NDArray[Any]] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: Any = np.float64) -> NDArray[Any]:
+        """A contiguous `shape` array backed by the buffer `name` (grown when too small)."""
+        size = int(np.prod(shape))
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.size < size or buffer.dtype != dtype:
+            buffer = self._buffers[name] = np.empty(size, dtype=dtype)
+        return buffer[:size].reshape(shape)
+
+
 def _blocked(fn: Callable[..., I64], shape: tuple[int, int], *arrays: NDArray[Any] | None) -> Selection:
-    """`fn(out_weight, *block_arrays) -> chosen` over blocks of rows (None passes through as None).
+    """`fn(out_weight, scratch, *block_arrays) -> chosen` over blocks of rows (None passes
+    through as None).
 
     Each block writes its weights into its rows of one preallocated `(problems, n)` array
     (concatenating the blocks' results would be one more pass over cold memory).
@@ -139,9 +159,10 @@ def _blocked(fn: Callable[..., I64], shape: tuple[int, int], *arrays: NDArray[An
     rows = shape[0]
     weight = np.empty(shape)
     chosen = np.empty(rows, dtype=np.int64)
+    scratch = _Scratch()
     for i in range(0, rows, _BLOCK_ROWS):
         block = slice(i, i + _BLOCK_ROWS)
-        chosen[block] = fn(weight[block], *(None if a is None else a[block] for a in arrays))
+        chosen[block] = fn(weight[block], scratch, *(None if a is None else a[block] for a in arrays))
     return Selection(chosen, weight)
 
 
@@ -169,6 +190,15 @@ def _count_first_basis(n: int) -> F64:
     return basis
 
 
+@lru_cache(maxsize=64)
+def _count_first_basis_t(n: int) -> F64:
+    """`(2, n)` contiguous transpose of `_count_first_basis` (a strided operand with `out=`
+    takes matmul off its BLAS path)."""
+    basis = np.ascontiguousarray(_count_first_basis(n).T)
+    basis.flags.writeable = False
+    return basis
+
+
 # Counting the set flags of each row and finding the first one are one BLAS matrix product:
 # `sum` and `argmax` over a short axis pay a per-row overhead that a matrix product does not.
 # The first set column is read off the exponent of sum_j flag_j 2**(n-1-j) (`np.frexp`:
@@ -178,7 +208,10 @@ _MAX_BIT_COLUMNS = 53
 
 def _first_from_bits(bits: F64, count: F64, n: int) -> I64:
     _, exponent = np.frexp(bits)
-    return np.where(count > 0, n - exponent, -1).astype(np.int64)
+    first = np.subtract(n, exponent, dtype=np.int64)
+    if not count.all():
+        first[count == 0] = -1
+    return first
 
 
 def _count_and_first(flags: Bool) -> tuple[F64, F64, I64]:
@@ -193,23 +226,30 @@ def _count_and_first(flags: Bool) -> tuple[F64, F64, I64]:
     return f, both[:, 0], _first_from_bits(both[:, 1], both[:, 0], n)
 
 
-def _best_of_n(out: F64, s: F64, ok: Bool | None) -> I64:
+def _best_of_n(out: F64, scratch: _Scratch, s: F64, ok: Bool | None) -> I64:
     """Best-of-n on a block, worked on a transposed `(n, B)` copy: every operation then runs along
     the long axis (the maxima are n-1 contiguous `maximum`s, the comparison with them a broadcast
     along rows), which beats short-row work even with the two transposing copies."""
-    n = s.shape[1]
-    x = np.ascontiguousarray((s if ok is None else np.where(ok, s, -np.inf)).T)
-    top = x == np.maximum.reduce(x, axis=0)
+    rows, n = s.shape
+    x = scratch.get("scores", (n, rows))
+    if ok is None:
+        np.copyto(x, s.T)
+    else:
+        x[...] = np.where(ok, s, -np.inf).T
+    best = np.maximum.reduce(x, axis=0, out=scratch.get("best", (rows,)))
+    top = np.equal(x, best, out=scratch.get("top", (n, rows), dtype=bool))
     if ok is not None:  # a problem with no usable candidate has max -inf, equal to its masked entries
         top &= ok.T
-    flags = top.astype(np.float64)
+    flags = scratch.get("flags", (n, rows))
+    np.copyto(flags, top)
     if n > _MAX_BIT_COLUMNS:
         count = flags.sum(axis=0)
         first = np.where(count > 0, np.argmax(top, axis=0), -1).astype(np.int64)
     else:
-        count, bits = _count_first_basis(n).T @ flags
+        count, bits = np.matmul(_count_first_basis_t(n), flags, out=scratch.get("count_bits", (2, rows)))
         first = _first_from_bits(bits, count, n)
-    flags *= 1.0 / np.maximum(count, 1.0)
+    share = np.maximum(count, 1.0, out=best)  # `best` is not read again
+    flags *= np.divide(1.0, share, out=share)
     out[...] = flags.T
     return first
 
@@ -234,7 +274,7 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
     return _blocked(_best_of_n, s.shape, s, ok)
 
 
-def _vote_block(out: F64, c: I64, valid: Bool | None, w: F64 | None) -> I64:
+def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 | None) -> I64:
     """Vote over answer classes: totals by class with one `bincount` over the block.
 
     `valid` None: every candidate votes; `w` None: one vote each (majority, counted exactly).
