@@ -21,7 +21,8 @@ second, slower peer: a loop over problems calling `evaluate.passk.best_of_n` / `
 Times are the best of at least `--repeats` calls, and more until 0.5 s of calls (the same rule
 on both sides), after a warm-up, as CPU time of this process
 (`time.process_time`; the machine is shared, and CPU time is what load inflates least) and as
-wall time; the ratio is taken on CPU time. Run:
+wall time; the ratio is taken on CPU time. Both sides are timed in `--rounds` alternating rounds;
+the round with the median ratio is printed, with the range of the ratio over rounds. Run:
 
     .venv/bin/python bench/bench_select.py                    # full size
     .venv/bin/python bench/bench_select.py --problems 2000    # smoke run
@@ -86,6 +87,7 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=100_000)
     parser.add_argument("--n", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of both sides; the median round is printed")
     parser.add_argument("--passk", action="store_true", help="also time the loop over evaluate.passk (slow: minutes)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -122,12 +124,19 @@ def main() -> None:
          None),
     ]  # fmt: skip
     head = f"{'method':29s} {'rewardlab cpu/wall':>19s} {'plain loop cpu/wall':>20s} {'x plain (cpu)':>13s}"
+    head += f" {'rounds: min-max':>16s}" if args.rounds > 1 else ""
     print(head + (f" {'passk loop cpu':>15s} {'x passk':>8s}" if args.passk else ""))
     for name, fast, plain, passk in rows:
-        c_fast, w_fast, got = timed(fast, args.repeats)
-        c_plain, w_plain, want = timed(plain, min(args.repeats, 3))
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-12)
+        ratios, runs = [], []
+        for _ in range(args.rounds):  # alternating, so a slow spell of the machine hits both sides
+            c_fast, w_fast, got = timed(fast, args.repeats)
+            c_plain, w_plain, want = timed(plain, min(args.repeats, 3))
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-12)
+            ratios.append(c_plain / c_fast)
+            runs.append((c_fast, w_fast, c_plain, w_plain))
+        c_fast, w_fast, c_plain, w_plain = runs[int(np.argsort(ratios)[len(ratios) // 2])]  # the median round
         line = f"{name:29s} {c_fast:8.3f}s/{w_fast:8.3f}s {c_plain:9.3f}s/{w_plain:8.3f}s {c_plain / c_fast:12.1f}x"
+        line += f" {min(ratios):7.1f}-{max(ratios):5.1f}x" if args.rounds > 1 else ""
         if args.passk and passk is not None:
             c_passk, _, want_passk = timed(passk, 1, min_total=0.0)
             np.testing.assert_allclose(np.asarray(got), np.asarray(want_passk), atol=1e-12)

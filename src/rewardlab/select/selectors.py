@@ -166,20 +166,12 @@ def _blocked(fn: Callable[..., I64], shape: tuple[int, int], *arrays: NDArray[An
     return Selection(chosen, weight)
 
 
-def _row_max(x: NDArray[Any]) -> NDArray[Any]:
-    """Max of each row; a loop over the few columns beats a reduction over a short axis."""
-    out = x[:, 0].copy()
-    for j in range(1, x.shape[1]):
-        np.maximum(out, x[:, j], out=out)
-    return out
-
-
 @lru_cache(maxsize=8)
-def _bin_offsets(rows: int, n: int) -> I64:
-    """`(rows * n,)` the first bin of each candidate's problem: problem i owns bins [i*n, (i+1)*n)."""
-    offsets = np.repeat(np.arange(0, rows * n, n, dtype=np.int64), n)
-    offsets.flags.writeable = False
-    return offsets
+def _row_index(rows: int, n: int) -> I64:
+    """`(rows, n)`: each candidate's row (problem) index within its block."""
+    index = np.repeat(np.arange(rows, dtype=np.int64), n).reshape(rows, n)
+    index.flags.writeable = False
+    return index
 
 
 @lru_cache(maxsize=64)
@@ -277,33 +269,35 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
 def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 | None) -> I64:
     """Vote over answer classes: totals by class with one `bincount` over the block.
 
-    `valid` None: every candidate votes; `w` None: one vote each (majority, counted exactly).
+    The bins are laid out `(class, problem)` (bin `c * rows + problem`), so the totals come out
+    transposed, with every step below running along the long axis, and the per-candidate
+    weights are read back in input order by one `take`. `valid` None: every candidate votes;
+    `w` None: one vote each (majority, counted exactly).
     """
     rows, n = c.shape
     size = rows * n
-    flat = (c.ravel() + _bin_offsets(_BLOCK_ROWS, n)[:size]).reshape(rows, n)  # (problem, class) -> one bin
+    bins = np.multiply(c, rows, out=scratch.get("bins", (rows, n), dtype=np.int64))
+    bins += _row_index(rows, n)
     if valid is not None:
-        flat = np.where(valid, flat, size)  # non-voters go to a spare bin that is never read
-    # per (class, problem), transposed so that every step below runs along the long axis
-    members = np.ascontiguousarray(np.bincount(flat.ravel(), minlength=size + 1)[:size].reshape(rows, n).T)
+        np.copyto(bins, size, where=~valid)  # non-voters go to a spare bin that is never read
+    flat = bins.ravel()
+    members = np.bincount(flat, minlength=size + 1)[:size].reshape(n, rows)
     if w is None:
         top = members == np.maximum.reduce(members, axis=0)
     else:
-        totals = np.ascontiguousarray(np.bincount(flat.ravel(), weights=w.ravel(), minlength=size + 1)[:size].reshape(rows, n).T)
+        totals = np.bincount(flat, weights=w.ravel(), minlength=size + 1)[:size].reshape(n, rows)
         best = np.maximum.reduce(totals, axis=0)
         # tied winning classes: np.isclose(totals, best), written for totals <= best
         top = totals >= best - (1e-8 + 1e-5 * np.abs(best))
     top &= members > 0
-    share = top.astype(np.float64)
     # A tied class is returned with probability 1/n_top; spread it over its members, whose mean
-    # correctness is then the class's credit.
-    share *= 1.0 / np.maximum(share.sum(axis=0), 1.0)
-    share /= np.maximum(members, 1, out=members)  # members is not read again
-    share = share.T
-    by_bin = np.empty(size + 1)
-    by_bin[:size].reshape(rows, n)[...] = share
+    # correctness is then the class's credit: a member's share is 1 / (n_top * members).
+    spread = np.maximum(members, 1, out=members)  # members is not read again
+    spread *= np.maximum(np.add.reduce(top, axis=0, dtype=np.int64), 1)
+    by_bin = scratch.get("by_bin", (size + 1,))
+    np.divide(top, spread, out=by_bin[:size].reshape(n, rows))
     by_bin[size] = 0.0  # the spare bin: a non-voter gets weight 0
-    np.take(by_bin, flat, out=out)
+    np.take(by_bin, bins, out=out)
     # The first candidate of a tied class belongs to the tied answer seen first.
     return _count_and_first(out > 0)[2]
 
