@@ -63,7 +63,7 @@ def test_sparse_office_reward_fails_in_the_default_budget_and_a_shaped_template_
     sparse = train_on_table(office, table(office.true_reward()))
     assert sparse.optimality < 0.9
     author = TemplateAuthor()
-    code = author.render(office, {"failure": 1.0, "step_cost": 0.0, "progress": 0.1, "shaping": 0.5, "offset": 1.0})
+    code = author.render(office, {"failure": 1.0, "step_cost": 0.0, "progress": 0.1, "shaping": 0.1, "offset": 1.0})
     shaped = train_on_table(office, evaluate_candidate(code, office.transitions, office.shape, pool))
     assert shaped.optimality >= 0.9
 
