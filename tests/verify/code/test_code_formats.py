@@ -60,10 +60,41 @@ def test_live_code_bench_public_json_and_compressed_private_tests() -> None:
     assert problem.counts == {"public_test_cases": 1, "private_test_cases": 2}
 
 
-def test_live_code_bench_functional_tests_are_named_not_dropped() -> None:
-    row = {"public_test_cases": json.dumps([{"input": "[1, 2]", "output": "3", "testtype": "functional"}])}
-    with pytest.raises(ScoringError, match="functional"):
+def lcb_functional(tests: list[tuple[str, str]], func_name: str | None = "maxSum") -> dict[str, str]:
+    """A LeetCode row of code_generation_lite: functional tests, `metadata` a JSON string."""
+    rows = [{"input": i, "output": o, "testtype": "functional"} for i, o in tests]
+    metadata = json.dumps({} if func_name is None else {"func_name": func_name})
+    return {"question_id": "3000", "starter_code": "class Solution:\n    def maxSum(self, nums: List[int], k: int) -> int:\n        ",
+            "public_test_cases": json.dumps(rows[:1]), "private_test_cases": lcb_compress(rows[1:]), "metadata": metadata}  # fmt: skip
+
+
+def test_live_code_bench_functional_tests_call_the_method_with_json_lines() -> None:
+    ref = read_reference(lcb_functional([("[1, 2, 3]\n2", "5"), ("[4]\n1", "4"), ('["a", null]\n0', "[true, 1.5]")]))
+    assert isinstance(ref, dict) and ref["entry_point"] == "_rewardlab_lcb_entry"
+    assert "from typing import *" in ref["prelude"] and "Solution().maxSum" in ref["postlude"]
+    namespace: dict[str, object] = {}
+    exec(ref["tests"], namespace)
+    answers = {((1, 2, 3), 2): 5, ((4,), 1): 4, (("a", None), 0): (True, 1.5)}  # a tuple counts as the list
+    namespace["check"](lambda nums, k: answers[tuple(nums), k])  # type: ignore[operator]
+    with pytest.raises(AssertionError):
+        namespace["check"](lambda nums, k: str(answers[tuple(nums), k]))  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("row", "match"),
+    [
+        (lcb_functional([("[1]\n2", "3")], func_name=None), "metadata.func_name"),
+        (lcb_functional([("[1]\n2", "3")], func_name="not a name"), "metadata.func_name"),
+        (lcb_functional([("[1\n2", "3")]), r"public_test_cases\[0\]\.input is not valid JSON"),
+        (lcb_functional([("[1]\nNaN", "3")]), "NaN is not a JSON number"),
+        ({"public_test_cases": json.dumps([{"input": "1", "output": "1", "testtype": "functional"},
+                                           {"input": "1", "output": "1", "testtype": "stdin"}])}, "all 'stdin' or all 'functional'"),
+    ],
+)  # fmt: skip
+def test_malformed_live_code_bench_functional_rows_are_invalid_input(row: dict[str, str], match: str) -> None:
+    with pytest.raises(ScoringError, match=match) as caught:
         read_reference(row)
+    assert caught.value.kind == "invalid_input"
 
 
 def test_a_pickle_that_builds_objects_is_refused() -> None:

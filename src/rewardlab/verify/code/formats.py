@@ -8,7 +8,10 @@ Accepted as they are (the whole row, or its test fields):
   `memory_limit_bytes`.
 * LiveCodeBench (code_generation_lite): `public_test_cases` and `private_test_cases`, JSON
   lists of `{"input", "output", "testtype"}`; the private ones usually compressed as
-  base64(zlib(pickle(json))). Only "stdin" tests run as stdin/stdout cases.
+  base64(zlib(pickle(json))). "stdin" tests run as stdin/stdout cases; "functional" tests
+  (LeetCode problems) call `metadata.func_name`, a method of one `Solution()` (or a function),
+  with each input line read as JSON, as `lcb_runner/evaluation/testing_util.py` does: its
+  imports run before the program, a returned tuple compares as a list, nothing else is relaxed.
 * TACO / APPS: `input_output`, a JSON string `{"inputs": [...], "outputs": [...]}`; an output
   given as a list of lines is joined with newlines. Rows with `fn_name` are call-based
   (Python functions): they become `check(candidate)` tests.
@@ -150,23 +153,71 @@ def _lcb_tests(value: Any, where: str) -> list[Any]:
     return tests
 
 
-def live_code_bench(ref: Mapping[str, Any]) -> Problem:
-    cases: list[dict[str, str]] = []
+def live_code_bench(ref: Mapping[str, Any]) -> Problem | dict[str, str]:
+    tests: list[tuple[str, int, Mapping[str, Any]]] = []
     counts: dict[str, int] = {}
     for split in ("public_test_cases", "private_test_cases"):
         if ref.get(split) in (None, ""):
             continue
-        tests = _lcb_tests(ref[split], split)
-        for n, test in enumerate(tests):
+        found = _lcb_tests(ref[split], split)
+        for n, test in enumerate(found):
             if not isinstance(test, Mapping):
                 raise _bad(f"{split}[{n}] must be an object")
-            if test.get("testtype", "stdin") != "stdin":
-                raise ScoringError("invalid_input", f"{split}[{n}] is a {test.get('testtype')!r} test; code.tests runs LiveCodeBench's stdin tests only")
-            cases.append(_case(test.get("input", ""), test.get("output"), f"{split}[{n}]"))
-        counts[split] = len(tests)
-    if not cases:
+            tests.append((split, n, test))
+        counts[split] = len(found)
+    if not tests:
         raise _bad("no tests in public_test_cases or private_test_cases")
+    kinds = {test.get("testtype", "stdin") for _, _, test in tests}
+    if kinds == {"functional"}:
+        return _lcb_functional(ref, tests)
+    if kinds != {"stdin"}:
+        raise ScoringError("invalid_input", f"LiveCodeBench tests of types {sorted(map(str, kinds))}: a problem's tests must be all 'stdin' or all 'functional'")
+    cases = [_case(test.get("input", ""), test.get("output"), f"{split}[{n}]") for split, n, test in tests]
     return Problem(cases, None, None, None, "live_code_bench", counts)
+
+
+#: run before a LiveCodeBench functional program, as lcb_runner's `import_string` (solutions
+#: written against LeetCode's environment use `List`, `defaultdict`, `heappush`... unimported)
+_LCB_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+                "itertools", "functools", "operator", "io", "sys", "json")  # fmt: skip
+LCB_PRELUDE = "\n".join(
+    [f"from {m} import *" for m in (*_LCB_MODULES, "builtins", "typing")]
+    + [f"import {m}" for m in _LCB_MODULES]
+    + ["sys.setrecursionlimit(50000)", "", ""]
+)
+#: the name the tests call: the method of one `Solution()`, or the function itself
+LCB_ENTRY = "_rewardlab_lcb_entry"
+
+
+def _lcb_functional(ref: Mapping[str, Any], tests: list[tuple[str, int, Mapping[str, Any]]]) -> dict[str, str]:
+    metadata = _json_field(ref.get("metadata", "{}"), "metadata")
+    name = metadata.get("func_name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name.isidentifier():
+        raise _bad("functional LiveCodeBench tests need metadata.func_name, the method to call")
+    lines = ["def _same(got, want):",
+             "    return (list(got) if isinstance(got, tuple) else got) == want",
+             "", "def check(candidate):"]  # fmt: skip
+    for split, n, test in tests:
+        where = f"{split}[{n}]"
+        if not isinstance(test.get("input"), str) or not isinstance(test.get("output"), str):
+            raise _bad(f"{where} needs string input and output")
+        args = [_json_literal(line, f"{where}.input") for line in test["input"].split("\n")]
+        lines.append(f"    assert _same(candidate({', '.join(args)}), {_json_literal(test['output'], f'{where}.output')})")
+    postlude = (f"\n\n{LCB_ENTRY} = Solution().{name} if 'Solution' in globals() else {name}\n")
+    return {"entry_point": LCB_ENTRY, "tests": "\n".join(lines) + "\n", "prelude": LCB_PRELUDE, "postlude": postlude}
+
+
+def _json_literal(text: str, where: str) -> str:
+    """A JSON value as Python source; NaN and infinities (JSON extensions) are refused."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        raise _bad(f"{where} is not valid JSON: {exc}") from None
+    return repr(value)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def taco_stdio(io_spec: Mapping[str, Any]) -> Problem:
@@ -196,7 +247,8 @@ def taco_check(io_spec: Mapping[str, Any]) -> dict[str, str]:
 
 
 def read_reference(ref: Any) -> Problem | dict[str, str]:
-    """A `Problem` (stdin/stdout cases) or `{"entry_point", "tests"}` (check(candidate)).
+    """A `Problem` (stdin/stdout cases) or `{"entry_point", "tests"}` (check(candidate)), the
+    latter with an optional `prelude` and `postlude`: source run before and after the program.
     A JSON string holding either is accepted. Raises ScoringError("invalid_input")."""
     if isinstance(ref, str):
         with contextlib.suppress(ValueError):
@@ -217,5 +269,8 @@ def read_reference(ref: Any) -> Problem | dict[str, str]:
     tests = ref.get("tests", ref.get("test"))
     entry = ref.get("entry_point")
     if isinstance(tests, str) and isinstance(entry, str) and entry.isidentifier():
-        return {"tests": tests, "entry_point": entry}
+        wrap = {k: ref[k] for k in ("prelude", "postlude") if k in ref}
+        if not all(isinstance(v, str) for v in wrap.values()):
+            raise _bad("prelude and postlude must be source strings")
+        return {"tests": tests, "entry_point": entry, **wrap}
     raise _bad(f"got keys {sorted(ref)[:12]}")

@@ -210,6 +210,8 @@ class CodeTests(BaseReward):
             if isinstance(reference, Mapping) and (helpers := prompt_helpers(prompt, reference["entry_point"])):
                 # re-bound after the program: its own functions call the prompt's helpers too
                 code = f"{code}\n\n{helpers.source}\n"
+        if isinstance(reference, Mapping):  # the data set's environment around the program
+            code = f"{reference.get('prelude', '')}{code}{reference.get('postlude', '')}"
         try:
             pool = self.pool
             if isinstance(reference, Problem):
