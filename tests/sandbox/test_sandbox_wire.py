@@ -1,7 +1,10 @@
-"""The value codec: exact builtin types round-trip; anything else is refused."""
+"""The value codec: builtin values round-trip, a builtin subclass leaves as the plain value it
+holds, anything else is refused."""
 
 from __future__ import annotations
 
+import collections
+import enum
 import math
 
 import pytest
@@ -55,10 +58,67 @@ class AlwaysEqual(int):
     __hash__ = int.__hash__
 
 
-@pytest.mark.parametrize("value", [AlwaysEqual(3), [AlwaysEqual(3)], object(), lambda: 1, iter([1]), range(3)])
+class FakesItsClass:
+    """`isinstance(x, int)` is True for it, `type(x)` tells the truth."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return int
+
+
+class LyingList(list[int]):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter([1, 2, 3])
+
+    def __len__(self) -> int:
+        return 3
+
+
+@pytest.mark.parametrize("value", [object(), lambda: 1, iter([1]), range(3), FakesItsClass(), [FakesItsClass()]])
 def test_non_builtin_values_are_refused(value: object) -> None:
     with pytest.raises(EncodeError, match="cannot leave the sandbox"):
         encode_value(value)
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        (AlwaysEqual(3), 3),
+        ([AlwaysEqual(3)], [3]),
+        (collections.Counter("aab"), {"a": 2, "b": 1}),
+        (collections.OrderedDict([("b", 1), ("a", 2)]), {"b": 1, "a": 2}),
+        (collections.defaultdict(int, {1: [AlwaysEqual(0)]}), {1: [0]}),
+        (Point(1, 2), (1, 2)),
+        (enum.IntEnum("Colour", "RED")(1), 1),
+        (LyingList([7]), [7]),  # read with list's own iteration: what it holds, not what __iter__ says
+    ],
+)  # fmt: skip
+def test_a_builtin_subclass_leaves_as_the_plain_value_it_holds(value: object, plain: object) -> None:
+    got = decode_value(encode_value(value))
+    assert got == plain and type(got) is type(plain)
+    assert got != 4  # an AlwaysEqual's __eq__ stayed behind
+    if isinstance(got, dict):
+        assert list(got) == list(plain)  # type: ignore[call-overload]  # insertion order kept
+
+
+def test_a_subclass_whose_elements_cannot_be_hashed_again_is_an_encode_error() -> None:
+    class Flaky:
+        calls = 0
+
+        def __hash__(self) -> int:
+            Flaky.calls += 1
+            if Flaky.calls > 1:
+                raise RuntimeError("changed my mind")
+            return 1
+
+    class MySet(set[object]):
+        pass
+
+    with pytest.raises(EncodeError, match="could not be read as set"):
+        encode_value(MySet([Flaky()]))
 
 
 def test_deep_and_large_values_are_refused() -> None:

@@ -12,8 +12,8 @@ interpreter start per job. The server keeps two job sandboxes forked ahead of ti
 up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)`
 loads a module in such a child and calls its functions; calls and answers travel on a pipe
 pair between the host and the job's pid 1, its guard (`_job.py`), never through the server.
-Values cross the boundary as plain builtins (exact types, tagged JSON), so the trusted caller
-compares them itself: an object whose `__eq__` always says True never leaves.
+Values cross the boundary as plain builtins (tagged JSON; a builtin subclass as the plain value it
+holds), so the trusted caller compares them itself: an `__eq__` that always says True never leaves.
 
 What is covered
     * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files (and the JDK's

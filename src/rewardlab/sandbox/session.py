@@ -1,7 +1,7 @@
 """Call sessions: a module loaded in a fresh sandboxed child, its functions called from here.
 
 Use through `SandboxPool.session`. Calls travel on a pipe pair straight between this process
-and the child; the server only reports how the child ended. Values cross as exact builtins.
+and the child; the server only reports how the child ended. Values cross as plain builtins.
 """
 
 from __future__ import annotations

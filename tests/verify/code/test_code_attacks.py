@@ -49,11 +49,11 @@ class Anything(list):
     def __ne__(self, other):
         return False
 def sort_list(xs):
-    return Anything()
+    return Anything([0])
 """
     value, info = score(reward, program)
-    assert value == 0.0
-    assert all("cannot leave the sandbox" in t["detail"] for t in info["tests"])  # type: ignore[attr-defined]
+    assert value == 0.0  # it arrives as the plain [0] it holds, which sorts none of the inputs
+    assert {t["verdict"] for t in info["tests"]} == {"fail"}  # type: ignore[attr-defined]
 
 
 def test_sys_exit_zero_before_tests_fails(reward: CodeTests) -> None:

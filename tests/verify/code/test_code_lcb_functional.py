@@ -96,3 +96,10 @@ def test_a_solution_class_whose_constructor_raises_fails_every_test(reward: Code
     broken = SOLUTION.replace("class Solution:\n", "class Solution:\n    def __init__(self):\n        raise RuntimeError('no')\n\n")
     value, info = score(reward, broken)
     assert value == 0.0 and info["passed"] == 0 and "no" in info["load_error"]
+
+
+def test_a_counter_for_an_expected_dict_passes_as_in_livecodebench(reward: CodeTests) -> None:
+    row = {"public_test_cases": json.dumps([{"input": '"aab"', "output": '{"a": 2, "b": 1}', "testtype": "functional"}]),
+           "metadata": json.dumps({"func_name": "count"})}  # fmt: skip
+    program = "class Solution:\n    def count(self, s: str) -> Dict[str, int]:\n        return Counter(s)\n"
+    assert reward.score(Sample(response=program, reference=row)).score == 1.0

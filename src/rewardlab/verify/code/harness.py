@@ -2,7 +2,7 @@
 
 The reference tests (dataset text, never model output) run here; `candidate` and every other
 name the tests take from the program (HumanEval's `poly`, `encode_cyclic`) are proxies that
-call into a sandbox session. Return values come back as exact builtin types, so every `==`
+call into a sandbox session. Return values come back as plain builtin values, so every `==`
 is evaluated here between plain values: an object whose `__eq__` always says True, a patched
 harness or a forged "passed" line inside the sandbox cannot change a verdict.
 
