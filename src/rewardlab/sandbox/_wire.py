@@ -148,7 +148,7 @@ _ATOMS = "None, bool, int, float, complex, str, bytes, list, tuple, dict, set, f
 _BASE_VALUE: tuple[tuple[type, Any], ...] = (
     (int, int.__int__),
     (float, float.__float__),
-    (complex, lambda v: complex(*complex.__getnewargs__(v))),
+    (complex, lambda v: complex(*complex.__getnewargs__(v))),  # type: ignore[attr-defined]  # (real, imag), exact floats
     (str, str.__str__),
     (bytes, lambda v: bytes.__getnewargs__(v)[0]),
     (list, lambda v: list(list.__iter__(v))),
