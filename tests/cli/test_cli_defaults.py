@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import typer
 
+from doc_examples import page_text
 from rewardlab.cli import audit, score, serve, train
 from rewardlab.cli import eval as eval_cli
 from rewardlab.cli._options import Flag, attribute_docs, field_defaults, settings_values
@@ -157,18 +158,6 @@ def test_cli_help_imports_no_torch_nor_numpy(argv):
     assert "Usage:" in run.stdout
 
 
-def test_models_names_are_lazy_and_the_same_objects():
-    import rewardlab.models as models
-    from rewardlab.models import backbones, config
-    from rewardlab.models import train as trainer
-
-    assert set(models._WHERE) == set(models.__all__)
-    assert models.TrainConfig is config.TrainConfig is trainer.TrainConfig
-    assert models.HFBackbone is backbones.HFBackbone and models.EncodeConfig is backbones.EncodeConfig
-    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        models.Nope  # noqa: B018
-
-
 def _number(cell: str) -> float | str:
     text = cell.strip().strip("`").removesuffix(" s").replace(",", "")
     try:
@@ -183,7 +172,7 @@ def test_the_defaults_in_docs_serve_table_are_the_cli_defaults():
 
     command = typer.main.get_command(app).commands["serve"]  # type: ignore[attr-defined]
     defaults = {name: p.default for p in command.params for name in p.opts}
-    table = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+    table = page_text("serve.md")
     checked = 0
     for options_cell, default_cell in re.findall(r"^\| (`--[^|]+) \| ([^|]+) \|", table, flags=re.M):
         options = re.findall(r"`(--[\w-]+)", options_cell)

@@ -2,35 +2,25 @@
 
 from __future__ import annotations
 
-import re
-import sys
-import types
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "credit.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL) if DOC.exists() else []
+from doc_examples import block_params, python_blocks, run_block
 
-
-def _ids() -> list[str]:
-    return [f"block{i}" for i in range(len(BLOCKS))]
+PAGE = "credit.md"
 
 
 def test_docs_have_examples():
-    assert len(BLOCKS) >= 10
+    assert len(python_blocks(PAGE)) >= 13
 
 
-def _heavy(block: str) -> bool:
+def _slow_if_heavy(block: str) -> list[pytest.MarkDecorator]:
     """Blocks importing trl or torch take 5-20 s on a loaded machine: run them as slow tests."""
-    return "from trl" in block or "import torch" in block
+    return [pytest.mark.slow] if "from trl" in block or "import torch" in block else []
 
 
-@pytest.mark.parametrize("code", [pytest.param(b, marks=pytest.mark.slow) if _heavy(b) else b for b in BLOCKS], ids=_ids())
+@pytest.mark.parametrize("code", block_params(PAGE, marks=_slow_if_heavy))
 def test_doc_block_runs(code, capsys, monkeypatch):
-    module = types.ModuleType("credit_docs_example")  # a real module: dataclasses need one
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    exec(compile(code, str(DOC), "exec"), module.__dict__)
+    run_block(code, PAGE, monkeypatch)
     assert capsys.readouterr().out  # every block shows something
 
 

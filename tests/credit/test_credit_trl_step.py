@@ -8,28 +8,21 @@ advantages TRL trained on are rewardlab's RLOO of TRL's own rewards (unscorable 
 
 from __future__ import annotations
 
-import re
-import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from doc_examples import python_blocks, run_block
 from rewardlab.credit import rloo
 
 pytestmark = pytest.mark.slow
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "credit.md"
 
-
-def documented_trl_hook() -> types.ModuleType:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
-    code = next(b for b in blocks if "class RewardlabGRPOTrainer" in b)
-    module = types.ModuleType("credit_docs_trl_hook")
-    sys.modules[module.__name__] = module
-    exec(compile(code, str(DOC), "exec"), module.__dict__)
-    return module
+def documented_trl_hook(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The module docs/credit.md's `RewardlabGRPOTrainer` block defines, run as written."""
+    code = next(b for b in python_blocks("credit.md") if "class RewardlabGRPOTrainer" in b)
+    return run_block(code, "credit.md", monkeypatch)
 
 
 def tiny_tokenizer():
@@ -51,13 +44,13 @@ def letter_reward(completions, **kwargs):
     return [None if len(c) % 4 == 0 else float(c.count("a") + len(c) % 3) for c in completions]
 
 
-def test_documented_hook_trains_on_rewardlab_advantages(tmp_path):
+def test_documented_hook_trains_on_rewardlab_advantages(tmp_path, monkeypatch):
     import torch
     from datasets import Dataset
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl import GRPOConfig
 
-    hook = documented_trl_hook()
+    hook = documented_trl_hook(monkeypatch)
     seen: list[tuple[np.ndarray, np.ndarray]] = []
 
     class Recording(hook.RewardlabGRPOTrainer):

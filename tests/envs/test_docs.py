@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "envs.md"
-SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL) if DOC.exists() else []
+from doc_examples import block_params, python_blocks, run_block
+
+PAGE = "envs.md"
 
 
-@pytest.mark.parametrize("code", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
-def test_doc_snippet_runs(code: str) -> None:
-    exec(compile(code, str(DOC), "exec"), {})
+@pytest.mark.parametrize("code", block_params(PAGE))
+def test_doc_snippet_runs(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_block(code, PAGE, monkeypatch)
 
 
 def test_doc_has_snippets() -> None:
-    assert len(SNIPPETS) >= 8
+    assert len(python_blocks(PAGE)) >= 17

@@ -227,9 +227,10 @@ def test_public_surface_exists(module: str) -> None:
 def test_every_name_the_docs_import_is_public() -> None:
     import importlib
     import re
-    from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
+    from doc_examples import page_text
+
+    doc = page_text("envs.md")
     imports = re.findall(r"from (rewardlab\.envs[\w.]*) import \(?([\w\s,]+?)\)?\n(?!\s)", doc)
     assert len(imports) >= 10
     private = [

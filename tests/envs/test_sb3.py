@@ -27,7 +27,7 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 
 from rewardlab.envs.intrinsic import CountBonus, DecaySchedule  # noqa: E402
 from rewardlab.envs.officeworld import (  # noqa: E402
-    _EMPTY_CELLS,
+    EMPTY_CELLS,
     OFFICE_ALPHABET,
     START,
     OfficeWorld,
@@ -115,7 +115,7 @@ def test_a_random_walk_from_the_paper_start_almost_never_finishes_coffee() -> No
     fixed = np.zeros(len(office_transitions()[0]))
     fixed[cell_index(*START)] = 1.0
     anywhere = np.zeros_like(fixed)
-    anywhere[_EMPTY_CELLS] = 1.0 / len(_EMPTY_CELLS)
+    anywhere[EMPTY_CELLS] = 1.0 / len(EMPTY_CELLS)
     from_start, from_anywhere = _random_walk_success(fixed, 50), _random_walk_success(anywhere, 50)
     assert from_start == pytest.approx(7.32e-5, rel=0.01)  # 1 episode in ~13,700
     assert from_anywhere == pytest.approx(7.19e-3, rel=0.01)  # exploring starts: ~100x more often

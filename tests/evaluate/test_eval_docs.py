@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "evaluate.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)
+from doc_examples import block_params, fenced_blocks, python_blocks, run_block
+
+PAGE = "evaluate.md"
+BLOCKS = python_blocks(PAGE)
 
 
 def test_doc_has_examples():
-    assert len(BLOCKS) >= 4
+    assert len(BLOCKS) >= 10
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_doc_block_runs(index, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {"__name__": f"doc_block_{index}"})
+@pytest.mark.parametrize("code", block_params(PAGE))
+def test_doc_block_runs(code, tmp_path, monkeypatch, capsys):
+    run_block(code, PAGE, monkeypatch, cwd=tmp_path)  # the audit examples write report files
     assert capsys.readouterr().out  # each example prints what it shows
 
 
-def test_readme_audit_example_output_is_what_the_doc_says(capsys):
-    exec(compile(BLOCKS[0], f"{DOC}:block0", "exec"), {"__name__": "doc_block_0"})
+def test_readme_audit_example_output_is_what_the_doc_says(tmp_path, monkeypatch, capsys):
+    run_block(BLOCKS[0], PAGE, monkeypatch, cwd=tmp_path)
     printed = capsys.readouterr().out
-    shown = re.search(r"prints\n\n```\n(.*?)```", DOC.read_text(), re.DOTALL).group(1)
+    shown = fenced_blocks(PAGE, "")[0]  # the plain block after "prints"
     assert printed == shown
 
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
+from doc_examples import ROOT, fenced_blocks, run_blocks_in_order
+
+PAGE = "integrations.md"
 
 
 def test_python_blocks_run_in_order(monkeypatch):
-    monkeypatch.chdir(DOC.parents[1])  # the README snippet names examples/quickstart.toml
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
-    assert len(blocks) >= 5
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)
+    # from the project root: the README snippet names examples/quickstart.toml
+    assert run_blocks_in_order(PAGE, monkeypatch) >= 9
 
 
 def test_cli_block_runs_as_written(tmp_path):
@@ -25,8 +22,8 @@ def test_cli_block_runs_as_written(tmp_path):
     import subprocess
     import sys
 
-    block = next(b for b in re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL) if b.startswith("rewardlab score"))
-    (tmp_path / "examples").symlink_to(DOC.parents[1] / "examples")
+    block = next(b for b in fenced_blocks(PAGE, "bash") if b.startswith("rewardlab score"))
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
     subprocess.run(["bash", "-c", block], cwd=tmp_path, env=env, check=True, timeout=300, capture_output=True)

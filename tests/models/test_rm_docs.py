@@ -1,18 +1,16 @@
 """Every python snippet in docs/models.md runs."""
 
-import re
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "models.md"
-SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+from doc_examples import block_params, python_blocks, run_block
+
+PAGE = "models.md"
 
 
 def test_the_doc_has_snippets():
-    assert len(SNIPPETS) >= 4
+    assert len(python_blocks(PAGE)) >= 7
 
 
-@pytest.mark.parametrize("index", range(len(SNIPPETS)))
-def test_snippet_runs(index):
-    exec(compile(SNIPPETS[index], f"{DOC}:snippet{index}", "exec"), {})
+@pytest.mark.parametrize("code", block_params(PAGE))
+def test_snippet_runs(code, monkeypatch):
+    run_block(code, PAGE, monkeypatch)

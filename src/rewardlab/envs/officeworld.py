@@ -31,12 +31,16 @@ from rewardlab.errors import InputError, SpecError
 
 __all__ = [
     "ACTIONS",
+    "EMPTY_CELLS",
     "HEIGHT",
     "OBJECTS",
     "OFFICE_ALPHABET",
     "OFFICE_TASKS",
+    "START",
+    "TASK_ORDER",
     "WIDTH",
     "OfficeWorld",
+    "cell_index",
     "office_labels",
     "office_problem",
     "office_task",
@@ -47,6 +51,7 @@ WIDTH, HEIGHT = 12, 9
 #: action ids: up (y+1), right (x+1), down (y-1), left (x-1)
 ACTIONS = ("up", "right", "down", "left")
 _DELTA = ((0, 1), (1, 0), (0, -1), (-1, 0))
+#: the paper's start cell (x, y); `OfficeWorld` starts every episode here by default
 START = (2, 1)
 
 OBJECTS: Mapping[tuple[int, int], str] = {
@@ -174,8 +179,9 @@ def _cell_labels(obs: Any, action: Any, next_obs: Any, info: Mapping[str, Any]) 
 office_labels = InfoLabels("labels", fallback=_cell_labels)
 
 
-#: cells with no proposition: where `OfficeWorld(start="random")` may start an episode
-_EMPTY_CELLS = np.array([cell_index(x, y) for x in range(WIDTH) for y in range(HEIGHT) if (x, y) not in OBJECTS])
+#: flat indices (`cell_index`) of the cells with no proposition: where
+#: `OfficeWorld(start="random")` may start an episode
+EMPTY_CELLS = np.array([cell_index(x, y) for x in range(WIDTH) for y in range(HEIGHT) if (x, y) not in OBJECTS])
 
 
 class OfficeWorld(gym.Env[np.ndarray, int]):
@@ -215,7 +221,7 @@ class OfficeWorld(gym.Env[np.ndarray, int]):
         super().reset(seed=seed)
         self._cell, self._t = cell_index(*START), 0
         if self.start == "random":
-            self._cell = int(self.np_random.choice(_EMPTY_CELLS))
+            self._cell = int(self.np_random.choice(EMPTY_CELLS))
         return self._obs(), {"labels": OFFICE_ALPHABET[self._label[self._cell]]}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from doc_examples import block_params, python_blocks, run_block
 from rewardlab.sandbox import find_bwrap
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "code.md"
-SNIPPETS = re.findall(r"^```python\n(.*?)^```$", DOC.read_text(), re.DOTALL | re.MULTILINE)
+PAGE = "code.md"
 
 
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")
-@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
-def test_doc_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> None:
-    exec(compile(snippet, str(DOC), "exec"), {"__name__": "__doc__"})
+@pytest.mark.parametrize("snippet", block_params(PAGE))
+def test_doc_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    run_block(snippet, PAGE, monkeypatch)
     printed = capsys.readouterr().out
     for expected in re.findall(r"#\s*(.+)$", snippet, re.MULTILINE):
         if expected.startswith(("0.5 [", "0.0 [", "1.0 [", "1.1", "bubblewrap", "ok HELLO", "[1, 2, 1, 2]", "['compile_error", "1.0 code_contests")):
@@ -24,4 +23,4 @@ def test_doc_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_docs_have_snippets() -> None:
-    assert len(SNIPPETS) >= 3
+    assert len(python_blocks(PAGE)) >= 8

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "math.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)
+from doc_examples import block_params, fenced_blocks, python_blocks, run_block
+
+PAGE = "math.md"
 
 
 def test_doc_has_examples() -> None:
-    assert len(BLOCKS) >= 4
+    assert len(python_blocks(PAGE)) >= 8
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_doc_block_runs(index: int) -> None:
-    exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {})
+@pytest.mark.parametrize("code", block_params(PAGE))
+def test_doc_block_runs(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_block(code, PAGE, monkeypatch)
 
 
 def test_spec_block_builds() -> None:
     from rewardlab.compose import build
 
-    toml = re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.DOTALL)[0]
-    reward = build(toml)
+    reward = build(fenced_blocks(PAGE, "toml")[0])
     assert "math.answer" in repr(reward) or "correct" in repr(reward)
