@@ -7,7 +7,13 @@ import torch
 from rewardlab.models import TrainConfig, evaluate_pairs, train_reward_model
 from rewardlab.models.ensemble import best_of_n_curve, train_ensemble, with_aggregation
 from rewardlab.models.losses import pearson
-from rewardlab.models.synthetic import SyntheticConfig, best_of_n_pool, gold_reward, make_pairs
+from rewardlab.models.synthetic import (
+    SyntheticConfig,
+    best_of_n_pool,
+    gold_reward,
+    make_pairs,
+    synthetic_response,
+)
 
 
 @pytest.fixture(scope="module")
@@ -102,16 +108,14 @@ def test_uncertainty_weighted_ensemble_loses_less_gold_when_best_of_n_overoptimi
 def test_mlp_ensemble_members_agree_in_distribution_and_disagree_out_of_it(hashing):
     """The mechanism of Coste et al. 2024: same data, different seeds -> members agree where the
     training data was and spread where best-of-n pushes (more, and novel, padding)."""
-    from rewardlab.models.synthetic import _decorate, _statements
-
     train = make_pairs(400, split="train", config=SyntheticConfig(bias=0.5, seed=10))
     ensemble, _ = train_ensemble(train, [], backbone=hashing, members=5, hidden=32, bootstrap=False,
                                  config=TrainConfig(epochs=10))
     rng = __import__("random").Random(0)
 
     def spread(filler: int, novel: float) -> float:
-        texts = [_decorate(rng, _statements(rng, [(1, 2), (3, 1), (2, 2)], rng.randint(0, 3)), filler=filler,
-                           markdown=False, opener=False, novel=novel) for _ in range(50)]
+        texts = [synthetic_response(rng, [(1, 2), (3, 1), (2, 2)], rng.randint(0, 3), filler=filler, novel=novel)
+                 for _ in range(50)]
         return float(ensemble.head.member_scores(hashing.embed(texts)).detach().std(0).mean())
 
     inside, outside = spread(3, 0.0), spread(18, 0.5)

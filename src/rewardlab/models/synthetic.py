@@ -26,7 +26,7 @@ from rewardlab.core import Sample
 from rewardlab.errors import ConfigError
 from rewardlab.models.data import PreferencePair
 
-__all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "make_step_samples"]
+__all__ = ["SyntheticConfig", "best_of_n_pool", "gold_reward", "make_pairs", "make_step_samples", "synthetic_response"]
 
 _SUM = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _FILLER = "Let me think about this step carefully before I answer."
@@ -85,6 +85,20 @@ def _decorate(rng: random.Random, statements: list[str], *, filler: int, markdow
     pad = [rng.choice(_NOVEL_FILLERS) if novel and rng.random() < novel else _FILLER for _ in range(filler)]
     parts = ([_OPENER] if opener else []) + pad + [("## Answer\n" if markdown else "") + body]
     return " ".join(parts)
+
+
+def synthetic_response(rng: random.Random, sums: Sequence[tuple[int, int]], n_right: int, *, filler: int = 0,
+                       markdown: bool = False, opener: bool = False, novel: float = 0.0) -> str:  # fmt: skip
+    """One response with chosen features: the stated `sums` (`n_right` of them correct, at random
+    positions), `filler` padding words (a share `novel` of them words the pairs never use), bold
+    and a heading if `markdown`, a polite opener if `opener`. `gold_reward` reads only the sums.
+
+    Example:
+        >>> import random
+        >>> gold_reward(synthetic_response(random.Random(0), [(1, 2), (3, 4)], 2, filler=3))
+        1.0
+    """
+    return _decorate(rng, _statements(rng, sums, n_right), filler=filler, markdown=markdown, opener=opener, novel=novel)
 
 
 class _Spurious(TypedDict):
