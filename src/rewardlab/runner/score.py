@@ -205,9 +205,9 @@ def _score_file_by_groups(
     source = str(input_path)
     ordinals, prepared = [], []
     for ordinal, raw_row in enumerate(iter_raw_rows(input_path)):
-        for row in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
+        for one in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
             ordinals.append(ordinal)
-            prepared.append(prepare_row(row, source, opts.fields, opts.keep_input))
+            prepared.append(prepare_row(one, source, opts.fields, opts.keep_input))
     if opts.limit is not None:  # whole groups of the first N input rows (`whole_groups_within`)
         keep = whole_groups_within([item for _, _, item in prepared], group_keys(reward), opts.limit, ordinals)
         prepared = [prepared[i] for i in keep]
