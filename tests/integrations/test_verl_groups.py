@@ -149,9 +149,10 @@ def test_a_group_that_never_completes_fails_instead_of_hanging(run_dir):
         ("reward.num_workers=2", "reward.num_workers=1"),
         ("actor_rollout_ref.rollout.val_kwargs.n=1", "val_kwargs.n=4"),
         ("data.train_batch_size=512", "data.train_batch_size * n <= 1000"),
+        ("data.val_batch_size=null", "data.val_batch_size * n <= 1000"),
         ("algorithm.adv_estimator=remax", "remax"),
     ],
-    ids=["two_reward_workers", "validation_groups_of_one", "more_rows_than_ray_runs_at_once", "remax_baseline"],
+    ids=["two_reward_workers", "validation_groups_of_one", "more_rows_than_ray_runs_at_once", "whole_validation_set_at_once", "remax_baseline"],
 )
 def test_a_configuration_that_cannot_keep_groups_whole_is_refused_at_start(run_dir, override, named):
     with pytest.raises(GroupSplitError, match=named.replace("*", r"\*")):

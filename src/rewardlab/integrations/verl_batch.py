@@ -30,7 +30,8 @@ failure a `GroupSplitError` naming the override:
 * validation off or `actor_rollout_ref.rollout.val_kwargs.n` equal to `group_size`: validation
   groups have `val_kwargs.n` members, and the manager cannot tell a validation row from a
   training one;
-* at most 1,000 rows per step (`data.train_batch_size` x `n`) when rewards stream: a reward
+* at most 1,000 rows per step (`data.train_batch_size` x `n`, and `data.val_batch_size` x `n`
+  in validation, where unset means the whole validation set) when rewards stream: a reward
   worker is a Ray async actor, which runs at most 1,000 calls at once
   (`ray._common.ray_constants.DEFAULT_MAX_CONCURRENCY_ASYNC`), and rows waiting for their
   group hold those places;
@@ -229,6 +230,9 @@ def _checked_group_size(config: Any, kwargs: Mapping[str, Any]) -> int:
     if streams and rows > _RAY_ASYNC_CONCURRENCY:
         problems.append(f"data.train_batch_size * n <= {_RAY_ASYNC_CONCURRENCY} (it is {rows}; a Ray reward worker runs at most "
                         f"{_RAY_ASYNC_CONCURRENCY} rows at once, and rows waiting for their group hold those places)")  # fmt: skip
+    val_batch = get("data.val_batch_size")  # None: the whole validation set in one batch
+    if streams and validates and (val_batch is None or int(val_batch) * n > _RAY_ASYNC_CONCURRENCY):
+        problems.append(f"data.val_batch_size * n <= {_RAY_ASYNC_CONCURRENCY} (unset, it is the whole validation set)")
     if str(get("algorithm.adv_estimator", "")).lower() == "remax":
         problems.append("an estimator other than remax (its greedy baseline is one more response per uid)")
     if problems:
