@@ -198,3 +198,18 @@ def test_verls_defaults_are_refused_naming_both_overrides(run_dir):
     workers, validation groups of 1 response) cannot give a group reward whole groups."""
     with pytest.raises(GroupSplitError, match=r"reward\.num_workers=1.*val_kwargs\.n=4"):
         reward_loop_worker(run_dir, ["actor_rollout_ref.rollout.n=4", "data.train_batch_size=8"], marker="RewardlabBatchManager")
+
+
+def test_legacy_batch_rows_without_uid_or_prompt_are_refused_not_merged(run_dir):
+    """Without a uid or a prompt every row would look like one group: refused, naming the row."""
+    import functools
+
+    from verl.workers.reward_manager.batch import BatchRewardManager
+
+    from rewardlab.integrations.verl import compute_score_batch
+
+    tokenizer = tiny_tokenizer()
+    fn = functools.partial(compute_score_batch, spec=str(run_dir / "reward.toml"))
+    manager = BatchRewardManager(tokenizer, num_examine=0, compute_score=fn)
+    with pytest.raises(GroupSplitError, match="verl row 0 has no uid and no prompt"):
+        manager(rows_batch(tokenizer, ORDER))
