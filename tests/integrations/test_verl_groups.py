@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from integration_spec import tiny_tokenizer
@@ -213,3 +214,86 @@ def test_legacy_batch_rows_without_uid_or_prompt_are_refused_not_merged(run_dir)
     manager = BatchRewardManager(tokenizer, num_examine=0, compute_score=fn)
     with pytest.raises(GroupSplitError, match="verl row 0 has no uid and no prompt"):
         manager(rows_batch(tokenizer, ORDER))
+
+
+class RayActorHandle:
+    """What `AgentLoopWorker._compute_score` uses of a Ray handle: `await h.compute_score.remote(data)`
+    runs the actor's coroutine (the transport is the only stand-in; the reward worker is verl's)."""
+
+    def __init__(self, worker):
+        self.compute_score = SimpleNamespace(remote=worker.compute_score)
+
+
+def verl_method(module: str, cls: str, name: str):
+    """verl's own method `cls.name`, compiled from its module's source file (the module needs
+    torchdata to import, which the reward path does not; the method needs only `DataProto`)."""
+    import ast
+    import importlib.util
+
+    path = Path(importlib.util.find_spec(module).origin)
+    tree = ast.parse(path.read_text())
+    owner = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    fn = next(n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    namespace: dict = {"DataProto": verl.DataProto}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), str(path), "exec"), namespace)
+    return namespace[name]
+
+
+def test_verls_agent_loop_streams_each_response_with_its_uid_and_gets_the_group_reward(run_dir):
+    """verl's trainer batch (a uid per prompt, `_get_gen_batch`, `repeat(n, interleave=True)`)
+    through verl's own `AgentLoopWorker._compute_score`, one response at a time in a shuffled
+    order, to the reward worker: every response gets its whole group's reward."""
+    import random
+    import uuid
+
+    import numpy as np
+
+    pytest.importorskip("cachetools", reason="verl's agent loop imports cachetools (dev extra)")
+    from verl.experimental.agent_loop.agent_loop import (
+        AgentLoopMetrics,
+        AgentLoopOutput,
+        AgentLoopWorker,
+    )
+
+    reward_worker = group_worker(run_dir)
+    tokenizer = reward_worker.input_tokenizer
+    uids = list(GROUPS)
+    prompts = [GROUPS[u][0] for u in uids]
+    batch = verl.DataProto.from_dict(
+        tensors={"input_ids": tokenizer(prompts, padding=True, return_tensors="pt")["input_ids"]},
+        non_tensors={
+            "data_source": np.array(["math"] * 2, dtype=object),
+            "reward_model": np.array([{"ground_truth": None}] * 2, dtype=object),
+            "extra_info": np.array([{"index": i} for i in range(2)], dtype=object),
+            "raw_prompt": np.empty(2, dtype=object),  # each a chat, as RLHFDataset gives it
+        },
+    )
+    batch.non_tensor_batch["raw_prompt"][:] = [[{"role": "user", "content": p}] for p in prompts]
+    batch.non_tensor_batch["uid"] = np.array([str(uuid.uuid4()) for _ in range(len(batch.batch))], dtype=object)  # RayPPOTrainer.fit
+    gen_batch = verl_method("verl.trainer.ppo.ray_trainer", "RayPPOTrainer", "_get_gen_batch")(None, batch)
+    gen_batch = gen_batch.repeat(repeat_times=4, interleave=True)
+    # AgentLoopWorker.generate_sequences: a sample's kwargs are its non-tensor fields
+    kwargs = [{k: v[i] for k, v in gen_batch.non_tensor_batch.items()} for i in range(len(gen_batch))]
+    rows = [(uids[i // 4], i % 4) for i in range(8)]  # interleaved repeat: a prompt's 4 responses side by side
+    outputs = [
+        AgentLoopOutput(prompt_ids=tokenizer(GROUPS[u][0])["input_ids"], response_ids=ids, response_mask=[1] * len(ids),
+                        metrics=AgentLoopMetrics())
+        for u, k in rows
+        for ids in [tokenizer(GROUPS[u][1][k] + tokenizer.eos_token)["input_ids"]]
+    ]  # fmt: skip
+    agent = object.__new__(AgentLoopWorker)  # only what _compute_score reads: no LLM servers here
+    agent.processor, agent.mm_processor_kwargs = None, {}
+    agent.reward_loop_worker_handles = [RayActorHandle(reward_worker)]
+    finish_order = random.Random(0).sample(range(8), 8)  # generations finish in any order
+
+    async def stream():
+        tasks = {}
+        for i in finish_order:
+            tasks[i] = asyncio.ensure_future(AgentLoopWorker._compute_score(agent, [outputs[i]], kwargs=kwargs[i]))
+            for _ in range(5):
+                await asyncio.sleep(0)
+        await asyncio.gather(*tasks.values())
+
+    reward_worker.loop.run_until_complete(stream())
+    assert [o.reward_score for o in outputs] == expected(run_dir, rows)
+    assert [o.extra_fields["reward_extra_info"]["vote/scored"] for o in outputs] == [1.0] * 8
