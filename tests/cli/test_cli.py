@@ -111,3 +111,16 @@ def test_demo_runs_on_bundled_data(tmp_path, capsys):
 
 def test_version():
     assert main(["--version"]) == 0
+
+
+def test_score_limit_keeps_the_group_it_would_cut(tmp_path):
+    spec = tmp_path / "vote.toml"
+    spec.write_text('[reward]\nname = "vote"\n[[reward.components]]\nname = "vote"\nuse = "labelfree.majority_vote"\nparams = { min_group = 3 }\n')
+    rows = [{"response": f"\\boxed{{{a}}}", "group": g} for g in ("q1", "q2", "q3") for a in ("1", "1", "2")]
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(spec), str(data), "-o", str(out), "--limit", "4", "-w", "0", "--no-progress"]) == 0
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(scored) == 6  # q1 whole, and q2 whole although the limit cut it after one row
+    assert [r["reward"] for r in scored] == [1.0, 1.0, 0.0] * 2

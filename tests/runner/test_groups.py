@@ -203,3 +203,44 @@ def test_ray_backend_scores_groups_whole(tmp_path):
     finally:
         if started:
             ray.shutdown()
+
+
+# -- --limit keeps whole groups ---------------------------------------------------------------
+
+
+def _limited(tmp_path: Path, rows: list[dict], limit: int, **options) -> list[tuple]:
+    opts = ScoreFileOptions(limit=limit, run_store=tmp_path / "runs.sqlite", **options)
+    score_file(build(VOTE), _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", opts)
+    return _read(tmp_path / "out.jsonl")
+
+
+@pytest.mark.parametrize("options", [{"workers": 2, "chunk_size": 1}, {"workers": 0, "resume": True, "record_every": 3}], ids=["streamed", "recorded"])
+def test_limit_scores_the_group_it_cuts_whole(tmp_path, options):
+    rows = _rows(groups=4)  # g0 is rows 1-5, g1 rows 6-10: a limit of 7 cuts g1 after 2 members
+    kept = rows[:10]
+    assert _limited(tmp_path, rows, 7, **options) == _flat_expected(build(VOTE), kept, tmp_path)
+    cut = build(VOTE).score_batch([Sample.from_dict(r) for r in rows[:7]])  # what the old cut voted on
+    assert [r.components["vote"].status for r in cut[5:]] == [Status.SKIPPED] * 2  # 2 members < min_group: the part is not the group
+
+
+def test_limit_takes_the_groups_of_the_first_rows_wherever_their_rows_are(tmp_path):
+    rows = _rows(groups=4, interleave=True)  # rows 1-4 are the first members of g0..g3, 5-8 the second...
+    out = _limited(tmp_path, rows, 3, workers=2, chunk_size=1)
+    kept = [r for r in rows if r["group"] in {"g0", "g1", "g2"}]
+    assert len(out) == 15 and out == _flat_expected(build(VOTE), kept, tmp_path)
+
+
+def test_limit_of_a_per_sample_reward_still_cuts_rows(tmp_path):
+    rows = _rows(groups=4)
+    exact = {"reward": {"name": "exact", "components": [{"name": "exact", "use": "text.exact"}]}}
+    opts = ScoreFileOptions(limit=7, workers=0)
+    summary = score_file(build(exact), _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", opts)
+    assert summary.rows == 7 and len(_read(tmp_path / "out.jsonl")) == 7
+
+
+def test_limit_counts_input_rows_before_explode(tmp_path):
+    rows = [{"prompt": f"q{g}", "responses": [str(g), str(g), str(g + 1)], "group": f"g{g}", "meta": {}} for g in range(3)]
+    spec = {"reward": {"name": "vote", "components": [{"name": "vote", "use": "labelfree.majority_vote", "params": {"min_group": 3}}]}}
+    opts = ScoreFileOptions(limit=2, workers=0, explode=("responses",))
+    summary = score_file(build(spec), _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", opts)
+    assert summary.rows == 6  # the 3 responses of each of the first 2 input rows

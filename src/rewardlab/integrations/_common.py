@@ -8,10 +8,12 @@ per-component breakdown and never turning an error into a number silently.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, Status
+from rewardlab.errors import GroupSplitError
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
@@ -45,6 +47,48 @@ def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix:
     return out
 
 
+def layout_groups(samples: Sequence[Sample], group_size: int | None = None, *, trainer: str, size_option: str, fix: str) -> list[str]:
+    """Each sample's group id in the layout of a trainer that keeps a prompt's completions
+    together (TRL's `num_generations`, OpenRLHF's `n_samples_per_prompt`).
+
+    Without `group_size`, the i-th run of consecutive identical prompts is group `i`. With it,
+    samples `[k*G, (k+1)*G)` are group `k` and must share a prompt.
+
+    Args:
+        samples: one trainer call's samples, in the trainer's order.
+        group_size: G, the completions per prompt; None groups runs of identical prompts.
+        trainer: the trainer's name, for messages.
+        size_option: the trainer's name of G (e.g. `num_generations`), for messages.
+        fix: what to change when a call holds part of a group (e.g. the batch setting).
+
+    Raises:
+        GroupSplitError: with `group_size`, the call is not whole groups of one prompt each.
+    """
+    n = len(samples)
+    if group_size is None:
+        ids, run = [], -1
+        for i, sample in enumerate(samples):
+            if i == 0 or sample.prompt != samples[i - 1].prompt:
+                run += 1
+            ids.append(str(run))
+        return ids
+    if n % group_size:
+        raise GroupSplitError(
+            f"{trainer} passed {n} completions, not a multiple of {size_option}={group_size}: a group is split "
+            f"across calls, and a group reward would vote on a part of it; {fix}"
+        )
+    for start in range(0, n, group_size):
+        if any(s.prompt != samples[start].prompt for s in samples[start : start + group_size]):
+            raise GroupSplitError(
+                f"completions {start}..{start + group_size - 1} have different prompts, so they are not one "
+                f"group of {size_option}={group_size}; pass the trainer's {size_option} (or None)"
+            )
+    return [str(i // group_size) for i in range(n)]
+
+
+def with_groups(samples: Sequence[Sample], groups: Sequence[str]) -> list[Sample]:
+    """`samples` with their `group` set to `groups` (one id per sample)."""
+    return [replace(sample, group=group) for sample, group in zip(samples, groups, strict=True)]
 
 
 def unreferenced_components(sample: Sample, result: RewardResult) -> list[str]:

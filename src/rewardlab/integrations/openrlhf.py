@@ -27,6 +27,17 @@ left without a reward, which fails the step later. So `error_reward` is required
 `skipped` result becomes it and counts in `extra_logs["rewardlab/error"]` / `["rewardlab/skipped"]`.
 Every row carries the same `extra_logs` keys (`rewardlab/<component>` and
 `rewardlab/<component>/scored`), as OpenRLHF's `split_experience_batch` requires.
+
+Group rewards (majority vote, consensus: `rewardlab.core.group_keys`) need a prompt's
+`n_samples_per_prompt` samples together, and OpenRLHF 0.11.2 never sends them together: each
+sample's `execute` calls `reward_func` (`_fetch_rewards_via_func`, `batch_size = 1`, on a thread
+of the engine's bounded default pool) or posts to `/get_reward` with that one sample, as soon as
+it is generated. A `reward_func` that blocked its thread until the group's other samples came
+would deadlock once a pool's threads all hold incomplete groups. So a group reward is refused:
+loaded from the environment, at start-up; through `make_reward_func`, unless
+`n_samples_per_prompt=N` says the calls are your own and hold whole groups, which are then
+blocks of N samples of one prompt (`_common.layout_groups`, the rule TRL's adapter uses), and a
+call that is not raises `GroupSplitError`.
 """
 
 from __future__ import annotations
@@ -35,10 +46,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from rewardlab.core import Reward
+from rewardlab.core import Reward, Sample, group_keys
 from rewardlab.core.columns import component_names
-from rewardlab.errors import ConfigError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward
+from rewardlab.errors import ConfigError, GroupSplitError, RewardLabError
+from rewardlab.integrations._common import SpecLike, build_reward, layout_groups, with_groups
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
@@ -52,6 +63,7 @@ __all__ = [
     "OpenRLHFRewardFunc",
     "get_reward_mapping",
     "make_reward_func",
+    "openrlhf_groups",
     "openrlhf_reply",
     "reward_func",
     "samples_from_openrlhf",
@@ -74,11 +86,16 @@ def get_reward_mapping(
     *,
     error_reward: float,
     special_tokens: Sequence[str] = COMMON_SPECIAL_TOKENS,
+    n_samples_per_prompt: int | None = None,
 ) -> dict[str, Any]:
     """Answer one `/get_reward` JSON payload with `reward` (pure apart from scoring).
 
+    For a group reward the payload must hold whole groups: blocks of `n_samples_per_prompt`
+    samples of one prompt (None: runs of identical prompts; see the module doc).
+
     Raises:
         MappingError: a payload without `query`, or with lists of different lengths.
+        GroupSplitError: a group reward, and the payload is not whole groups of `n_samples_per_prompt`.
     """
     query = payload.get("query", payload.get("queries"))
     if not isinstance(query, list):
@@ -86,7 +103,31 @@ def get_reward_mapping(
     samples = samples_from_openrlhf(
         query, payload.get("prompts"), payload.get("labels"), payload.get("metas"), special_tokens=special_tokens
     )
+    if group_keys(reward):
+        samples = with_groups(samples, openrlhf_groups(samples, n_samples_per_prompt))
     return openrlhf_reply(reward.score_batch(samples), error_reward=error_reward, components=component_names(reward))
+
+
+def openrlhf_groups(samples: Sequence[Sample], n_samples_per_prompt: int | None = None) -> list[str]:
+    """Each sample's group id in a call holding whole groups (see the module doc).
+
+    Raises:
+        GroupSplitError: with `n_samples_per_prompt`, the call is not whole groups of it.
+    """
+    return layout_groups(
+        samples, n_samples_per_prompt, trainer="OpenRLHF", size_option="n_samples_per_prompt",
+        fix="send each prompt's n_samples_per_prompt samples in one call",
+    )  # fmt: skip
+
+
+def _refuse_group_reward(reward: Reward, where: str) -> None:
+    if group_keys(reward):
+        raise GroupSplitError(
+            f"{getattr(reward, 'name', 'the reward')!r} is a group reward, and OpenRLHF 0.11.2 scores each sample in a "
+            f"call of its own ({where}), so it would vote on one member of its group; score group rewards where the "
+            "whole group is at hand (TRL, verl's RewardlabBatchManager, `rewardlab score`), or pass "
+            "n_samples_per_prompt=N to make_reward_func for calls of your own that hold whole groups"
+        )
 
 
 class OpenRLHFRewardFunc:
@@ -97,9 +138,12 @@ class OpenRLHFRewardFunc:
         error_reward: the reward of a row that could not be scored (required, see the module doc).
         special_tokens: removed from queries and prompts (default `COMMON_SPECIAL_TOKENS`).
         tokenizer: a tokenizer or its local path; its `all_special_tokens` replace the default.
+        n_samples_per_prompt: for a group reward only: the samples per prompt in calls that
+            hold whole groups (your own calls; OpenRLHF 0.11.2 sends one sample per call).
 
     Raises:
         RewardLabError: no `error_reward`, or both `special_tokens` and `tokenizer`.
+        GroupSplitError: a group reward without `n_samples_per_prompt` (see the module doc).
     """
 
     def __init__(
@@ -109,6 +153,7 @@ class OpenRLHFRewardFunc:
         error_reward: float | None,
         special_tokens: Sequence[str] | None = None,
         tokenizer: Any = None,
+        n_samples_per_prompt: int | None = None,
     ):
         if error_reward is None:
             raise RewardLabError(
@@ -117,7 +162,12 @@ class OpenRLHFRewardFunc:
             )
         if special_tokens is not None and tokenizer is not None:
             raise RewardLabError("pass special_tokens or tokenizer, not both")
+        if n_samples_per_prompt is not None and n_samples_per_prompt < 1:
+            raise ConfigError(f"n_samples_per_prompt must be >= 1, got {n_samples_per_prompt}")
         self.reward = build_reward(spec)
+        if n_samples_per_prompt is None:
+            _refuse_group_reward(self.reward, "SingleTurnAgentExecutor._fetch_rewards_via_func, batch_size = 1")
+        self.n_samples_per_prompt = n_samples_per_prompt
         self.error_reward = float(error_reward)
         self.special_tokens = tuple(special_tokens) if special_tokens is not None else (
             special_tokens_of(tokenizer) if tokenizer is not None else COMMON_SPECIAL_TOKENS
@@ -128,7 +178,8 @@ class OpenRLHFRewardFunc:
         import torch
 
         payload = {"query": list(queries), "prompts": prompts, "labels": labels, "metas": kwargs.get("metas")}
-        reply = get_reward_mapping(self.reward, payload, error_reward=self.error_reward, special_tokens=self.special_tokens)
+        reply = get_reward_mapping(self.reward, payload, error_reward=self.error_reward, special_tokens=self.special_tokens,
+                                   n_samples_per_prompt=self.n_samples_per_prompt)  # fmt: skip
         return {
             "rewards": torch.tensor(reply["rewards"], dtype=torch.float32),
             "scores": torch.tensor(reply["scores"], dtype=torch.float32),
@@ -142,9 +193,11 @@ def make_reward_func(
     error_reward: float | None,
     special_tokens: Sequence[str] | None = None,
     tokenizer: Any = None,
+    n_samples_per_prompt: int | None = None,
 ) -> OpenRLHFRewardFunc:
     """An OpenRLHF `reward_func` for `spec` (see `OpenRLHFRewardFunc` for the options)."""
-    return OpenRLHFRewardFunc(spec, error_reward=error_reward, special_tokens=special_tokens, tokenizer=tokenizer)
+    return OpenRLHFRewardFunc(spec, error_reward=error_reward, special_tokens=special_tokens, tokenizer=tokenizer,
+                              n_samples_per_prompt=n_samples_per_prompt)  # fmt: skip
 
 
 _DEFAULT: OpenRLHFRewardFunc | None = None

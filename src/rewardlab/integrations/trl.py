@@ -43,14 +43,12 @@ from __future__ import annotations
 import atexit
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys, spec_hash
 from rewardlab.core.columns import component_names
 from rewardlab.errors import (
     ConfigError,
-    GroupSplitError,
     MappingError,
     MissingReferenceWarning,
     RewardLabError,
@@ -60,7 +58,9 @@ from rewardlab.integrations._common import (
     batch_metrics,
     build_reward,
     first_key,
+    layout_groups,
     unreferenced_components,
+    with_groups,
 )
 
 __all__ = [
@@ -136,27 +136,11 @@ def trl_groups(samples: Sequence[Sample], num_generations: int | None = None) ->
     Raises:
         GroupSplitError: with `num_generations`, the call does not hold whole groups.
     """
-    n = len(samples)
-    if num_generations is None:
-        ids, run = [], -1
-        for i, sample in enumerate(samples):
-            if i == 0 or sample.prompt != samples[i - 1].prompt:
-                run += 1
-            ids.append(str(run))
-        return ids
-    if n % num_generations:
-        raise GroupSplitError(
-            f"TRL passed {n} completions, not a multiple of num_generations={num_generations}: a group is split "
-            "across processes, and a group reward would vote on a part of it; make the per-process generation "
-            "batch (per_device_train_batch_size * steps_per_generation) a multiple of num_generations"
-        )
-    for start in range(0, n, num_generations):
-        if any(s.prompt != samples[start].prompt for s in samples[start : start + num_generations]):
-            raise GroupSplitError(
-                f"completions {start}..{start + num_generations - 1} have different prompts, so they are not one "
-                f"group of num_generations={num_generations}; pass the trainer's num_generations (or None)"
-            )
-    return [str(i // num_generations) for i in range(n)]
+    return layout_groups(
+        samples, num_generations, trainer="TRL", size_option="num_generations",
+        fix="make the per-process generation batch (per_device_train_batch_size * steps_per_generation) a multiple "
+        "of num_generations",
+    )  # fmt: skip
 
 
 class TRLReward:
@@ -245,8 +229,7 @@ class TRLReward:
         )
         if not group_keys(self.reward):
             return samples
-        groups = trl_groups(samples, self.num_generations)
-        return [replace(sample, group=group) for sample, group in zip(samples, groups, strict=True)]
+        return with_groups(samples, trl_groups(samples, self.num_generations))
 
     def _finish(self, samples: list[Sample], results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
         self.last_results = results

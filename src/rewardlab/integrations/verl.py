@@ -35,6 +35,15 @@ legacy `verl.workers.reward_manager.BatchRewardManager` for code that builds one
 
 verl needs a number for every response, so an `error` result needs a policy: `error_score`
 (a number, counted in `rewardlab_error`) or `None` (the default: raise, naming the row's error).
+
+Group rewards (majority vote, consensus: `rewardlab.core.group_keys`) score a response against
+the other responses to its prompt. verl's trainer gives each prompt a `uid`
+(`RayPPOTrainer.fit`: one `uuid4` per prompt before `repeat(rollout.n, interleave=True)`), which
+reaches the reward loop in `data.non_tensor_batch["uid"]` but not `compute_score`'s arguments.
+So `compute_score` (one response per call) refuses a group reward with `GroupSplitError`,
+`RewardlabBatchManager` (`verl_batch`) waits for each uid's whole group, and the batched form
+(`compute_score_batch`, `VerlScorer.batch`) takes each row's group from `groups=` when given,
+else `extra_info["uid"]`, else the row's prompt (`extra_info["prompt"]` / `["question"]`).
 """
 
 from __future__ import annotations
@@ -43,12 +52,12 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
+from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys
 from rewardlab.core.columns import component_columns, component_names
-from rewardlab.errors import ConfigError, MappingError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward
+from rewardlab.errors import ConfigError, GroupSplitError, MappingError, RewardLabError
+from rewardlab.integrations._common import SpecLike, build_reward, with_groups
 
-__all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl"]
+__all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl", "verl_groups"]
 
 
 def sample_from_verl(data_source: str, solution_str: Any, ground_truth: JSON, extra_info: Mapping[str, JSON] | None) -> Sample:
@@ -61,6 +70,29 @@ def sample_from_verl(data_source: str, solution_str: Any, ground_truth: JSON, ex
     return Sample(prompt=prompt if isinstance(prompt, str | list) else str(prompt), response=solution_str, reference=ground_truth, meta=meta)
 
 
+def verl_groups(samples: Sequence[Sample], extra_infos: Sequence[Mapping[str, JSON] | None], groups: Sequence[Any] | None = None) -> list[str]:
+    """Each row's group id: `groups[i]` when given (verl's `uid`), else `extra_info["uid"]`,
+    else the row's prompt text (see the module doc).
+
+    Raises:
+        GroupSplitError: a row with neither a uid nor a prompt (its group cannot be told).
+    """
+    if groups is not None and len(groups) != len(samples):
+        raise MappingError(f"groups has {len(groups)} ids for {len(samples)} rows; send one per row")
+    ids = []
+    for i, (sample, info) in enumerate(zip(samples, extra_infos, strict=True)):
+        gid = groups[i] if groups is not None else (info or {}).get("uid")
+        if gid is None or gid == "":
+            gid = sample.prompt_text
+        if not gid:
+            raise GroupSplitError(
+                f"verl row {i} has no uid and no prompt, so a group reward cannot tell its group; use "
+                "RewardlabBatchManager (it reads verl's uid), or put the prompt in extra_info['prompt']"
+            )
+        ids.append(str(gid))
+    return ids
+
+
 class VerlScorer:
     """`compute_score` for verl backed by a rewardlab Reward (see the module doc)."""
 
@@ -68,6 +100,7 @@ class VerlScorer:
         self.reward: Reward = build_reward(spec)
         self.error_score = error_score
         self.components = component_names(self.reward)
+        self.group_keys = group_keys(self.reward)
         self.__name__ = "compute_score"
 
     def row(self, result: RewardResult) -> dict[str, float]:
@@ -95,6 +128,13 @@ class VerlScorer:
         extra_info: Mapping[str, JSON] | None = None,
         **_: Any,
     ) -> dict[str, float]:
+        if self.group_keys:
+            raise GroupSplitError(
+                f"{getattr(self.reward, 'name', 'this reward')!r} is a group reward, and verl calls compute_score with one "
+                "response, so it would vote on one member of its group; score with RewardlabBatchManager "
+                "(reward.reward_manager.source=importlib, module.path=pkg://rewardlab.integrations.verl_batch, "
+                "name=RewardlabBatchManager), which waits for each prompt's whole group"
+            )
         sample = sample_from_verl(data_source, solution_str, ground_truth, extra_info)
         return self.row(self.reward.score_batch([sample])[0])
 
@@ -104,14 +144,28 @@ class VerlScorer:
         solution_strs: Sequence[Any],
         ground_truths: Sequence[JSON],
         extra_infos: Sequence[Mapping[str, JSON] | None] | None = None,
+        groups: Sequence[Any] | None = None,
         **_: Any,
     ) -> list[dict[str, float]]:
-        """The batched form verl's `BatchRewardManager` calls: one dict per response."""
+        """The batched form verl's `BatchRewardManager` calls: one dict per response.
+
+        For a group reward, `groups` (verl's uid per row) or `verl_groups`' fallbacks give each
+        row its group; the call must hold whole groups (verl's batch reward manager passes the
+        whole batch).
+        """
         n = len(solution_strs)
         infos = list(extra_infos) if extra_infos is not None else [None] * n
         if not len(data_sources) == len(ground_truths) == len(infos) == n:
             raise MappingError(f"verl batch columns differ in length (expected {n} each)")
         samples = [sample_from_verl(*args) for args in zip(data_sources, solution_strs, ground_truths, infos, strict=True)]
+        if self.group_keys:
+            samples = with_groups(samples, verl_groups(samples, infos, groups))
+            unprompted = next((i for i, s in enumerate(samples) if not s.prompt_text), None)
+            if "prompt" in self.group_keys and unprompted is not None:
+                raise GroupSplitError(
+                    f"the reward groups by prompt and verl row {unprompted} has none; put the prompt in "
+                    "extra_info['prompt'], or group by 'group' (group_by='group', filled from verl's uid)"
+                )
         return [self.row(r) for r in self.reward.score_batch(samples)]
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from rewardlab.core import GroupKey, Sample, group_id
 from rewardlab.errors import RunnerError
 
-__all__ = ["pack_units", "scatter", "split_at_units", "units_of"]
+__all__ = ["pack_units", "scatter", "split_at_units", "units_of", "whole_groups_within"]
 
 T = TypeVar("T")
 
@@ -80,6 +80,24 @@ def pack_units(units: Sequence[list[int]], size: int) -> list[list[int]]:
 def split_at_units(samples: Sequence[Sample], keys: Collection[GroupKey], size: int) -> list[list[int]]:
     """Positions of `samples` in pieces of about `size` that never cut a unit."""
     return pack_units(units_of(samples, keys), max(1, size))
+
+
+def whole_groups_within(
+    samples: Sequence[Any], keys: Collection[GroupKey], limit: int | None, ordinals: Sequence[int] | None = None
+) -> list[int]:
+    """The positions `--limit N` keeps for a group reward, in input order: every unit (see the
+    module doc) with a member among the first `limit` input rows, with all its members, even
+    those after row `limit`; a unit whose first member comes after row `limit` is left out.
+    So no group is scored on a part of itself, and the output may hold more than `limit` rows.
+
+    `ordinals[i]` is position i's input row (0-based; default `i`; rows exploded from one input
+    row share it). `limit=None` keeps everything.
+    """
+    if limit is None:
+        return list(range(len(samples)))
+    ordinals = ordinals if ordinals is not None else range(len(samples))
+    kept = [unit for unit in units_of(samples, keys) if ordinals[unit[0]] < limit]  # unit[0]: its first row
+    return sorted(i for unit in kept for i in unit)
 
 
 def scatter(pieces: Sequence[Sequence[int]], outputs: Sequence[Sequence[T]], n: int) -> list[T]:

@@ -23,7 +23,7 @@ from rewardlab._version import __version__
 from rewardlab.core import GroupKey, RewardResult, content_hash
 from rewardlab.errors import InputError
 from rewardlab.runner.executors import Executor, executor_group_keys
-from rewardlab.runner.groups import pack_units, units_of
+from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
     PreparedRow,
     RawRow,
@@ -63,19 +63,25 @@ def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
 
 
 def _prepared_chunks(
-    rows: Iterator[RawRow], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
+    rows: Iterator[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
 ) -> Iterator[list[PreparedRow]]:
-    """The rows to score, decoded, in chunks of about `record_every` rows (one transaction each).
+    """The rows to score (`(input ordinal, raw row)`), decoded, in chunks of about
+    `record_every` rows (one transaction each).
 
     For a group reward (`keys`) every pending row is read first and the chunks hold whole
     groups, wherever a group's rows are in the file: a group is scored on all its members and
-    recorded in one transaction, so a resumed run never holds half a group.
+    recorded in one transaction, so a resumed run never holds half a group. There `limit`
+    keeps the whole groups of the first N rows (`runner.groups.whole_groups_within`); without
+    `keys` the caller has cut the rows already.
     """
     if not keys:
-        for chunk in _chunks(rows, opts.record_every):
+        for chunk in _chunks((raw_row for _, raw_row in rows), opts.record_every):
             yield [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
         return
-    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in rows]
+    numbered = list(rows)
+    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for _, raw_row in numbered]
+    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, [o for o, _ in numbered])
+    prepared = [prepared[i] for i in keep]
     for piece in pack_units(units_of([item for _, _, item in prepared], keys), opts.record_every):
         yield [prepared[i] for i in piece]
 
@@ -132,12 +138,13 @@ def score_file_resumable(
     done = store.done_rows(run_id)
     if progress is not None and done:
         progress(len(done))
+    keys = executor_group_keys(executor)
     rows: Iterable[RawRow] = iter_raw_rows(input_path)
-    if opts.limit is not None:
+    if opts.limit is not None and not keys:
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
-    pending = (r for r in rows if r[0] not in done)
-    for chunk in _prepared_chunks(pending, opts, source, executor_group_keys(executor)):
+    pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
+    for chunk in _prepared_chunks(pending, opts, source, keys):
         out = _score_chunk(chunk, executor)
         if opts.strict:
             bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)

@@ -14,6 +14,7 @@ from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
 from rewardlab.runner.executors import Executor, make_executor
+from rewardlab.runner.groups import whole_groups_within
 from rewardlab.runner.io import (
     RowScorer,
     RowWriter,
@@ -198,15 +199,18 @@ def _score_file_by_groups(
 ) -> RunSummary:
     """`_stream_file` for a group reward: every row is read and decoded first, so each group is
     scored whole in the worker pool wherever its rows are in the file (`runner.groups`); the
-    output is written in input order. Memory grows with the file, unlike the streamed path."""
+    output is written in input order. Memory grows with the file, unlike the streamed path.
+    `limit` keeps the whole groups of the first N rows (`runner.groups.whole_groups_within`)."""
     started = time.perf_counter()
     source = str(input_path)
-    rows: Iterable[Any] = iter_raw_rows(input_path)
-    if opts.limit is not None:
-        rows = itertools.islice(rows, opts.limit)
-    if opts.explode:
-        rows = explode_rows(rows, opts.explode, source)
-    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in rows]
+    ordinals, prepared = [], []
+    for ordinal, raw_row in enumerate(iter_raw_rows(input_path)):
+        for one in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
+            ordinals.append(ordinal)
+            prepared.append(prepare_row(one, source, opts.fields, opts.keep_input))
+    if opts.limit is not None:  # whole groups of the first N input rows (`whole_groups_within`)
+        keep = whole_groups_within([item for _, _, item in prepared], group_keys(reward), opts.limit, ordinals)
+        prepared = [prepared[i] for i in keep]
     if on_total is not None:
         on_total(len(prepared))
     with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
