@@ -21,6 +21,7 @@ import httpx
 import pytest
 from integration_spec import GATED_SPEC, GOOD, UNFORMATTED, LiveServer, chatml_tokenizer
 
+from doc_examples import fenced_blocks
 from rewardlab import Sample, build
 from rewardlab.errors import RewardLabError
 from rewardlab.serve.app import create_app
@@ -163,19 +164,17 @@ def split_experience_batch_of(experiences, pad_token_id):
     return split_experience_batch(Experience.concat_experiences(experiences, pad_token_id))
 
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 
 
 def documented_commands(workdir: Path) -> tuple[list[str], list[str]]:
     """The arguments of the documented `rewardlab serve` and `train_ppo_ray` commands, as bash
     expands them in `workdir` (each command replaced by a function that records its words)."""
     import os
-    import re
     import shlex
     import subprocess
     import sys
 
-    block = next(b for b in re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL) if "openrlhf.cli.train_ppo_ray" in b)
+    block = next(b for b in fenced_blocks("integrations.md", "bash") if "openrlhf.cli.train_ppo_ray" in b)
     py = shlex.quote(sys.executable)
     shim = (
         f'python() {{ if [ "$1" = -m ] && [ "$2" = openrlhf.cli.train_ppo_ray ]; then shift 2; printf "%s\\n" "$@" > train.args; else {py} "$@"; fi; }}\n'

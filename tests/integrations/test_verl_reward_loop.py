@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from integration_spec import GATED_SPEC, GOOD, SPEC, UNFORMATTED, WRONG, tiny_tokenizer
 
+from doc_examples import fenced_blocks
 from rewardlab import Sample, build
 from rewardlab.errors import RewardLabError
 
@@ -27,7 +27,6 @@ verl = pytest.importorskip("verl", reason="verl is not installed (make installs 
 pytest.importorskip("hydra", reason="hydra-core is not installed (dev extra)")
 pytestmark = pytest.mark.slow
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 PROMPT = "What is the capital of France?"
 RESPONSES = [GOOD, WRONG, UNFORMATTED]
 
@@ -35,7 +34,7 @@ RESPONSES = [GOOD, WRONG, UNFORMATTED]
 def documented_overrides(workdir: Path, marker: str = "name=compute_score") -> list[str]:
     """The overrides of the documented `main_ppo` command containing `marker`, as bash expands
     them in `workdir` (`python` there is this interpreter, as it is in the user's virtualenv)."""
-    blocks = re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+    blocks = fenced_blocks("integrations.md", "bash")
     block = next(b for b in blocks if "verl.trainer.main_ppo" in b and marker in b)
     # The command's words after `-m verl.trainer.main_ppo`, printed one per line by bash itself.
     script = block.replace("python -m verl.trainer.main_ppo", "printf '%s\\n'", 1)
