@@ -33,7 +33,7 @@ def test_check_reports_probes_and_training(tmp_path, capsys):
     code.write_text("def reward(obs, action, next_obs, info):\n    return 1.0 * info['success'] + 0.5\n")
     assert main(["author", "check", str(code), *SMALL]) == 0
     printed = capsys.readouterr().out
-    assert "probe idle: HACKABLE" in printed and "trained: optimality" in printed
+    assert "probe idle: HACKABLE" in printed and "trained (q): optimality" in printed
 
 
 def test_check_of_hostile_code_exits_1_with_its_kind(tmp_path, capsys):
