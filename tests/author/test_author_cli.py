@@ -49,3 +49,20 @@ def test_llm_author_without_endpoint_is_a_usage_error(tmp_path):
 
 def test_unknown_task_is_an_error(tmp_path):
     assert main(["author", "run", "--task", "office/tea", "--out", str(tmp_path)]) == 1
+
+
+@pytest.mark.slow
+def test_run_with_the_dqn_learner_records_it(tmp_path, capsys):
+    pytest.importorskip("stable_baselines3")
+    out = tmp_path / "out"
+    args = ["author", "run", "--task", "grid/maze", "--learner", "dqn", "--steps", "400", "--seeds", "1", "-k", "1", "-r", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert "dqn optimality" in capsys.readouterr().out
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert [r["fitness"]["learner"] for r in records] == ["dqn"]
+    assert 'learner = "dqn"' in (out / "author.toml").read_text()
+
+
+def test_an_unknown_learner_is_a_usage_error(tmp_path, capsys):
+    assert main(["author", "run", *SMALL, "--learner", "sac", "--out", str(tmp_path)]) == 2
+    assert "learner" in capsys.readouterr().err

@@ -29,7 +29,7 @@ __all__ = ["SMALL_TASK_SETTINGS", "TableEnv", "train_sb3"]
 #: steps, where the library's defaults (made for Atari-sized runs) learn little: DQN would update
 #: its target network every 10,000 steps (here every 100, with two gradient steps per four env
 #: steps; on grid/maze this learns the distance-shaped template reward on 6 of 6 seeds in 3,000
-#: steps, the defaults on 4) and PPO would collect 2,048 steps before its first update (here 128,
+#: steps; at lr 1e-3 with an update every 250 steps and one gradient step, on 4) and PPO would collect 2,048 steps before its first update (here 128,
 #: ten epochs each: on grid/maze it learns the optimal advantage as reward in 2,500 steps).
 #: A key given to `train_sb3` overrides these.
 SMALL_TASK_SETTINGS: dict[str, dict[str, Any]] = {
