@@ -14,7 +14,7 @@ __all__ = ["DEFAULT_LR", "LEARNERS", "Learner", "TrainConfig"]
 
 Learner = Literal["q", "dqn", "ppo"]
 
-#: what each learner is, in words (records, reflection prompts, the CLI's help)
+#: what each learner is, in words (the reflection prompt tells the author who trained)
 LEARNERS: Mapping[str, str] = {
     "q": "tabular Q-learning",
     "dqn": "Stable-Baselines3 DQN on one-hot states",
@@ -22,9 +22,8 @@ LEARNERS: Mapping[str, str] = {
 }
 
 #: the step size each learner takes when `TrainConfig.lr` is None: large for a table whose
-#: entries are each updated rarely; for SB3's small networks (Adam), DQN at 3e-3 (1e-3 learns
-#: grid/maze on fewer seeds in a few thousand steps, 1e-2 is unstable), PPO at 1e-3 (its usual
-#: 3e-4 is made for millions of steps)
+#: entries are each updated rarely; for SB3's small networks (Adam) larger than its defaults,
+#: which are made for millions of steps
 DEFAULT_LR: Mapping[str, float] = {"q": 0.5, "dqn": 3e-3, "ppo": 1e-3}
 
 

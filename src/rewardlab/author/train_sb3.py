@@ -26,12 +26,10 @@ from rewardlab.errors import ConfigError
 __all__ = ["SMALL_TASK_SETTINGS", "TableEnv", "train_sb3"]
 
 #: SB3 settings for tasks of tens to hundreds of one-hot states and budgets of a few thousand
-#: steps, where the library's defaults (made for Atari-sized runs) learn little: DQN would update
-#: its target network every 10,000 steps (here every 100, with two gradient steps per four env
-#: steps; on grid/maze this learns the distance-shaped template reward on 6 of 6 seeds in 3,000
-#: steps; at lr 1e-3 with an update every 250 steps and one gradient step, on 4) and PPO would collect 2,048 steps before its first update (here 128,
-#: ten epochs each: on grid/maze it learns the optimal advantage as reward in 2,500 steps).
-#: A key given to `train_sb3` overrides these.
+#: steps, where the library's defaults (made for runs of millions of steps) learn little: DQN
+#: updates its target network every 100 steps, not 10,000, and takes two gradient steps per four
+#: env steps; PPO updates every 128 steps, not 2,048, ten epochs each. A key given to `train_sb3`
+#: overrides these.
 SMALL_TASK_SETTINGS: dict[str, dict[str, Any]] = {
     "dqn": {"buffer_size": 50_000, "learning_starts": 200, "batch_size": 64, "train_freq": 4, "gradient_steps": 2,
             "target_update_interval": 100, "exploration_fraction": 0.3, "policy_kwargs": {"net_arch": [64, 64]}},
