@@ -14,8 +14,8 @@ score is optimistic) and compares, with the same budget and the same learner:
   reward, Ng et al. 1999), the ideal potential.
 
 `--learner dqn` (or ppo) trains every candidate, validation and re-training with
-Stable-Baselines3 instead of tabular Q-learning; it is about a hundred times slower per env step, so use a small
-task and budget: `--task grid/maze --learner dqn --steps 3000 --train-seeds 2`.
+Stable-Baselines3 instead of tabular Q-learning; it is about a hundred times slower per env
+step, so use a small task and budget: `--task grid/maze --learner dqn --steps 3000 --train-seeds 2`.
 
 Run: `python bench/bench_author.py --seeds 3` (two to four minutes per seed on a loaded core).
 """

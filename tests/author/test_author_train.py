@@ -141,6 +141,15 @@ def test_reflection_names_the_planned_optimality_and_survives_no_preference_pair
     assert "0.829" in text and "preferences" not in text
 
 
+def test_reflection_names_the_learner_that_trained() -> None:
+    from rewardlab.author.prompts import reflection
+
+    record = _record(0.9, None, 0)
+    assert "tabular Q-learning" in reflection([record])
+    record["fitness"]["learner"] = "dqn"  # type: ignore[index]
+    assert "Stable-Baselines3 DQN" in reflection([record])
+
+
 def _stage_bonus(task, weight):
     """A bonus of `weight` on every step that changes the stage: the non-potential progress term."""
     bonus = [weight * float(nxt["stage"] != obs["stage"] and not (info["success"] or info["failed"]))
