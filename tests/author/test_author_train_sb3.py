@@ -84,16 +84,16 @@ def test_ppo_is_a_learner_too(maze):
 
 @pytest.mark.slow
 def test_the_loop_with_dqn_finds_the_shaped_reward_that_dqn_learns(maze, pool):
-    """Sparse and shaped in one round, trained by DQN on two seeds: the best record is a reward
-    DQN learns, with the learner named in every record. DQN learns the shaped reward on most
-    seeds (14 of 16: training seeds 0-9 and 100-105) and the sparse one on 7 of 16, so the
-    tolerance asks for one seed of two."""
+    """Sparse and shaped in one round, trained by DQN on three seeds: the best record is a
+    reward DQN learns, with the learner named in every record. DQN learns the shaped reward on
+    most seeds (14 of 16: training seeds 0-9 and 100-105) and the sparse one on 7 of 16, so the
+    tolerance asks for one seed of three (all three fail about once in 500)."""
     config = LoopConfig(candidates=2, rounds=1, limits=FAST_LIMITS, preference_pairs=0,
-                        train=TrainConfig(learner="dqn", steps=3000, seeds=2, eval_episodes=2, checkpoints=2))  # fmt: skip
+                        train=TrainConfig(learner="dqn", steps=3000, seeds=3, eval_episodes=1, checkpoints=2))  # fmt: skip
     result = author_reward(maze, _Scripted(SPARSE, _shaped(maze)), goal=GOAL, config=config, pool=pool)
     assert [r["fitness"]["learner"] for r in result.records] == ["dqn", "dqn"]
-    assert result.records[1]["fitness"]["optimality"] >= 0.5
-    assert result.best is not None and result.best["fitness"]["optimality"] >= 0.5
+    assert result.records[1]["fitness"]["optimality"] >= 0.3
+    assert result.best is not None and result.best["fitness"]["optimality"] >= 0.3
 
 
 @pytest.mark.slow
