@@ -55,11 +55,13 @@ def test_unknown_task_is_an_error(tmp_path):
 def test_run_with_the_dqn_learner_records_it(tmp_path, capsys):
     pytest.importorskip("stable_baselines3")
     out = tmp_path / "out"
-    args = ["author", "run", "--task", "grid/maze", "--learner", "dqn", "--steps", "400", "--seeds", "1", "-k", "1", "-r", "1"]
+    args = ["author", "run", "--task", "grid/maze", "--learner", "dqn", "--steps", "400", "--seeds", "1", "-k", "1", "-r", "1",
+            "--validation-seeds", "1"]  # fmt: skip
     assert main([*args, "--out", str(out)]) == 0
     assert "dqn optimality" in capsys.readouterr().out
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert [r["fitness"]["learner"] for r in records] == ["dqn"]
+    assert records[0]["validation"]["learner"] == "dqn" and len(records[0]["validation"]["per_seed"]) == 1
     assert 'learner = "dqn"' in (out / "author.toml").read_text()
 
 

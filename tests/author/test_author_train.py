@@ -106,6 +106,12 @@ def test_stable_baselines3_dqn_learns_from_a_dense_reward_and_not_from_a_constan
     assert train_sb3(maze, table(np.zeros(maze.shape)), TrainConfig(learner="dqn", steps=1000, seeds=1)).optimality < 0.5
 
 
+def test_fresh_seeds_follow_the_training_seeds():
+    train = TrainConfig(learner="dqn", seeds=4, seed=10)
+    fresh = train.on_fresh_seeds(8)
+    assert (fresh.learner, fresh.seeds, fresh.seed, fresh.steps) == ("dqn", 8, 14, train.steps)
+
+
 def test_train_config_rejects_an_unknown_learner():
     with pytest.raises(ConfigError, match="learner"):
         TrainConfig(learner="sac")  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ command line can build its options from this class without importing the learner
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rewardlab.errors import ConfigError
@@ -65,6 +65,11 @@ class TrainConfig:
             raise ConfigError(f"TrainConfig needs steps >= checkpoints >= 1, seeds >= 1, eval_episodes >= 1; got {self}")
         if not (0 < self.step_size <= 1 and 0 < self.gamma < 1 and 0 <= self.epsilon <= 1):
             raise ConfigError(f"TrainConfig needs 0 < lr <= 1, 0 < gamma < 1, 0 <= epsilon <= 1; got {self}")
+
+    def on_fresh_seeds(self, seeds: int) -> TrainConfig:
+        """The same training on `seeds` seeds that this one does not use (the validation of
+        `LoopConfig`): this one trains seeds `seed` .. `seed + seeds - 1`, that one the next."""
+        return replace(self, seeds=seeds, seed=self.seed + self.seeds)
 
     @property
     def step_size(self) -> float:

@@ -56,6 +56,7 @@ def run_command(
     candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per round."),
     rounds: int = typer.Option(4, "--rounds", "-r", help="Rounds of reflection."),
     target: float | None = typer.Option(None, "--target", help="Stop after the round in which a candidate reaches this optimality."),
+    validation_seeds: int = typer.Option(0, "--validation-seeds", help="Re-train the leader on this many fresh seeds, with the same learner, before it counts (0: no validation)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the template search and the trainings."),
     out: Path = typer.Option(Path("rewardlab-author"), "--out", "-o", help="Directory for reward.py, author.toml, records.jsonl."),
     store: Path | None = typer.Option(None, "--store", help="Run store (SQLite) to record into; a re-run with the same settings resumes."),
@@ -69,7 +70,9 @@ def run_command(
 
     finite = task_by_name(task)
     goal = goal or finite.description.split("Task: ", 1)[-1].split(".", 1)[0]
-    config = LoopConfig(candidates=candidates, rounds=rounds, train=_train_config(settings, seed), target=target)
+    train = _train_config(settings, seed)
+    validation = train.on_fresh_seeds(validation_seeds) if validation_seeds > 0 else None
+    config = LoopConfig(candidates=candidates, rounds=rounds, train=train, target=target, validation=validation)
     runs = None
     if store is not None:
         from rewardlab.store import RunStore
