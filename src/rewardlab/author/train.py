@@ -29,8 +29,7 @@ from rewardlab.author.config import TrainConfig
 from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask
 
-__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "fitness_from_checkpoints", "merit", "q_learning", "rank",
-           "train_on_table"]
+__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "fitness_from_checkpoints", "merit", "rank", "train_on_table"]
 
 
 @dataclass(frozen=True)
@@ -102,10 +101,10 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
         from rewardlab.author.train_sb3 import train_sb3
 
         return train_sb3(task, table, cfg)
-    return q_learning(task, table, cfg)
+    return _q_learning(task, table, cfg)
 
 
-def q_learning(task: FiniteTask, table: RewardTable, cfg: TrainConfig) -> Fitness:
+def _q_learning(task: FiniteTask, table: RewardTable, cfg: TrainConfig) -> Fitness:
     """Epsilon-greedy tabular Q-learning on `table.total`, all seeds as lanes of one batch."""
     rng = np.random.default_rng(cfg.seed)
     P, A = task.shape

@@ -1,5 +1,5 @@
 """Fitness by a Stable-Baselines3 training: the same question as tabular Q-learning
-(`train.q_learning`), asked of a deep learner, DQN or PPO on one-hot states; chosen with
+(`train.train_on_table` with learner "q"), asked of a deep learner, DQN or PPO on one-hot states; chosen with
 `TrainConfig(learner="dqn" | "ppo")`, inside the authoring loop as anywhere else.
 
 The candidate's reward table is paid by a small Gymnasium env over the task's tables
