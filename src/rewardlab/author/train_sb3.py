@@ -1,6 +1,6 @@
-"""Fitness by a Stable-Baselines3 training: the same question as tabular Q-learning
-(`train.train_on_table` with learner "q"), asked of a deep learner, DQN or PPO on one-hot states; chosen with
-`TrainConfig(learner="dqn" | "ppo")`, inside the authoring loop as anywhere else.
+"""Fitness by a Stable-Baselines3 training: the same question as tabular Q-learning, asked of
+a deep learner, DQN or PPO on one-hot states; `train.train_on_table` comes here when
+`TrainConfig.learner` is "dqn" or "ppo", inside the authoring loop as anywhere else.
 
 The candidate's reward table is paid by a small Gymnasium env over the task's tables
 (`TableEnv`). At each checkpoint the policy's action in every state is read off with
