@@ -33,7 +33,7 @@ def test_check_reports_probes_and_training(tmp_path, capsys):
     code.write_text("def reward(obs, action, next_obs, info):\n    return 1.0 * info['success'] + 0.5\n")
     assert main(["author", "check", str(code), *SMALL]) == 0
     printed = capsys.readouterr().out
-    assert "probe idle: HACKABLE" in printed and "trained: optimality" in printed
+    assert "probe idle: HACKABLE" in printed and "trained (q): optimality" in printed
 
 
 def test_check_of_hostile_code_exits_1_with_its_kind(tmp_path, capsys):
@@ -49,3 +49,22 @@ def test_llm_author_without_endpoint_is_a_usage_error(tmp_path):
 
 def test_unknown_task_is_an_error(tmp_path):
     assert main(["author", "run", "--task", "office/tea", "--out", str(tmp_path)]) == 1
+
+
+@pytest.mark.slow
+def test_run_with_the_dqn_learner_records_it(tmp_path, capsys):
+    pytest.importorskip("stable_baselines3")
+    out = tmp_path / "out"
+    args = ["author", "run", "--task", "grid/maze", "--learner", "dqn", "--steps", "400", "--seeds", "1", "-k", "1", "-r", "1",
+            "--validation-seeds", "1"]  # fmt: skip
+    assert main([*args, "--out", str(out)]) == 0
+    assert "dqn optimality" in capsys.readouterr().out
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert [r["fitness"]["learner"] for r in records] == ["dqn"]
+    assert records[0]["validation"]["learner"] == "dqn" and len(records[0]["validation"]["per_seed"]) == 1
+    assert 'learner = "dqn"' in (out / "author.toml").read_text()
+
+
+def test_an_unknown_learner_is_a_usage_error(tmp_path, capsys):
+    assert main(["author", "run", *SMALL, "--learner", "sac", "--out", str(tmp_path)]) == 2
+    assert "learner" in capsys.readouterr().err

@@ -101,16 +101,27 @@ def test_stable_baselines3_dqn_learns_from_a_dense_reward_and_not_from_a_constan
 
     q = value_iteration(maze, maze.true_reward())
     dense = q - q.max(axis=1, keepdims=True) + maze.true_reward()
-    options = {"steps": 5000, "seeds": 1, "learning_starts": 200, "exploration_fraction": 0.3}
-    assert train_sb3(maze, table(dense), **options).optimality == 1.0
-    assert train_sb3(maze, table(np.zeros(maze.shape)), **(options | {"steps": 1000})).optimality < 0.5
+    config = TrainConfig(learner="dqn", steps=5000, seeds=1, checkpoints=1)
+    assert train_sb3(maze, table(dense), config).optimality == 1.0
+    assert train_sb3(maze, table(np.zeros(maze.shape)), TrainConfig(learner="dqn", steps=1000, seeds=1)).optimality < 0.5
 
 
-def test_sb3_rejects_an_unknown_algorithm(maze):
+def test_fresh_seeds_follow_the_training_seeds():
+    train = TrainConfig(learner="dqn", seeds=4, seed=10)
+    fresh = train.on_fresh_seeds(8)
+    assert (fresh.learner, fresh.seeds, fresh.seed, fresh.steps) == ("dqn", 8, 14, train.steps)
+
+
+def test_train_config_rejects_an_unknown_learner():
+    with pytest.raises(ConfigError, match="learner"):
+        TrainConfig(learner="sac")  # type: ignore[arg-type]
+
+
+def test_sb3_refuses_the_tabular_learner(maze):
     from rewardlab.author.train_sb3 import train_sb3
 
-    with pytest.raises(ConfigError):
-        train_sb3(maze, table(maze.true_reward()), algo="SAC")
+    with pytest.raises(ConfigError, match="dqn or ppo"):
+        train_sb3(maze, table(maze.true_reward()), TrainConfig(learner="q"))
 
 
 def _record(trained: float, planned: float | None, index: int) -> dict[str, object]:
@@ -134,6 +145,15 @@ def test_reflection_names_the_planned_optimality_and_survives_no_preference_pair
 
     text = reflection([_record(1.0, 0.829, 0)])
     assert "0.829" in text and "preferences" not in text
+
+
+def test_reflection_names_the_learner_that_trained() -> None:
+    from rewardlab.author.prompts import reflection
+
+    record = _record(0.9, None, 0)
+    assert "tabular Q-learning" in reflection([record])
+    record["fitness"]["learner"] = "dqn"  # type: ignore[index]
+    assert "Stable-Baselines3 DQN" in reflection([record])
 
 
 def _stage_bonus(task, weight):

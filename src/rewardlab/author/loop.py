@@ -3,7 +3,8 @@ recorded; resumable.
 
 For every candidate: static checks (`checks.check_code`) -> one sandboxed batch over every
 transition (`execute.evaluate_candidate`) -> cheap checks (`probes.run_checks`) -> a short
-training scored on the true task (`train.train_on_table`). What happened is the candidate's
+training scored on the true task (`train.train_on_table`, by the learner of `LoopConfig.train`:
+tabular Q-learning, or SB3 DQN or PPO). What happened is the candidate's
 `fate`: `scored`, or the kind of its `RewardCodeError` (`syntax`, `forbidden_import`,
 `dunder`, `raised`, `non_finite`, `timeout`, `memory`, `crashed`...), or `author_error`. A
 candidate can fail in every way there is; the loop goes on.
@@ -43,7 +44,8 @@ class LoopConfig:
     Attributes:
         candidates: k, candidates per round.
         rounds: r, rounds of reflection (the first has none).
-        train: the short training that scores a candidate.
+        train: the short training that scores a candidate, and its learner
+            (`TrainConfig.learner`).
         limits: sandbox limits for one candidate's whole batch.
         policy: what the static checks allow.
         preference_pairs: labelled trajectory pairs for the agreement check (0: none).
@@ -52,7 +54,8 @@ class LoopConfig:
         validation: when set, the leading candidate is re-trained on these (fresh) seeds before
             it can stop the loop or be returned as the best, and counts with the lower of its
             merit and the validated optimality: a few training seeds over-rate a reward that
-            only some seeds learn from (None: no validation).
+            only some seeds learn from (None: no validation). Its learner must be `train`'s:
+            validation asks again what was asked, on fresh seeds.
     """
 
     candidates: int = 4
@@ -67,6 +70,9 @@ class LoopConfig:
     def __post_init__(self) -> None:
         if self.candidates < 1 or self.rounds < 1 or self.preference_pairs < 0:
             raise ConfigError(f"need candidates >= 1, rounds >= 1, preference_pairs >= 0; got {self}")
+        if self.validation is not None and self.validation.learner != self.train.learner:
+            raise ConfigError(f"validation trains with learner {self.validation.learner!r} but train with {self.train.learner!r}; "
+                              f"give both TrainConfigs the same learner")  # fmt: skip
 
     def digest(self) -> str:
         """What a resumed run must share with the original: a hash of every setting."""
@@ -199,7 +205,7 @@ def _validated_leader(records: list[dict[str, Any]], task: FiniteTask, config: L
             table = evaluate_candidate(leader["code"], task.transitions, task.shape, pool, limits=config.limits)
             leader["validation"] = train_on_table(task, table, config.validation).to_dict()
         except RewardCodeError as exc:  # it ran once; a second run that fails is no better
-            leader["validation"] = {"optimality": 0.0, "error": f"{exc.kind}: {exc}"}
+            leader["validation"] = {"optimality": 0.0, "learner": config.validation.learner, "error": f"{exc.kind}: {exc}"}
     return None
 
 
@@ -225,7 +231,8 @@ def write_result(result: AuthorResult, task: FiniteTask, goal: str, out: str | P
         f"[reward]\nname = {json.dumps('authored-' + task.name.replace('/', '-'))}\ntask = {json.dumps(task.name)}\n"
         f"goal = {json.dumps(goal)}\ncode = \"reward.py\"\nsha256 = \"{sha}\"\nauthor = {json.dumps(best['author'])}\n"
         f"run_id = {json.dumps(result.run_id)}\nround = {best['round']}\nindex = {best['index']}\n\n"
-        f"[fitness]\noptimality = {fit['optimality']}\nsuccess_rate = {fit['success_rate']}\n",
+        f"[fitness]\nlearner = {json.dumps(fit.get('learner', 'q'))}\noptimality = {fit['optimality']}\n"
+        f"success_rate = {fit['success_rate']}\n",
         encoding="utf-8",
     )
     return paths

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rewardlab.author.checks import SIGNATURE, CodePolicy
+from rewardlab.author.config import LEARNERS
 from rewardlab.author.tasks import FiniteTask
 from rewardlab.author.train import rank
 from rewardlab.errors import RewardCodeRejected
@@ -50,7 +51,7 @@ def reflection(history: Sequence[Mapping[str, Any]], *, failures: int = 4) -> st
         lines += [
             f"Best reward so far (round {best['round']}, candidate {best['index']}):",
             f"```python\n{best['code'].rstrip()}\n```",
-            f"We trained tabular Q-learning agents with it and measured the true task: optimality {fit['optimality']:.3f} "
+            f"We trained agents with it ({LEARNERS[fit.get('learner', 'q')]}) and measured the true task: optimality {fit['optimality']:.3f} "
             f"(1.0 = every episode succeeds in the fewest steps), success rate {fit['success_rate']:.3f}, optimality "
             f"along training {fit['curve']}.",
             "Mean value per step of each reward component along training (and how often it was non-zero):",

@@ -1,5 +1,5 @@
-"""Fitness by training: short tabular Q-learning on a candidate's reward table, scored by the
-task's true success.
+"""Fitness by training: a short training on a candidate's reward table, scored by the task's
+true success.
 
 This is the inner loop of Eureka (Ma et al., "Eureka: Human-Level Reward Design via Coding
 Large Language Models", ICLR 2024, sec. 3.2): train with the candidate reward on a small
@@ -8,9 +8,13 @@ greedy policy's success rate and its *optimality*: over evaluation episodes, the
 possible episode length divided by the episode's length on success, 0 on failure; 1.0 means
 every episode is optimal (the normalised reward per step of Toro Icarte et al. 2022, sec. 7.1).
 
-All seeds train in lock-step as one batch of lanes (arrays shaped (B, ...)). Q starts at 0, so
-a sparse reward gives no signal until an epsilon-greedy walk first succeeds: a good reward
-must make learning fast, not just make the optimal policy right.
+`TrainConfig.learner` picks who trains: tabular Q-learning (here), or a Stable-Baselines3 DQN or
+PPO on one-hot states (`train_sb3`). Both report through `fitness_from_checkpoints`, so their
+records have the same fields and rank the same way.
+
+Tabular Q-learning trains all seeds in lock-step as one batch of lanes (arrays shaped (B, ...)).
+Q starts at 0, so a sparse reward gives no signal until an epsilon-greedy walk first succeeds: a
+good reward must make learning fast, not just make the optimal policy right.
 """
 
 from __future__ import annotations
@@ -21,32 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from rewardlab.author.config import TrainConfig
 from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask
-from rewardlab.errors import ConfigError
 
-__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "merit", "rank", "train_on_table"]
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """A short training run. Defaults: a budget in which the sparse office-world rewards fail."""
-
-    steps: int = 20_000  # env steps per seed
-    seeds: int = 4
-    lr: float = 0.5
-    gamma: float = 0.9
-    epsilon: float = 0.1  # epsilon-greedy, random tie-break among greedy actions
-    q_init: float = 0.0  # no optimism: exploration comes from epsilon and the reward only
-    eval_episodes: int = 10  # greedy episodes per seed at each checkpoint
-    checkpoints: int = 5  # when the curve and the component statistics are taken
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.steps < self.checkpoints or self.seeds < 1 or self.checkpoints < 1 or self.eval_episodes < 1:
-            raise ConfigError(f"TrainConfig needs steps >= checkpoints >= 1, seeds >= 1, eval_episodes >= 1; got {self}")
-        if not (0 < self.lr <= 1 and 0 < self.gamma < 1 and 0 <= self.epsilon <= 1):
-            raise ConfigError(f"TrainConfig needs 0 < lr <= 1, 0 < gamma < 1, 0 <= epsilon <= 1; got {self}")
+__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "fitness_from_checkpoints", "merit", "rank", "train_on_table"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +37,7 @@ class Fitness:
     """How agents trained on a candidate did on the true task.
 
     Attributes:
+        learner: who trained (`TrainConfig.learner`).
         optimality: mean over seeds of the final greedy policy's optimality (see module doc).
         success_rate: mean over seeds of its success rate.
         per_seed: final optimality of each seed.
@@ -70,6 +54,7 @@ class Fitness:
     curve: list[float]
     train_success: float = 0.0
     components: dict[str, dict[str, Any]] = field(default_factory=dict)
+    learner: str = "q"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,8 +94,18 @@ def evaluate_greedy(task: FiniteTask, q: np.ndarray, *, episodes: int, rng: np.r
 
 
 def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | None = None) -> Fitness:
-    """Q-learning on `table.total` for `config.steps` steps per seed; the true-task `Fitness`."""
+    """Train `config.learner` on `table.total` for `config.steps` steps per seed; the true-task
+    `Fitness`. The SB3 learners need the sb3 extra (`train_sb3.train_sb3`)."""
     cfg = config or TrainConfig()
+    if cfg.learner != "q":
+        from rewardlab.author.train_sb3 import train_sb3
+
+        return train_sb3(task, table, cfg)
+    return _q_learning(task, table, cfg)
+
+
+def _q_learning(task: FiniteTask, table: RewardTable, cfg: TrainConfig) -> Fitness:
+    """Epsilon-greedy tabular Q-learning on `table.total`, all seeds as lanes of one batch."""
     rng = np.random.default_rng(cfg.seed)
     P, A = task.shape
     B = cfg.seeds
@@ -120,8 +115,8 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
     t_ep = np.zeros(B, dtype=np.int64)
     episodes = wins = 0
     visits = np.zeros((cfg.checkpoints, P, A))
-    curve: list[float] = []
-    optimality = success = np.zeros(B)
+    optimality = np.zeros((cfg.checkpoints, B))
+    success = np.zeros(B)
     per_check = cfg.steps // cfg.checkpoints
     for k in range(cfg.checkpoints):
         counts = np.zeros(P * A)
@@ -130,7 +125,7 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
             s2 = task.next_state[s, a]
             end = s2 < 0
             bootstrap = np.where(end, 0.0, q[lanes, np.maximum(s2, 0)].max(axis=1))
-            q[lanes, s, a] += cfg.lr * (table.total[s, a] + cfg.gamma * bootstrap - q[lanes, s, a])
+            q[lanes, s, a] += cfg.step_size * (table.total[s, a] + cfg.gamma * bootstrap - q[lanes, s, a])
             counts += np.bincount(s * A + a, minlength=P * A)
             t_ep += 1
             reset = end | (t_ep >= task.max_episode_steps)
@@ -138,10 +133,20 @@ def train_on_table(task: FiniteTask, table: RewardTable, config: TrainConfig | N
             s = np.where(reset, task.start, np.maximum(s2, 0))
             t_ep[reset] = 0
         visits[k] = counts.reshape(P, A)
-        optimality, success = evaluate_greedy(task, q, episodes=cfg.eval_episodes, rng=rng)
-        curve.append(float(optimality.mean()))
-    return Fitness(float(optimality.mean()), float(success.mean()), [float(x) for x in optimality], curve,
-                   wins / max(episodes, 1), component_statistics(table, visits))  # fmt: skip
+        optimality[k], success = evaluate_greedy(task, q, episodes=cfg.eval_episodes, rng=rng)
+    return fitness_from_checkpoints(cfg.learner, table, optimality, success, visits, wins / max(episodes, 1))
+
+
+def fitness_from_checkpoints(learner: str, table: RewardTable, optimality: np.ndarray, success: np.ndarray,
+                             visits: np.ndarray, train_success: float) -> Fitness:  # fmt: skip
+    """The `Fitness` of a training, whoever trained: `optimality` (K, B) of each seed's greedy
+    policy at each of K checkpoints, `success` (B,) at the last, `visits` (K, P, A) the
+    (state, action) pairs stepped in each checkpoint interval over all seeds, `train_success`
+    the share of training episodes that succeeded."""
+    final = optimality[-1]
+    return Fitness(float(final.mean()), float(success.mean()), [float(x) for x in final],
+                   [float(row.mean()) for row in optimality], float(train_success), component_statistics(table, visits),
+                   learner)  # fmt: skip
 
 
 def component_statistics(table: RewardTable, visits: np.ndarray) -> dict[str, dict[str, Any]]:

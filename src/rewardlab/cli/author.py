@@ -12,19 +12,24 @@ from typing import Any
 
 import typer
 
-from rewardlab.errors import UsageError
+from rewardlab.author.config import (
+    TrainConfig,  # no numpy: the learners are imported when a command trains
+)
+from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.errors import ConfigError, UsageError
 
 author_app = typer.Typer(help="Rewards written by an LLM or a template search, checked before training.", no_args_is_help=True)
 
 _TASK = typer.Option("office/coffee_mail", "--task", "-t", help="office/coffee, office/mail, office/coffee_mail, office/patrol or grid/maze.")
-_STEPS = typer.Option(20_000, "--steps", help="Training budget: env steps per seed.")
-_SEEDS = typer.Option(4, "--seeds", help="Training seeds per candidate.")
+# the training's options; defaults and help come from TrainConfig
+TRAIN_OPTIONS = (Flag("learner", ("--learner", "-l")), Flag("steps"), Flag("seeds"))
 
 
-def _train_config(steps: int, seeds: int, seed: int) -> Any:
-    from rewardlab.author import TrainConfig
-
-    return TrainConfig(steps=steps, seeds=seeds, seed=seed)
+def _train_config(settings: dict[str, Any], seed: int) -> TrainConfig:
+    try:
+        return TrainConfig(**settings_values(TRAIN_OPTIONS, settings), seed=seed)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _author(kind: str, base_url: str | None, model: str | None, seed: int, temperature: float) -> Any:
@@ -40,6 +45,7 @@ def _author(kind: str, base_url: str | None, model: str | None, seed: int, tempe
 
 
 @author_app.command("run")
+@with_options(settings_options(TrainConfig, TRAIN_OPTIONS), after="rounds")
 def run_command(
     task: str = _TASK,
     goal: str = typer.Option("", "--goal", "-g", help="The goal in words (default: the task's own)."),
@@ -49,12 +55,13 @@ def run_command(
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature of the LLM author."),
     candidates: int = typer.Option(4, "--candidates", "-k", help="Candidates per round."),
     rounds: int = typer.Option(4, "--rounds", "-r", help="Rounds of reflection."),
-    steps: int = _STEPS, seeds: int = _SEEDS,
     target: float | None = typer.Option(None, "--target", help="Stop after the round in which a candidate reaches this optimality."),
+    validation_seeds: int = typer.Option(0, "--validation-seeds", help="Re-train the leader on this many fresh seeds, with the same learner, before it counts (0: no validation)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the template search and the trainings."),
     out: Path = typer.Option(Path("rewardlab-author"), "--out", "-o", help="Directory for reward.py, author.toml, records.jsonl."),
     store: Path | None = typer.Option(None, "--store", help="Run store (SQLite) to record into; a re-run with the same settings resumes."),
     run_id: str | None = typer.Option(None, "--run-id", help="Id of the run in the store (default: from the settings)."),
+    **settings: Any,
 ) -> None:
     """Run the authoring loop; print each candidate's fate and score."""
     from rewardlab.author import LoopConfig, author_reward, task_by_name, write_result
@@ -63,7 +70,9 @@ def run_command(
 
     finite = task_by_name(task)
     goal = goal or finite.description.split("Task: ", 1)[-1].split(".", 1)[0]
-    config = LoopConfig(candidates=candidates, rounds=rounds, train=_train_config(steps, seeds, seed), target=target)
+    train = _train_config(settings, seed)
+    validation = train.on_fresh_seeds(validation_seeds) if validation_seeds > 0 else None
+    config = LoopConfig(candidates=candidates, rounds=rounds, train=train, target=target, validation=validation)
     runs = None
     if store is not None:
         from rewardlab.store import RunStore
@@ -82,17 +91,19 @@ def run_command(
         console.print(f"no candidate could be scored; records in {paths['records']}")
         raise typer.Exit(1)
     best = result.best
-    console.print(f"best: round {best['round']} candidate {best['index']}, optimality {best['fitness']['optimality']:.3f}, "
+    console.print(f"best: round {best['round']} candidate {best['index']}, {best['fitness']['learner']} optimality "
+                  f"{best['fitness']['optimality']:.3f}, "
                   f"success {best['fitness']['success_rate']:.3f}; wrote {', '.join(str(p) for p in paths.values())}")  # fmt: skip
 
 
 @author_app.command("check")
+@with_options(settings_options(TrainConfig, TRAIN_OPTIONS), after="task")
 def check_command(
     code: Path = typer.Argument(..., help="A Python file defining reward(obs, action, next_obs, info)."),
-    task: str = _TASK, steps: int = _STEPS, seeds: int = _SEEDS,
+    task: str = _TASK,
     seed: int = typer.Option(0, "--seed", help="Seed of the training."),
     train: bool = typer.Option(True, "--train/--no-train", help="Also run the short training."),
-    trainer: str = typer.Option("tabular", "--trainer", help="tabular (Q-learning), dqn or ppo (Stable-Baselines3, extra rl)."),
+    **settings: Any,
 ) -> None:
     """Put one reward file through the static checks, the sandbox, the cheap checks and a training."""
     from rewardlab.author import (
@@ -107,11 +118,9 @@ def check_command(
     from rewardlab.errors import RewardCodeError
     from rewardlab.sandbox import SandboxPool
 
-    if trainer not in ("tabular", "dqn", "ppo"):
-        raise UsageError(f"--trainer must be tabular, dqn or ppo, got {trainer!r}")
+    config = _train_config(settings, seed)
     finite = task_by_name(task)
     source = code.read_text(encoding="utf-8")
-    config = _train_config(steps, seeds, seed)
     try:
         check_code(source)
         with SandboxPool(size=1) as pool:
@@ -125,14 +134,9 @@ def check_command(
     for probe in checks.probes:
         console.print(f"probe {probe['name']}: {'ok' if probe['passed'] else 'HACKABLE'} (return {probe['return']} vs "
                       f"{probe['success_return']} for solving the task)", highlight=False)  # fmt: skip
-    if train and trainer != "tabular":
-        from rewardlab.author.train_sb3 import train_sb3
-
-        fitness = train_sb3(finite, table, algo=trainer.upper(), steps=steps, seeds=seeds, seed=seed)
-    elif train:
-        fitness = train_on_table(finite, table, config)
     if train:
-        console.print(f"trained: optimality {fitness.optimality:.3f}, success {fitness.success_rate:.3f}, curve {fitness.curve}", highlight=False)
+        fitness = train_on_table(finite, table, config)
+        console.print(f"trained ({fitness.learner}): optimality {fitness.optimality:.3f}, success {fitness.success_rate:.3f}, curve {fitness.curve}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
