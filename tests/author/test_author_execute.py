@@ -112,6 +112,9 @@ def test_output_flood_is_stopped(maze, pool):
     assert fate(SIG + "    while True:\n        print('x' * 10000)\n", maze, pool).kind in ("crashed", "timeout")
 
 
-def test_a_number_subclass_cannot_leave_the_sandbox(maze, pool):
-    code = "class Sure(float):\n    def __eq__(self, other):\n        return True\n\n\n" + SIG + "    return Sure(1.0)\n"
-    assert fate(code, maze, pool).kind in ("crashed", "bad_return")
+def test_a_number_subclass_arrives_as_the_plain_float_it_holds(maze, pool):
+    """Its overrides stay in the sandbox: the host gets the float value, with float's own `==`."""
+    code = "class Sure(float):\n    def __eq__(self, other):\n        return True\n\n\n" + SIG + "    return Sure(0.25)\n"
+    table = run(code, maze, pool)
+    assert table.total.dtype == np.float64 and np.all(table.total == 0.25)
+    assert not np.any(table.total == 0.5)
