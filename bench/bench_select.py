@@ -13,7 +13,8 @@ expected credit under random tie-breaking, the same numbers on both sides):
 
 The peer is the loop a careful user writes: plain Python over lists (`max` and a dict of totals
 per problem, ties credited by their mean, as `rm_maj_eval.py` and most notebooks do but with
-exact tie credit), with the lists made before the clock starts (as if read from JSONL) and, for
+exact tie credit; for best-of-n, `list.count` and `list.index` settle the usual unique best in
+C), with the lists made before the clock starts (as if read from JSONL) and, for
 normalised strings, `normalize_text` called per candidate as such a loop does. `--passk` adds a
 second, slower peer: a loop over problems calling `evaluate.passk.best_of_n` / `vote_accuracy`
 (numpy per problem). Every pair is checked for agreement before its time is reported.
@@ -47,8 +48,11 @@ def plain_best_of_n(scores: list[list[float]], correct: list[list[int]]) -> list
     out = []
     for s, y in zip(scores, correct, strict=True):
         top = max(s)
-        tied = [y[i] for i, v in enumerate(s) if v == top]
-        out.append(sum(tied) / len(tied))
+        if s.count(top) == 1:  # the usual case, in C: 1.6x faster than always listing the tied
+            out.append(y[s.index(top)])
+        else:
+            tied = [y[i] for i, v in enumerate(s) if v == top]
+            out.append(sum(tied) / len(tied))
     return out
 
 

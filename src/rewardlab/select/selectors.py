@@ -26,8 +26,8 @@ Methods:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import ArrayError
+from rewardlab.select import _ties
 
 __all__ = [
     "Selection",
@@ -52,7 +53,6 @@ Bool = NDArray[np.bool_]
 Ties = Literal["expected", "first"]
 
 
-@dataclass(frozen=True)
 class Selection:
     """What a selector picked for every problem.
 
@@ -61,10 +61,34 @@ class Selection:
             `-1` when the problem had no usable candidate.
         weight: `(problems, n)` probability that each candidate's answer is returned under
             uniform random tie-breaking; each row sums to 1, or to 0 for an abstention.
+            Best-of-n keeps its ties as a count and a row of flags per problem and builds this
+            matrix on first use (`credit` does not need it).
+        shape: `(problems, n)`.
     """
 
-    chosen: I64
-    weight: F64
+    __slots__ = ("_tied", "_weight", "chosen")
+
+    def __init__(self, chosen: I64, weight: F64 | None = None, *, tied: _TieSets | None = None) -> None:
+        if (weight is None) == (tied is None):
+            raise TypeError("Selection takes a dense weight or a tie set, exactly one")
+        self.chosen = chosen
+        self._weight = weight
+        self._tied = tied
+
+    @property
+    def weight(self) -> F64:
+        """`(problems, n)`, built on first use when the selector kept its ties sparse."""
+        if self._weight is None:
+            assert self._tied is not None
+            self._weight = self._tied.weight()
+        return self._weight
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """`(problems, n)`: the shape of the candidate set."""
+        array = self._tied.flags if self._tied is not None else self.weight
+        problems, n = array.shape
+        return problems, n
 
     @property
     def abstained(self) -> int:
@@ -73,23 +97,82 @@ class Selection:
 
     def credit(self, correct: Any, *, ties: Ties = "expected") -> F64:
         """`(problems,)` credit per problem: the expected correctness of the returned answer."""
-        y = _as_2d(correct, "correct", self.weight.shape, dtype=np.float64)
-        if ties == "first":
-            rows = np.arange(len(self.chosen))
-            picked = y[rows, np.maximum(self.chosen, 0)]
-            return np.where(self.chosen >= 0, picked, 0.0)
-        if ties != "expected":
+        if ties not in ("expected", "first"):
             raise ArrayError("ties", f"must be 'expected' or 'first', got {ties!r}")
-        credit: F64 = np.einsum("ij,ij->i", y, self.weight)  # row sums of products in one pass
+        y = _as_2d(correct, "correct", self.shape, dtype=np.float64)
+        if ties == "first":
+            return _picked(y, self.chosen)
+        if self._tied is not None:
+            return self._tied.credit(y, self.chosen)
+        weight = self.weight
+        credit: F64 = np.einsum("ij,ij->i", y, weight)  # row sums of products in one pass
         unknown = np.isnan(credit)
         if unknown.any():  # NaN labels of candidates that cannot be returned stay out
             rows = np.flatnonzero(unknown)
-            credit[rows] = np.einsum("ij,ij->i", np.where(self.weight[rows] > 0, y[rows], 0.0), self.weight[rows])
+            credit[rows] = np.einsum("ij,ij->i", np.where(weight[rows] > 0, y[rows], 0.0), weight[rows])
         return credit
 
     def accuracy(self, correct: Any, *, ties: Ties = "expected") -> float:
         """Mean credit over problems (an abstention counts as wrong)."""
         return float(self.credit(correct, ties=ties).mean())
+
+    def __repr__(self) -> str:
+        problems, n = self.shape
+        return f"Selection({problems} problems x {n} candidates, {self.abstained} abstained)"
+
+
+class _TieSets:
+    """Best-of-n's weights, kept as tie sets: each problem's weight is spread evenly over the
+    candidates tied at its best score, so a count and a row of flags describe it (1 byte a
+    candidate, against 8 for the dense weight, which is built only if asked for).
+
+    Attributes:
+        count: `(problems,)` candidates tied at the top (0: nothing usable).
+        flags: `(problems, n)` which ones.
+    """
+
+    __slots__ = ("count", "flags")
+
+    def __init__(self, count: F64, flags: Bool) -> None:
+        self.count, self.flags = count, flags
+
+    def weight(self) -> F64:
+        weight: F64 = self.flags / np.maximum(self.count, 1.0)[:, None]
+        return weight
+
+    def credit(self, y: F64, chosen: I64) -> F64:
+        """Mean label of each problem's tied candidates (0 for an abstention).
+
+        Where a problem's best score is unique the mean is its chosen candidate's label, so with
+        few ties (real reward scores) a gather plus the tied rows is cheapest; with many, one
+        pass over every label.
+        """
+        rows = np.flatnonzero(self.count > 1)
+        if rows.size <= len(chosen) // 20:
+            credit = _picked(y, chosen)
+        else:
+            credit = np.einsum("ij,ij->i", y, self.flags) / np.maximum(self.count, 1.0)  # flags cast on the fly
+            rows = np.flatnonzero(np.isnan(credit))  # a NaN label of a candidate not tied must stay out
+        if rows.size:
+            credit[rows] = self._tied_mean(y, rows)
+        return credit
+
+    def _tied_mean(self, y: F64, rows: I64) -> F64:
+        labels: F64 = np.where(self.flags[rows], y[rows], 0.0) @ np.ones(y.shape[1])
+        return labels / np.maximum(self.count[rows], 1.0)
+
+
+def _picked(y: F64, chosen: I64) -> F64:
+    """The label of each problem's chosen candidate, 0 where it abstains (a gather by flat
+    index: one with a row and a column index array is several times slower)."""
+    problems, n = y.shape
+    if not n:
+        return np.zeros(problems)
+    picked: F64 = y.reshape(-1)[np.arange(0, problems * n, n) + np.maximum(chosen, 0)]
+    abstained = chosen < 0
+    if abstained.any():
+        picked[abstained] = 0.0
+    return picked
 
 
 def _as_2d(x: Any, name: str, shape: tuple[int, ...] | None = None, *, dtype: Any = np.float64) -> NDArray[Any]:
@@ -142,7 +225,7 @@ class _Scratch:
 
     def get(self, name: str, shape: tuple[int, ...], dtype: Any = np.float64) -> NDArray[Any]:
         """A contiguous `shape` array backed by the buffer `name` (grown when too small)."""
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         buffer = self._buffers.get(name)
         if buffer is None or buffer.size < size or buffer.dtype != dtype:
             buffer = self._buffers[name] = np.empty(size, dtype=dtype)
@@ -174,76 +257,64 @@ def _row_index(rows: int, n: int) -> I64:
     return index
 
 
-@lru_cache(maxsize=64)
-def _count_first_basis(n: int) -> F64:
-    """`(n, 2)`: a column of ones (counts) and 2**(n-1-j) (the first set column is the highest bit)."""
-    basis = np.stack([np.ones(n), 2.0 ** np.arange(n - 1, -1, -1)], axis=1)
-    basis.flags.writeable = False
-    return basis
+def _first_flagged_rows(flags: Bool) -> I64:
+    """First set column of each row of a `(B, n)` boolean block (-1 if none)."""
+    both = flags.astype(np.float64) @ _ties.basis(flags.shape[1])
+    return _ties.first_flagged(both[:, 1:].T, both[:, 0])
 
 
-@lru_cache(maxsize=64)
-def _count_first_basis_t(n: int) -> F64:
-    """`(2, n)` contiguous transpose of `_count_first_basis` (a strided operand with `out=`
-    takes matmul off its BLAS path)."""
-    basis = np.ascontiguousarray(_count_first_basis(n).T)
-    basis.flags.writeable = False
-    return basis
+def _row_max(block: F64, out: F64) -> F64:
+    """Maximum of each row of a C-contiguous `(B, n)` block, by long 1-D operations: while the
+    width is even, adjacent columns are folded pairwise through stride-2 views of the flat
+    block (one `maximum` over half the block); what is left is folded column by column. A
+    reduction over a short axis pays a per-row overhead instead (several times slower)."""
+    rows = len(block)
+    v = block
+    while v.shape[1] % 2 == 0:
+        flat = v.reshape(-1)
+        v = np.maximum(flat[0::2], flat[1::2]).reshape(rows, -1)
+    if v.shape[1] == 1:
+        out[...] = v[:, 0]
+        return out
+    np.maximum(v[:, 0], v[:, 1], out=out)
+    for j in range(2, v.shape[1]):
+        np.maximum(out, v[:, j], out=out)
+    return out
 
 
-# Counting the set flags of each row and finding the first one are one BLAS matrix product:
-# `sum` and `argmax` over a short axis pay a per-row overhead that a matrix product does not.
-# The first set column is read off the exponent of sum_j flag_j 2**(n-1-j) (`np.frexp`:
-# 2**k <= x < 2**(k+1) gives k+1), exact in float64 while n <= 53; wider rows use `argmax`.
-_MAX_BIT_COLUMNS = 53
+def _best_of_n_block(scratch: _Scratch, s: F64, ok: Bool | None, row_max: F64, count_words: F64, tied: Bool) -> None:
+    """Best-of-n on a C-contiguous block of rows: fills `row_max`, `tied` (the candidates tied
+    at it) and `count_words` (their count and bit words, see `_ties`).
 
-
-def _first_from_bits(bits: F64, count: F64, n: int) -> I64:
-    _, exponent = np.frexp(bits)
-    first = np.subtract(n, exponent, dtype=np.int64)
-    if not count.all():
-        first[count == 0] = -1
-    return first
-
-
-def _count_and_first(flags: Bool) -> tuple[F64, F64, I64]:
-    """Per row of a `(B, n)` boolean block: the flags as 0/1 floats, how many are set, and the
-    first set column (-1 if none)."""
-    f = flags.astype(np.float64)
-    n = f.shape[1]
-    if n > _MAX_BIT_COLUMNS:
-        count = f.sum(axis=1)
-        return f, count, np.where(count > 0, np.argmax(flags, axis=1), -1).astype(np.int64)
-    both = f @ _count_first_basis(n)
-    return f, both[:, 0], _first_from_bits(both[:, 1], both[:, 0], n)
-
-
-def _best_of_n(out: F64, scratch: _Scratch, s: F64, ok: Bool | None) -> I64:
-    """Best-of-n on a block, worked on a transposed `(n, B)` copy: every operation then runs along
-    the long axis (the maxima are n-1 contiguous `maximum`s, the comparison with them a broadcast
-    along rows), which beats short-row work even with the two transposing copies."""
+    The comparison with the row maxima is one flat `equal` against the maxima repeated n times
+    (a broadcast over short rows pays a per-row overhead).
+    """
     rows, n = s.shape
-    x = scratch.get("scores", (n, rows))
-    if ok is None:
-        np.copyto(x, s.T)
-    else:
-        x[...] = np.where(ok, s, -np.inf).T
-    best = np.maximum.reduce(x, axis=0, out=scratch.get("best", (rows,)))
-    top = np.equal(x, best, out=scratch.get("top", (n, rows), dtype=bool))
+    x = s if ok is None else np.where(ok, s, -np.inf)
+    best = _row_max(x, row_max)
+    np.equal(x.reshape(-1), np.repeat(best, n), out=tied.reshape(-1))
     if ok is not None:  # a problem with no usable candidate has max -inf, equal to its masked entries
-        top &= ok.T
-    flags = scratch.get("flags", (n, rows))
-    np.copyto(flags, top)
-    if n > _MAX_BIT_COLUMNS:
-        count = flags.sum(axis=0)
-        first = np.where(count > 0, np.argmax(top, axis=0), -1).astype(np.int64)
-    else:
-        count, bits = np.matmul(_count_first_basis_t(n), flags, out=scratch.get("count_bits", (2, rows)))
-        first = _first_from_bits(bits, count, n)
-    share = np.maximum(count, 1.0, out=best)  # `best` is not read again
-    flags *= np.divide(1.0, share, out=share)
-    out[...] = flags.T
-    return first
+        tied &= ok
+    flags = scratch.get("flags", (rows, n))
+    np.copyto(flags, tied)
+    np.matmul(_ties.basis_t(n), flags.T, out=count_words)  # (1 + words, B): rows stay contiguous
+
+
+def _best_of_n(s: F64, ok: Bool | None) -> tuple[Selection, F64]:
+    """The selection and each row's maximum over its usable scores."""
+    problems, n = s.shape
+    s = np.ascontiguousarray(s)
+    row_max = np.empty(problems)
+    count_words = np.empty((1 + _ties.words_for(n), problems))
+    tied = np.empty((problems, n), dtype=bool)
+    scratch = _Scratch()
+    for i in range(0, problems, _BLOCK_ROWS):
+        block = slice(i, i + _BLOCK_ROWS)
+        mask = None if ok is None else ok[block]
+        _best_of_n_block(scratch, s[block], mask, row_max[block], count_words[:, block], tied[block])
+    count = count_words[0]
+    chosen = _ties.first_flagged(count_words[1:], count)
+    return Selection(chosen, tied=_TieSets(count, tied)), row_max
 
 
 def best_of_n(scores: Any, mask: Any = None) -> Selection:
@@ -257,13 +328,15 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
     if not s.shape[1]:
         return Selection(np.full(len(s), -1, dtype=np.int64), np.zeros(s.shape))
     ok = None if mask is None else _mask(mask, s.shape)
-    highest = float(s.max()) if s.size else 0.0  # one pass: NaN if any score is NaN, inf if any is
-    if np.isnan(highest):
+    selection, row_max = _best_of_n(s, ok)
+    # np.maximum propagates NaN: a NaN among a row's usable scores makes its maximum NaN, so the
+    # row maxima tell whether NaN scores must be masked out (the pass is redone only then).
+    if np.isnan(row_max).any():
         ok = ~np.isnan(s) if ok is None else ok & ~np.isnan(s)
-    maybe_inf = highest == np.inf or np.isnan(highest)  # only then look for +inf among usable scores
-    if maybe_inf and ((s == np.inf) & _full(ok, s.shape)).any():
+        selection, row_max = _best_of_n(s, ok)
+    if (row_max == np.inf).any():
         raise ArrayError("scores", "holds +inf; a score must be finite (mark unscored candidates NaN)")
-    return _blocked(_best_of_n, s.shape, s, ok)
+    return selection
 
 
 def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 | None) -> I64:
@@ -299,7 +372,7 @@ def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 
     by_bin[size] = 0.0  # the spare bin: a non-voter gets weight 0
     np.take(by_bin, bins, out=out)
     # The first candidate of a tied class belongs to the tied answer seen first.
-    return _count_and_first(out > 0)[2]
+    return _first_flagged_rows(out > 0)
 
 
 def _vote(c: I64, valid: Bool | None, w: F64 | None) -> Selection:
