@@ -81,6 +81,38 @@ def test_non_numeric_score_is_refused(tmp_path):
         load_candidates(_write(tmp_path / "c.jsonl", rows))
 
 
+def test_unreadable_rows_are_reported_and_the_others_loaded_with_their_lines(tmp_path):
+    rows = _rows(problems=5)
+    rows[1]["pred_score"][0] = "high"
+    rows[3]["pred"] = rows[3]["pred"][:-1]
+    path = _write(tmp_path / "c.jsonl", rows)
+    path.write_text(path.read_text() + "not json at all\n")
+    errors: list[InputError] = []
+    cands = load_candidates(path, on_error=errors.append)
+    assert [e.line for e in errors] == [6, 2, 4]  # the file's reader reports first, then each row's checks
+    assert cands.n_problems == 3 and cands.lines == [1, 3, 5]
+    np.testing.assert_allclose(cands.scores[1, :6], rows[2]["pred_score"])  # the rows kept are the right ones
+    with pytest.raises(InputError, match=r"c\.jsonl:6: invalid JSON"):  # without on_error the reader stops at its first bad line
+        load_candidates(path)
+
+
+def test_infinite_score_is_a_broken_row_and_nan_is_none(tmp_path):
+    rows = _rows(problems=2)
+    rows[0]["pred_score"][0] = float("inf")  # JSON's Infinity
+    rows[1]["pred_score"][0] = float("nan")
+    errors: list[InputError] = []
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows), on_error=errors.append)
+    assert [e.line for e in errors] == [1] and "expected a finite number" in str(errors[0])
+    assert cands.lines == [2] and np.isnan(cands.scores[0, 0])
+
+
+def test_every_row_unreadable_is_an_error_that_counts_them(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text("[1]\n{x\n")
+    with pytest.raises(InputError, match="2 could not be read"):
+        load_candidates(path, on_error=lambda exc: None)
+
+
 def test_null_score_is_missing_not_zero(tmp_path):
     rows = _rows(problems=1)
     rows[0]["pred_score"][0] = None

@@ -75,3 +75,56 @@ def test_curves_with_a_reward_spec_score_the_responses(tmp_path, capsys):
     payload = json.loads((out / "curves.json").read_text())
     assert payload["curves"]["best_of_n"][-1]["estimate"] == 0.5  # problem 1 right, problem 2 abstains
     assert payload["config"]["scores"]["reward"] == "maths"
+
+
+def _hostile_file(tmp_path):
+    good = {"pred": ["1", "2", "2"], "pred_score": [3.0, -1.0, -2.0], "score": [True, False, False]}
+    lines = [
+        json.dumps(good),
+        "{not json",
+        "[1, 2, 3]",
+        json.dumps({**good, "pred_score": ["x", 1.0, 2.0]}),  # a string where a number belongs
+        json.dumps({**good, "pred_score": [1.0, 2.0]}),  # one score short
+        json.dumps({**good, "pred": None}),
+        json.dumps({"pred": ["4", "4"], "score": [False, True]}),  # no scores although other rows have them
+        json.dumps({**good, "pred_score": [1e308, float("inf"), -1.0]}),  # JSON's Infinity: a broken row
+        json.dumps({"pred": ["7", "8", "7"], "pred_score": [0.5, 0.5, 0.1], "score": [1, 0, 1]}),
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_pick_writes_an_error_row_for_every_unreadable_line_and_picks_the_rest(tmp_path, capsys):
+    path, out = _hostile_file(tmp_path), tmp_path / "picks.jsonl"
+    assert main(["select", "pick", str(path), "-m", "best_of_n", "-o", str(out), "--equivalence", "exact"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["line"] for r in rows] == list(range(1, 10))  # every line of the file, in order
+    errors = {r["line"]: r["error"] for r in rows if r["status"] == "error"}
+    assert sorted(errors) == [2, 3, 4, 5, 6, 7, 8]
+    assert "invalid JSON" in errors[2] and "JSON object" in errors[3]
+    assert "'pred_score' holds 'x'" in errors[4] and "2 items for 3 candidates" in errors[5]
+    assert "'pred' must be a list" in errors[6] and "missing here" in errors[7]
+    assert "holds inf; expected a finite number" in errors[8]
+    assert all(r["error_kind"] == "invalid_input" and r["chosen"] is None for r in rows if r["status"] == "error")
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert [(r["problem"], r["chosen"], r["credit"]) for r in ok] == [(0, 0, 1.0), (1, 0, 0.5)]  # the last row's tie: 1 and 0
+    assert len({r["spec_hash"] for r in rows}) == 1
+    printed = capsys.readouterr().out
+    assert "7 rows could not be read" in printed and "7 error rows" in printed
+
+
+def test_curves_record_the_rows_they_left_out(tmp_path):
+    out = tmp_path / "out"
+    assert main(["select", "curves", str(_hostile_file(tmp_path)), "-o", str(out), "--equivalence", "exact", "--methods", "majority"]) == 0
+    payload = json.loads((out / "curves.json").read_text())
+    assert [u["line"] for u in payload["unreadable"]] == [2, 3, 4, 5, 6, 7, 8]
+    assert "rows left out" in (out / "curves.html").read_text()
+
+
+def test_a_file_with_no_readable_row_is_an_error_naming_it(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{bad\n[1]\n")
+    assert main(["select", "pick", str(path), "-o", str(tmp_path / "p.jsonl")]) != 0
+    err = capsys.readouterr().err
+    assert "bad.jsonl" in err and "2 could not be read" in err

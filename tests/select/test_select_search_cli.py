@@ -95,7 +95,16 @@ def test_an_unknown_model_is_an_error_row_naming_the_status(tmp_path, server):
     assert "404" in _rows(out)[0]["error"]
 
 
-def test_a_problem_without_text_is_an_input_error_naming_the_line(tmp_path, server, capsys):
-    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?"}, {"question": ""}])
-    assert main(_argv(server, data, tmp_path / "o.jsonl", "--reward", str(spec))) == 1
-    assert "problems.jsonl:2" in capsys.readouterr().err
+def test_an_unreadable_problem_is_an_error_row_in_its_place_and_the_others_are_searched(tmp_path, server, capsys):
+    data, spec = _files(tmp_path, [{"question": ""}, {"question": "What is 2 + 2?", "gt": "4"}])
+    data.write_text(data.read_text() + "{not json\n" + json.dumps({"question": "What is 2 + 2?"}) + "\n")
+    out = tmp_path / "o.jsonl"
+    assert main(_argv(server, data, out, "--reward", str(spec), "--retries", "0")) == 1  # errors: exit 1
+    rows = _rows(out)
+    assert [r["line"] for r in rows] == [1, 2, 3, 4]
+    assert "must hold the problem text" in rows[0]["error"] and "invalid JSON" in rows[2]["error"]
+    assert rows[0]["answer"] is None and rows[0]["problem"] is None
+    assert [r["answer"] for r in (rows[1], rows[3])] == ["4", "4"] and rows[1]["correct"] is True
+    printed = capsys.readouterr().out
+    assert "problems.jsonl:1" in printed and "2 rows could not be read" in printed
+    assert "searched 2 problems" in printed and "0 generation errors" in printed

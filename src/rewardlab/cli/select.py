@@ -8,6 +8,7 @@ search methods on the offline simulator.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ import typer
 from rewardlab.errors import UsageError
 
 if TYPE_CHECKING:
+    from rewardlab.errors import InputError
     from rewardlab.select.candidates import CandidateColumns, Candidates
 
 select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PRM-guided search.", no_args_is_help=True)
@@ -55,6 +57,42 @@ def _columns(answers: str, scores: str, correct: str, responses: str, tokens: st
                             responses=responses or None, tokens=tokens or None)  # fmt: skip
 
 
+def _load(data: Path, columns: CandidateColumns) -> tuple[Candidates, list[InputError]]:
+    """The readable rows of a candidate file, and the errors of the others (printed: no row is
+    dropped without a word)."""
+    from rewardlab.select.candidates import load_candidates
+
+    unreadable: list[InputError] = []
+    candidates = load_candidates(data, columns, on_error=unreadable.append)
+    _report_unreadable(unreadable)
+    return candidates, unreadable
+
+
+def _report_unreadable(unreadable: list[InputError]) -> None:
+    """Print (and sort by line) the rows a loader left out."""
+    from rewardlab.cli._render import console
+
+    if unreadable:
+        unreadable.sort(key=lambda exc: exc.line or 0)
+        console.print(f"[yellow]{len(unreadable)} rows could not be read and are left out; first errors:[/yellow]")
+        for exc in unreadable[:5]:
+            console.print(f"  {exc}", markup=False, highlight=False)
+
+
+def _in_line_order(rows: Iterator[dict[str, Any]], extra: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`rows` (in line order, streamed) with the `extra` rows (sorted by line) merged in."""
+    pending = iter(extra)
+    nxt = next(pending, None)
+    for row in rows:
+        while nxt is not None and nxt["line"] < (row.get("line") or 0):
+            yield nxt
+            nxt = next(pending, None)
+        yield row
+    if nxt is not None:
+        yield nxt
+    yield from pending
+
+
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise UsageError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
@@ -74,17 +112,17 @@ def curves_command(
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
     from rewardlab.cli._render import console
-    from rewardlab.select.candidates import load_candidates
     from rewardlab.select.curves import selection_curves
     from rewardlab.select.report import write_curves
 
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
+    loaded, unreadable = _load(data, _columns(answers, scores, correct, responses, tokens))
+    candidates, source = _rescored(loaded, reward)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
     curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
-                              max_subsets=max_subsets, seed=seed, score_source=source)  # fmt: skip
+                              max_subsets=max_subsets, seed=seed, score_source=source, unreadable=unreadable)  # fmt: skip
     html, json_path = write_curves(curves, out)
     from rich.table import Table
 
@@ -109,20 +147,21 @@ def pick_command(
 ) -> None:
     """Pick one candidate per problem; prints the accuracy when the file has labels."""
     from rewardlab.cli._render import console
-    from rewardlab.select.candidates import load_candidates
     from rewardlab.select.pick import pick, write_picks
 
     _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    candidates, source = _rescored(load_candidates(data, _columns(answers, scores, correct, responses, tokens)), reward)
+    loaded, unreadable = _load(data, _columns(answers, scores, correct, responses, tokens))
+    candidates, source = _rescored(loaded, reward)
     selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
-    write_picks(candidates, selection, method, output, equivalence=equivalence, weights=weights, scores=source)
+    write_picks(candidates, selection, method, output, unreadable=unreadable, equivalence=equivalence, weights=weights, scores=source)
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
     if candidates.correct is not None:
         line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
     console.print(line)
-    console.print(f"wrote {candidates.n_problems} rows to {output}")
+    console.print(f"wrote {candidates.n_problems + len(unreadable)} rows to {output}"
+                  + (f" ({len(unreadable)} error rows)" if unreadable else ""))  # fmt: skip
 
 
 @select_app.command("search")
@@ -156,6 +195,7 @@ def search_command(
         load_problems,
         search_config,
         search_problems,
+        unreadable_rows,
         write_search,
     )
     from rewardlab.select.openai_generator import OpenAIStepGenerator
@@ -168,7 +208,9 @@ def search_command(
         raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority)")
     options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
                             aggregate=aggregate)  # type: ignore[arg-type]  # fmt: skip
-    problems = load_problems(data, prompt=prompt, reference=reference or None)
+    unreadable: list[InputError] = []
+    problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
+    _report_unreadable(unreadable)
     step_delimiter = delimiter.encode().decode("unicode_escape")
     generator = OpenAIStepGenerator(base_url, model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
                                     temperature=temperature, timeout=timeout, retries=retries)  # fmt: skip
@@ -184,10 +226,11 @@ def search_command(
     config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
                            temperature=temperature, prm=prm)  # fmt: skip
     try:
-        summary = write_search(search_problems(problems, generator, scorer, options), output, config)
+        rows = _in_line_order(search_problems(problems, generator, scorer, options), unreadable_rows(unreadable, method))
+        summary = write_search(rows, output, config)
     finally:
         generator.close()
-    line = f"searched {summary['problems']} problems with {method}: {summary['errors']} generation errors"
+    line = f"searched {summary['problems'] - len(unreadable)} problems with {method}: {summary['errors'] - len(unreadable)} generation errors"
     if summary["accuracy"] is not None:
         line += f", accuracy {summary['accuracy']:.4f} on {summary['judged']} judged"
     if summary["tokens_per_problem"] is not None:

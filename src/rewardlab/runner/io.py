@@ -76,26 +76,37 @@ def iter_raw_rows(path: str | Path, fmt: Format | None = None) -> Iterator[RawRo
         yield from _iter_hf(path)
 
 
-def read_objects(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None = None) -> list[tuple[int, dict[str, Any]]]:
     """`(line, row)` of every row of a JSONL, Parquet or saved-`datasets` file, all in memory.
 
     For the readers of whole training and evaluation files (pairs, step labels, candidate
     sets). Raises `InputError` naming the file and line for a missing file, bad JSON, a row
-    that is not an object, or a file with no rows.
+    that is not an object, or a file with no rows. With `on_error`, a bad row is handed to it
+    and left out instead (the file must still hold one good row).
     """
-    rows = []
+    rows, bad = [], 0
     for line, raw in iter_raw_rows(path):
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
-        if not isinstance(raw, dict):
-            raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
-        rows.append((line, raw))
+        try:
+            rows.append((line, _object(raw, path, line)))
+        except InputError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            bad += 1
     if not rows:
-        raise InputError("no rows; the file needs at least one", source=str(path))
+        raise InputError(f"no rows; the file needs at least one{f' ({bad} could not be read)' if bad else ''}", source=str(path))
     return rows
+
+
+def _object(raw: Any, path: str | Path, line: int) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
+    return raw
 
 
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:

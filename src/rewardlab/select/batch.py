@@ -6,7 +6,8 @@ OpenAI-compatible endpoint through `OpenAIStepGenerator`) and `StepScorer` (a re
 `RewardScorer`), and yields one row per problem: the answer, its PRM score, the tokens spent,
 the steps, and — with a gold answer — whether it is right (`verify.math.check`). A problem whose
 generation failed (the endpoint's retries ran out, a reply that is not a completions object)
-gets a row with its `error` and no answer; every other problem is still searched.
+gets a row with its `error` and no answer; every other problem is still searched. So does a
+line of the file that cannot be read as a problem (`unreadable_rows`).
 `write_search` writes the rows stamped with `rewardlab_version` and the `spec_hash` of the
 search's configuration.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -78,23 +79,40 @@ class UnscoredVote:
         return [0.0] * len(prefixes)
 
 
-def load_problems(path: str | Path, *, prompt: str = "question", reference: str | None = "gt") -> list[Problem]:
+def load_problems(
+    path: str | Path,
+    *,
+    prompt: str = "question",
+    reference: str | None = "gt",
+    on_error: Callable[[InputError], None] | None = None,
+) -> list[Problem]:
     """Problems from a JSONL/Parquet file: `prompt` names the problem-text column, `reference`
-    the gold-answer column (None, or absent from a row: no gold answer for it).
+    the gold-answer column (None, or absent from a row: no gold answer for it). Each problem's
+    `meta["line"]` is its line in the file.
 
     Raises:
-        InputError: naming the file and line of a row without a text prompt.
+        InputError: naming the file and line of a row without a text prompt (or that is not a
+            JSON object); with `on_error`, such a row is handed to it and left out instead.
     """
     from rewardlab.runner.io import read_objects
 
     out = []
-    for line, row in read_objects(path):
+    for line, row in read_objects(path, on_error):
         text = row.get(prompt)
         if not isinstance(text, str) or not text.strip():
-            raise InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
+            exc = InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
+            if on_error is None:
+                raise exc
+            on_error(exc)
+            continue
         gold = row.get(reference) if reference else None
-        out.append(Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line))))
+        out.append(Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line)), meta={"line": line}))
     return out
+
+
+def unreadable_rows(errors: Sequence[InputError], method: str) -> list[dict[str, Any]]:
+    """One error row per line `load_problems(..., on_error=...)` could not read."""
+    return [{"problem": None, "line": exc.line, "method": method, "answer": None, "error": exc.reason} for exc in errors]
 
 
 def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> SearchResult:
@@ -134,7 +152,7 @@ def search_problems(
 ) -> Iterator[dict[str, Any]]:
     """One row per problem, in order (see the module docstring); generation errors become rows."""
     for index, problem in enumerate(problems):
-        row: dict[str, Any] = {"problem": index, "id": problem.id, "method": options.method}
+        row: dict[str, Any] = {"problem": index, "line": problem.meta.get("line"), "id": problem.id, "method": options.method}
         try:
             result = _run(generator, scorer, problem, options)
         except GenerationError as exc:

@@ -8,6 +8,8 @@ Ragged rows are padded; `mask` marks the candidates that exist.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,7 @@ class Candidates:
         source: where it was read from.
         responses: object array of response texts (None: padding), or None without the column.
         prompts: per problem prompt ("" where absent).
+        lines: per problem, the line (row number) of the file it was read from.
     """
 
     answers: NDArray[np.object_] | None
@@ -72,6 +75,7 @@ class Candidates:
     source: str
     responses: NDArray[np.object_] | None = None
     prompts: list[str] | None = None
+    lines: list[int] | None = None
 
     @property
     def n_problems(self) -> int:
@@ -96,15 +100,17 @@ class Candidates:
         return replace(self, scores=np.where(self.mask, s, np.nan))
 
 
-def _number(value: Any, column: str, source: str, line: int) -> float:
+def _number(value: Any, column: str, role: str, source: str, line: int) -> float:
     if isinstance(value, list) and len(value) == 1:  # pred_score: a one-element list per response
         value = value[0]
     if value is None:
         return float("nan")
-    if isinstance(value, bool) and column != "correct":
+    if isinstance(value, bool) and role != "correct":
         raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
     if not isinstance(value, int | float):
         raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
+    if math.isinf(value):  # NaN is "no value"; an infinite score, label or count is a broken row
+        raise InputError(f"column {column!r} holds {value}; expected a finite number (null or NaN for none)", source=source, line=line)
     return float(value)
 
 
@@ -117,20 +123,67 @@ def _list(row: dict[str, Any], name: str, n: int | None, source: str, line: int)
     return value
 
 
-def _fill(rows: list[tuple[int, dict[str, Any]]], name: str | None, width: int, counts: list[int], source: str, what: str) -> F64 | None:
-    if name is None or not any(name in row for _, row in rows):
-        return None
-    out = np.full((len(rows), width), np.nan)
-    for i, (line, row) in enumerate(rows):
+@dataclass(frozen=True)
+class _Row:
+    """One problem's candidates, read and checked."""
+
+    line: int
+    count: int
+    answers: list[str | None] | None
+    responses: list[str] | None
+    scores: list[float] | None
+    correct: list[float] | None
+    tokens: list[float] | None
+    reference: Any
+    prompt: str
+
+
+def _parse(line: int, row: dict[str, Any], cols: CandidateColumns, present: dict[str, bool], source: str) -> _Row:
+    """Check one row against the columns the file has (`present`: in some row; the responses
+    column is used only when every row has it)."""
+    anchor = cols.answers or cols.responses or cols.scores
+    assert anchor is not None
+    n = len(_list(row, anchor, None, source, line))
+
+    def numbers(name: str | None, what: str) -> list[float] | None:
+        if name is None or not present[name]:
+            return None
         if name not in row:
             raise InputError(f"column {name!r} is missing here but present in other rows", source=source, line=line)
-        values = _list(row, name, counts[i], source, line)
-        out[i, : counts[i]] = [_number(v, what, source, line) for v in values]
+        return [_number(v, name, what, source, line) for v in _list(row, name, n, source, line)]
+
+    answers = None
+    if cols.answers is not None:
+        answers = [None if v is None else str(v) for v in _list(row, cols.answers, n, source, line)]
+    responses = None
+    if cols.responses is not None and present[cols.responses]:
+        responses = [str(t) for t in _list(row, cols.responses, n, source, line)]
+    return _Row(line, n, answers, responses, numbers(cols.scores, "scores"), numbers(cols.correct, "correct"),
+                numbers(cols.tokens, "tokens"), row.get(cols.reference) if cols.reference else None,
+                str(row.get(cols.prompt, "")) if cols.prompt else "")  # fmt: skip
+
+
+def _padded(rows: list[_Row], field: str, width: int, fill: Any, dtype: Any) -> NDArray[Any] | None:
+    if getattr(rows[0], field) is None:
+        return None
+    out = np.full((len(rows), width), fill, dtype=dtype)
+    for i, row in enumerate(rows):
+        values = getattr(row, field)
+        out[i, : len(values)] = values
     return out
 
 
-def load_candidates(path: str | Path, columns: CandidateColumns | None = None) -> Candidates:
+def load_candidates(
+    path: str | Path, columns: CandidateColumns | None = None, *, on_error: Callable[[InputError], None] | None = None
+) -> Candidates:
     """Read a candidate file (JSONL, Parquet or a saved `datasets` directory).
+
+    Args:
+        path: the file.
+        columns: its column names (default: the Qwen2.5-Math evaluation files').
+        on_error: called with the `InputError` of each row that cannot be read; that row is
+            then left out and the others are loaded (`Candidates.lines` keeps each problem's
+            line). Without it the first bad row raises.
 
     Raises:
         InputError: naming the file and line of a row whose lists disagree in length, hold
@@ -140,38 +193,45 @@ def load_candidates(path: str | Path, columns: CandidateColumns | None = None) -
 
     cols = columns or CandidateColumns()
     source = str(path)
-    rows = read_objects(path)
-    anchor = cols.answers or cols.responses or cols.scores
-    if anchor is None:
+    if (cols.answers or cols.responses or cols.scores) is None:
         raise InputError("name at least one of the answers, responses or scores columns", source=source)
-    counts = [len(_list(row, anchor, None, source, line)) for line, row in rows]
-    width = max(counts)
-    mask = np.arange(width)[None, :] < np.array(counts)[:, None]
-    answers = None
-    if cols.answers is not None:
-        answers = np.full((len(rows), width), None, dtype=object)
-        for i, (line, row) in enumerate(rows):
-            values = _list(row, cols.answers, counts[i], source, line)
-            answers[i, : counts[i]] = [None if v is None else str(v) for v in values]
-    responses = None
-    if cols.responses is not None and all(cols.responses in row for _, row in rows):
-        responses = np.full((len(rows), width), None, dtype=object)
-        for i, (line, row) in enumerate(rows):
-            responses[i, : counts[i]] = [str(t) for t in _list(row, cols.responses, counts[i], source, line)]
-    tokens, unit = _fill(rows, cols.tokens, width, counts, source, "tokens"), "tokens"
+    raw = read_objects(path, on_error)
+    names = [c for c in (cols.scores, cols.correct, cols.tokens) if c is not None]
+    present = {name: any(name in row for _, row in raw) for name in names}
+    if cols.responses is not None:
+        present[cols.responses] = all(cols.responses in row for _, row in raw)
+    rows = []
+    for line, row in raw:
+        try:
+            rows.append(_parse(line, row, cols, present, source))
+        except InputError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+    if not rows:
+        raise InputError("no row could be read as a candidate set", source=source)
+    return _assemble(rows, source)
+
+
+def _assemble(rows: list[_Row], source: str) -> Candidates:
+    counts = np.array([row.count for row in rows])
+    width = int(counts.max())
+    responses = _padded(rows, "responses", width, None, object)
+    tokens, unit = _padded(rows, "tokens", width, np.nan, np.float64), "tokens"
     if tokens is None and responses is not None:  # no token counts: words of the responses
         tokens, unit = np.full((len(rows), width), np.nan), "words"
-        for i in range(len(rows)):
-            tokens[i, : counts[i]] = [len(str(t).split()) for t in responses[i, : counts[i]]]
+        for i, row in enumerate(rows):
+            tokens[i, : row.count] = [len(t.split()) for t in row.responses or []]
     return Candidates(
-        answers=answers,
-        mask=mask,
-        scores=_fill(rows, cols.scores, width, counts, source, "scores"),
-        correct=_fill(rows, cols.correct, width, counts, source, "correct"),
+        answers=_padded(rows, "answers", width, None, object),
+        mask=np.arange(width)[None, :] < counts[:, None],
+        scores=_padded(rows, "scores", width, np.nan, np.float64),
+        correct=_padded(rows, "correct", width, np.nan, np.float64),
         tokens=tokens,
         token_unit=unit if tokens is not None else "none",
-        references=[row.get(cols.reference) if cols.reference else None for _, row in rows],
+        references=[row.reference for row in rows],
         source=source,
         responses=responses,
-        prompts=[str(row.get(cols.prompt, "")) if cols.prompt else "" for _, row in rows],
+        prompts=[row.prompt for row in rows],
+        lines=[row.line for row in rows],
     )

@@ -76,6 +76,8 @@ class Curves:
         stamps: rewardlab_version, spec_hash, data, data_hash, seed, created.
         token_unit: "tokens", "words" (counted from responses) or "none".
         per_problem: method -> n -> `(problems,)` credit (not serialised).
+        unreadable: `{"line", "error"}` of each row of the file left out because it could not
+            be read (the curves are over the other rows).
     """
 
     points: dict[str, list[CurvePoint]]
@@ -83,6 +85,7 @@ class Curves:
     stamps: dict[str, Any]
     token_unit: str
     per_problem: dict[str, dict[int, F64]] = field(repr=False, default_factory=dict)
+    unreadable: list[dict[str, Any]] = field(default_factory=list)
 
     def accuracy(self, method: str, n: int) -> float:
         """The point estimate of `method` at budget `n`."""
@@ -94,6 +97,7 @@ class Curves:
             "config": self.config,
             "token_unit": self.token_unit,
             "curves": {m: [p.to_dict() for p in pts] for m, pts in self.points.items()},
+            "unreadable": self.unreadable,
         }
 
 
@@ -174,6 +178,7 @@ def selection_curves(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     score_source: Any = None,
+    unreadable: Sequence[InputError] = (),
 ) -> Curves:
     """Accuracy of every method at every budget n, with bootstrap intervals over problems.
 
@@ -190,6 +195,8 @@ def selection_curves(
         confidence, n_resamples: of the bootstrap intervals.
         score_source: a description of where the scores came from (e.g. a reward's
             `describe()`), hashed into the spec hash; default: the file's column.
+        unreadable: the rows `load_candidates(..., on_error=...)` left out, recorded in the
+            curves.
     """
     from rewardlab.core import content_hash
     from rewardlab.evaluate.audit.report import stamps
@@ -217,4 +224,5 @@ def selection_curves(
               "scores": score_source if score_source is not None else "file column"}  # fmt: skip
     data = candidates.source if Path(candidates.source).exists() else None
     stamp = stamps(spec_hash=content_hash(config), data=data, seed=seed)
-    return Curves(points, config, stamp, candidates.token_unit, credit)
+    skipped = [{"line": exc.line, "error": exc.reason} for exc in unreadable]
+    return Curves(points, config, stamp, candidates.token_unit, credit, skipped)
