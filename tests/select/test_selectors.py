@@ -170,7 +170,7 @@ def _loop_selection(scores, classes, weights, usable):
     return out
 
 
-@pytest.mark.parametrize("n", [1, 10, 60, 110])  # 60, 110: rows of two and three 52-column tie words
+@pytest.mark.parametrize("n", [1, 10, 60])  # 60: rows wider than the 52 columns of a tie word
 def test_blocked_selectors_agree_with_a_hand_loop_across_blocks_with_nan_and_masks(n):
     rng = np.random.default_rng(n)
     problems = 9_000  # more than two blocks of 4,096 rows, the last one short

@@ -1,6 +1,6 @@
-"""Tie sets as bit words (`select._ties`) and best-of-n's sparse weights: the count and the
-first flagged column from one matrix product, at every width (one word, a full word, several
-words), checked against `sum` and `argmax`; the row maxima by folds against `max`."""
+"""Counts and first flags from one matrix product (`select._ties`) and best-of-n's tie sets:
+checked against `sum` and `argmax` at every width (a short row, a full 52-column word, wider
+rows); the row maxima by folds against `max`."""
 
 from __future__ import annotations
 
@@ -11,25 +11,31 @@ from rewardlab.select import _ties, best_of_n
 from rewardlab.select.selectors import Selection, _row_max
 
 
-@pytest.mark.parametrize("n", [1, 2, 10, 51, 52, 53, 104, 110])  # 52 columns to a word
+@pytest.mark.parametrize("n", [1, 2, 10, 51, 52, 53, 110])  # a word holds 52 columns; wider rows count directly
 def test_count_and_first_flagged_match_sum_and_argmax(n):
     rng = np.random.default_rng(n)
     flags = rng.random((500, n)) < rng.choice([0.02, 0.3], size=(500, 1))
     flags[:20] = False  # rows with nothing flagged
-    flags[20:40, -1] = True  # the last column only, as the highest-numbered bit
+    flags[20:40, -1] = True  # the last column only: the lowest bit of the word
     flags[20:40, :-1] = False
-    both = flags.astype(float) @ _ties.basis(n)
-    assert both.shape == (500, 1 + _ties.words_for(n))
-    np.testing.assert_array_equal(both[:, 0], flags.sum(axis=1))
-    first = _ties.first_flagged(both[:, 1:].T, both[:, 0])
-    want = np.where(flags.any(axis=1), np.argmax(flags, axis=1), -1)
-    np.testing.assert_array_equal(first, want)
+    count, first = _ties.count_and_first(flags)
+    np.testing.assert_array_equal(count, flags.sum(axis=1))
+    np.testing.assert_array_equal(first, np.where(flags.any(axis=1), np.argmax(flags, axis=1), -1))
+    again = _ties.count_and_first(flags, np.empty(flags.shape))  # a reused buffer gives the same
+    np.testing.assert_array_equal(again[1], first)
 
 
-def test_words_are_exact_integers_below_two_to_the_52():
-    flags = np.ones((1, 52))
-    word = (flags @ _ties.basis(52))[0, 1]
+def test_the_word_is_an_exact_integer_below_two_to_the_52():
+    word = (_ties.basis_t(52) @ np.ones(52))[1]
     assert word == 2.0**52 - 1 and word < 2**53  # every integer below 2**53 is exact in float64
+
+
+def test_wide_rows_do_not_build_a_basis_that_grows_with_n_squared():
+    flags = np.zeros((3, 200_000), dtype=bool)
+    flags[1, 123_456] = True
+    count, first = _ties.count_and_first(flags)
+    assert count.tolist() == [0, 1, 0] and first.tolist() == [-1, 123_456, -1]
+    assert best_of_n(np.where(flags, 1.0, 0.0)).chosen.tolist() == [0, 123_456, 0]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 10, 12, 16, 60])

@@ -257,12 +257,6 @@ def _row_index(rows: int, n: int) -> I64:
     return index
 
 
-def _first_flagged_rows(flags: Bool) -> I64:
-    """First set column of each row of a `(B, n)` boolean block (-1 if none)."""
-    both = flags.astype(np.float64) @ _ties.basis(flags.shape[1])
-    return _ties.first_flagged(both[:, 1:].T, both[:, 0])
-
-
 def _row_max(block: F64, out: F64) -> F64:
     """Maximum of each row of a C-contiguous `(B, n)` block, by long 1-D operations: while the
     width is even, adjacent columns are folded pairwise through stride-2 views of the flat
@@ -282,9 +276,9 @@ def _row_max(block: F64, out: F64) -> F64:
     return out
 
 
-def _best_of_n_block(scratch: _Scratch, s: F64, ok: Bool | None, row_max: F64, count_words: F64, tied: Bool) -> None:
-    """Best-of-n on a C-contiguous block of rows: fills `row_max`, `tied` (the candidates tied
-    at it) and `count_words` (their count and bit words, see `_ties`).
+def _best_of_n_block(scratch: _Scratch, s: F64, ok: Bool | None, row_max: F64, tied: Bool) -> tuple[F64, I64]:
+    """Best-of-n on a C-contiguous block of rows: fills `row_max` and `tied` (the candidates
+    tied at it); returns their count and the first of them.
 
     The comparison with the row maxima is one flat `equal` against the maxima repeated n times
     (a broadcast over short rows pays a per-row overhead).
@@ -295,25 +289,21 @@ def _best_of_n_block(scratch: _Scratch, s: F64, ok: Bool | None, row_max: F64, c
     np.equal(x.reshape(-1), np.repeat(best, n), out=tied.reshape(-1))
     if ok is not None:  # a problem with no usable candidate has max -inf, equal to its masked entries
         tied &= ok
-    flags = scratch.get("flags", (rows, n))
-    np.copyto(flags, tied)
-    np.matmul(_ties.basis_t(n), flags.T, out=count_words)  # (1 + words, B): rows stay contiguous
+    return _ties.count_and_first(tied, scratch.get("flags", (rows, n)))
 
 
 def _best_of_n(s: F64, ok: Bool | None) -> tuple[Selection, F64]:
     """The selection and each row's maximum over its usable scores."""
     problems, n = s.shape
     s = np.ascontiguousarray(s)
-    row_max = np.empty(problems)
-    count_words = np.empty((1 + _ties.words_for(n), problems))
+    row_max, count = np.empty(problems), np.empty(problems)
+    chosen = np.empty(problems, dtype=np.int64)
     tied = np.empty((problems, n), dtype=bool)
     scratch = _Scratch()
     for i in range(0, problems, _BLOCK_ROWS):
         block = slice(i, i + _BLOCK_ROWS)
         mask = None if ok is None else ok[block]
-        _best_of_n_block(scratch, s[block], mask, row_max[block], count_words[:, block], tied[block])
-    count = count_words[0]
-    chosen = _ties.first_flagged(count_words[1:], count)
+        count[block], chosen[block] = _best_of_n_block(scratch, s[block], mask, row_max[block], tied[block])
     return Selection(chosen, tied=_TieSets(count, tied)), row_max
 
 
@@ -372,7 +362,7 @@ def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 
     by_bin[size] = 0.0  # the spare bin: a non-voter gets weight 0
     np.take(by_bin, bins, out=out)
     # The first candidate of a tied class belongs to the tied answer seen first.
-    return _first_flagged_rows(out > 0)
+    return _ties.count_and_first(out > 0)[1]
 
 
 def _vote(c: I64, valid: Bool | None, w: F64 | None) -> Selection:
