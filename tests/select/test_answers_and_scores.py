@@ -71,3 +71,8 @@ def test_step_scores_aggregations_and_empty_rows():
 def test_step_scores_need_three_axes():
     with pytest.raises(ArrayError, match="steps"):
         step_scores([[0.1, 0.2]])
+
+
+def test_exact_classes_of_non_string_answers_compare_their_strings():
+    answers = np.array([[1, 1.0, True, "1", None]], dtype=object)  # equal as dict keys, not as strings
+    assert answer_classes(answers, equivalence="exact").tolist() == [[0, 1, 2, 0, -1]]

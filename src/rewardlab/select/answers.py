@@ -93,7 +93,10 @@ def _factorize(values: Sequence[object]) -> tuple[I64, list[object]]:
 def _string_keys(padded: NDArray[np.object_], present: NDArray[np.bool_], equivalence: Equivalence) -> I64:
     """Integer keys per answer: equal keys, equal (exact or normalised) answers. Normalisation
     runs once per distinct string, not once per candidate."""
-    codes, distinct = _factorize(list(map(str, padded[present])))
+    values = padded[present].tolist()
+    codes, distinct = _factorize(values)
+    if not all(type(v) is str for v in distinct):  # 1, 1.0 and True share a dict key; their strings differ
+        codes, distinct = _factorize(list(map(str, values)))
     if equivalence == "normalized" and distinct:
         from rewardlab.verify.text import normalize_text
 
