@@ -3,11 +3,14 @@ then real javac and java runs through the sandbox, adversarial cases one per tes
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from code_toolchains import require_toolchain
 
 from rewardlab.core import Sample, Status
 from rewardlab.verify.code import LANGUAGES, CodeTests
+from rewardlab.verify.code.compile import build_key
 from rewardlab.verify.code.java import java_program
 
 MAIN = "public static void main(String[] args) {{ {body} }}"
@@ -56,6 +59,15 @@ def test_unpackaged_main_runs_from_the_class_directory() -> None:
     java = LANGUAGES["java"]
     assert java.run_argv("public class Main {}", 64)[-3:] == ["-cp", ".", "Main"]
     assert "jar" not in java.compile_script("public class Main {}", 64).split("&&")[2]
+
+
+def test_the_packaged_compile_command_is_part_of_the_build_key() -> None:
+    # A changed jar step must not serve builds of the old one; unpackaged builds keep their key.
+    java = LANGUAGES["java"]
+    changed = replace(java, compile_packaged=f"{java.compile_packaged} --verbose")
+    packaged, plain = "package p;\npublic class Main {}", "public class Main {}"
+    assert build_key(java, packaged, 64) != build_key(changed, packaged, 64)
+    assert build_key(java, plain, 64) == build_key(changed, plain, 64)
 
 
 def _java(source: str) -> Sample:

@@ -106,14 +106,17 @@ class Language:
             main, classpath = program.qualified_main, JAVA_JAR if program.package else "."
         return [part.format(mem=memory_mb, main=main, classpath=classpath) for part in self.run]
 
+    def compile_command(self, source: str) -> str:
+        """The compile command template for `source` (`compile`, or `compile_packaged`)."""
+        assert self.compile is not None
+        if self.compile_packaged and self.name == "java" and java_program(source).package:
+            return self.compile_packaged
+        return self.compile
+
     def compile_script(self, source: str, memory_mb: int) -> str:
         """The shell script of the compile job: the compiler's stdout goes to stderr (its
         messages), then the artifacts leave as base64 of a tar archive on stdout."""
-        assert self.compile is not None
-        command = self.compile
-        if self.compile_packaged and self.name == "java" and java_program(source).package:
-            command = self.compile_packaged
-        build = command.format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
+        build = self.compile_command(source).format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
         return f"mkdir -p out && exec 3>&1 1>&2 && {build} && cd out && tar -cf - . | base64 -w0 >&3"
 
     def available(self) -> bool:
