@@ -36,6 +36,10 @@ READ_CASES = [
     ("public @interface Tag {}\nclass M { public static void main(String[] a) {} }", "", "Tag", "M"),
     ("class X { char q = '\"'; String s = \"class Y {}\"; }", "", "X", "X"),
     ("package a.b\nclass Broken {", "", "Broken", "Broken"),
+    ("package record.enums;\npublic record Main(int x) { public static void main(String[] a) {} }", "record.enums", "Main", "Main"),
+    ('class A {}\npublic @SuppressWarnings({"x", "y"}) class B {}', "", "B", "B"),
+    ("public class M { static Runnable r = run(() -> { }); public static void main(String[] a) {} }", "", "M", "M"),
+    ("class L { static Runnable r = () -> { class Main { public static void main(String[] a) {} } }; }", "", "L", "L"),
     ("/* unterminated comment class Z", "", "Main", "Main"),
     ("", "", "Main", "Main"),
 ]
@@ -118,6 +122,12 @@ def test_unicode_package_and_class_names(reward: CodeTests) -> None:
 @pytest.mark.slow
 def test_unicode_escaped_package_keyword(reward: CodeTests) -> None:
     _passes(reward, "\\u0070ackage esc.aped;\npublic class Main { " + MAIN.format(body=SUM) + " }")
+
+
+@pytest.mark.slow
+def test_package_named_record_holding_a_record(reward: CodeTests) -> None:
+    # `record` is a keyword only where a record is declared: a package may be called so.
+    _passes(reward, "package record.enums;\npublic record Main(int x) { " + MAIN.format(body=SUM) + " }")
 
 
 @pytest.mark.slow

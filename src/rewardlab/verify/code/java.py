@@ -34,6 +34,7 @@ _TOKEN = re.compile(
     r"|(?P<mark>\S)"
 )
 _TYPE_KEYWORDS = frozenset({"class", "interface", "enum", "record"})
+_RESERVED_TYPE_KEYWORDS = _TYPE_KEYWORDS - {"record"}  # `record` is an ordinary name elsewhere (JLS 3.9)
 
 
 @dataclass(frozen=True)
@@ -96,23 +97,22 @@ def _tokens(source: str) -> list[str]:
 
 def _declarations(tokens: list[str]) -> tuple[str, list[_TopLevelType]]:
     """The package name and the top-level types of a token list, with whether each declares
-    `static void main(`. Depth counts braces; parentheses at the top level are annotation
-    arguments (`@Ann(Foo.class)` declares nothing)."""
+    `static void main(`. Depth counts braces. What stands in parentheses at the top level or in
+    a type's body is skipped whole, braces included: annotation arguments (`@Ann({A.class})`),
+    record headers, parameter lists, lambdas in field initialisers."""
     package, types = "", list[_TopLevelType]()
     depth = parens = 0
     public = static = False  # modifiers seen since the last declaration boundary
     for i, token in enumerate(tokens):
-        if token in "{}":
+        if depth <= 1 and (parens or token == "("):
+            parens += {"(": 1, ")": -1}.get(token, 0)
+        elif token in "{}":
             depth += 1 if token == "{" else -1
             public = static = False
         elif token == ";":
             public = static = False
         elif depth == 0:
-            if token in "()":
-                parens += 1 if token == "(" else -1
-            elif parens:
-                continue
-            elif token == "public":
+            if token == "public":
                 public = True
             elif token == "package" and not package and not types:
                 package = _qualified_name(tokens, i + 1)
@@ -147,4 +147,4 @@ def _qualified_name(tokens: list[str], start: int) -> str:
 
 
 def _is_word(token: str) -> bool:
-    return bool(token) and (token[0].isalpha() or token[0] in "_$") and token not in _TYPE_KEYWORDS
+    return bool(token) and (token[0].isalpha() or token[0] in "_$") and token not in _RESERVED_TYPE_KEYWORDS
