@@ -25,7 +25,7 @@ from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 
-__all__ = ["ApiError", "Hosted", "RewardService", "batches_in_process", "group_reward_problem"]
+__all__ = ["ApiError", "Hosted", "RewardService", "batches_in_process"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -34,7 +34,7 @@ ExecutorFactory = Callable[[str, Reward], Executor]
 
 
 
-def group_reward_problem(name: str, reward: Reward) -> str | None:
+def _group_reward_problem(name: str, reward: Reward) -> str | None:
     """Why OpenRLHF's ``POST /get_reward`` cannot serve `reward` under `name`, or None.
 
     A group reward scores a sample against the other samples of its group, and the server's
@@ -58,10 +58,10 @@ def _refuse_group_reward_on_get_reward(rewards: Mapping[str, Reward], settings: 
     """At start-up: a server configured for OpenRLHF (an error reward, or a named reward for
     ``/get_reward``) whose ``/get_reward`` reward is a group reward cannot answer it right.
     Without either, ``/get_reward`` is not in use and refuses each request instead (`create_app`)."""
-    if not rewards or (settings.openrlhf_error_reward is None and settings.openrlhf_reward is None):
+    if settings.openrlhf_error_reward is None and settings.openrlhf_reward is None:
         return
     name = settings.openrlhf_reward or next(iter(rewards))
-    problem = group_reward_problem(name, rewards[name])
+    problem = _group_reward_problem(name, rewards[name])
     if problem is not None:
         raise GroupSplitError(f"{problem}. Started without --openrlhf-error-reward and --openrlhf-reward, the server "
                               "serves it on the batch endpoint alone")  # fmt: skip
@@ -144,6 +144,8 @@ class RewardService:
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
+        #: Why ``POST /get_reward`` cannot serve its reward (a group reward), or None.
+        self.openrlhf_group_problem = _group_reward_problem(self.openrlhf_name, rewards[self.openrlhf_name])
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
         s = self.settings.for_reward(name)
@@ -170,10 +172,6 @@ class RewardService:
     def openrlhf_name(self) -> str:
         """The reward behind ``POST /get_reward``."""
         return self.settings.openrlhf_reward or next(iter(self.hosted))
-
-    def openrlhf_group_problem(self) -> str | None:
-        """Why ``POST /get_reward`` cannot serve its reward (a group reward), or None."""
-        return group_reward_problem(self.openrlhf_name, self.hosted[self.openrlhf_name].reward)
 
     def describe(self) -> list[dict[str, Any]]:
         """Every hosted reward with its spec and schemas (``GET /v1/rewards``)."""
