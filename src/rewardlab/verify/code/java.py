@@ -9,8 +9,10 @@ keyword), comments, string and character literals and text blocks are dropped (t
 the `package` declaration (after any comments and annotations, before the first type), and the
 top-level classes, interfaces, enums and records with the modifiers and methods they declare.
 
-What is not covered: the source is not checked; a malformed one gets a best guess here and
-the compiler's own message when it is built.
+What is not covered: the source is not checked (a malformed one gets a best guess here and
+the compiler's own message when it is built); a `main` declared only in a nested class (the
+top-level class runs, as `java` would need `Outer$Inner`); JDK 21's instance `main` methods
+(the JDK here is 17).
 """
 
 from __future__ import annotations
