@@ -114,17 +114,3 @@ def test_trusted_networks_must_be_cidrs():
     assert ServeSettings(openrlhf_trusted_networks=("10.0.0.0/8", "::1/128")).openrlhf_trusted_networks
     with pytest.raises(ValidationError, match="is not a network; write it as CIDR"):
         ServeSettings(openrlhf_trusted_networks=("10.0.0/8x",))
-
-
-def test_serve_options_choose_the_special_tokens(tmp_path):
-    from integration_spec import chatml_tokenizer
-
-    from rewardlab.cli.serve import _special_tokens
-    from rewardlab.errors import UsageError
-
-    chatml_tokenizer().save_pretrained(tmp_path / "tok")
-    assert set(_special_tokens(str(tmp_path / "tok"), False)) == {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
-    assert _special_tokens(None, True) == ()
-    assert _special_tokens(None, False) is None  # the server's default list
-    with pytest.raises(UsageError, match="contradict"):
-        _special_tokens(str(tmp_path / "tok"), True)

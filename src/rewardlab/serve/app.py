@@ -495,6 +495,8 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
         samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
     except MappingError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
+    if service.openrlhf_group_problem is not None:  # a server not set up for OpenRLHF (else it did not start)
+        raise ApiError(500, "openrlhf_group_reward", service.openrlhf_group_problem)
     if settings.openrlhf_error_reward is None:
         raise ApiError(
             500, "openrlhf_not_configured",

@@ -17,7 +17,7 @@ from typing import Any
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, Sample, group_keys, spec_hash
-from rewardlab.errors import ApiError, BackendError, Overloaded, UsageError
+from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
 from rewardlab.runner.executors import Executor, make_executor
 from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.metrics import ServerMetrics
@@ -32,6 +32,39 @@ _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 ExecutorFactory = Callable[[str, Reward], Executor]
 
 
+
+
+def _group_reward_problem(name: str, reward: Reward) -> str | None:
+    """Why OpenRLHF's ``POST /get_reward`` cannot serve `reward` under `name`, or None.
+
+    A group reward scores a sample against the other samples of its group, and the server's
+    groups are those of one request; OpenRLHF's remote client posts whatever batch it has (0.11.2:
+    each sample in a request of its own, as soon as it is generated, and no group id), so the
+    groups never arrive whole and every answer would be wrong or an error.
+    """
+    keys = group_keys(reward)
+    if not keys:
+        return None
+    return (
+        f"{name!r} is a group reward (grouped by {', '.join(sorted(keys))}), and OpenRLHF's /get_reward requests do "
+        "not hold whole groups (OpenRLHF 0.11.2 posts each sample alone), so it cannot be scored there; put a "
+        "per-sample reward behind /get_reward (--openrlhf-reward NAME), and score the group reward on "
+        f"POST /v1/rewards/{name}:score with each group in one request (rewardlab.serve.Client, "
+        "RemoteReward(group_keys=...)), or in a trainer that holds whole groups (TRL, verl)"
+    )
+
+
+def _refuse_group_reward_on_get_reward(rewards: Mapping[str, Reward], settings: ServeSettings) -> None:
+    """At start-up: a server configured for OpenRLHF (an error reward, or a named reward for
+    ``/get_reward``) whose ``/get_reward`` reward is a group reward cannot answer it right.
+    Without either, ``/get_reward`` is not in use and refuses each request instead (`create_app`)."""
+    if settings.openrlhf_error_reward is None and settings.openrlhf_reward is None:
+        return
+    name = settings.openrlhf_reward or next(iter(rewards))
+    problem = _group_reward_problem(name, rewards[name])
+    if problem is not None:
+        raise GroupSplitError(f"{problem}. Started without --openrlhf-error-reward and --openrlhf-reward, the server "
+                              "serves it on the batch endpoint alone")  # fmt: skip
 
 
 def batches_in_process(reward: Reward) -> bool:
@@ -82,6 +115,7 @@ class RewardService:
         unknown = sorted(set(settings.per_reward) - set(rewards))
         if unknown:
             raise UsageError(f"per-reward settings for {unknown}, which are not served; served: {sorted(rewards)}")
+        _refuse_group_reward_on_get_reward(rewards, settings)
         self.settings = settings
         self.cache = cache
         self.metrics = ServerMetrics()
@@ -110,6 +144,8 @@ class RewardService:
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
+        #: Why ``POST /get_reward`` cannot serve its reward (a group reward), or None.
+        self.openrlhf_group_problem = _group_reward_problem(self.openrlhf_name, rewards[self.openrlhf_name])
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
         s = self.settings.for_reward(name)

@@ -60,7 +60,8 @@ class Build:
 def build_key(lang: Language, source: str, memory_mb: int, headers: Mapping[str, str] | None = None) -> str:
     """The cache key of one build (module doc); `headers` (e.g. testlib.h) are part of it."""
     digest = hashlib.sha256()
-    for part in (lang.name, lang.toolchain_id(), lang.compile or "", str(memory_mb), source,
+    command = lang.compile_command(source) if lang.compile else ""
+    for part in (lang.name, lang.toolchain_id(), command, str(memory_mb), source,
                  *(f"{name}\0{text}" for name, text in sorted((headers or {}).items()))):  # fmt: skip
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()

@@ -3,7 +3,7 @@
 Every toolchain comes from the system (Debian packages, or npm into /usr/local for
 TypeScript; `make system-deps` installs them) and is visible to the sandbox through its
 read-only /usr. A program is compiled once per distinct source (see `compile.py`) in a job of
-its own, and its artifacts (a binary, class files, JavaScript) are copied into the private
+its own, and its artifacts (a binary, class files or a jar, JavaScript) are copied into the private
 /tmp of every test run.
 
 Memory (see `rewardlab.sandbox.Limits`): `memory_mb` is what the program may write
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 
 from rewardlab.errors import ConfigError
 from rewardlab.sandbox import Limits
+from rewardlab.verify.code.java import java_program
 
 _MIB = 1 << 20
 #: Where `make system-deps` installs TypeScript and @types/node with npm (under /usr: visible
@@ -54,8 +54,12 @@ class Language:
         source_file: the file the program is written to (Java: its public class decides).
         compile: shell command that builds the artifacts into out/, or None (interpreted
             Python: run from source). `{src}` is the source file, `{mem}` the budget in MiB.
-        run: argv of a test run, in the directory that holds the artifacts. `{mem}`: the budget in MiB, `{main}`:
-            the Java main class.
+        run: argv of a test run, in the directory that holds the artifacts. `{mem}`: the budget
+            in MiB, `{main}`: the Java main class (qualified by its package), `{classpath}`:
+            where the JVM finds it.
+        compile_packaged: the compile command of a Java source that declares a package (None:
+            `compile` for every source). Its classes land in directories (foo/bar/Main.class)
+            that the flat /tmp of a test run cannot hold, so they leave as one jar.
         toolchain: the program that must exist on the host for this language.
         package: what installs it (named in errors).
         time_factor: HackerEarth's time-limit multiplier (module doc).
@@ -77,6 +81,7 @@ class Language:
     reserve_mb: int = 0
     env: Mapping[str, str] = field(default_factory=dict)
     oom_markers: tuple[str, ...] = ()
+    compile_packaged: str | None = None
 
     def limits(self, *, cpu_seconds: float, wall_seconds: float, memory_mb: int, base: Limits) -> Limits:
         """Limits of one test run with `memory_mb` for the program (module doc)."""
@@ -91,18 +96,27 @@ class Language:
     def source_name(self, source: str) -> str:
         """The file name the source must have (javac wants the public class's name)."""
         if self.name == "java":
-            return f"{java_main_class(source)}.java"
+            return java_program(source).source_name
         return self.source_file
 
     def run_argv(self, source: str, memory_mb: int) -> list[str]:
-        main = java_main_class(source) if self.name == "java" else ""
-        return [part.format(mem=memory_mb, main=main) for part in self.run]
+        main, classpath = "", "."
+        if self.name == "java":
+            program = java_program(source)
+            main, classpath = program.qualified_main, JAVA_JAR if program.package else "."
+        return [part.format(mem=memory_mb, main=main, classpath=classpath) for part in self.run]
+
+    def compile_command(self, source: str) -> str:
+        """The compile command template for `source` (`compile`, or `compile_packaged`)."""
+        assert self.compile is not None
+        if self.compile_packaged and self.name == "java" and java_program(source).package:
+            return self.compile_packaged
+        return self.compile
 
     def compile_script(self, source: str, memory_mb: int) -> str:
         """The shell script of the compile job: the compiler's stdout goes to stderr (its
         messages), then the artifacts leave as base64 of a tar archive on stdout."""
-        assert self.compile is not None
-        build = self.compile.format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
+        build = self.compile_command(source).format(src=shlex.quote(self.source_name(source)), mem=memory_mb)
         return f"mkdir -p out && exec 3>&1 1>&2 && {build} && cd out && tar -cf - . | base64 -w0 >&3"
 
     def available(self) -> bool:
@@ -127,16 +141,10 @@ def toolchain_path(program: str) -> str | None:
     return real if real.startswith("/usr/") else None
 
 
-_JAVA_PUBLIC = re.compile(r"\bpublic\s+(?:(?:final|abstract|strictfp)\s+)*class\s+([A-Za-z_$][\w$]*)")
-_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][\w$]*)")
-
-
-def java_main_class(source: str) -> str:
-    """The public class (javac requires the file to carry its name), else the first class."""
-    match = _JAVA_PUBLIC.search(source) or _JAVA_CLASS.search(source)
-    return match.group(1) if match else "Main"
-
-
+_JAVAC = "javac -J-Xmx512m " + " ".join(f"-J{f}" for f in _JVM_FLAGS) + " -encoding UTF-8"
+_JAR = "jar -J-Xmx256m " + " ".join(f"-J{f}" for f in _JVM_FLAGS)
+#: The one artifact of a Java program that declares a package (its classes, in their directories).
+JAVA_JAR = "main.jar"
 _TSC = f"node {TYPESCRIPT_HOME}/typescript/bin/tsc"
 _NATIVE_OOM = ("std::bad_alloc", "memory allocation of", "Cannot allocate memory")
 
@@ -149,10 +157,10 @@ LANGUAGES: dict[str, Language] = {
                  "gcc", "gcc", 1.0, oom_markers=_NATIVE_OOM),
         Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std=gnu++17 -o out/main {src}",
                  ("./main",), "g++", "g++", 1.0, oom_markers=_NATIVE_OOM),
-        Language("java", frozenset({"java", ""}), "Main.java",
-                 "javac -J-Xmx512m " + " ".join(f"-J{f}" for f in _JVM_FLAGS) + " -encoding UTF-8 -d out {src}",
-                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", ".", "{main}"), "javac", "openjdk-17-jdk-headless",
-                 2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",)),
+        Language("java", frozenset({"java", ""}), "Main.java", f"{_JAVAC} -d out {{src}}",
+                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", "{classpath}", "{main}"), "javac", "openjdk-17-jdk-headless",
+                 2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",),
+                 compile_packaged=f"{_JAVAC} -d classes {{src}} && {_JAR} --create --no-manifest --file out/{JAVA_JAR} -C classes ."),
         Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
                  "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "main.js"),
                  "node", "nodejs", 5.0, runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
