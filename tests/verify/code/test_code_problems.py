@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -170,3 +171,22 @@ def test_checker_headers_from_the_reference_or_from_a_host_file(tmp_path: object
     assert from_host.score(Sample(response="print(42)", reference={"cases": cases, "checker": HEADER_CHECKER})).score == 1.0
     with pytest.raises(ValueError, match="cannot read"):
         CodeTests(checker_headers={"testlib.h": os.path.join(str(tmp_path), "absent.h")})
+
+
+def test_a_build_that_cannot_be_read_back_is_a_sandbox_error_not_a_zero(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile job whose artifacts land in a directory (the shape packaged Java had before it
+    was built into a jar) sends back an archive the host refuses: our side failed, not the
+    program, so the reward is an error result and the failure is not cached."""
+    require_toolchain("c")
+    nested = dataclasses.replace(LANGUAGES["c"], compile="mkdir -p out/pkg && gcc -O2 -o out/pkg/main {src}")
+    source = '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n'
+    cache = BuildCache(cache_dir=str(tmp_path))
+    reward = CodeTests(workers=1, language="c", cpu_seconds=1.0, wall_seconds=6.0, compile_cache=str(tmp_path))
+    build = compile_program(reward.pool, nested, source, memory_mb=1024, cache=cache)
+    assert build.status == "unreadable" and "unexpected entry" in build.message
+    assert not compile_program(reward.pool, nested, source, memory_mb=1024, cache=cache).cached
+    monkeypatch.setitem(LANGUAGES, "c", nested)
+    result = CodeTests(workers=1, language="c", cpu_seconds=1.0, wall_seconds=6.0).score(
+        Sample(response=f"```c\n{source}```", reference={"cases": [{"input": "", "output": "hi"}]})
+    )
+    assert result.status is Status.ERROR and result.error is not None and result.error.kind is ErrorKind.SANDBOX

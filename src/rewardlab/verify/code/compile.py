@@ -39,8 +39,10 @@ MAX_ARTIFACT_BYTES = 64 << 20  # all of them together
 class Build:
     """What compiling one source gave: artifacts (file name -> bytes), or why not.
 
-    `status` is "ok", "compile_error" (the compiler refused it: the program's fault) or
-    "compile_limit" (the compiler ran out of time or memory, or its output was unusable).
+    `status` is "ok", "compile_error" (the compiler refused it: the program's fault),
+    "compile_limit" (the compiler ran out of time or memory, or built more than a build may
+    hold: the program's fault too) or "unreadable" (what the compile job sent back could not be
+    read: our side, so the reward reports a `sandbox` error, and it is never cached).
     """
 
     status: str
@@ -139,6 +141,10 @@ class BuildCache:
         os.replace(tmp, path)  # atomic: a concurrent reader sees the old entry or the new one
 
 
+class BuildTooLarge(ValueError):
+    """A build with more files or bytes than a build may hold (the program's doing)."""
+
+
 def unpack_tar(data: bytes) -> dict[str, bytes]:
     """Regular files of an (untrusted) tar archive, by plain name; ValueError on anything else."""
     files: dict[str, bytes] = {}
@@ -154,7 +160,7 @@ def unpack_tar(data: bytes) -> dict[str, bytes]:
                     raise ValueError(f"unexpected entry {member.name!r} in the build")
                 total += member.size
                 if len(files) >= MAX_ARTIFACTS or total > MAX_ARTIFACT_BYTES:
-                    raise ValueError("the build is too large")
+                    raise BuildTooLarge("the build is too large")
                 extracted = tar.extractfile(member)
                 files[name] = extracted.read() if extracted else b""
     except tarfile.TarError as exc:
@@ -174,7 +180,8 @@ def compile_program(
         if (build := cache.get(key)) is not None:
             return build
         build = _compile_in_sandbox(pool, lang, source, memory_mb, dict(headers or {}))
-        cache.put(key, build)
+        if build.status != "unreadable":  # a failure on our side must not outlive this call
+            cache.put(key, build)
         return build
 
 
@@ -190,8 +197,10 @@ def _compile_in_sandbox(pool: SandboxPool, lang: Language, source: str, memory_m
         return Build("compile_limit", message=f"the compiler was stopped: {result.reason()}\n{message}", cpu_seconds=result.cpu_seconds)
     try:
         files = unpack_tar(base64.b64decode(result.stdout.strip(), validate=True))
+    except BuildTooLarge as exc:
+        return Build("compile_limit", message=f"{exc}\n{message}", cpu_seconds=result.cpu_seconds)
     except (ValueError, binascii.Error) as exc:
-        return Build("compile_limit", message=f"the build could not be read: {exc}\n{message}", cpu_seconds=result.cpu_seconds)
+        return Build("unreadable", message=f"the build could not be read: {exc}\n{message}", cpu_seconds=result.cpu_seconds)
     artifacts = {name: data for name, data in files.items() if "/" not in name}
     if not artifacts:
         return Build("compile_error", message=f"the compiler produced nothing\n{message}", cpu_seconds=result.cpu_seconds)

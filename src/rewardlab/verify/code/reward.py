@@ -230,6 +230,8 @@ class CodeTests(BaseReward):
                                "limits": {"cpu_seconds": program.limits.cpu_seconds, "memory_mb": program.memory_mb}}  # fmt: skip
         if program.build is not None:
             out["compile"] = program.build.to_info()
+            if program.build.status == "unreadable":  # not the program's fault: no score, an error
+                raise ScoringError("sandbox", program.build.message[-600:])
             if not program.build.ok:
                 return {**out, "tests": compile_failed(len(problem.cases))}
         checker = self._checker(pool, problem.checker) if problem.checker else None
@@ -255,6 +257,8 @@ class CodeTests(BaseReward):
             raise ScoringError("invalid_input", f"checker language {lang.name!r} is not supported; write the checker in a compiled language")
         headers = {**self._headers, **spec.get("files", {})}
         build = compile_program(pool, lang, spec["source"], memory_mb=256, cache=self.builds, headers=headers)
+        if build.status == "unreadable":
+            raise ScoringError("sandbox", build.message[-600:])
         if not build.ok:
             raise ScoringError("invalid_input", f"the problem's checker does not build: {build.message[-600:]}")
         limits = lang.limits(cpu_seconds=max(5.0, float(self.params["cpu_seconds"])), wall_seconds=30.0, memory_mb=256, base=self.limits)
