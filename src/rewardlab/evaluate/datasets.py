@@ -23,6 +23,7 @@ __all__ = [
     "CandidateSet",
     "OnError",
     "PairSet",
+    "collecting",
     "parse_rows",
     "read_candidates",
     "read_pairs",
@@ -80,13 +81,14 @@ def parse_rows(
 
 def read_parsed(path: str | Path, parse: Callable[[int, dict[str, Any]], T], *, on_error: OnError | None = None) -> list[T]:
     """`parse_rows` over `read_rows(path)`: the checked rows of a file, bad ones to `on_error`."""
-    note, unread = _counting(on_error)
+    note, unread = collecting(on_error)
     rows = read_rows(path, on_error=note)
     return parse_rows(rows, parse, str(path), on_error=on_error, unread=len(unread))
 
 
-def _counting(on_error: OnError | None) -> tuple[OnError | None, list[InputError]]:
-    """`on_error` that also keeps what it is handed (None stays None: strict)."""
+def collecting(on_error: OnError | None) -> tuple[OnError | None, list[InputError]]:
+    """`on_error` wrapped so that it also keeps what it is handed, and the list it keeps them in
+    (for a report of the rows left out); None stays None (strict)."""
     kept: list[InputError] = []
     if on_error is None:
         return None, kept
@@ -225,7 +227,7 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *
     """
     cols = columns or CandidateColumns()
     source = str(path)
-    note, unread = _counting(on_error)
+    note, unread = collecting(on_error)
     raw = read_rows(path, on_error=note)
     present = {name: _present(raw, name) for name in (cols.labels, cols.scores, cols.answers) if name}
     rows = parse_rows(raw, lambda line, row: _candidate_row(line, row, cols, present, source), source,
