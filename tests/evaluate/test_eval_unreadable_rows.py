@@ -212,7 +212,7 @@ def test_a_file_of_only_broken_rows_says_how_many_rows_could_not_be_read(tmp_pat
     path = tmp_path / "pairs.jsonl"
     path.write_text("{a\n" + json.dumps({"chosen": 1, "rejected": "b"}) + "\n" + json.dumps({"chosen": "a"}) + "\n")
     errors: list[InputError] = []
-    with pytest.raises(InputError, match=r"pairs\.jsonl: no row could be read \(3 rows could not be read"):
+    with pytest.raises(InputError, match=r"pairs\.jsonl: no row could be read \(3 rows could not be read\)"):
         read_pairs(path, on_error=errors.append)
     assert [e.line for e in errors] == [1, 2, 3]
 
@@ -271,3 +271,18 @@ def test_a_clean_file_reports_no_unreadable_rows(tmp_path):
     report = run_eval(by_length, clean, on_error=lambda exc: None)
     assert report.unreadable == [] and report.payload()["unreadable"] == []
     assert all(key != UNREADABLE for key, _ in report.summary)
+
+
+def test_cli_with_no_readable_row_prints_every_reason_then_the_count(tmp_path, qwen_rows, capsys):
+    spec = tmp_path / "weak.toml"
+    spec.write_text('[reward]\nname = "weak"\n[[reward.components]]\nname = "contains"\nuse = "text.contains"\n')
+    short = {**qwen_rows[0], "pred": qwen_rows[0]["pred"][:3]}
+    data = tmp_path / "cands.jsonl"
+    data.write_text("{bad\n" + json.dumps(short) + "\n")
+    assert main(["audit", str(spec), "--data", str(data), "--candidates", "-o", str(tmp_path / "audit")]) == 1
+    captured = capsys.readouterr()
+    printed = captured.out + captured.err
+    assert "2 rows could not be read and are left out" in printed
+    assert f"{data}:1: invalid JSON" in printed and f"{data}:2: column 'pred' must be a list of 8 items" in printed
+    assert "no row could be read (2 rows could not be read)" in printed
+    assert not (tmp_path / "audit" / "report.json").exists()

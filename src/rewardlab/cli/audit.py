@@ -59,13 +59,15 @@ def audit_command(
     from rewardlab.evaluate.datasets import CandidateColumns
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
-    report = audit_reward(
-        spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
-        limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
-        workers=workers, timeout=timeout,
-        probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)), on_error=unreadable.append,
-    )
-    print_unreadable(unreadable)
+    try:
+        report = audit_reward(
+            spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
+            limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
+            workers=workers, timeout=timeout,
+            probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)), on_error=unreadable.append,
+        )
+    finally:  # also when no row was left: the reasons come before the error
+        print_unreadable(unreadable)
     report.write(out)
     print_report_summary(report, out)
     return 1 if fail_on_flag and report.numbers["flagged_probes"] else 0

@@ -70,9 +70,11 @@ def eval_command(
 
     names = {key: value or None for key, value in settings_values(COLUMNS, columns).items()}
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
-    report = run_eval(spec, data, mode=mode, gold=gold, columns=CandidateColumns(**names), seed=seed, workers=workers,  # type: ignore[arg-type]
-                      timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append)  # fmt: skip
-    print_unreadable(unreadable)
+    try:
+        report = run_eval(spec, data, mode=mode, gold=gold, columns=CandidateColumns(**names), seed=seed, workers=workers,  # type: ignore[arg-type]
+                          timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append)  # fmt: skip
+    finally:  # also when no row was left: the reasons come before the error
+        print_unreadable(unreadable)
     report.write(out)
     print_report_summary(report, out)
 

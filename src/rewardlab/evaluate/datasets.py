@@ -75,7 +75,7 @@ def parse_rows(
             on_error(exc)
             bad += 1
     if not out:
-        raise InputError(f"no row could be read ({bad} rows could not be read; see the errors above)", source=source)
+        raise InputError(f"no row could be read ({bad} rows could not be read)", source=source)
     return out
 
 
