@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -87,3 +88,13 @@ def progress_bar(enabled: bool, description: str) -> Iterator[tuple[Callable[[in
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
         task = progress.add_task(description, total=None)
         yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total))
+
+
+def print_unreadable(errors: list[Any], *, shown: int = 5) -> None:
+    """Say how many rows of a data file were left out as unreadable, and the first few errors
+    (sorted by line), so that no row is dropped without a word."""
+    if errors:
+        errors.sort(key=lambda exc: exc.line or 0)
+        console.print(f"[yellow]{len(errors)} rows could not be read and are left out; first errors:[/yellow]")
+        for exc in errors[:shown]:
+            console.print(f"  {exc}", markup=False, highlight=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.errors import UsageError
+from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate.audit.options import ProbeOptions  # no numpy: cheap to import at start-up
 
 _FIELDS = ("prompt", "response", "reference", "steps", "id", "group", "meta")
@@ -52,17 +52,22 @@ def audit_command(
     which probes are hacks and by how much, with examples; optionally cross-checks the reward
     against another one or the data's labels. HTML and JSON report in --out.
     """
+    from rewardlab.cli._render import print_unreadable
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
     from rewardlab.evaluate.audit.run_audit import audit_reward
     from rewardlab.evaluate.datasets import CandidateColumns
 
-    report = audit_reward(
-        spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
-        limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
-        workers=workers, timeout=timeout,
-        probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)),
-    )
+    unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
+    try:
+        report = audit_reward(
+            spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
+            limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
+            workers=workers, timeout=timeout,
+            probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)), on_error=unreadable.append,
+        )
+    finally:  # also when no row was left: the reasons come before the error
+        print_unreadable(unreadable)
     report.write(out)
     print_report_summary(report, out)
     return 1 if fail_on_flag and report.numbers["flagged_probes"] else 0

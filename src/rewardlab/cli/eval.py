@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.errors import UsageError
+from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate.datasets import CandidateColumns  # no numpy: cheap to import at start-up
 
 
@@ -66,8 +66,15 @@ def eval_command(
 
     if mode != "auto" and mode not in MODES:
         raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
+    from rewardlab.cli._render import print_unreadable
+
     names = {key: value or None for key, value in settings_values(COLUMNS, columns).items()}
-    report = run_eval(spec, data, mode=mode, gold=gold, columns=CandidateColumns(**names), seed=seed, workers=workers, timeout=timeout, threshold=threshold, compare=compare)  # type: ignore[arg-type]
+    unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
+    try:
+        report = run_eval(spec, data, mode=mode, gold=gold, columns=CandidateColumns(**names), seed=seed, workers=workers,  # type: ignore[arg-type]
+                          timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append)  # fmt: skip
+    finally:  # also when no row was left: the reasons come before the error
+        print_unreadable(unreadable)
     report.write(out)
     print_report_summary(report, out)
 

@@ -9,10 +9,11 @@ chosen and a rejected response, and optionally a subset name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rewardlab.core import JSON, ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
@@ -20,19 +21,83 @@ from rewardlab.errors import InputError
 __all__ = [
     "CandidateColumns",
     "CandidateSet",
+    "OnError",
     "PairSet",
+    "collecting",
+    "parse_rows",
     "read_candidates",
     "read_pairs",
+    "read_parsed",
     "read_rows",
     "read_scored_rollouts",
 ]
 
+#: Called with the `InputError` of a row that cannot be read; the row is then left out.
+OnError = Callable[[InputError], None]
+T = TypeVar("T")
 
-def read_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """`(line, row)` of a JSONL, Parquet or saved-`datasets` file; bad JSON names its line."""
+
+def read_rows(path: str | Path, *, on_error: OnError | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """`(line, row)` of a JSONL, Parquet or saved-`datasets` file; bad JSON names its line.
+
+    With `on_error`, a line that is not a JSON object is handed to it and left out.
+    """
     from rewardlab.runner.io import read_objects
 
-    return read_objects(path)
+    return read_objects(path, on_error)
+
+
+def parse_rows(
+    rows: list[tuple[int, dict[str, Any]]], parse: Callable[[int, dict[str, Any]], T], source: str,
+    *, on_error: OnError | None = None, unread: int = 0,
+) -> list[T]:
+    """`parse(line, row)` of every row; a row whose `parse` raises `InputError` is handed to
+    `on_error` and left out (without `on_error` the error is raised).
+
+    Args:
+        rows: `(line, row)` as `read_rows` gives them.
+        parse: checks one row and returns what the caller keeps of it.
+        source: the file, named when no row is left.
+        on_error: see `read_rows`.
+        unread: rows `read_rows` already left out (counted in the error when none is left).
+
+    Raises:
+        InputError: without `on_error`, the first bad row's; with it, when no row is left,
+            saying how many could not be read.
+    """
+    out, bad = [], unread
+    for line, row in rows:
+        try:
+            out.append(parse(line, row))
+        except InputError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            bad += 1
+    if not out:
+        raise InputError(f"no row could be read ({bad} rows could not be read)", source=source)
+    return out
+
+
+def read_parsed(path: str | Path, parse: Callable[[int, dict[str, Any]], T], *, on_error: OnError | None = None) -> list[T]:
+    """`parse_rows` over `read_rows(path)`: the checked rows of a file, bad ones to `on_error`."""
+    note, unread = collecting(on_error)
+    rows = read_rows(path, on_error=note)
+    return parse_rows(rows, parse, str(path), on_error=on_error, unread=len(unread))
+
+
+def collecting(on_error: OnError | None) -> tuple[OnError | None, list[InputError]]:
+    """`on_error` wrapped so that it also keeps what it is handed, and the list it keeps them in
+    (for a report of the rows left out); None stays None (strict)."""
+    kept: list[InputError] = []
+    if on_error is None:
+        return None, kept
+
+    def note(exc: InputError) -> None:
+        kept.append(exc)
+        on_error(exc)
+
+    return note, kept
 
 
 @dataclass(frozen=True)
@@ -86,45 +151,101 @@ def _score_value(value: Any, column: str, source: str, line: int) -> float:
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
+    if not math.isfinite(value):  # a NaN or infinite score would poison every mean and rank
+        raise InputError(f"column {column!r} holds {value}; expected a finite number", source=source, line=line)
     return float(value)
 
 
-def read_candidates(path: str | Path, columns: CandidateColumns | None = None) -> CandidateSet:
-    """Load a candidate-set file; every response becomes one `Sample` with `group` = problem."""
+def _label_value(value: Any, column: str, source: str, line: int) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    raise InputError(f"column {column!r} holds {value!r}; expected true/false (or 1/0)", source=source, line=line)
+
+
+@dataclass(frozen=True)
+class _CandidateRow:
+    """One problem's candidates, read and checked."""
+
+    prompt: str
+    responses: list[str]
+    reference: Any
+    meta: dict[str, JSON]
+    labels: list[bool] | None
+    scores: list[float] | None
+    answers: list[str] | None
+
+
+def _present(rows: list[tuple[int, dict[str, Any]]], name: str | None) -> bool:
+    """Whether the file has the optional column `name`: at least half its rows hold it (so one
+    stray row neither adds a column to the file nor takes it away)."""
+    return bool(name) and 2 * sum(name in row for _, row in rows) >= len(rows)
+
+
+def _candidate_row(line: int, row: dict[str, Any], cols: CandidateColumns, present: dict[str, bool], source: str) -> _CandidateRow:
+    responses = row.get(cols.responses)
+    if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
+        raise InputError(f"column {cols.responses!r} must be a non-empty list of strings", source=source, line=line)
+    n = len(responses)
+
+    def column(name: str | None) -> list[Any] | None:
+        if name is None or not present[name]:
+            return None
+        if name not in row:
+            raise InputError(f"column {name!r} is missing here but present in other rows", source=source, line=line)
+        return _column(row, name, n, source, line)
+
+    labels, scores, answers = column(cols.labels), column(cols.scores), column(cols.answers)
+    meta: dict[str, JSON] = {"line": line}
+    for k in ("level", "type", "subject", "idx"):
+        if k in row:
+            meta[k] = row[k]
+    return _CandidateRow(
+        prompt=str(row.get(cols.prompt, "")), responses=responses, reference=row.get(cols.reference), meta=meta,
+        labels=None if labels is None else [_label_value(v, str(cols.labels), source, line) for v in labels],
+        scores=None if scores is None else [_score_value(v, str(cols.scores), source, line) for v in scores],
+        answers=None if answers is None else [str(v) for v in answers],
+    )
+
+
+def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None) -> CandidateSet:
+    """Load a candidate-set file; every response becomes one `Sample` with `group` = problem.
+
+    Args:
+        path: the file (JSONL, Parquet or a saved `datasets` directory).
+        columns: its column names (default: the Qwen2.5-Math evaluation files').
+        on_error: called with the `InputError` of each row that cannot be read (bad JSON,
+            responses that are not a list of strings, a labels/scores/answers list of another
+            length, a label that is not true/false, a score that is not a finite number, an
+            optional column most rows have but this one lacks); that row is left out and the
+            others are loaded. Without it the first bad row raises.
+
+    Raises:
+        InputError: naming the file and line of the first bad row (without `on_error`), or
+            when no row can be read.
+    """
     cols = columns or CandidateColumns()
     source = str(path)
+    note, unread = collecting(on_error)
+    raw = read_rows(path, on_error=note)
+    present = {name: _present(raw, name) for name in (cols.labels, cols.scores, cols.answers) if name}
+    rows = parse_rows(raw, lambda line, row: _candidate_row(line, row, cols, present, source), source,
+                      on_error=on_error, unread=len(unread))  # fmt: skip
     samples: list[Sample] = []
     problem: list[int] = []
-    labels: list[bool] = []
-    scores: list[float] = []
-    answers: list[str] = []
-    for index, (line, row) in enumerate(read_rows(path)):
-        responses = row.get(cols.responses)
-        if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
-            raise InputError(f"column {cols.responses!r} must be a non-empty list of strings", source=source, line=line)
-        n = len(responses)
-        meta: dict[str, JSON] = {"line": line, "problem": index}
-        for k in ("level", "type", "subject", "idx"):
-            if k in row:
-                meta[k] = row[k]
-        row_labels = None
-        if cols.labels and cols.labels in row:
-            row_labels = [bool(v) for v in _column(row, cols.labels, n, source, line)]
-            labels.extend(row_labels)
-        for j, text in enumerate(responses):
-            extra = {"candidate": j} if row_labels is None else {"candidate": j, "label": row_labels[j]}
-            samples.append(Sample(prompt=str(row.get(cols.prompt, "")), response=text, reference=row.get(cols.reference),
-                                  meta={**meta, **extra}, group=str(index)))
+    for index, row in enumerate(rows):  # problems are numbered over the rows read
+        for j, text in enumerate(row.responses):
+            label = {} if row.labels is None else {"label": row.labels[j]}
+            samples.append(Sample(prompt=row.prompt, response=text, reference=row.reference,
+                                  meta={**row.meta, "problem": index, "candidate": j, **label}, group=str(index)))  # fmt: skip
             problem.append(index)
-        if cols.scores and cols.scores in row:
-            scores.extend(_score_value(v, cols.scores, source, line) for v in _column(row, cols.scores, n, source, line))
-        if cols.answers and cols.answers in row:
-            answers.extend(str(v) for v in _column(row, cols.answers, n, source, line))
 
-    def whole(values: list[Any]) -> list[Any] | None:
-        return values if len(values) == len(samples) else None
+    def joined(values: list[list[Any] | None]) -> list[Any] | None:
+        return None if values[0] is None else [v for part in values for v in part or ()]
 
-    return CandidateSet(samples, problem, whole(labels), whole(scores), whole(answers), source)
+    return CandidateSet(samples, problem, joined([r.labels for r in rows]), joined([r.scores for r in rows]),
+                        joined([r.answers for r in rows]), source)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -137,21 +258,33 @@ class PairSet:
     source: str
 
 
+def _text(row: dict[str, Any], name: str, source: str, line: int) -> str | list[Any]:
+    """A response column: a string, or chat messages (a non-empty list of objects)."""
+    value = row.get(name)
+    if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(m, dict) for m in value)):
+        return value
+    got = "missing" if name not in row else f"a {type(value).__name__}"
+    raise InputError(f"text column {name!r} must be a string or a list of chat messages, got {got}", source=source, line=line)
+
+
 def read_pairs(path: str | Path, *, prompt: str = "prompt", chosen: str = "chosen", rejected: str = "rejected",
-               subset: str = "subset", reference: str | None = None) -> PairSet:
-    """Load preference pairs (RewardBench column names by default)."""
+               subset: str = "subset", reference: str | None = None, on_error: OnError | None = None) -> PairSet:
+    """Load preference pairs (RewardBench column names by default).
+
+    With `on_error`, a row that cannot be read (bad JSON, a chosen or rejected response that is
+    missing or neither a string nor chat messages) is handed to it and left out.
+    """
     source = str(path)
-    out_c, out_r, subsets = [], [], []
-    for line, row in read_rows(path):
-        for name in (chosen, rejected):
-            if not isinstance(row.get(name), str | list):
-                raise InputError(f"missing text column {name!r}", source=source, line=line)
+
+    def pair(line: int, row: dict[str, Any]) -> tuple[Sample, Sample, str]:
+        good, bad = _text(row, chosen, source, line), _text(row, rejected, source, line)
         ref = row.get(reference) if reference else None
         meta = {"line": line}
-        out_c.append(Sample(prompt=row.get(prompt, ""), response=row[chosen], reference=ref, meta=meta))
-        out_r.append(Sample(prompt=row.get(prompt, ""), response=row[rejected], reference=ref, meta=meta))
-        subsets.append(str(row.get(subset, "all")))
-    return PairSet(out_c, out_r, subsets, source)
+        return (Sample(prompt=row.get(prompt, ""), response=good, reference=ref, meta=meta),
+                Sample(prompt=row.get(prompt, ""), response=bad, reference=ref, meta=meta), str(row.get(subset, "all")))
+
+    pairs = read_parsed(path, pair, on_error=on_error)
+    return PairSet([c for c, _, _ in pairs], [r for _, r, _ in pairs], [s for _, _, s in pairs], source)
 
 
 _SCORE_COLUMNS = ("reward", "reward_status", "reward_error_kind", "reward_error", "reward_info",
@@ -178,6 +311,8 @@ def _scored_result(row: dict[str, Any], source: str, line: int) -> RewardResult:
 def _result(score: Any, status: Any, error: Any, source: str, line: int) -> RewardResult:
     try:
         if status == "ok":
+            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+                raise InputError(f"an ok reward must be a finite number, got {score!r}", source=source, line=line)
             return RewardResult.ok(float(score))
         if status == "error":
             return RewardResult.failure(ErrorKind(error["kind"]), str(error.get("message", "")))
@@ -188,15 +323,24 @@ def _result(score: Any, status: Any, error: Any, source: str, line: int) -> Rewa
     raise InputError(f"reward_status must be ok, error or skipped, got {status!r}", source=source, line=line)
 
 
-def read_scored_rollouts(path: str | Path, *, fields: Mapping[str, str] | None = None) -> tuple[list[Sample], list[RewardResult]]:
+def read_scored_rollouts(
+    path: str | Path, *, fields: Mapping[str, str] | None = None, on_error: OnError | None = None
+) -> tuple[list[Sample], list[RewardResult]]:
     """Rollouts and their results from a `rewardlab score` output file (or any file with the
-    same `reward`, `reward_status`, `reward_error_kind`, `reward/<component>` columns)."""
+    same `reward`, `reward_status`, `reward_error_kind`, `reward/<component>` columns).
+
+    With `on_error`, a row that cannot be read (bad JSON, no `reward_status`, an ok reward that
+    is not a finite number, reward columns that disagree, a field `Sample.from_dict` refuses)
+    is handed to it and left out.
+    """
     source = str(path)
-    samples, results = [], []
-    for line, row in read_rows(path):
+
+    def rollout(line: int, row: dict[str, Any]) -> tuple[Sample, RewardResult]:
         if "reward_status" not in row:
             raise InputError("not a scored file: no `reward_status` column (score it with `rewardlab score` first)", source=source, line=line)
-        results.append(_scored_result(row, source, line))
+        result = _scored_result(row, source, line)
         plain = {k: v for k, v in row.items() if k not in _SCORE_COLUMNS and not k.startswith("reward/")}
-        samples.append(Sample.from_dict(plain, fields=fields, source=source, line=line))
-    return samples, results
+        return Sample.from_dict(plain, fields=fields, source=source, line=line), result
+
+    rows = read_parsed(path, rollout, on_error=on_error)
+    return [s for s, _ in rows], [r for _, r in rows]

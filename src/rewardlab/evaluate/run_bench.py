@@ -25,7 +25,7 @@ from rewardlab.errors import InputError
 from rewardlab.evaluate import pairwise, rewardbench, stats
 from rewardlab.evaluate._scoring import error_counts, scorer
 from rewardlab.evaluate.audit import report as rp
-from rewardlab.evaluate.datasets import read_rows
+from rewardlab.evaluate.datasets import OnError, read_parsed
 
 __all__ = ["evaluate_bestofk", "evaluate_rmbench"]
 
@@ -60,11 +60,11 @@ def _is_ties(subset: str) -> bool:
     return subset.lower() == "ties"
 
 
-def _bestofk_rows(path: str | Path) -> tuple[list[list[Sample]], list[str], list[tuple[str, int]]]:
+def _bestofk_rows(path: str | Path, on_error: OnError | None = None) -> tuple[list[list[Sample]], list[str], list[tuple[str, int]]]:
     """Response groups (chosen first), subsets and (id, num_correct) per row."""
     source = str(path)
-    groups, subsets, ids = [], [], []
-    for line, row in read_rows(path):
+
+    def item(line: int, row: dict[str, Any]) -> tuple[list[Sample], str, tuple[str, int]]:
         chosen = _texts(row.get("chosen"), "chosen", source, line)
         rejected = _texts(row.get("rejected"), "rejected", source, line)
         subset = str(row.get("subset", "all"))
@@ -75,10 +75,10 @@ def _bestofk_rows(path: str | Path) -> tuple[list[list[Sample]], list[str], list
             raise InputError(f"num_correct must be 1..{len(chosen)} (the chosen responses), got {num_correct!r}",
                              source=source, line=line)
         prompt = row.get("prompt", "")
-        groups.append([Sample(prompt=prompt, response=t, meta={"line": line}) for t in chosen + rejected])
-        subsets.append(subset)
-        ids.append((str(row.get("id", "")), num_correct))
-    return groups, subsets, ids
+        return [Sample(prompt=prompt, response=t, meta={"line": line}) for t in chosen + rejected], subset, (str(row.get("id", "")), num_correct)
+
+    items = read_parsed(path, item, on_error=on_error)
+    return [g for g, _, _ in items], [s for _, s, _ in items], [i for _, _, i in items]
 
 
 def _ties_numbers(idx: list[int], scores: list[list[float]], lengths: list[list[float]], ids: list[tuple[str, int]]) -> dict[str, Any]:
@@ -94,11 +94,13 @@ def _ties_numbers(idx: list[int], scores: list[list[float]], lengths: list[list[
             "length_baseline": pairwise.LengthBaseline(longer, shorter)}
 
 
-def evaluate_bestofk(path: str | Path, reward: Reward, *, seed: int = 0, workers: int = 0, timeout: float | None = None) -> Outcome:
+def evaluate_bestofk(path: str | Path, reward: Reward, *, seed: int = 0, workers: int = 0, timeout: float | None = None,
+                     on_error: OnError | None = None) -> Outcome:
     """RewardBench-2 accuracy per subset (ties at the top 1/t; Ties by its own formula), the
-    mean over subsets, and the two-sided length baseline."""
+    mean over subsets, and the two-sided length baseline. With `on_error`, a row that cannot be
+    read is handed to it and left out (see `datasets.read_parsed`)."""
     source = str(path)
-    groups, subsets, ids = _bestofk_rows(path)
+    groups, subsets, ids = _bestofk_rows(path, on_error)
     results, errors = _score_groups(reward, groups, workers, timeout)
     keep = _complete(results)
     if not keep:
@@ -137,16 +139,22 @@ def _estimate(value: Any) -> float:
     return float(value) if isinstance(value, float) else float(value.estimate)
 
 
-def evaluate_rmbench(path: str | Path, reward: Reward, *, workers: int = 0, timeout: float | None = None) -> Outcome:
-    """RM-Bench easy/normal/hard accuracies per domain, and the same grid for response length."""
+def evaluate_rmbench(path: str | Path, reward: Reward, *, workers: int = 0, timeout: float | None = None,
+                     on_error: OnError | None = None) -> Outcome:
+    """RM-Bench easy/normal/hard accuracies per domain, and the same grid for response length.
+    With `on_error`, a row that cannot be read (not three chosen and three rejected responses,
+    ...) is handed to it and left out."""
     source = str(path)
-    groups, domains = [], []
-    for line, row in read_rows(path):
+
+    def item(line: int, row: dict[str, Any]) -> tuple[list[Sample], str]:
         chosen = _texts(row.get("chosen"), "chosen", source, line, 3)
         rejected = _texts(row.get("rejected"), "rejected", source, line, 3)
         prompt = row.get("prompt", "")
-        groups.append([Sample(prompt=prompt, response=t, meta={"line": line}) for t in chosen + rejected])
-        domains.append(str(row.get("domain", row.get("subset", "all"))))
+        return ([Sample(prompt=prompt, response=t, meta={"line": line}) for t in chosen + rejected],
+                str(row.get("domain", row.get("subset", "all"))))
+
+    items = read_parsed(path, item, on_error=on_error)
+    groups, domains = [g for g, _ in items], [d for _, d in items]
     results, errors = _score_groups(reward, groups, workers, timeout)
     keep = _complete(results)
     if not keep:

@@ -36,6 +36,8 @@ from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
 from rewardlab.evaluate.datasets import (
     CandidateColumns,
     CandidateSet,
+    OnError,
+    collecting,
     read_candidates,
     read_pairs,
     read_rows,
@@ -263,8 +265,9 @@ Mode = Literal["candidates", "pairs", "rollouts", "bestofk", "rmbench", "process
 MODES = ("candidates", "pairs", "rollouts", "bestofk", "rmbench", "process", "prmbench", "judge")
 
 
-def _detect_mode(data: str | Path, columns: CandidateColumns) -> Mode:
-    _, first = read_rows(data)[0]
+def _detect_mode(data: str | Path, columns: CandidateColumns, lenient: bool) -> Mode:
+    """The shape of the file's first row (its first readable row when `lenient`)."""
+    _, first = read_rows(data, on_error=(lambda _exc: None) if lenient else None)[0]
     if "reward_status" in first:
         return "rollouts"
     if "verdict_ab" in first or "judgments" in first:
@@ -290,6 +293,7 @@ def run_eval(
     spec: Spec | None, data: str | Path, *, mode: Literal["auto"] | Mode = "auto",
     gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
     workers: int = 0, timeout: float | None = None, threshold: float = 0.5, compare: Sequence[Spec] = (),
+    on_error: OnError | None = None,
 ) -> rp.Report:
     """Evaluate a reward on a data file and return the `Report` (`.write(dir)` for HTML + JSON).
 
@@ -308,36 +312,51 @@ def run_eval(
         threshold: ProcessBench: a step scoring below it is predicted wrong; PRMBench: a step
             scoring above it is predicted correct (each benchmark's own rule).
         compare: other rewards to compare with `spec` by paired tests (candidates and pairs).
+        on_error: called with the `InputError` of each row of `data` that cannot be read (bad
+            JSON, a missing or ill-typed column, lists of the wrong length, a non-finite score);
+            the row is left out, the others are evaluated, and the report lists it under
+            `unreadable`. Without it the first bad row raises.
     """
+    note, unreadable = collecting(on_error)
     columns = columns or CandidateColumns()
-    mode = _detect_mode(data, columns) if mode == "auto" else mode
+    mode = _detect_mode(data, columns, on_error is not None) if mode == "auto" else mode
+    if mode not in MODES:
+        raise UsageError(f"mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
     reward = load_reward(spec) if spec is not None else None
-    if mode == "judge":
-        summary, sections, numbers = run_judge.evaluate_judge(data)
-    elif mode == "rollouts":
-        samples, results = read_scored_rollouts(data)
-        bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
-        summary, sections, numbers = evaluate_rollouts(samples, results, bounds=bounds)
-    elif mode in ("pairs", "bestofk", "rmbench", "process", "prmbench"):
-        if reward is None:
-            raise UsageError(f"{mode} evaluation needs a reward spec to score the responses")
-        if mode == "pairs":
-            summary, sections, numbers = evaluate_pairs(read_pairs(data), reward, others=[load_reward(c) for c in compare],
-                                                        seed=seed, workers=workers, timeout=timeout)
-        elif mode == "bestofk":
-            summary, sections, numbers = run_bench.evaluate_bestofk(data, reward, seed=seed, workers=workers, timeout=timeout)
-        elif mode == "rmbench":
-            summary, sections, numbers = run_bench.evaluate_rmbench(data, reward, workers=workers, timeout=timeout)
-        elif mode == "process":
-            summary, sections, numbers = run_process.evaluate_process(data, reward, threshold=threshold, workers=workers, timeout=timeout)
-        else:
-            summary, sections, numbers = run_process.evaluate_prmbench(data, reward, threshold=threshold, workers=workers, timeout=timeout)
-    else:
-        gold_reward = load_reward(gold) if gold is not None else None
-        summary, sections, numbers = evaluate_candidates(read_candidates(data, columns), reward=reward, gold=gold_reward,
-                                                         others=[load_reward(c) for c in compare], seed=seed,
-                                                         workers=workers, timeout=timeout)
+    summary, sections, numbers = _evaluate(mode, reward, data, gold=gold, columns=columns, seed=seed, workers=workers,
+                                           timeout=timeout, threshold=threshold, compare=compare,
+                                           on_error=note)  # fmt: skip
     numbers = {"mode": mode, "reward": repr(reward) if reward else None, **numbers}
     hash_ = spec_hash(reward) if reward is not None else "none (file scores only)"
     title = f"rewardlab eval: {reward.name if reward else 'file scores'} on {Path(data).name}"
-    return rp.Report(title, rp.stamps(spec_hash=hash_, data=data, seed=seed), [("mode", mode), *summary], sections, numbers)
+    return rp.Report(title, rp.stamps(spec_hash=hash_, data=data, seed=seed), [("mode", mode), *summary], sections, numbers,
+                     unreadable=rp.unreadable_rows(unreadable))  # fmt: skip
+
+
+def _evaluate(
+    mode: Mode, reward: Reward | None, data: str | Path, *, gold: Spec | None, columns: CandidateColumns, seed: int,
+    workers: int, timeout: float | None, threshold: float, compare: Sequence[Spec], on_error: OnError | None,
+) -> tuple[list[tuple[str, str]], list[rp.Section], dict[str, Any]]:
+    """Summary rows, sections and numbers of one mode (see `run_eval`)."""
+    if mode == "judge":
+        return run_judge.evaluate_judge(data, on_error=on_error)
+    if mode == "rollouts":
+        samples, results = read_scored_rollouts(data, on_error=on_error)
+        bounds = reward.range if reward is not None and all(np.isfinite(reward.range)) else None
+        return evaluate_rollouts(samples, results, bounds=bounds)
+    if mode == "candidates":
+        gold_reward = load_reward(gold) if gold is not None else None
+        return evaluate_candidates(read_candidates(data, columns, on_error=on_error), reward=reward, gold=gold_reward,
+                                   others=[load_reward(c) for c in compare], seed=seed, workers=workers, timeout=timeout)  # fmt: skip
+    if reward is None:
+        raise UsageError(f"{mode} evaluation needs a reward spec to score the responses")
+    if mode == "pairs":
+        return evaluate_pairs(read_pairs(data, on_error=on_error), reward, others=[load_reward(c) for c in compare],
+                              seed=seed, workers=workers, timeout=timeout)  # fmt: skip
+    if mode == "bestofk":
+        return run_bench.evaluate_bestofk(data, reward, seed=seed, workers=workers, timeout=timeout, on_error=on_error)
+    if mode == "rmbench":
+        return run_bench.evaluate_rmbench(data, reward, workers=workers, timeout=timeout, on_error=on_error)
+    if mode == "process":
+        return run_process.evaluate_process(data, reward, threshold=threshold, workers=workers, timeout=timeout, on_error=on_error)
+    return run_process.evaluate_prmbench(data, reward, threshold=threshold, workers=workers, timeout=timeout, on_error=on_error)

@@ -18,6 +18,7 @@ reported, never an error; any other verdict is an error naming the file and line
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from rewardlab.errors import InputError
 from rewardlab.evaluate import pairwise
 from rewardlab.evaluate.audit import report as rp
-from rewardlab.evaluate.datasets import read_rows
+from rewardlab.evaluate.datasets import OnError, read_parsed
 
 __all__ = ["JUDGEBENCH_SOURCES", "evaluate_judge"]
 
@@ -69,20 +70,36 @@ def _ours(row: dict[str, Any], source: str, line: int) -> tuple[list[str | None]
     return verdicts, label, str(row.get("subset", "all"))
 
 
-def _read(path: str | Path) -> tuple[list[list[str | None]], list[str | None], list[str], list[int]]:
+_Item = tuple[list[str | None], str | None, str, int]  # verdicts, label, subset, line
+
+
+def _read(path: str | Path, on_error: OnError | None = None) -> tuple[list[list[str | None]], list[str | None], list[str], list[int]]:
     source = str(path)
-    verdicts, labels, subsets, lines = [], [], [], []
-    for line, row in read_rows(path):
-        v, label, subset = (_native if "judgments" in row else _ours)(row, source, line)
-        verdicts.append(v)
-        labels.append(label)
-        subsets.append(subset)
-        lines.append(line)
-    if len({len(v) for v in verdicts}) > 1:
-        first_single = next(line for v, line in zip(verdicts, lines, strict=True) if len(v) == 1)
+
+    def item(line: int, row: dict[str, Any]) -> _Item:
+        return (*(_native if "judgments" in row else _ours)(row, source, line), line)
+
+    items = _one_order_count(read_parsed(path, item, on_error=on_error), source, on_error)
+    return [i[0] for i in items], [i[1] for i in items], [i[2] for i in items], [i[3] for i in items]
+
+
+def _one_order_count(items: list[_Item], source: str, on_error: OnError | None) -> list[_Item]:
+    """The items, all with one judgment or all with two (single-order and swapped runs are
+    scored apart). Without `on_error` a mix raises at the first single-order row; with it, the
+    rows of the rarer count (on a tie: the single-order ones) are handed to it and left out."""
+    counts = Counter(len(v) for v, *_ in items)
+    if len(counts) < 2:
+        return items
+    if on_error is None:
+        first_single = next(line for v, *_, line in items if len(v) == 1)
         raise InputError("rows mix one and two judgments; score single-order and swapped runs apart",
                          source=source, line=first_single)
-    return verdicts, labels, subsets, lines
+    usual = 2 if counts[2] >= counts[1] else 1
+    for v, *_, line in items:
+        if len(v) != usual:
+            on_error(InputError(f"holds {len(v)} judgment(s) where {counts[usual]} other rows hold {usual}; "
+                                "score single-order and swapped runs apart", source=source, line=line))
+    return [i for i in items if len(i[0]) == usual]
 
 
 def _single_game(verdicts: list[list[str | None]], labels: list[str | None]) -> dict[str, Any]:
@@ -91,10 +108,12 @@ def _single_game(verdicts: list[list[str | None]], labels: list[str | None]) -> 
             "nulls": sum(v[0] is None for v in verdicts), "items": len(verdicts)}
 
 
-def evaluate_judge(path: str | Path) -> Outcome:
-    """Accuracy (JudgeBench's counting), order-swap consistency and null verdicts per subset."""
+def evaluate_judge(path: str | Path, *, on_error: OnError | None = None) -> Outcome:
+    """Accuracy (JudgeBench's counting), order-swap consistency and null verdicts per subset.
+    With `on_error`, a row that cannot be read (an unknown decision or label, a judgment count
+    other than the other rows') is handed to it and left out."""
     source = str(path)
-    verdicts, labels, subsets, lines = _read(path)
+    verdicts, labels, subsets, lines = _read(path, on_error)
     has_labels = all(lab is not None for lab in labels)
     swapped = len(verdicts[0]) == 2
     if not swapped and not has_labels:

@@ -26,7 +26,7 @@ from rewardlab.errors import InputError
 from rewardlab.evaluate import prm_metrics, prmbench
 from rewardlab.evaluate._scoring import error_counts, scorer
 from rewardlab.evaluate.audit import report as rp
-from rewardlab.evaluate.datasets import read_rows
+from rewardlab.evaluate.datasets import OnError, read_parsed
 
 __all__ = ["evaluate_prmbench", "evaluate_process"]
 
@@ -60,19 +60,20 @@ def _score(reward: Reward, samples: list[Sample], workers: int, timeout: float |
         return score(samples)
 
 
-def _processbench_rows(path: str | Path) -> tuple[list[Sample], list[int], list[str]]:
+def _processbench_rows(path: str | Path, on_error: OnError | None = None) -> tuple[list[Sample], list[int], list[str]]:
     source = str(path)
-    samples, labels, subsets = [], [], []
-    for line, row in read_rows(path):
+
+    def solution(line: int, row: dict[str, Any]) -> tuple[Sample, int, str]:
         steps = _steps(row.get("steps"), "steps", source, line)
         label = row.get("label")
         if isinstance(label, bool) or not isinstance(label, int) or not -1 <= label < len(steps):
             raise InputError(f"label must be -1 or a step index below {len(steps)}, got {label!r}", source=source, line=line)
-        samples.append(Sample(prompt=str(row.get("problem", row.get("prompt", ""))), response="\n\n".join(steps),
-                              steps=tuple(steps), meta={"line": line}))
-        labels.append(label)
-        subsets.append(str(row.get("subset", "all")))
-    return samples, labels, subsets
+        sample = Sample(prompt=str(row.get("problem", row.get("prompt", ""))), response="\n\n".join(steps),
+                        steps=tuple(steps), meta={"line": line})
+        return sample, label, str(row.get("subset", "all"))
+
+    rows = read_parsed(path, solution, on_error=on_error)
+    return [s for s, _, _ in rows], [label for _, label, _ in rows], [sub for _, _, sub in rows]
 
 
 def _known_step_labels(label: int, n_steps: int) -> list[int]:
@@ -82,9 +83,10 @@ def _known_step_labels(label: int, n_steps: int) -> list[int]:
 
 
 def evaluate_process(path: str | Path, reward: Reward, *, threshold: float = 0.5, workers: int = 0,
-                     timeout: float | None = None) -> Outcome:
-    """ProcessBench F1 per subset and its headline, the mean of the subsets' F1."""
-    samples, labels, subsets = _processbench_rows(path)
+                     timeout: float | None = None, on_error: OnError | None = None) -> Outcome:
+    """ProcessBench F1 per subset and its headline, the mean of the subsets' F1. With
+    `on_error`, a row that cannot be read is handed to it and left out."""
+    samples, labels, subsets = _processbench_rows(path, on_error)
     results = _score(reward, samples, workers, timeout)
     usable, dropped = _usable(samples, results, reward, str(path))
     preds = {i: prm_metrics.first_error_step(results[i].steps or (), threshold=threshold) for i in usable}
@@ -122,41 +124,50 @@ def evaluate_process(path: str | Path, reward: Reward, *, threshold: float = 0.5
     return summary, [section], numbers
 
 
-def _prmbench_rows(path: str | Path) -> tuple[list[Sample], list[tuple[str, str, tuple[int, ...]]]]:
+_Solution = tuple[str, str, Any, list[str], tuple[int, ...], int]  # idx, class, question, steps, error steps, line
+
+
+def _prmbench_row(line: int, row: dict[str, Any], source: str) -> list[_Solution]:
+    """The solutions one PRMBench row gives: its modified process, and for a "redundency" row
+    first the correct original (the official loader's source of fully correct solutions)."""
+    cls = row.get("classification")
+    errors = row.get("error_steps")
+    if not isinstance(cls, str) or not isinstance(errors, list) or not all(
+            isinstance(e, int) and not isinstance(e, bool) and e >= 1 for e in errors):
+        raise InputError("PRMBench rows need `classification` (a string) and `error_steps` (1-based step indices)",
+                         source=source, line=line)
+    steps = _steps(row.get("modified_process"), "modified_process", source, line)
+    out: list[_Solution] = []
+    if cls == "redundency":
+        original = _steps(row.get("original_process"), "original_process", source, line)
+        out.append((f"correct_{row.get('idx')}", "correct", row.get("original_question", ""), original, (), line))
+    out.append((f"{cls}_{row.get('idx')}", cls, row.get("modified_question", ""), steps, tuple(errors), line))
+    return out
+
+
+def _prmbench_rows(path: str | Path, on_error: OnError | None = None) -> tuple[list[Sample], list[tuple[str, str, tuple[int, ...]]]]:
     """Samples and (idx, classification, error_steps) as the official `load_data_function` builds
     them: each row once per "<classification>_<idx>", plus "correct_<idx>" from redundency rows."""
     source = str(path)
     samples: list[Sample] = []
     keys: list[tuple[str, str, tuple[int, ...]]] = []
     seen: set[str] = set()
-
-    def add(idx: str, cls: str, question: Any, steps: list[str], errors: tuple[int, ...], line: int) -> None:
-        if idx in seen:
-            return
-        seen.add(idx)
-        samples.append(Sample(prompt=str(question), response="\n\n".join(steps), steps=tuple(steps),
-                              meta={"line": line, "idx": idx, "classification": cls}))
-        keys.append((idx, cls, errors))
-
-    for line, row in read_rows(path):
-        cls = row.get("classification")
-        errors = row.get("error_steps")
-        if not isinstance(cls, str) or not isinstance(errors, list) or not all(
-                isinstance(e, int) and not isinstance(e, bool) and e >= 1 for e in errors):
-            raise InputError("PRMBench rows need `classification` (a string) and `error_steps` (1-based step indices)",
-                             source=source, line=line)
-        steps = _steps(row.get("modified_process"), "modified_process", source, line)
-        if cls == "redundency":  # the official loader's source of fully correct solutions
-            original = _steps(row.get("original_process"), "original_process", source, line)
-            add(f"correct_{row.get('idx')}", "correct", row.get("original_question", ""), original, (), line)
-        add(f"{cls}_{row.get('idx')}", cls, row.get("modified_question", ""), steps, tuple(errors), line)
+    for solutions in read_parsed(path, lambda line, row: _prmbench_row(line, row, source), on_error=on_error):
+        for idx, cls, question, steps, errors, line in solutions:
+            if idx in seen:
+                continue
+            seen.add(idx)
+            samples.append(Sample(prompt=str(question), response="\n\n".join(steps), steps=tuple(steps),
+                                  meta={"line": line, "idx": idx, "classification": cls}))
+            keys.append((idx, cls, errors))
     return samples, keys
 
 
 def evaluate_prmbench(path: str | Path, reward: Reward, *, threshold: float = 0.5, workers: int = 0,
-                      timeout: float | None = None) -> Outcome:
-    """PRMBench PRMScore overall, per class and per category (official scorer's rules)."""
-    samples, keys = _prmbench_rows(path)
+                      timeout: float | None = None, on_error: OnError | None = None) -> Outcome:
+    """PRMBench PRMScore overall, per class and per category (official scorer's rules). With
+    `on_error`, a row that cannot be read is handed to it and left out."""
+    samples, keys = _prmbench_rows(path, on_error)
     results = _score(reward, samples, workers, timeout)
     usable, dropped = _usable(samples, results, reward, str(path))
     solutions = [prmbench.PRMBenchSolution(keys[i][0], keys[i][1], keys[i][2],

@@ -35,6 +35,7 @@ __all__ = [
     "plot_reliability",
     "stamps",
     "to_json",
+    "unreadable_rows",
 ]
 
 
@@ -231,9 +232,24 @@ class Section:
     terminal_cols: tuple[int, ...] = ()  # columns the CLI prints (all when empty)
 
 
+UNREADABLE = "rows left out (unreadable)"
+_LISTED = 10  # unreadable rows spelled out in the summary line (all of them are in the JSON)
+
+
+def unreadable_rows(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """`{"line", "error"}` of each `InputError` a reader handed to `on_error`, in line order."""
+    return sorted(({"line": exc.line, "error": exc.reason} for exc in errors), key=lambda r: r["line"] or 0)
+
+
 @dataclass
 class Report:
-    """What `rewardlab eval` and `rewardlab audit` write: a summary, sections and every number."""
+    """What `rewardlab eval` and `rewardlab audit` write: a summary, sections and every number.
+
+    `unreadable` lists the rows of the data file that could not be read and were left out
+    (`{"line", "error"}`; see `unreadable_rows`): every number covers the other rows only, so
+    when there are any the summary opens with a "rows left out (unreadable)" line naming them,
+    and report.json carries the whole list.
+    """
 
     title: str
     stamps: dict[str, JSON]
@@ -241,6 +257,14 @@ class Report:
     sections: list[Section]
     numbers: dict[str, Any]
     verdict: str = ""  # the one-line conclusion the page and the CLI open with
+    unreadable: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.unreadable and all(key != UNREADABLE for key, _ in self.summary):
+            listed = "; ".join(f"line {r['line']}: {r['error']}" for r in self.unreadable[:_LISTED])
+            more = len(self.unreadable) - _LISTED
+            self.summary = [(UNREADABLE, f"{len(self.unreadable)} — {listed}" + (f"; {more} more in report.json" if more > 0 else "")),
+                            *self.summary]  # fmt: skip
 
     def html(self) -> str:
         """The self-contained HTML page (autoescaped; no external resources)."""
@@ -252,7 +276,8 @@ class Report:
         )
 
     def payload(self) -> dict[str, Any]:
-        return {"title": self.title, "verdict": self.verdict, "stamps": self.stamps, "summary": dict(self.summary), **self.numbers}
+        return {"title": self.title, "verdict": self.verdict, "stamps": self.stamps, "summary": dict(self.summary),
+                "unreadable": self.unreadable, **self.numbers}
 
     def write(self, out_dir: str | Path) -> tuple[Path, Path]:
         """Write `report.html` and `report.json` into `out_dir`; returns both paths."""

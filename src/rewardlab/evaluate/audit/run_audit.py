@@ -15,7 +15,13 @@ from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, 
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe
 from rewardlab.evaluate.audit.probing import ProbeOptions, ProbeOutcome, run_probes
-from rewardlab.evaluate.datasets import CandidateColumns, read_candidates
+from rewardlab.evaluate.datasets import (
+    CandidateColumns,
+    OnError,
+    collecting,
+    read_candidates,
+    read_parsed,
+)
 
 __all__ = ["audit_reward", "crosscheck_section", "diagnostics_section", "load_samples"]
 
@@ -27,15 +33,18 @@ def load_samples(
     candidates: CandidateColumns | None = None,
     limit: int | None = None,
     seed: int = 0,
+    on_error: OnError | None = None,
 ) -> list[Sample]:
     """Samples of a data file (one per row, or one per candidate of a candidate-set file);
-    with `limit`, a seeded random subset kept in file order."""
+    with `limit`, a seeded random subset kept in file order. With `on_error`, a row that
+    cannot be read (bad JSON, a field `Sample.from_dict` refuses, a broken candidate set) is
+    handed to it and left out."""
     if candidates is not None:
-        samples = read_candidates(data, candidates).samples
+        samples = read_candidates(data, candidates, on_error=on_error).samples
     else:
-        from rewardlab.runner.io import read_samples
-
-        samples = read_samples(data, fields=fields)
+        source = str(data)
+        samples = read_parsed(data, lambda line, row: Sample.from_dict(row, fields=fields, source=source, line=line),
+                              on_error=on_error)  # fmt: skip
     if not samples:
         raise InputError("no samples", source=str(data))
     if limit is not None and limit < len(samples):
@@ -135,12 +144,18 @@ def audit_reward(
     workers: int = 0,
     timeout: float | None = None,
     probe_options: ProbeOptions | None = None,
+    on_error: OnError | None = None,
 ) -> rp.Report:
     """Audit a reward on a dataset: probes (on the data and on wrong-answer counterfactuals),
     optional cross-check (against another reward or the data's labels), score diagnostics;
-    returns a `Report` (call `.write(dir)`) whose `verdict` is its one-line conclusion."""
+    returns a `Report` (call `.write(dir)`) whose `verdict` is its one-line conclusion.
+
+    With `on_error`, each row of `data` that cannot be read is handed to it and left out; the
+    report lists those rows under `unreadable` (see `load_samples`)."""
     reward = load_reward(spec)
-    samples = load_samples(data, fields=fields, candidates=candidates, limit=limit, seed=seed)
+    note, unreadable = collecting(on_error)
+    samples = load_samples(data, fields=fields, candidates=candidates, limit=limit, seed=seed,
+                           on_error=note)  # fmt: skip
     with scorer(reward, workers=workers, timeout=timeout) as score:
         originals, outcomes = run_probes(reward, samples, probes, options=probe_options, score_fn=score)
     labels = _labels(samples, label_field)
@@ -169,7 +184,8 @@ def audit_reward(
     stamps = rp.stamps(spec_hash=spec_hash(reward), data=data, seed=seed)
     verdict = _verdict(reward.name, outcomes, checks)
     numbers["verdict"] = verdict
-    return rp.Report(f"rewardlab audit: {reward.name}", stamps, summary, sections, numbers, verdict=verdict)
+    return rp.Report(f"rewardlab audit: {reward.name}", stamps, summary, sections, numbers, verdict=verdict,
+                     unreadable=rp.unreadable_rows(unreadable))
 
 
 def _label(o: ProbeOutcome) -> str:
