@@ -60,23 +60,13 @@ def _columns(answers: str, scores: str, correct: str, responses: str, tokens: st
 def _load(data: Path, columns: CandidateColumns) -> tuple[Candidates, list[InputError]]:
     """The readable rows of a candidate file, and the errors of the others (printed: no row is
     dropped without a word)."""
+    from rewardlab.cli._render import print_unreadable
     from rewardlab.select.candidates import load_candidates
 
     unreadable: list[InputError] = []
     candidates = load_candidates(data, columns, on_error=unreadable.append)
-    _report_unreadable(unreadable)
+    print_unreadable(unreadable)
     return candidates, unreadable
-
-
-def _report_unreadable(unreadable: list[InputError]) -> None:
-    """Print (and sort by line) the rows a loader left out."""
-    from rewardlab.cli._render import console
-
-    if unreadable:
-        unreadable.sort(key=lambda exc: exc.line or 0)
-        console.print(f"[yellow]{len(unreadable)} rows could not be read and are left out; first errors:[/yellow]")
-        for exc in unreadable[:5]:
-            console.print(f"  {exc}", markup=False, highlight=False)
 
 
 def _in_line_order(rows: Iterator[dict[str, Any]], extra: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -187,7 +177,7 @@ def search_command(
     retries: int = typer.Option(3, "--retries", help="Retries of a failed request (connection errors, 408/429/5xx)."),
 ) -> None:
     """PRM-guided search per problem against an OpenAI-compatible /completions endpoint."""
-    from rewardlab.cli._render import console
+    from rewardlab.cli._render import console, print_unreadable
     from rewardlab.select.batch import (
         SEARCH_METHODS,
         SearchOptions,
@@ -210,7 +200,7 @@ def search_command(
                             aggregate=aggregate)  # type: ignore[arg-type]  # fmt: skip
     unreadable: list[InputError] = []
     problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
-    _report_unreadable(unreadable)
+    print_unreadable(unreadable)
     step_delimiter = delimiter.encode().decode("unicode_escape")
     generator = OpenAIStepGenerator(base_url, model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
                                     temperature=temperature, timeout=timeout, retries=retries)  # fmt: skip

@@ -199,7 +199,7 @@ def selection_curves(
             curves.
     """
     from rewardlab.core import content_hash
-    from rewardlab.evaluate.audit.report import stamps
+    from rewardlab.evaluate.audit.report import stamps, unreadable_rows
 
     if methods is None:
         methods = [m for m, (a, s) in METHODS.items()
@@ -224,5 +224,4 @@ def selection_curves(
               "scores": score_source if score_source is not None else "file column"}  # fmt: skip
     data = candidates.source if Path(candidates.source).exists() else None
     stamp = stamps(spec_hash=content_hash(config), data=data, seed=seed)
-    skipped = [{"line": exc.line, "error": exc.reason} for exc in unreadable]
-    return Curves(points, config, stamp, candidates.token_unit, credit, skipped)
+    return Curves(points, config, stamp, candidates.token_unit, credit, unreadable_rows(unreadable))

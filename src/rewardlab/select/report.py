@@ -61,11 +61,8 @@ def curves_report(curves: Curves, *, title: str = "Test-time selection: accuracy
     table = Section("Accuracy [95% bootstrap CI over problems]", columns=["n", curves.token_unit, *methods], rows=rows,
                     figures=figures)  # fmt: skip
     last = [(m, str(curves.points[m][-1].accuracy)) for m in methods]
-    summary = [("budget", f"n = {ns[-1]}"), *last]
-    if curves.unreadable:
-        summary.append(("rows left out (unreadable)", ", ".join(str(u["line"]) for u in curves.unreadable[:10])
-                        + (" ..." if len(curves.unreadable) > 10 else "")))  # fmt: skip
-    return Report(title, curves.stamps, summary, [table], curves.to_dict())
+    return Report(title, curves.stamps, [("budget", f"n = {ns[-1]}"), *last], [table], curves.to_dict(),
+                  unreadable=curves.unreadable)  # fmt: skip
 
 
 def write_curves(curves: Curves, out_dir: str | Path) -> tuple[Path, Path]:
