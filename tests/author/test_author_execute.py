@@ -7,6 +7,8 @@ show the sandbox contains them on its own.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from author_helpers import FAST_LIMITS
@@ -17,13 +19,13 @@ from rewardlab.errors import RewardCodeFailed
 SIG = "def reward(obs, action, next_obs, info):\n"
 
 
-def run(code, task, pool):
-    return evaluate_candidate(code, task.transitions, task.shape, pool, limits=FAST_LIMITS)
+def run(code, task, pool, limits=FAST_LIMITS):
+    return evaluate_candidate(code, task.transitions, task.shape, pool, limits=limits)
 
 
-def fate(code, task, pool):
+def fate(code, task, pool, limits=FAST_LIMITS):
     with pytest.raises(RewardCodeFailed) as info:
-        run(code, task, pool)
+        run(code, task, pool, limits)
     return info.value
 
 
@@ -47,7 +49,10 @@ def test_infinite_loop_is_a_timeout(maze, pool):
 
 
 def test_sleeping_candidate_is_a_timeout(maze, pool):
-    assert fate("import time\n" + SIG + "    time.sleep(60)\n", maze, pool).kind == "timeout"
+    # A sleeper burns no CPU, so only the wall limit can stop it; waiting the full 10 s of
+    # FAST_LIMITS to see that adds nothing (it still sleeps 20 times longer than this limit).
+    limits = replace(FAST_LIMITS, wall_seconds=3.0)
+    assert fate("import time\n" + SIG + "    time.sleep(60)\n", maze, pool, limits).kind == "timeout"
 
 
 def test_fork_bomb_is_contained(maze, pool):

@@ -182,27 +182,19 @@ def test_a_group_past_its_budget_is_a_timeout_for_every_member_and_the_rest_is_s
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_ray_backend_scores_groups_whole(tmp_path):
-    ray = pytest.importorskip("ray")
+def test_ray_backend_scores_groups_whole(ray_session, tmp_path):
     from rewardlab.runner.ray import RayExecutor
 
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    rows = _rows(interleave=True)
+    reward = build(VOTE)
+    executor = RayExecutor(reward, chunk_size=2)
+    store = RunStore(tmp_path / "runs.sqlite")
     try:
-        rows = _rows(interleave=True)
-        reward = build(VOTE)
-        executor = RayExecutor(reward, chunk_size=2)
-        store = RunStore(tmp_path / "runs.sqlite")
-        try:
-            score_file_resumable(executor, _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", store=store,
-                                 spec_hash="h", options=ScoreFileOptions(record_every=7))  # fmt: skip
-        finally:
-            store.close()
-        assert _read(tmp_path / "out.jsonl") == _flat_expected(reward, rows, tmp_path)
+        score_file_resumable(executor, _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", store=store,
+                             spec_hash="h", options=ScoreFileOptions(record_every=7))  # fmt: skip
     finally:
-        if started:
-            ray.shutdown()
+        store.close()
+    assert _read(tmp_path / "out.jsonl") == _flat_expected(reward, rows, tmp_path)
 
 
 # -- --limit keeps whole groups ---------------------------------------------------------------

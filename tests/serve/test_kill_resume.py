@@ -60,7 +60,7 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     spec = tmp_path / "slow.toml"
     spec.write_text(SPEC)
     data = tmp_path / "data.jsonl"
-    n = 3000
+    n = 2000  # killed at >= 500 recorded rows: >= 3 s of scoring (2 ms a row) still to do
     data.write_text("".join(json.dumps({"response": f"row {i} " + "w" * (i % 13)}) + "\n" for i in range(n)))
     samples = [Sample(response=f"row {i} " + "w" * (i % 13)) for i in range(n)]
     scores_by_key = {sample_key(s): len(s.response) / 100 for s in samples}
@@ -103,7 +103,8 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
             cached_keys = {k.hex() for (k,) in cache._db.execute("SELECT key FROM result_cache")}
             for key, text in cache._db.execute("SELECT key, result FROM result_cache"):
                 assert json.loads(text)["score"] == scores_by_key[key.hex()]  # every cached row is right
-        unrecorded = {sample_key(s) for i, s in enumerate(samples, start=1) if i not in runs.done_rows(run_id)}
+        done = runs.done_rows(run_id)
+        unrecorded = {sample_key(s) for i, s in enumerate(samples, start=1) if i not in done}
         expected_hits = len(unrecorded & cached_keys)  # computed before the kill, never recorded
 
         server = _start_server(spec, port, server_cache)

@@ -26,14 +26,6 @@ on_error = "zero"
 """
 
 
-@pytest.fixture(scope="module")
-def ray_session():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def _samples(n: int) -> list[Sample]:
     return [Sample(prompt="q", response=f"<think>t</think><answer>{i % 5}</answer>" if i % 2 else str(i % 5), reference="3") for i in range(n)]
 
