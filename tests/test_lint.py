@@ -30,10 +30,7 @@ def test_mypy_is_configured_strict_on_every_package():
 
 @pytest.mark.slow
 def test_mypy_strict_on_the_whole_package():
-    # Files and strictness come from pyproject.toml. Two worker processes: from a cold cache (as
-    # in CI) this is the suite's slowest test, ~2 CPU-minutes, and the second core is otherwise
-    # idle while it runs; the parallel mode reports the same errors as the serial one.
-    result = run("mypy", "--num-workers", "2")
+    result = run("mypy")  # files and strictness come from pyproject.toml
     assert result.returncode == 0, result.stdout + result.stderr
 
 
