@@ -22,6 +22,7 @@
     ├── CandidateError             the sandboxed program itself raised (see `sandbox.session`)
     ├── EncodeError                a value that may not cross the sandbox boundary
     ├── ProtocolError              a malformed frame between host and sandbox
+    ├── BuildTooLarge              a compile job built more than a build may hold (a ValueError)
     ├── RunnerError                the worker pool itself failed (not a single sample)
     │   ├── SandboxError           the sandbox could not start or broke down
     │   ├── WorkerCrashed          a sympy worker process died (also a RuntimeError)
@@ -59,6 +60,7 @@ __all__ = [
     "ApiError",
     "ArrayError",
     "BackendError",
+    "BuildTooLarge",
     "CandidateError",
     "ConfigError",
     "ConfigTypeError",
@@ -274,6 +276,10 @@ class ProtocolError(RewardLabError):
 
 class SandboxError(RunnerError):
     """The sandbox could not start or broke down (not a failing program)."""
+
+
+class BuildTooLarge(RewardLabError, ValueError):
+    """A compile job built more files or bytes than a build may hold (the program's doing)."""
 
 
 class WorkerCrashed(RunnerError, RuntimeError):

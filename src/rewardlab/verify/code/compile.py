@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rewardlab.errors import BuildTooLarge
 from rewardlab.sandbox import Outcome, SandboxPool
 from rewardlab.verify.code.languages import Language, compile_limits, run_env
 
@@ -139,10 +140,6 @@ class BuildCache:
         with os.fdopen(fd, "wb") as f:
             f.write(buffer.getvalue())
         os.replace(tmp, path)  # atomic: a concurrent reader sees the old entry or the new one
-
-
-class BuildTooLarge(ValueError):
-    """A build with more files or bytes than a build may hold (the program's doing)."""
 
 
 def unpack_tar(data: bytes) -> dict[str, bytes]:
