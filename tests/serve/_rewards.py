@@ -13,6 +13,15 @@ from rewardlab.core import BaseReward, RewardResult, Sample
 
 _LEAK: list[bytes] = []
 
+# A spec of the built-in exact-match reward, served by several tests.
+EXACT_SPEC = """
+[reward]
+name = "exact"
+[[reward.components]]
+name = "exact"
+use = "text.exact"
+"""
+
 
 class Length(BaseReward):
     """len(response) / 100: cheap and deterministic."""

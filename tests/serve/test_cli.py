@@ -19,7 +19,7 @@ from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 
 from ._live import LiveServer
-from ._rewards import register_all
+from ._rewards import EXACT_SPEC, register_all
 
 HERE = Path(__file__).parent
 SLOW_SPEC = """
@@ -29,13 +29,6 @@ name = "slow"
 name = "len"
 use = "test.slow"
 params = { delay = 0.004 }
-"""
-EXACT_SPEC = """
-[reward]
-name = "exact"
-[[reward.components]]
-name = "exact"
-use = "text.exact"
 """
 
 

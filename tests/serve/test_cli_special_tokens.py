@@ -21,16 +21,10 @@ import pytest
 from rewardlab.cli.main import main
 
 from ._live import free_port
+from ._rewards import EXACT_SPEC
 
 pytestmark = pytest.mark.network
 
-EXACT_SPEC = """
-[reward]
-name = "exact"
-[[reward.components]]
-name = "exact"
-use = "text.exact"
-"""
 PROMPT = "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n"
 BODY = {"query": [PROMPT + "4<|im_end|>", PROMPT + "4<eos>", PROMPT + "4"], "prompts": [PROMPT] * 3, "labels": ["4"] * 3}
 

@@ -21,6 +21,7 @@ from rewardlab.serve.client import Client
 from rewardlab.serve.settings import ServeSettings
 
 from ._live import LiveServer, free_port
+from ._rewards import EXACT_SPEC
 
 VOTE_SPEC = """
 [reward]
@@ -29,13 +30,6 @@ name = "ttrl"
 name = "vote"
 use = "labelfree.majority_vote"
 params = { min_group = 3, answer_key = "ans" }
-"""
-EXACT_SPEC = """
-[reward]
-name = "exact"
-[[reward.components]]
-name = "exact"
-use = "text.exact"
 """
 # One request of OpenRLHF: a query (prompt + response) per sample, the prompt and the label.
 OPENRLHF_BODY = {"query": ["2+2? 4", "3+3? 7"], "prompts": ["2+2? ", "3+3? "], "labels": ["4", "6"]}
