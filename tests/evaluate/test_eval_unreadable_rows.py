@@ -88,16 +88,16 @@ def test_candidate_set_keeps_the_good_rows_of_a_hostile_qwen_file(tmp_path, qwen
     assert report.numbers["n_problems"] == len(qwen_rows) == 12
     assert comparable(report) == comparable(expected)
     assert report.summary[1:] == expected.summary  # the same numbers, after the line naming the left-out rows
-    assert_listed(report, errors, mixed, {2: "invalid JSON", 5: "expected a JSON object, got list",
+    assert_listed(report, errors, mixed, {2: "malformed JSON", 5: "expected a JSON object, got list",
                                           7: "'pred_score' holds 'high'", 9: "'score' must be a list of 8 items (one per response), got 7 items",
                                           13: "expected a finite number"})
 
 
 def test_candidate_reader_is_strict_without_on_error(tmp_path, qwen_rows):
     mixed, _ = hostile(tmp_path, "cands.jsonl", qwen_rows, _broken_candidates(qwen_rows))
-    with pytest.raises(InputError, match=r"cands\.jsonl:2: invalid JSON"):
+    with pytest.raises(InputError, match=r"cands\.jsonl:2: malformed JSON"):
         read_candidates(mixed)
-    with pytest.raises(InputError, match=r"cands\.jsonl:2: invalid JSON"):
+    with pytest.raises(InputError, match=r"cands\.jsonl:2: malformed JSON"):
         run_eval(None, mixed)
 
 
@@ -132,10 +132,10 @@ def test_pairs_keep_the_good_rows_of_a_hostile_file(tmp_path):
     expected = run_eval(by_length, clean)
     assert report.numbers["n_pairs"] == len(PAIRS)
     assert comparable(report) == comparable(expected)
-    assert_listed(report, errors, mixed, {1: "invalid JSON", 4: "got str", 6: "'chosen' must be a string or a list of chat messages, got a int",
+    assert_listed(report, errors, mixed, {1: "malformed JSON", 4: "got str", 6: "'chosen' must be a string or a list of chat messages, got a int",
                                           8: "'chosen' must be a string or a list of chat messages, got a list",
                                           10: "'rejected' must be a string or a list of chat messages, got missing"})
-    with pytest.raises(InputError, match=r"pairs\.jsonl:1: invalid JSON"):
+    with pytest.raises(InputError, match=r"pairs\.jsonl:1: malformed JSON"):
         read_pairs(mixed)
 
 
@@ -155,9 +155,9 @@ def test_scored_rollouts_keep_the_good_rows_of_a_hostile_file(tmp_path):
     expected = run_eval(None, clean, mode="rollouts")
     assert report.numbers["n"] == len(good)
     assert comparable(report) == comparable(expected)
-    assert_listed(report, errors, mixed, {2: "invalid JSON", 3: "got int", 5: "finite number, got '0.5'",
+    assert_listed(report, errors, mixed, {2: "malformed JSON", 3: "got int", 5: "finite number, got '0.5'",
                                           7: "finite number, got inf", 8: "no `reward_status`", 11: "steps"})
-    with pytest.raises(InputError, match=r"scored\.jsonl:2: invalid JSON"):
+    with pytest.raises(InputError, match=r"scored\.jsonl:2: malformed JSON"):
         read_scored_rollouts(mixed)
 
 
@@ -234,8 +234,8 @@ def test_audit_keeps_the_good_rows_of_a_hostile_file(tmp_path):
     assert report.numbers["flagged_probes"] == expected.numbers["flagged_probes"] == ["hedge"]
     assert report.numbers["probes"] == expected.numbers["probes"]
     assert report.numbers["crosschecks"] == expected.numbers["crosschecks"]
-    assert_listed(report, errors, mixed, {1: "invalid JSON", 4: "got NoneType", 6: "response"})
-    with pytest.raises(InputError, match=r"maths\.jsonl:1: invalid JSON"):
+    assert_listed(report, errors, mixed, {1: "malformed JSON", 4: "got NoneType", 6: "response"})
+    with pytest.raises(InputError, match=r"maths\.jsonl:1: malformed JSON"):
         audit_reward(AUDIT_SPEC, mixed)
 
 
@@ -245,11 +245,11 @@ def test_cli_eval_prints_and_records_the_rows_it_left_out(tmp_path, qwen_rows, c
     assert main(["eval", "--data", str(mixed), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "5 rows could not be read and are left out; first errors:" in printed
-    assert f"{mixed}:2: invalid JSON" in printed and f"{mixed}:13: column 'pred_score'" in printed
+    assert f"{mixed}:2: malformed JSON" in printed and f"{mixed}:13: column 'pred_score'" in printed
     payload = json.loads((out / "report.json").read_text())
     assert [r["line"] for r in payload["unreadable"]] == [2, 5, 7, 9, 13]
     assert payload["n_problems"] == 12
-    assert payload["summary"][UNREADABLE].startswith("5 — line 2: invalid JSON")
+    assert payload["summary"][UNREADABLE].startswith("5 — line 2: malformed JSON")
     page = (out / "report.html").read_text()
     assert UNREADABLE in page and "line 9: column &#39;score&#39; must be a list of 8 items (one per response), got 7 items" in page
 
@@ -260,10 +260,10 @@ def test_cli_audit_prints_and_records_the_rows_it_left_out(tmp_path, capsys):
     mixed, _ = hostile(tmp_path, "maths.jsonl", MATHS, {3: "{oops"})
     out = tmp_path / "audit"
     assert main(["audit", str(spec), "--data", str(mixed), "-o", str(out)]) == 0
-    assert f"1 rows could not be read and are left out; first errors:\n  {mixed}:3: invalid JSON" in capsys.readouterr().out
+    assert f"1 rows could not be read and are left out; first errors:\n  {mixed}:3: malformed JSON" in capsys.readouterr().out
     payload = json.loads((out / "report.json").read_text())
     assert payload["unreadable"] == [{"line": 3, "error": payload["unreadable"][0]["error"]}]
-    assert payload["unreadable"][0]["error"].startswith("invalid JSON") and payload["n_samples"] == 4
+    assert payload["unreadable"][0]["error"].startswith("malformed JSON") and payload["n_samples"] == 4
 
 
 def test_a_clean_file_reports_no_unreadable_rows(tmp_path):
@@ -283,6 +283,6 @@ def test_cli_with_no_readable_row_prints_every_reason_then_the_count(tmp_path, q
     captured = capsys.readouterr()
     printed = captured.out + captured.err
     assert "2 rows could not be read and are left out" in printed
-    assert f"{data}:1: invalid JSON" in printed and f"{data}:2: column 'pred' must be a list of 8 items" in printed
+    assert f"{data}:1: malformed JSON" in printed and f"{data}:2: column 'pred' must be a list of 8 items" in printed
     assert "no row could be read (2 rows could not be read)" in printed
     assert not (tmp_path / "audit" / "report.json").exists()

@@ -30,7 +30,7 @@ def test_reads_strings_chat_messages_margin_and_tie(tmp_path):
     ({"prompt": "p", "chosen": " ", "rejected": "b"}, "prefs.jsonl:2: .*'chosen' is empty"),
     ({"chosen": "a", "rejected": "b", "margin": "big"}, "prefs.jsonl:2: .*'margin' must be a finite number"),
     ({"chosen": "a", "rejected": 3}, "prefs.jsonl:2: .*'rejected' must be a string"),
-    ("{broken", "prefs.jsonl:2: .*invalid JSON"),
+    ("{broken", "prefs.jsonl:2: .*malformed JSON"),
 ])
 def test_bad_rows_name_file_and_line(tmp_path, row, message):
     path = _write(tmp_path, [{"chosen": "a", "rejected": "b"}, row])

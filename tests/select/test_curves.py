@@ -92,7 +92,7 @@ def test_unreadable_rows_are_reported_and_the_others_loaded_with_their_lines(tmp
     assert [e.line for e in errors] == [6, 2, 4]  # the file's reader reports first, then each row's checks
     assert cands.n_problems == 3 and cands.lines == [1, 3, 5]
     np.testing.assert_allclose(cands.scores[1, :6], rows[2]["pred_score"])  # the rows kept are the right ones
-    with pytest.raises(InputError, match=r"c\.jsonl:6: invalid JSON"):  # without on_error the reader stops at its first bad line
+    with pytest.raises(InputError, match=r"c\.jsonl:6: malformed JSON"):  # without on_error the reader stops at its first bad line
         load_candidates(path)
 
 

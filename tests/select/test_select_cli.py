@@ -102,7 +102,7 @@ def test_pick_writes_an_error_row_for_every_unreadable_line_and_picks_the_rest(t
     assert [r["line"] for r in rows] == list(range(1, 10))  # every line of the file, in order
     errors = {r["line"]: r["error"] for r in rows if r["status"] == "error"}
     assert sorted(errors) == [2, 3, 4, 5, 6, 7, 8]
-    assert "invalid JSON" in errors[2] and "JSON object" in errors[3]
+    assert "malformed JSON" in errors[2] and "JSON object" in errors[3]
     assert "'pred_score' holds 'x'" in errors[4] and "2 items for 3 candidates" in errors[5]
     assert "'pred' must be a list" in errors[6] and "missing here" in errors[7]
     assert "holds inf; expected a finite number" in errors[8]

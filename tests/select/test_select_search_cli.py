@@ -102,7 +102,7 @@ def test_an_unreadable_problem_is_an_error_row_in_its_place_and_the_others_are_s
     assert main(_argv(server, data, out, "--reward", str(spec), "--retries", "0")) == 1  # errors: exit 1
     rows = _rows(out)
     assert [r["line"] for r in rows] == [1, 2, 3, 4]
-    assert "must hold the problem text" in rows[0]["error"] and "invalid JSON" in rows[2]["error"]
+    assert "must hold the problem text" in rows[0]["error"] and "malformed JSON" in rows[2]["error"]
     assert rows[0]["answer"] is None and rows[0]["problem"] is None
     assert [r["answer"] for r in (rows[1], rows[3])] == ["4", "4"] and rows[1]["correct"] is True
     printed = capsys.readouterr().out

@@ -85,28 +85,18 @@ def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None
     and left out instead (the file must still hold one good row).
     """
     rows, bad = [], 0
+    source = str(path)
     for line, raw in iter_raw_rows(path):
         try:
-            rows.append((line, _object(raw, path, line)))
+            rows.append((line, decode_row(raw, source, line)))
         except InputError as exc:
             if on_error is None:
                 raise
             on_error(exc)
             bad += 1
     if not rows:
-        raise InputError(f"no rows; the file needs at least one{f' ({bad} could not be read)' if bad else ''}", source=str(path))
+        raise InputError(f"no rows; the file needs at least one{f' ({bad} could not be read)' if bad else ''}", source=source)
     return rows
-
-
-def _object(raw: Any, path: str | Path, line: int) -> dict[str, Any]:
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line) from exc
-    if not isinstance(raw, dict):
-        raise InputError(f"expected a JSON object, got {type(raw).__name__}", source=str(path), line=line)
-    return raw
 
 
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:
