@@ -84,6 +84,14 @@ def test_non_numeric_score_on_an_ok_row_is_an_input_error(tmp_path, capsys):
     assert "not a number" in capsys.readouterr().err
 
 
+def test_a_score_beyond_float_range_is_an_input_error_not_a_crash(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"group": "a", "reward": 0.5}\n{"group": "a", "reward": 1%s}\n' % ("0" * 400))
+    assert main(["advantages", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "s.jsonl:2" in err and "is inf on an ok row" in err and "Traceback" not in err
+
+
 def test_unknown_estimator_is_a_usage_error(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"group": "a", "reward": 1.0}\n')

@@ -29,6 +29,7 @@ def test_reads_strings_chat_messages_margin_and_tie(tmp_path):
     ({"prompt": "p", "chosen": "a"}, "prefs.jsonl:2: .*missing field 'rejected'"),
     ({"prompt": "p", "chosen": " ", "rejected": "b"}, "prefs.jsonl:2: .*'chosen' is empty"),
     ({"chosen": "a", "rejected": "b", "margin": "big"}, "prefs.jsonl:2: .*'margin' must be a finite number"),
+    ({"chosen": "a", "rejected": "b", "margin": 10**400}, r"prefs.jsonl:2: .*'margin' must be a finite number, got 1000.{56}$"),
     ({"chosen": "a", "rejected": 3}, "prefs.jsonl:2: .*'rejected' must be a string"),
     ("{broken", "prefs.jsonl:2: .*malformed JSON"),
 ])

@@ -116,6 +116,18 @@ def test_read_samples_names_the_bad_line(tmp_path):
         read_samples(path)
 
 
+def test_an_integer_python_will_not_read_is_an_invalid_row_and_the_rest_are_scored(tmp_path):
+    huge = '{"response": "a", "reference": %s}' % ("9" * 5000)  # valid JSON; CPython reads at most 4,300 digits
+    path = write_lines(tmp_path / "in.jsonl", [json.dumps({"response": "a", "reference": "a"}), huge, json.dumps({"response": "b", "reference": "a"})])
+    out = tmp_path / "o.jsonl"
+    score_file(SPEC, path, out, ScoreFileOptions(workers=0))
+    rows = read_jsonl(out)
+    assert [r["reward"] for r in rows[::2]] == [1.0, 0.0]
+    assert rows[1]["reward_status"] == "error" and rows[1]["reward_error_kind"] == "invalid_input"
+    assert "in.jsonl:2: unreadable JSON" in rows[1]["reward_error"] and "write such a number as a string" in rows[1]["reward_error"]
+    assert "set_int_max_str_digits" not in rows[1]["reward_error"]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(st.text(max_size=30), st.builds(lambda r: json.dumps({"response": r, "reference": "x"}), st.text(max_size=10))), max_size=40))
 def test_row_count_is_preserved_for_any_garbage(tmp_path, lines):

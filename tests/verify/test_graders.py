@@ -52,6 +52,12 @@ class TestPythonGraderSandbox:
         result = self.score("def grade(sample, item):\n    return 'high'")
         assert result.error.kind == "invalid_output"
 
+    @pytest.mark.parametrize("value", ["10**400", "float('nan')", "float('inf')"])
+    def test_a_number_that_is_not_a_finite_float_is_invalid_output(self, value):
+        result = self.score(f"def grade(sample, item):\n    return {value}")
+        assert result.status is Status.ERROR and result.error.kind == "invalid_output"
+        assert "expected a finite number" in result.error.message
+
     def test_infinite_loop_is_killed_as_timeout(self):
         result = self.score("def grade(sample, item):\n    while True:\n        pass")
         assert result.status is Status.ERROR and result.error.kind == "timeout"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from rewardlab.core import json_float
 from rewardlab.errors import InputError, UsageError
 
 
@@ -28,9 +29,9 @@ def _score_of(row: dict[str, object], column: str, source: str, line: int) -> fl
     value = row.get(column)
     if status != "ok" or value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    score = json_float(value)
+    if score is None:
         raise InputError(f"column {column!r} holds {type(value).__name__}, not a number", source=source, line=line)
-    score = float(value)
     if not math.isfinite(score):
         raise InputError(f"column {column!r} is {score} on an ok row; fix the reward or mark the row", source=source, line=line)
     return score

@@ -57,7 +57,7 @@ def run_command(
     rm = RewardMachine.load(machine)
     try:
         steps_in = json.loads(trace)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or an integer Python will not read
         raise InputError(f"trace is not JSON: {exc}", source="<trace>") from exc
     total, state = 0.0, rm.initial
     for i, labels in enumerate(steps_in):

@@ -1,5 +1,6 @@
 """The reward contract: samples in, typed results out. Imports nothing else of rewardlab."""
 
+from rewardlab.core.numbers import json_float
 from rewardlab.core.registry import Registry, register, registry
 from rewardlab.core.result import ErrorKind, RewardError, RewardResult, Stamp, Status
 from rewardlab.core.reward import (
@@ -39,6 +40,7 @@ __all__ = [
     "crash_result",
     "group_id",
     "group_keys",
+    "json_float",
     "register",
     "registry",
     "reward",

@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from rewardlab.core.numbers import json_float
 from rewardlab.core.result import ErrorKind, RewardResult, Status
 from rewardlab.core.sample import JSON, Sample, content_hash
 from rewardlab.errors import ConfigTypeError, ScoringError
@@ -237,9 +238,9 @@ def coerce_output(output: object, name: str, range_: Range = UNBOUNDED) -> Rewar
     elif output is None:
         return RewardResult.skip(f"{name} returned None")
     elif isinstance(output, bool | int | float):
-        value = float(output)
-        if not math.isfinite(value):
-            return RewardResult.failure(ErrorKind.INVALID_OUTPUT, f"{name} returned {value}")
+        value = float(output) if isinstance(output, bool) else json_float(output)
+        if value is None or not math.isfinite(value):
+            return RewardResult.failure(ErrorKind.INVALID_OUTPUT, f"{name} returned {output!r:.60}; expected a finite number")
         result = RewardResult.ok(value)
     else:
         return RewardResult.failure(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core import Sample, text_of
+from rewardlab.core import Sample, json_float, text_of
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.runner.io import read_objects
 
@@ -60,9 +60,9 @@ def _pairs(numbered: Iterable[tuple[int, Mapping[str, Any]]], source: str | None
     for line, row in numbered:
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
-        margin = row.get("margin", 0.0)
-        if isinstance(margin, bool) or not isinstance(margin, int | float) or not math.isfinite(margin):
-            raise InputError(f"field 'margin' must be a finite number, got {margin!r}", source=source, line=line)
+        margin = json_float(row.get("margin", 0.0))
+        if margin is None or not math.isfinite(margin):
+            raise InputError(f"field 'margin' must be a finite number, got {row.get('margin')!r:.60}", source=source, line=line)
         tie = row.get("tie", False)
         if not isinstance(tie, bool):
             raise InputError(f"field 'tie' must be true or false, got {tie!r}", source=source, line=line)

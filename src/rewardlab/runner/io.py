@@ -19,6 +19,7 @@ Output: one row per input row, in order: the input's own fields, then
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,10 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, default=str).encode()
 
 
+# CPython's advice in its integer-size error (sys.set_int_max_str_digits) is for programmers.
+_INT_LIMIT = re.compile(r";? *use sys\.set_int_max_str_digits\(\).*$")
+
+
 def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -> dict[str, Any]:
     """A raw row as a dict; raises InputError naming file and line."""
     if isinstance(raw, dict):
@@ -189,6 +194,8 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
             row = json.loads(raw.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
+        except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
+            raise InputError(f"unreadable JSON: {_INT_LIMIT.sub('', str(exc))}; write such a number as a string", source=source, line=line) from exc
     if not isinstance(row, dict):
         raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
     return row

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sysconfig
 from collections.abc import Callable
 from typing import Any, Literal
 
-from rewardlab.core import JSON, BaseReward, RewardResult, Sample
+from rewardlab.core import JSON, BaseReward, RewardResult, Sample, json_float
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.templates import render
 from rewardlab.verify._common import response_text
@@ -185,6 +186,8 @@ class PythonGrader(BaseReward):
             raise ScoringError(kind, f"the python grader {ended}") from None
         except SandboxError as exc:
             raise ScoringError("sandbox", str(exc)) from exc
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ScoringError("invalid_output", f"grade() returned {type(value).__name__}, expected a number")
-        return RewardResult.ok(float(value), info={"isolation": pool.isolation})
+        score = json_float(value)
+        if score is None or not math.isfinite(score):
+            shown = type(value).__name__ if score is None else f"{value!r:.60}"
+            raise ScoringError("invalid_output", f"grade() returned {shown}, expected a finite number")
+        return RewardResult.ok(score, info={"isolation": pool.isolation})

@@ -134,6 +134,12 @@ def test_taco_call_based_tests_become_check_candidate() -> None:
         ({"private_test_cases": "%%%not base64%%%"}, "neither JSON nor base64"),
         ({"cases": [{"input": 1, "output": "1"}]}, r"cases\[0\] needs string input and output"),
         ({"cases": [{"input": "1", "output": "1"}], "time_limit": "fast"}, "time_limit must be seconds"),
+        ({"cases": [{"input": "1", "output": "1"}], "time_limit": 10**400}, r"time_limit must be seconds .*got 1000.*\.\.\.$"),
+        ({"cases": [{"input": "1", "output": "1"}], "time_limit": float("inf")}, "time_limit must be seconds"),
+        ({"cases": [{"input": "1", "output": "1"}], "time_limit": {"seconds": "x"}}, "time_limit must be seconds"),
+        ({"cases": [{"input": "1", "output": "1"}], "memory_mb": 10**400}, "memory_mb must be a memory limit in MB"),
+        ({"cases": [{"input": "1", "output": "1"}], "memory_mb": "lots"}, "memory_mb must be a memory limit in MB"),
+        ({"public_tests": {"input": ["1"], "output": ["1"]}, "memory_limit_bytes": 10**400}, "memory_limit_bytes must be"),
         ({"something": "else"}, "got keys"),
     ],
 )
@@ -141,3 +147,8 @@ def test_malformed_fields_are_invalid_input_naming_the_field(reference: object, 
     with pytest.raises(ScoringError, match=match) as caught:
         read_reference(reference)
     assert caught.value.kind == "invalid_input"
+
+
+def test_stated_limits_read_as_numbers_or_numeric_strings() -> None:
+    problem = read_reference({"cases": [{"input": "", "output": "1"}], "time_limit": {"seconds": 2, "nanos": 5e8}, "memory_mb": "256"})
+    assert isinstance(problem, Problem) and (problem.time_limit, problem.memory_mb) == (2.5, 256)

@@ -41,7 +41,7 @@ class RMTraceReward(BaseReward):
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:  # JSONDecodeError, or an integer Python will not read
                 return RewardResult.failure(ErrorKind.PARSE, f"trace is not JSON: {exc}")
         if not isinstance(raw, list) or not all(isinstance(s, list) and all(isinstance(x, str) for x in s) for s in raw):
             return RewardResult.failure(ErrorKind.INVALID_INPUT, "trace must be a list of lists of label strings, e.g. [[], [\"f\"]]")

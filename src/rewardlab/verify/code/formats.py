@@ -26,12 +26,14 @@ import binascii
 import contextlib
 import io
 import json
+import math
 import pickle
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardlab.core import json_float
 from rewardlab.errors import ScoringError
 
 HINT = ("code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}, "
@@ -83,8 +85,7 @@ def native_cases(ref: Mapping[str, Any]) -> Problem:
         if not isinstance(case, Mapping):
             raise _bad(f"cases[{i}] must be an object")
         out.append(_case(case.get("input", ""), case.get("output"), f"cases[{i}]"))
-    memory = ref.get("memory_mb")
-    return Problem(out, _seconds(ref.get("time_limit"), "time_limit"), int(memory) if memory else None,
+    return Problem(out, _seconds(ref.get("time_limit"), "time_limit"), _megabytes(ref.get("memory_mb"), "memory_mb"),
                    _checker(ref.get("checker")), "rewardlab", {"cases": len(out)})  # fmt: skip
 
 
@@ -92,11 +93,35 @@ def _seconds(value: Any, where: str) -> float | None:
     """A time limit: seconds as a number, or CodeContests' {"seconds", "nanos"}."""
     if value is None:
         return None
+    seconds = json_float(value)
     if isinstance(value, Mapping):
-        value = float(value.get("seconds") or 0) + float(value.get("nanos") or 0) / 1e9
-    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-        raise _bad(f"{where} must be seconds or {{'seconds', 'nanos'}}, got {value!r}")
-    return float(value) or None  # CodeContests uses 0 for "not stated"
+        whole, nanos = json_float(value.get("seconds") or 0), json_float(value.get("nanos") or 0)
+        seconds = None if whole is None or nanos is None else whole + nanos / 1e9
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        raise _bad(f"{where} must be seconds (a finite number >= 0) or {{'seconds', 'nanos'}}, got {_shown(value)}")
+    return seconds or None  # CodeContests uses 0 for "not stated"
+
+
+_MAX_MEGABYTES = 1 << 30  # 1 PiB: more than any machine; beyond it a stated limit is an error, not a limit
+
+
+def _megabytes(value: Any, where: str) -> int | None:
+    """A memory limit in MB (a number, or a string of one); 0 or null: not stated."""
+    if value is None or value == 0:
+        return None
+    number = json_float(value)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)
+    if number is None or not math.isfinite(number) or not 1 <= number <= _MAX_MEGABYTES:
+        raise _bad(f"{where} must be a memory limit in MB (from 1 to {_MAX_MEGABYTES}), got {_shown(value)}")
+    return int(number)
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, cut short (a hostile file may hold a number of 4,000 digits)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _checker(value: Any) -> dict[str, Any] | None:
@@ -128,7 +153,7 @@ def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTEST
     if not cases:
         raise _bad(f"no tests in {', '.join(splits)}")
     memory = ref.get("memory_limit_bytes")
-    memory_mb = int(memory) >> 20 if isinstance(memory, int) and memory > 0 else None
+    memory_mb = _megabytes(memory >> 20, "memory_limit_bytes") if isinstance(memory, int) and not isinstance(memory, bool) and memory > 0 else None
     return Problem(cases, _seconds(ref.get("time_limit"), "time_limit"), memory_mb, None, "code_contests", counts)
 
 
