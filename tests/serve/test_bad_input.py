@@ -35,6 +35,21 @@ def test_malformed_json_is_400(app):
     assert (status, error["code"]) == (400, "malformed_json")
 
 
+def test_integers_beyond_64_bits_are_read_and_beyond_4300_digits_are_400(make_app):
+    app = make_app({"len": Length()}, None, ServeSettings(workers=0, token="s3cret"))
+    wide = b'{"samples": [{"response": "ok", "meta": {"id": 123456789012345678901234567890}}]}'  # valid JSON orjson refuses
+    ok = run(_post(app, wide))
+    assert ok.status_code == 200 and ok.json()["results"][0]["status"] == "ok"
+    status, error = _call(app, "POST", "/v1/rewards/len:score", content=b'{"samples": [{"response": "ok", "meta": %s}]}' % (b"9" * 5000),
+                          headers={**AUTH, "Content-Type": "application/json"})  # fmt: skip
+    assert (status, error["code"]) == (400, "malformed_json") and "write such a number as a string" in error["message"]
+
+
+async def _post(app, body: bytes):
+    async with asgi_client(app) as c:
+        return await c.post("/v1/rewards/len:score", content=body, headers={**AUTH, "Content-Type": "application/json"})
+
+
 def test_wrong_type_is_422_naming_the_field(app):
     status, error = _call(app, "POST", "/v1/rewards/len:score", json={"samples": [{"response": 5}]}, headers=AUTH)
     assert (status, error["code"]) == (422, "invalid_request")

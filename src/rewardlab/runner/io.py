@@ -181,6 +181,22 @@ def dumps(value: Any) -> bytes:
 _INT_LIMIT = re.compile(r";? *use sys\.set_int_max_str_digits\(\).*$")
 
 
+def loads(raw: str | bytes) -> Any:
+    """One JSON document: orjson, and the stdlib for valid JSON orjson refuses (integers beyond
+    64 bits). Raises `ValueError` with a message fit for a user: `json.JSONDecodeError` for bad
+    JSON, a plain `ValueError` for an integer of over 4,300 digits (which CPython will not read)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        try:
+            return json.loads(text.rstrip("\r\n"))
+        except json.JSONDecodeError:
+            raise
+        except ValueError as exc:
+            raise ValueError(f"{_INT_LIMIT.sub('', str(exc))}; write such a number as a string") from None
+
+
 def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -> dict[str, Any]:
     """A raw row as a dict; raises InputError naming file and line."""
     if isinstance(raw, dict):
@@ -188,14 +204,11 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
     if isinstance(raw, InputError):
         raise raw
     try:
-        row = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:  # orjson rejects some valid JSON (integers beyond 64 bits): ask the stdlib
-            row = json.loads(raw.rstrip("\r\n"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
-        except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
-            raise InputError(f"unreadable JSON: {_INT_LIMIT.sub('', str(exc))}; write such a number as a string", source=source, line=line) from exc
+        row = loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", source=source, line=line) from exc
+    except ValueError as exc:
+        raise InputError(f"unreadable JSON: {exc}", source=source, line=line) from exc
     if not isinstance(row, dict):
         raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
     return row

@@ -41,6 +41,7 @@ from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
 from rewardlab.errors import InputError, SampleFieldError
+from rewardlab.runner.io import loads
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
@@ -264,8 +265,8 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
         ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
     """
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        data = loads(body)
+    except ValueError as exc:
         raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
     problems = _envelope_problems(data)
     if problems:
