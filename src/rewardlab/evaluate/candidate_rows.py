@@ -148,10 +148,6 @@ def file_columns(
     return FileColumns(held, has)
 
 
-class _Bad(Exception):
-    """One value's reason for making its row bad (the caller adds file and line)."""
-
-
 def _score(value: Any, name: str) -> float:
     if isinstance(value, list) and len(value) == 1:  # pred_score: a one-element list per response
         value = value[0]
@@ -162,16 +158,16 @@ def _number(value: Any, name: str) -> float:
     if value is None:
         return math.nan
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Bad(f"column {name!r} holds {value!r}; expected a number")
+        raise InputError(f"column {name!r} holds {value!r}; expected a number")
     if math.isinf(value):  # NaN is "no value"; an infinite score or count is a broken row
-        raise _Bad(f"column {name!r} holds {value}; expected a finite number (null or NaN for none)")
+        raise InputError(f"column {name!r} holds {value}; expected a finite number (null or NaN for none)")
     return float(value)
 
 
 def _count(value: Any, name: str) -> float:
     count = _number(value, name)
     if count < 0:
-        raise _Bad(f"column {name!r} holds {value!r}; expected a token count >= 0 (null or NaN for none)")
+        raise InputError(f"column {name!r} holds {value!r}; expected a token count >= 0 (null or NaN for none)")
     return count
 
 
@@ -182,7 +178,7 @@ def _label(value: Any, name: str) -> bool | None:
         return value
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    raise _Bad(f"column {name!r} holds {value!r}; expected true/false or 1/0 (null or NaN for unknown)")
+    raise InputError(f"column {name!r} holds {value!r}; expected true/false or 1/0 (null or NaN for unknown)")
 
 
 def _answer(value: Any, name: str) -> str | None:
@@ -192,13 +188,13 @@ def _answer(value: Any, name: str) -> str | None:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise _Bad(f"column {name!r} holds {value!r}; expected an answer string (or null for none)")
+    raise InputError(f"column {name!r} holds {value!r}; expected an answer string (or null for none)")
 
 
 def _response(value: Any, name: str) -> str:
     if isinstance(value, str):
         return value
-    raise _Bad(f"column {name!r} holds {value!r}; expected a response string")
+    raise InputError(f"column {name!r} holds {value!r}; expected a response string")
 
 
 _VALUES: dict[str, Callable[[Any, str], Any]] = {
@@ -210,22 +206,22 @@ def _lists(line: int, row: Mapping[str, Any], cols: FileColumns) -> tuple[int, d
     """The candidate count and each of the file's list columns, checked item by item."""
     for field, (name, k, n) in cols.held.items():
         if field in cols.has and name not in row:
-            raise _Bad(f"column {name!r} is missing here but present in other rows")
+            raise InputError(f"column {name!r} is missing here but present in other rows")
         if field not in cols.has and name in row:
-            raise _Bad(f"column {name!r} is here but only {k} of {n} rows hold it: put it in every row or turn it off")
+            raise InputError(f"column {name!r} is here but only {k} of {n} rows hold it: put it in every row or turn it off")
     fields = [f for f in ("responses", "answers", "scores", "labels", "tokens") if f in cols.has]
     anchor = cols.held[fields[0]][0]  # the responses, else the answers, else the scores set the count
     first = row[anchor]
     if not isinstance(first, list) or not first:
         got = "an empty list" if isinstance(first, list) else type(first).__name__
-        raise _Bad(f"column {anchor!r} must be a list with one item per candidate, got {got}")
+        raise InputError(f"column {anchor!r} must be a list with one item per candidate, got {got}")
     n, out = len(first), dict[str, list[Any]]()
     for field in fields:
         name = cols.held[field][0]
         values = row[name]
         if not isinstance(values, list) or len(values) != n:
             got = f"{len(values)} items for {n} candidates" if isinstance(values, list) else type(values).__name__
-            raise _Bad(f"column {name!r} must be a list of {n} items (one per response), got {got}")
+            raise InputError(f"column {name!r} must be a list of {n} items (one per response), got {got}")
         out[field] = [_VALUES[field](v, name) for v in values]
     return n, out
 
@@ -239,8 +235,8 @@ def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateCol
     """
     try:
         n, lists = _lists(line, row, present)
-    except _Bad as exc:
-        raise InputError(str(exc), source=source, line=line) from None
+    except InputError as exc:  # the checks give the reason; the file and line are added here
+        raise InputError(exc.reason, source=source, line=line) from None
     meta = {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
     prompt = row.get(columns.prompt) if columns.prompt else None
     return CandidateRow(line=line, count=n, prompt="" if prompt is None else str(prompt), reference=row.get(columns.reference) if columns.reference else None,
