@@ -32,7 +32,7 @@ from typing import Any
 
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateRow", "file_columns", "parse_candidate_row"]
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "file_columns", "parse_candidate_row"]
 
 _UNSET: Any = object()
 
