@@ -202,7 +202,7 @@ _VALUES: dict[str, Callable[[Any, str], Any]] = {
 }
 
 
-def _lists(line: int, row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, list[Any]]]:
+def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, list[Any]]]:
     """The candidate count and each of the file's list columns, checked item by item."""
     for field, (name, k, n) in cols.held.items():
         if field in cols.has and name not in row:
@@ -234,7 +234,7 @@ def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateCol
             the rules of the module docstring.
     """
     try:
-        n, lists = _lists(line, row, present)
+        n, lists = _lists(row, present)
     except InputError as exc:  # the checks give the reason; the file and line are added here
         raise InputError(exc.reason, source=source, line=line) from None
     meta = {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
