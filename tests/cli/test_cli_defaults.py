@@ -13,6 +13,7 @@ import typer
 from doc_examples import page_text
 from rewardlab.cli import audit, score, serve, train
 from rewardlab.cli import eval as eval_cli
+from rewardlab.cli import select as select_cli
 from rewardlab.cli._options import Flag, attribute_docs, field_defaults, settings_values
 from rewardlab.cli.main import app
 from rewardlab.evaluate.audit.options import ProbeOptions
@@ -35,6 +36,8 @@ GENERATED = [
     (("train", "prm"), ["steps.jsonl"], train.JOB_OPTIONS, train._Job),
     (("train", "pairs"), ["sets.jsonl", "--out", "pairs.jsonl"], train.PAIRS_OPTIONS, graded_pairs),
     (("eval",), ["--data", "sets.jsonl"], eval_cli.COLUMNS, CandidateColumns),
+    (("select", "curves"), ["c.jsonl"], select_cli.COLUMNS, CandidateColumns),
+    (("select", "pick"), ["c.jsonl", "-o", "p.jsonl"], select_cli.COLUMNS, CandidateColumns),
     (("audit",), ["spec.toml", "--data", "data.jsonl"], audit.PROBE_OPTIONS, ProbeOptions),
 ]
 

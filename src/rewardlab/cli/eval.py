@@ -6,9 +6,10 @@ from pathlib import Path
 
 import typer
 
-from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._columns import EVAL_COLUMNS, candidate_columns
+from rewardlab.cli._options import settings_options, with_options
 from rewardlab.errors import InputError, UsageError
-from rewardlab.evaluate.datasets import CandidateColumns  # no numpy: cheap to import at start-up
+from rewardlab.evaluate.candidate_rows import CandidateColumns
 
 
 def print_report_summary(report: object, out_dir: Path) -> None:
@@ -39,7 +40,7 @@ def print_report_summary(report: object, out_dir: Path) -> None:
 
 
 # CandidateColumns fields offered on the command line ("" turns an optional column off)
-COLUMNS = (Flag("responses"), Flag("reference"), Flag("labels"), Flag("scores"), Flag("answers"), Flag("prompt"))
+COLUMNS = EVAL_COLUMNS
 
 
 @with_options(settings_options(CandidateColumns, COLUMNS), after="gold")
@@ -68,10 +69,9 @@ def eval_command(
         raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
     from rewardlab.cli._render import print_unreadable
 
-    names = {key: value or None for key, value in settings_values(COLUMNS, columns).items()}
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:
-        report = run_eval(spec, data, mode=mode, gold=gold, columns=CandidateColumns(**names), seed=seed, workers=workers,  # type: ignore[arg-type]
+        report = run_eval(spec, data, mode=mode, gold=gold, columns=candidate_columns(COLUMNS, columns), seed=seed, workers=workers,  # type: ignore[arg-type]
                           timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append)  # fmt: skip
     finally:  # also when no row was left: the reasons come before the error
         print_unreadable(unreadable)

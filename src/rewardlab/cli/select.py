@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
+from rewardlab.cli._options import settings_options, with_options
 from rewardlab.errors import UsageError
+from rewardlab.evaluate.candidate_rows import CandidateColumns
 
 if TYPE_CHECKING:
     from rewardlab.errors import InputError
-    from rewardlab.select.candidates import CandidateColumns, Candidates
+    from rewardlab.select.candidates import Candidates
 
 select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PRM-guided search.", no_args_is_help=True)
 
-_ANSWERS = typer.Option("pred", "--answers", help="Column: per-candidate extracted answers ('' for none).")
-_SCORES = typer.Option("pred_score", "--scores", help="Column: per-candidate reward-model scores ('' for none).")
-_CORRECT = typer.Option("score", "--correct", help="Column: per-candidate correctness labels ('' for none).")
-_RESPONSES = typer.Option("code", "--responses", help="Column: per-candidate responses (token counts fall back to words).")
-_TOKENS = typer.Option("", "--tokens", help="Column: per-candidate generated-token counts.")
+# the column options, shared with `rewardlab eval` (names, defaults and help from CandidateColumns)
+COLUMNS = SELECT_COLUMNS
 _EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
 _WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
@@ -48,13 +48,6 @@ def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candida
         console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
                       "they have no score and are never picked")  # fmt: skip
     return candidates.with_scores(got.scores), {"reward": reward.name, "spec_hash": spec_hash(reward)}
-
-
-def _columns(answers: str, scores: str, correct: str, responses: str, tokens: str) -> CandidateColumns:
-    from rewardlab.select.candidates import CandidateColumns
-
-    return CandidateColumns(answers=answers or None, scores=scores or None, correct=correct or None,
-                            responses=responses or None, tokens=tokens or None)  # fmt: skip
 
 
 def _load(data: Path, columns: CandidateColumns) -> tuple[Candidates, list[InputError]]:
@@ -89,16 +82,17 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
 
 
 @select_app.command("curves")
+@with_options(settings_options(CandidateColumns, COLUMNS), after="max_n")
 def curves_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
     out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
     methods: str = typer.Option("", "--methods", help="Comma-separated subset of oracle,best_of_n,majority,weighted,hybrid,filtered (default: all the columns allow)."),
     max_n: int = typer.Option(0, "--max-n", help="Largest budget (default: the smallest candidate count)."),
-    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     reward: Path | None = _REWARD,
+    **columns: str,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
     from rewardlab.cli._render import console
@@ -107,7 +101,7 @@ def curves_command(
 
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    loaded, unreadable = _load(data, _columns(answers, scores, correct, responses, tokens))
+    loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
     candidates, source = _rescored(loaded, reward)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
@@ -128,12 +122,13 @@ def curves_command(
 
 
 @select_app.command("pick")
+@with_options(settings_options(CandidateColumns, COLUMNS), after="output")
 def pick_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
     method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
-    answers: str = _ANSWERS, scores: str = _SCORES, correct: str = _CORRECT, responses: str = _RESPONSES, tokens: str = _TOKENS,
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
+    **columns: str,
 ) -> None:
     """Pick one candidate per problem; prints the accuracy when the file has labels."""
     from rewardlab.cli._render import console
@@ -142,7 +137,7 @@ def pick_command(
     _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
-    loaded, unreadable = _load(data, _columns(answers, scores, correct, responses, tokens))
+    loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
     candidates, source = _rescored(loaded, reward)
     selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
     write_picks(candidates, selection, method, output, unreadable=unreadable, equivalence=equivalence, weights=weights, scores=source)

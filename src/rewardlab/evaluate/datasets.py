@@ -1,10 +1,9 @@
 """Evaluation data shapes: candidate sets (N responses per problem) and preference pairs.
 
 Candidate sets are rows with a list of responses per problem, like the Qwen2.5-Math
-`eval_rm_maj_example` files: `question`, `gt`, `code` (the 8 responses), `pred` (each
-response's extracted answer), `score` (grader labels) and `pred_score` (reward-model scores).
-Column names are options, so other files load the same way. Pairs are rows with a prompt, a
-chosen and a rejected response, and optionally a subset name.
+`eval_rm_maj_example` files; the format, its column names (`CandidateColumns`) and what a
+valid row is live in `evaluate.candidate_rows`, shared with `select.load_candidates`. Pairs
+are rows with a prompt, a chosen and a rejected response, and optionally a subset name.
 """
 
 from __future__ import annotations
@@ -15,16 +14,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardlab.core import JSON, ErrorKind, RewardResult, Sample
+from rewardlab.core import ErrorKind, RewardResult, Sample
 from rewardlab.errors import InputError
+from rewardlab.evaluate.candidate_rows import (
+    CandidateColumns,
+    CandidateRow,
+    file_columns,
+    parse_candidate_row,
+)
 
 __all__ = [
     "CandidateColumns",
+    "CandidateRow",
     "CandidateSet",
     "OnError",
     "PairSet",
     "collecting",
     "parse_rows",
+    "read_candidate_rows",
     "read_candidates",
     "read_pairs",
     "read_parsed",
@@ -101,35 +108,24 @@ def collecting(on_error: OnError | None) -> tuple[OnError | None, list[InputErro
 
 
 @dataclass(frozen=True)
-class CandidateColumns:
-    """Column names of a candidate-set file (defaults: Qwen2.5-Math eval files).
+class CandidateSet:
+    """N candidate responses per problem, flattened into `samples` (group = problem index).
 
     Attributes:
-        prompt: column of the problem.
-        responses: column of the list of responses.
-        reference: column of the gold answer.
-        labels: column of the per-response correctness labels, if the file has them.
-        scores: column of per-response scores shipped in the file (a reward model's), if any.
-        answers: column of per-response extracted answers (for votes), if any.
+        samples: one per candidate; `meta` holds `problem`, `candidate`, `line`, the `label`
+            when the file has labels, and the row's `level`/`type`/`subject`/`idx`.
+        problem: the problem index of each sample (problems are numbered over the rows read).
+        labels: per candidate, whether it is correct (None: unknown), or None without labels.
+        scores: per candidate, the file's score (NaN: none), or None without scores.
+        answers: per candidate, the extracted answer (None: none), or None without answers.
+        source: the file.
     """
 
-    prompt: str = "question"
-    responses: str = "code"
-    reference: str = "gt"
-    labels: str | None = "score"
-    scores: str | None = "pred_score"
-    answers: str | None = "pred"
-
-
-@dataclass(frozen=True)
-class CandidateSet:
-    """N candidate responses per problem, flattened into `samples` (group = problem index)."""
-
     samples: list[Sample]
-    problem: list[int]  # problem index of each sample
-    labels: list[bool] | None
+    problem: list[int]
+    labels: list[bool | None] | None
     scores: list[float] | None
-    answers: list[str] | None
+    answers: list[str | None] | None
     source: str
 
     @property
@@ -137,76 +133,30 @@ class CandidateSet:
         return len(set(self.problem))
 
 
-def _column(row: dict[str, Any], name: str, n: int, source: str, line: int) -> list[Any]:
-    value = row.get(name)
-    if not isinstance(value, list) or len(value) != n:
-        got = f"{len(value)} items" if isinstance(value, list) else type(value).__name__
-        raise InputError(f"column {name!r} must be a list of {n} items (one per response), got {got}", source=source, line=line)
-    return value
+def read_candidate_rows(
+    path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None,
+    required: tuple[str, ...] = (),
+) -> list[CandidateRow]:
+    """The checked rows of a candidate file, by the rules of `evaluate.candidate_rows`.
 
+    Args:
+        path: the file (JSONL, Parquet or a saved `datasets` directory).
+        columns: its column names (default: the Qwen2.5-Math evaluation files').
+        on_error: called with the `InputError` of each row that cannot be read; that row is
+            left out and the others are read. Without it the first bad row raises.
+        required: `CandidateColumns` fields the caller needs in every row (e.g. "responses").
 
-def _score_value(value: Any, column: str, source: str, line: int) -> float:
-    # pred_score in the Qwen files is a one-element list per response
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
-    if not math.isfinite(value):  # a NaN or infinite score would poison every mean and rank
-        raise InputError(f"column {column!r} holds {value}; expected a finite number", source=source, line=line)
-    return float(value)
-
-
-def _label_value(value: Any, column: str, source: str, line: int) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    raise InputError(f"column {column!r} holds {value!r}; expected true/false (or 1/0)", source=source, line=line)
-
-
-@dataclass(frozen=True)
-class _CandidateRow:
-    """One problem's candidates, read and checked."""
-
-    prompt: str
-    responses: list[str]
-    reference: Any
-    meta: dict[str, JSON]
-    labels: list[bool] | None
-    scores: list[float] | None
-    answers: list[str] | None
-
-
-def _present(rows: list[tuple[int, dict[str, Any]]], name: str | None) -> bool:
-    """Whether the file has the optional column `name`: at least half its rows hold it (so one
-    stray row neither adds a column to the file nor takes it away)."""
-    return bool(name) and 2 * sum(name in row for _, row in rows) >= len(rows)
-
-
-def _candidate_row(line: int, row: dict[str, Any], cols: CandidateColumns, present: dict[str, bool], source: str) -> _CandidateRow:
-    responses = row.get(cols.responses)
-    if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
-        raise InputError(f"column {cols.responses!r} must be a non-empty list of strings", source=source, line=line)
-    n = len(responses)
-
-    def column(name: str | None) -> list[Any] | None:
-        if name is None or not present[name]:
-            return None
-        if name not in row:
-            raise InputError(f"column {name!r} is missing here but present in other rows", source=source, line=line)
-        return _column(row, name, n, source, line)
-
-    labels, scores, answers = column(cols.labels), column(cols.scores), column(cols.answers)
-    meta: dict[str, JSON] = {"line": line}
-    for k in ("level", "type", "subject", "idx"):
-        if k in row:
-            meta[k] = row[k]
-    return _CandidateRow(
-        prompt=str(row.get(cols.prompt, "")), responses=responses, reference=row.get(cols.reference), meta=meta,
-        labels=None if labels is None else [_label_value(v, str(cols.labels), source, line) for v in labels],
-        scores=None if scores is None else [_score_value(v, str(cols.scores), source, line) for v in scores],
-        answers=None if answers is None else [str(v) for v in answers],
-    )
+    Raises:
+        InputError: naming the file, line and column of the first bad row (without
+            `on_error`), or the file when no row can be read or it lacks a required column.
+    """
+    cols = columns or CandidateColumns()
+    source = str(path)
+    note, unread = collecting(on_error)
+    raw = read_rows(path, on_error=note)
+    present = file_columns(raw, cols, source, required=required)
+    return parse_rows(raw, lambda line, row: parse_candidate_row(line, row, cols, present, source), source,
+                      on_error=on_error, unread=len(unread))  # fmt: skip
 
 
 def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None) -> CandidateSet:
@@ -214,28 +164,26 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *
 
     Args:
         path: the file (JSONL, Parquet or a saved `datasets` directory).
-        columns: its column names (default: the Qwen2.5-Math evaluation files').
-        on_error: called with the `InputError` of each row that cannot be read (bad JSON,
-            responses that are not a list of strings, a labels/scores/answers list of another
-            length, a label that is not true/false, a score that is not a finite number, an
-            optional column most rows have but this one lacks); that row is left out and the
-            others are loaded. Without it the first bad row raises.
+        columns: its column names (default: the Qwen2.5-Math evaluation files'); the responses
+            column is required.
+        on_error: called with the `InputError` of each row that cannot be read (bad JSON, and
+            every rule of `evaluate.candidate_rows`: responses that are not a list of strings,
+            a list of another length, a label that is not true/false or 1/0, a score that is
+            not a number or is infinite, a column most rows have but this one lacks); that row
+            is left out and the others are loaded. Without it the first bad row raises.
 
     Raises:
         InputError: naming the file and line of the first bad row (without `on_error`), or
             when no row can be read.
     """
     cols = columns or CandidateColumns()
-    source = str(path)
-    note, unread = collecting(on_error)
-    raw = read_rows(path, on_error=note)
-    present = {name: _present(raw, name) for name in (cols.labels, cols.scores, cols.answers) if name}
-    rows = parse_rows(raw, lambda line, row: _candidate_row(line, row, cols, present, source), source,
-                      on_error=on_error, unread=len(unread))  # fmt: skip
+    if not cols.responses:
+        raise InputError("candidate sets are scored by their responses: name the responses column", source=str(path))
+    rows = read_candidate_rows(path, cols, on_error=on_error, required=("responses",))
     samples: list[Sample] = []
     problem: list[int] = []
     for index, row in enumerate(rows):  # problems are numbered over the rows read
-        for j, text in enumerate(row.responses):
+        for j, text in enumerate(row.responses or ()):
             label = {} if row.labels is None else {"label": row.labels[j]}
             samples.append(Sample(prompt=row.prompt, response=text, reference=row.reference,
                                   meta={**row.meta, "problem": index, "candidate": j, **label}, group=str(index)))  # fmt: skip
@@ -245,7 +193,7 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *
         return None if values[0] is None else [v for part in values for v in part or ()]
 
     return CandidateSet(samples, problem, joined([r.labels for r in rows]), joined([r.scores for r in rows]),
-                        joined([r.answers for r in rows]), source)  # fmt: skip
+                        joined([r.answers for r in rows]), source=str(path))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,30 @@ def _scores_or_floor(results: Sequence[RewardResult]) -> list[float]:
     return [r.score if r.score is not None else floor for r in results]
 
 
-def _as_probs(scores: np.ndarray) -> tuple[np.ndarray, str]:
-    if scores.min() >= 0 and scores.max() <= 1:
-        return scores, "score"
+def _floor_missing(scores: Sequence[float]) -> list[float]:
+    """The file's scores with the missing ones (NaN) ranked below every score, never preferred."""
+    ok = [x for x in scores if not np.isnan(x)]
+    floor = (min(ok) if ok else 0.0) - 1.0
+    return [floor if np.isnan(x) else float(x) for x in scores]
+
+
+def _vote(answers: Sequence[str | None], gold: Sequence[float], weights: Sequence[float] | None = None,
+          ties: Literal["expected", "first"] = "expected") -> float:
+    """`passk.vote_accuracy` over the candidates with an answer (None: no answer, no vote);
+    0 when none has one (the vote abstains)."""
+    keep = [i for i, a in enumerate(answers) if a is not None]
+    if not keep:
+        return 0.0
+    w = None if weights is None else [weights[i] for i in keep]
+    return passk.vote_accuracy([answers[i] for i in keep], [gold[i] for i in keep], w, ties=ties)
+
+
+def _as_probs(scores: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, str]:
+    """Scores as probabilities: as they are when the real ones (`valid`) lie in [0, 1] (the
+    floor under a missing score then clips to weight 0), else through a sigmoid."""
+    real = scores[valid] if valid.any() else scores
+    if real.min() >= 0 and real.max() <= 1:
+        return np.clip(scores, 0.0, 1.0), "score"
     return calibration.sigmoid(scores), "sigmoid(score)"
 
 
@@ -91,7 +112,7 @@ def _selector_numbers(
         out["bon_fit"] = fit_bon(curve.kl, curve.gold - curve.gold[0])
     if name in (LENGTH, SHORTEST):  # a length is not a probability: no calibration, no weighted vote
         return out
-    probs, mapped = _as_probs(s)
+    probs, mapped = _as_probs(s, valid)
     p, y = probs[valid], correct[valid]
     out |= {
         "calibration_input": mapped,
@@ -101,7 +122,7 @@ def _selector_numbers(
     if cands.answers is not None:
         answers = _per_problem(cands.answers, cands.problem)
         weights = _per_problem(probs.tolist(), cands.problem)
-        votes = np.asarray([passk.vote_accuracy(a, g, w) for a, g, w in zip(answers, gold, weights, strict=True)])
+        votes = np.asarray([_vote(a, g, w) for a, g, w in zip(answers, gold, weights, strict=True)])
         out["weighted_vote"] = stats.bootstrap_ci(votes, seed=seed)
         out["weighted_vote_per_problem"] = votes
     return out
@@ -116,8 +137,11 @@ def _gold(
     if gold is None:
         if cands.labels is None:
             raise UsageError("no gold: pass a gold reward (--gold SPEC) or a labels column (--labels)")
-        labels = np.asarray(cands.labels, dtype=bool)
-        return labels, np.ones_like(labels), "file labels", extra
+        # A candidate without a label is not a pass; it is counted and left out of calibration.
+        known = np.asarray([label is not None for label in cands.labels])
+        if not known.all():
+            extra["unlabelled"] = int((~known).sum())
+        return np.asarray([bool(label) for label in cands.labels]), known, "file labels", extra
     with scorer(gold, workers=workers, timeout=timeout) as score:
         results = score(cands.samples)
     extra["gold_errors"] = error_counts(results)
@@ -148,7 +172,11 @@ def evaluate_candidates(
         selectors[each.name] = _scores_or_floor(results)
         valid[each.name] = gold_ok & np.asarray([r.score is not None for r in results])
     if cands.scores is not None:
-        selectors["file scores"] = cands.scores
+        selectors["file scores"] = _floor_missing(cands.scores)
+        has_score = ~np.isnan(np.asarray(cands.scores, dtype=float))
+        valid["file scores"] = gold_ok & has_score
+        if not has_score.all():
+            extra["file_scores_missing"] = int((~has_score).sum())
     # training-free baselines: pick the longest, pick the shortest (majority vote is below)
     selectors[LENGTH] = [float(len(s.response_text)) for s in cands.samples]
     selectors[SHORTEST] = [-float(len(s.response_text)) for s in cands.samples]
@@ -161,9 +189,9 @@ def evaluate_candidates(
     numbers["pass_at_k"] = {k: float(np.mean([passk.pass_at_k(len(g), sum(g), k) for g in gold_by_problem])) for k in ks}
     if cands.answers is not None:
         answers = _per_problem(cands.answers, cands.problem)
-        maj = np.asarray([passk.vote_accuracy(a, g) for a, g in zip(answers, gold_by_problem, strict=True)])
+        maj = np.asarray([_vote(a, g) for a, g in zip(answers, gold_by_problem, strict=True)])
         numbers["majority_vote"] = stats.bootstrap_ci(maj, seed=seed)
-        numbers["majority_vote_first_tie"] = float(np.mean([passk.vote_accuracy(a, g, ties="first")
+        numbers["majority_vote_first_tie"] = float(np.mean([_vote(a, g, ties="first")
                                                             for a, g in zip(answers, gold_by_problem, strict=True)]))
         for sel in numbers["selectors"].values():
             sel["vs_majority_vote"] = stats.compare_paired(sel["best_of_n_per_problem"], maj, seed=seed)
@@ -181,6 +209,10 @@ def _candidate_summary(numbers: dict[str, Any]) -> list[tuple[str, str]]:
             f"{numbers['n_candidates'] // max(numbers['n_problems'], 1)}")]
     if "gold_errors" in numbers:
         rows.append(("gold errors", str(numbers["gold_errors"] or "none")))
+    if "unlabelled" in numbers:
+        rows.append(("candidates without a label", f"{numbers['unlabelled']} (not counted as right)"))
+    if "file_scores_missing" in numbers:
+        rows.append(("candidates without a file score", f"{numbers['file_scores_missing']} (never picked by file scores)"))
     for name, errors in numbers.get("reward_errors", {}).items():
         rows.append((f"errors of {name}", str(errors or "none")))
     for name, sel in numbers["selectors"].items():
@@ -279,7 +311,7 @@ def _detect_mode(data: str | Path, columns: CandidateColumns, lenient: bool) -> 
     if isinstance(first.get("rejected"), list):
         chosen = first.get("chosen")
         return "rmbench" if isinstance(chosen, list) and len(chosen) == 3 and len(first["rejected"]) == 3 else "bestofk"
-    if isinstance(first.get(columns.responses), list):
+    if columns.responses and isinstance(first.get(columns.responses), list):
         return "candidates"
     if "chosen" in first and "rejected" in first:
         return "pairs"

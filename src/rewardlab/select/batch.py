@@ -88,26 +88,24 @@ def load_problems(
 ) -> list[Problem]:
     """Problems from a JSONL/Parquet file: `prompt` names the problem-text column, `reference`
     the gold-answer column (None, or absent from a row: no gold answer for it). Each problem's
-    `meta["line"]` is its line in the file.
+    `meta["line"]` is its line in the file. Rows are read like every other data file
+    (`evaluate.datasets.read_parsed`).
 
     Raises:
         InputError: naming the file and line of a row without a text prompt (or that is not a
-            JSON object); with `on_error`, such a row is handed to it and left out instead.
+            JSON object); with `on_error`, such a row is handed to it and left out instead;
+            and naming the file when no row is left.
     """
-    from rewardlab.runner.io import read_objects
+    from rewardlab.evaluate.datasets import read_parsed
 
-    out = []
-    for line, row in read_objects(path, on_error):
+    def problem(line: int, row: dict[str, Any]) -> Problem:
         text = row.get(prompt)
         if not isinstance(text, str) or not text.strip():
-            exc = InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
-            if on_error is None:
-                raise exc
-            on_error(exc)
-            continue
+            raise InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
         gold = row.get(reference) if reference else None
-        out.append(Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line)), meta={"line": line}))
-    return out
+        return Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line)), meta={"line": line})
+
+    return read_parsed(path, problem, on_error=on_error)
 
 
 def unreadable_rows(errors: Sequence[InputError], method: str) -> list[dict[str, Any]]:

@@ -1,14 +1,14 @@
 """Candidate files: one row per problem with a list of candidates, loaded as padded arrays.
 
-The default columns are those of the Qwen2.5-Math `eval_rm_maj_example` files (`pred` = each
-response's extracted answer, `pred_score` = reward-model scores as one-element lists, `score` =
-grader correctness, `code` = the responses). Any other file loads by naming its columns.
+The format, its columns (`CandidateColumns`: defaults are the Qwen2.5-Math
+`eval_rm_maj_example` files', `pred` = each response's extracted answer, `pred_score` =
+reward-model scores as one-element lists, `score` = grader labels, `code` = the responses) and
+the rules of a valid row are `rewardlab.evaluate.candidate_rows`', shared with `rewardlab eval`.
 Ragged rows are padded; `mask` marks the candidates that exist.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,33 +18,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
+from rewardlab.evaluate.candidate_rows import CandidateColumns, CandidateRow
 
 __all__ = ["CandidateColumns", "Candidates", "load_candidates"]
 
 F64 = NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class CandidateColumns:
-    """Column names of a candidate file; None means the file has no such column.
-
-    Attributes:
-        answers: per candidate, the extracted final answer (for votes).
-        scores: per candidate, a reward-model score (a number, or a one-element list).
-        correct: per candidate, whether it is correct (bool or 0/1), for accuracy.
-        responses: per candidate, the response text (token counts fall back to its words).
-        tokens: per candidate, the number of generated tokens.
-        reference: the gold answer (kept for re-scoring; not needed when `correct` is given).
-        prompt: the problem text (for re-scoring with a reward).
-    """
-
-    answers: str | None = "pred"
-    scores: str | None = "pred_score"
-    correct: str | None = "score"
-    responses: str | None = "code"
-    tokens: str | None = None
-    reference: str | None = "gt"
-    prompt: str | None = "question"
 
 
 @dataclass(frozen=True)
@@ -55,7 +33,7 @@ class Candidates:
         answers: object array of answers (None: missing or padding), or None without the column.
         mask: which candidates exist.
         scores: float scores, NaN where missing; None without the column.
-        correct: float 0/1, NaN where unknown; None without the column.
+        correct: float 0/1 from the labels column, NaN where unknown; None without the column.
         tokens: generated tokens per candidate (NaN where unknown); None when not known.
         token_unit: "tokens" from a token column, "words" when counted from responses.
         references: per problem gold answer (None where absent).
@@ -100,70 +78,7 @@ class Candidates:
         return replace(self, scores=np.where(self.mask, s, np.nan))
 
 
-def _number(value: Any, column: str, role: str, source: str, line: int) -> float:
-    if isinstance(value, list) and len(value) == 1:  # pred_score: a one-element list per response
-        value = value[0]
-    if value is None:
-        return float("nan")
-    if isinstance(value, bool) and role != "correct":
-        raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
-    if not isinstance(value, int | float):
-        raise InputError(f"column {column!r} holds {value!r}; expected a number", source=source, line=line)
-    if math.isinf(value):  # NaN is "no value"; an infinite score, label or count is a broken row
-        raise InputError(f"column {column!r} holds {value}; expected a finite number (null or NaN for none)", source=source, line=line)
-    return float(value)
-
-
-def _list(row: dict[str, Any], name: str, n: int | None, source: str, line: int) -> list[Any]:
-    value = row.get(name)
-    if not isinstance(value, list):
-        raise InputError(f"column {name!r} must be a list (one item per candidate), got {type(value).__name__}", source=source, line=line)
-    if n is not None and len(value) != n:
-        raise InputError(f"column {name!r} has {len(value)} items for {n} candidates", source=source, line=line)
-    return value
-
-
-@dataclass(frozen=True)
-class _Row:
-    """One problem's candidates, read and checked."""
-
-    line: int
-    count: int
-    answers: list[str | None] | None
-    responses: list[str] | None
-    scores: list[float] | None
-    correct: list[float] | None
-    tokens: list[float] | None
-    reference: Any
-    prompt: str
-
-
-def _parse(line: int, row: dict[str, Any], cols: CandidateColumns, present: dict[str, bool], source: str) -> _Row:
-    """Check one row against the columns the file has (`present`: in some row; the responses
-    column is used only when every row has it)."""
-    anchor = cols.answers or cols.responses or cols.scores
-    assert anchor is not None
-    n = len(_list(row, anchor, None, source, line))
-
-    def numbers(name: str | None, what: str) -> list[float] | None:
-        if name is None or not present[name]:
-            return None
-        if name not in row:
-            raise InputError(f"column {name!r} is missing here but present in other rows", source=source, line=line)
-        return [_number(v, name, what, source, line) for v in _list(row, name, n, source, line)]
-
-    answers = None
-    if cols.answers is not None:
-        answers = [None if v is None else str(v) for v in _list(row, cols.answers, n, source, line)]
-    responses = None
-    if cols.responses is not None and present[cols.responses]:
-        responses = [str(t) for t in _list(row, cols.responses, n, source, line)]
-    return _Row(line, n, answers, responses, numbers(cols.scores, "scores"), numbers(cols.correct, "correct"),
-                numbers(cols.tokens, "tokens"), row.get(cols.reference) if cols.reference else None,
-                str(row.get(cols.prompt, "")) if cols.prompt else "")  # fmt: skip
-
-
-def _padded(rows: list[_Row], field: str, width: int, fill: Any, dtype: Any) -> NDArray[Any] | None:
+def _padded(rows: list[CandidateRow], field: str, width: int, fill: Any, dtype: Any) -> NDArray[Any] | None:
     if getattr(rows[0], field) is None:
         return None
     out = np.full((len(rows), width), fill, dtype=dtype)
@@ -176,7 +91,10 @@ def _padded(rows: list[_Row], field: str, width: int, fill: Any, dtype: Any) -> 
 def load_candidates(
     path: str | Path, columns: CandidateColumns | None = None, *, on_error: Callable[[InputError], None] | None = None
 ) -> Candidates:
-    """Read a candidate file (JSONL, Parquet or a saved `datasets` directory).
+    """Read a candidate file (JSONL, Parquet or a saved `datasets` directory) into arrays.
+
+    The rows are read and checked by `evaluate.datasets.read_candidate_rows`, the reader that
+    `rewardlab eval` uses too (the rules are in `evaluate.candidate_rows`); this pads them.
 
     Args:
         path: the file.
@@ -186,34 +104,16 @@ def load_candidates(
             line). Without it the first bad row raises.
 
     Raises:
-        InputError: naming the file and line of a row whose lists disagree in length, hold
-            non-numbers where numbers belong, or lack a column other rows have.
+        InputError: naming the file, line and column of a row whose lists disagree in length,
+            hold non-numbers or infinities where numbers belong, or lack a column most rows have.
     """
-    from rewardlab.runner.io import read_objects
+    from rewardlab.evaluate.datasets import read_candidate_rows
 
-    cols = columns or CandidateColumns()
-    source = str(path)
-    if (cols.answers or cols.responses or cols.scores) is None:
-        raise InputError("name at least one of the answers, responses or scores columns", source=source)
-    raw = read_objects(path, on_error)
-    names = [c for c in (cols.scores, cols.correct, cols.tokens) if c is not None]
-    present = {name: any(name in row for _, row in raw) for name in names}
-    if cols.responses is not None:
-        present[cols.responses] = all(cols.responses in row for _, row in raw)
-    rows = []
-    for line, row in raw:
-        try:
-            rows.append(_parse(line, row, cols, present, source))
-        except InputError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
-    if not rows:
-        raise InputError("no row could be read as a candidate set", source=source)
-    return _assemble(rows, source)
+    rows = read_candidate_rows(path, columns, on_error=on_error)
+    return _assemble(rows, str(path))
 
 
-def _assemble(rows: list[_Row], source: str) -> Candidates:
+def _assemble(rows: list[CandidateRow], source: str) -> Candidates:
     counts = np.array([row.count for row in rows])
     width = int(counts.max())
     responses = _padded(rows, "responses", width, None, object)
@@ -226,7 +126,7 @@ def _assemble(rows: list[_Row], source: str) -> Candidates:
         answers=_padded(rows, "answers", width, None, object),
         mask=np.arange(width)[None, :] < counts[:, None],
         scores=_padded(rows, "scores", width, np.nan, np.float64),
-        correct=_padded(rows, "correct", width, np.nan, np.float64),
+        correct=_labels(rows, width),
         tokens=tokens,
         token_unit=unit if tokens is not None else "none",
         references=[row.reference for row in rows],
@@ -235,3 +135,13 @@ def _assemble(rows: list[_Row], source: str) -> Candidates:
         prompts=[row.prompt for row in rows],
         lines=[row.line for row in rows],
     )
+
+
+def _labels(rows: list[CandidateRow], width: int) -> NDArray[np.float64] | None:
+    """The labels as float 0/1, NaN where unknown or padding."""
+    if rows[0].labels is None:
+        return None
+    out = np.full((len(rows), width), np.nan)
+    for i, row in enumerate(rows):
+        out[i, : row.count] = [np.nan if v is None else float(v) for v in row.labels or ()]
+    return out

@@ -125,7 +125,7 @@ def _check(candidates: Candidates, methods: Sequence[str]) -> None:
     if unknown:
         raise InputError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}", source=candidates.source)
     if candidates.correct is None or np.isnan(candidates.correct[candidates.mask]).any():
-        raise InputError("curves need a correctness label for every candidate (the `correct` column)", source=candidates.source)
+        raise InputError("curves need a correctness label for every candidate (the labels column, --labels)", source=candidates.source)
     for m in methods:
         needs_classes, needs_scores = METHODS[m]
         if needs_classes and candidates.answers is None:

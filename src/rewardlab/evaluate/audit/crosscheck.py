@@ -54,10 +54,13 @@ class CrossCheck:
 
 
 def labels_as_results(labels: Sequence[object]) -> list[RewardResult]:
-    """Dataset labels (bools, 0/1) as results, so they can be cross-checked like a reward."""
+    """Dataset labels (bools, 0/1) as results, so they can be cross-checked like a reward; an
+    unknown label (None) is a skipped result, never a fail."""
     out = []
     for i, label in enumerate(labels):
-        if isinstance(label, bool) or label in (0, 1):
+        if label is None:
+            out.append(RewardResult.skip("no label"))
+        elif isinstance(label, bool) or label in (0, 1):
             out.append(RewardResult.ok(float(label)))  # type: ignore[arg-type,unused-ignore]
         else:
             raise InputError(f"label {label!r} is not a boolean or 0/1", source="labels", line=i + 1)

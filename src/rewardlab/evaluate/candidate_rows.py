@@ -1,0 +1,244 @@
+"""The candidate-file format and its one row check: what a valid candidate row is.
+
+A candidate file has one row per problem with a list per candidate, like the Qwen2.5-Math
+`eval_rm_maj_example` files: `question`, `gt`, `code` (the responses), `pred` (each response's
+extracted answer), `score` (grader labels) and `pred_score` (reward-model scores as
+one-element lists). Column names are options (`CandidateColumns`), so other files load the
+same way. Both readers build on `parse_candidate_row`: `evaluate.datasets.read_candidates`
+(one `Sample` per candidate) and `select.candidates.load_candidates` (padded arrays).
+
+The rules, one place for both:
+
+- A named list column is the file's when at least half its rows hold it; a row lacking a
+  column of the file is a bad row, and so is a row holding a column fewer than half the rows
+  hold (its values would otherwise be dropped without a word). One stray row thus neither adds
+  a column to the file nor takes one away.
+- Every list column of a row is a list with one item per candidate (the responses list, else
+  the answers, else the scores, sets the count; it must not be empty).
+- responses: strings. answers: strings or numbers (null: no answer). scores: numbers, or
+  one-element lists of a number (Qwen's `pred_score`). labels: true/false or 1/0. tokens:
+  counts >= 0. For scores, labels and tokens, null or NaN is "no value" (a candidate without
+  a score is never picked, one without a label is not counted as right); an infinite value, a
+  string or a boolean where a number belongs makes the row bad.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rewardlab.errors import InputError
+
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "file_columns", "parse_candidate_row"]
+
+_UNSET: Any = object()
+
+#: Row columns kept in each candidate row's `meta` (MATH's level/type, a subject, an index).
+META_COLUMNS = ("level", "type", "subject", "idx")
+
+
+@dataclass(frozen=True)
+class CandidateColumns:
+    """Column names of a candidate file (defaults: the Qwen2.5-Math eval files'); None (``''``
+    on the command line) turns a column off.
+
+    Attributes:
+        prompt: column of the problem text.
+        responses: column of the per-candidate responses (token counts fall back to their words).
+        reference: column of the gold answer.
+        labels: column of the per-candidate correctness labels (true/false or 1/0).
+        scores: column of per-candidate scores shipped in the file (a reward model's).
+        answers: column of the per-candidate extracted answers (for votes).
+        tokens: column of the per-candidate generated-token counts.
+    """
+
+    prompt: str | None = "question"
+    responses: str | None = "code"
+    reference: str | None = "gt"
+    labels: str | None = "score"
+    scores: str | None = "pred_score"
+    answers: str | None = "pred"
+    tokens: str | None = None
+
+    def __init__(
+        self, prompt: str | None = "question", responses: str | None = "code", reference: str | None = "gt",
+        labels: str | None = "score", scores: str | None = "pred_score", answers: str | None = "pred",
+        tokens: str | None = None, *, correct: str | None = _UNSET,
+    ) -> None:
+        if correct is not _UNSET:  # the name `select.CandidateColumns` had for `labels`
+            warnings.warn("CandidateColumns(correct=...) is deprecated; use labels=...", DeprecationWarning, stacklevel=2)
+            labels = correct
+        for name, value in (("prompt", prompt), ("responses", responses), ("reference", reference), ("labels", labels),
+                            ("scores", scores), ("answers", answers), ("tokens", tokens)):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    @property
+    def correct(self) -> str | None:
+        """Deprecated name of `labels`."""
+        warnings.warn("CandidateColumns.correct is deprecated; use .labels", DeprecationWarning, stacklevel=2)
+        return self.labels
+
+    def lists(self) -> dict[str, str]:
+        """Field -> column name of the list columns that are named (not None)."""
+        names = {"responses": self.responses, "answers": self.answers, "scores": self.scores,
+                 "labels": self.labels, "tokens": self.tokens}  # fmt: skip
+        return {field: name for field, name in names.items() if name}
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """One problem's candidates, read and checked. A list is None when the file lacks its column.
+
+    Attributes:
+        line: the row's line (row number) in the file.
+        count: how many candidates the row has.
+        prompt: the problem text ("" without one).
+        reference: the gold answer, any JSON value (None without one).
+        responses: the response texts.
+        answers: the extracted answers (None: no answer).
+        scores: the scores (NaN: no score).
+        labels: whether each candidate is correct (None: unknown).
+        tokens: generated tokens per candidate (NaN: unknown).
+        meta: the row's `level`, `type`, `subject` and `idx`, where it has them, and `line`.
+    """
+
+    line: int
+    count: int
+    prompt: str
+    reference: Any
+    responses: list[str] | None
+    answers: list[str | None] | None
+    scores: list[float] | None
+    labels: list[bool | None] | None
+    tokens: list[float] | None
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FileColumns:
+    """Which named list columns a file has: field -> (column, rows holding it, rows)."""
+
+    held: dict[str, tuple[str, int, int]]
+    has: frozenset[str]
+
+
+def file_columns(
+    rows: Sequence[tuple[int, Mapping[str, Any]]], columns: CandidateColumns, source: str, *, required: Sequence[str] = ()
+) -> FileColumns:
+    """The list columns of a file: those at least half its rows hold, and the `required` fields
+    (e.g. the responses, which an evaluation scores) whatever the rows hold.
+
+    Raises:
+        InputError: naming the file when a required column is in no row, or when the file has
+            none of the list columns that give the candidates (responses, answers, scores).
+    """
+    held = {field: (name, sum(name in row for _, row in rows), len(rows)) for field, name in columns.lists().items()}
+    for field in required:
+        if field not in held or held[field][1] == 0:
+            name = getattr(columns, field)
+            raise InputError(f"no row has the {field} column {name!r}; name it (--{field}) or pass the right file", source=source)
+    has = frozenset(f for f, (_, k, n) in held.items() if 2 * k >= n or f in required)
+    if not has & {"responses", "answers", "scores"}:
+        named = ", ".join(repr(getattr(columns, f)) for f in ("responses", "answers", "scores") if getattr(columns, f))
+        raise InputError(f"no candidate lists: none of the columns {named or '(none named)'} is in most rows; "
+                         "name the file's responses, answers or scores columns", source=source)  # fmt: skip
+    return FileColumns(held, has)
+
+
+def _score(value: Any, name: str) -> float:
+    if isinstance(value, list) and len(value) == 1:  # pred_score: a one-element list per response
+        value = value[0]
+    return _number(value, name)
+
+
+def _number(value: Any, name: str) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"column {name!r} holds {value!r}; expected a number")
+    if math.isinf(value):  # NaN is "no value"; an infinite score or count is a broken row
+        raise InputError(f"column {name!r} holds {value}; expected a finite number (null or NaN for none)")
+    return float(value)
+
+
+def _count(value: Any, name: str) -> float:
+    count = _number(value, name)
+    if count < 0:
+        raise InputError(f"column {name!r} holds {value!r}; expected a token count >= 0 (null or NaN for none)")
+    return count
+
+
+def _label(value: Any, name: str) -> bool | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    raise InputError(f"column {name!r} holds {value!r}; expected true/false or 1/0 (null or NaN for unknown)")
+
+
+def _answer(value: Any, name: str) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"column {name!r} holds {value!r}; expected an answer string (or null for none)")
+
+
+def _response(value: Any, name: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise InputError(f"column {name!r} holds {value!r}; expected a response string")
+
+
+_VALUES: dict[str, Callable[[Any, str], Any]] = {
+    "responses": _response, "answers": _answer, "scores": _score, "labels": _label, "tokens": _count,
+}
+
+
+def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, list[Any]]]:
+    """The candidate count and each of the file's list columns, checked item by item."""
+    for field, (name, k, n) in cols.held.items():
+        if field in cols.has and name not in row:
+            raise InputError(f"column {name!r} is missing here but present in other rows")
+        if field not in cols.has and name in row:
+            raise InputError(f"column {name!r} is here but only {k} of {n} rows hold it: put it in every row or turn it off")
+    fields = [f for f in ("responses", "answers", "scores", "labels", "tokens") if f in cols.has]
+    anchor = cols.held[fields[0]][0]  # the responses, else the answers, else the scores set the count
+    first = row[anchor]
+    if not isinstance(first, list) or not first:
+        got = "an empty list" if isinstance(first, list) else type(first).__name__
+        raise InputError(f"column {anchor!r} must be a list with one item per candidate, got {got}")
+    n, out = len(first), dict[str, list[Any]]()
+    for field in fields:
+        name = cols.held[field][0]
+        values = row[name]
+        if not isinstance(values, list) or len(values) != n:
+            got = f"{len(values)} items for {n} candidates" if isinstance(values, list) else type(values).__name__
+            raise InputError(f"column {name!r} must be a list of {n} items (one per response), got {got}")
+        out[field] = [_VALUES[field](v, name) for v in values]
+    return n, out
+
+
+def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateColumns, present: FileColumns, source: str) -> CandidateRow:
+    """Check one row of a candidate file against the file's columns (`file_columns`).
+
+    Raises:
+        InputError: naming the file, the line and the column of the first value that breaks
+            the rules of the module docstring.
+    """
+    try:
+        n, lists = _lists(row, present)
+    except InputError as exc:  # the checks give the reason; the file and line are added here
+        raise InputError(exc.reason, source=source, line=line) from None
+    meta = {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
+    prompt = row.get(columns.prompt) if columns.prompt else None
+    return CandidateRow(line=line, count=n, prompt="" if prompt is None else str(prompt), reference=row.get(columns.reference) if columns.reference else None,
+                        responses=lists.get("responses"), answers=lists.get("answers"), scores=lists.get("scores"),
+                        labels=lists.get("labels"), tokens=lists.get("tokens"), meta=meta)  # fmt: skip
