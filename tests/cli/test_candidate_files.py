@@ -19,7 +19,7 @@ def _good(i: int) -> dict:
 
 
 HOSTILE = {  # line -> (raw line, what its message says)
-    2: ('{"question": "q", "code": [', "invalid JSON"),
+    2: ('{"question": "q", "code": [', "malformed JSON"),
     4: (json.dumps({**_good(9), "pred_score": [["high"], [0.1], [0.2]]}), "column 'pred_score' holds 'high'; expected a number"),
     5: (json.dumps({**_good(9), "pred": ["1", "2"]}), "column 'pred' must be a list of 3 items (one per response), got 2 items"),
     7: (json.dumps({k: v for k, v in _good(9).items() if k != "score"}), "column 'score' is missing here but present in other rows"),

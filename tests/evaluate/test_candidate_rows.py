@@ -118,7 +118,7 @@ def test_a_row_without_candidates_is_a_bad_row(tmp_path):
 
 
 def test_bad_json_is_a_bad_row_for_both(tmp_path):
-    both_refuse(tmp_path, [good(), '{"code": [', good(2)], 2, "invalid JSON")
+    both_refuse(tmp_path, [good(), '{"code": [', good(2)], 2, "malformed JSON")
 
 
 def test_null_and_nan_are_no_value_for_both_readers(tmp_path):
