@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rewardlab.errors import InputError
 from rewardlab.evaluate.candidate_rows import CandidateColumns
@@ -174,3 +176,50 @@ def test_the_old_correct_keyword_still_names_the_labels_column_with_a_warning(tm
 def test_rows_keep_their_lines_and_meta(tmp_path):
     rows = read_candidate_rows(write(tmp_path, ["[1]", {**good(), "level": "Level 3"}]), on_error=lambda exc: None)
     assert [(r.line, r.count, r.meta) for r in rows] == [(2, 3, {"line": 2, "level": "Level 3"})]
+
+
+@pytest.mark.parametrize(("column", "values"), [("pred_score", [[0.5], [10**400], [0.9]]), ("pred_score", [0.5, -(10**400), 0.9]),
+                                                ("tokens", [1, 10**400, 2])])  # fmt: skip
+def test_a_number_beyond_float_range_is_a_bad_row_not_a_crash(tmp_path, column, values):
+    rows = [{**good(), "tokens": [1, 2, 3]}, {**good(1), "tokens": [1, 2, 3], column: values}, {**good(2), "tokens": [1, 2, 3]}]
+    path = write(tmp_path, rows)
+    for read in (lambda p, **kw: read_candidates(p, CandidateColumns(tokens="tokens"), **kw),
+                 lambda p, **kw: load_candidates(p, CandidateColumns(tokens="tokens"), **kw)):  # fmt: skip
+        errors: list[InputError] = []
+        read(path, on_error=errors.append)
+        assert [e.line for e in errors] == [2]
+        assert f"column {column!r} holds" in errors[0].reason and "expected a finite number" in errors[0].reason
+        assert len(errors[0].reason) < 200  # the 400-digit number is cut short
+
+
+# Every kind of item a JSON list can hold, and a few numbers at the edges.
+_ITEMS = [0, 1, 2, -1, 0.5, -0.0, 1.0, 0.0, math.nan, math.inf, -math.inf, True, False, None, "a", "", "1",
+          [0.5], [1], [], [[1]], [True], [None], {"x": 1}, 10**400, -(10**400), 2**63, 1.7e308]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ITEMS), min_size=1, max_size=6), st.sampled_from(["responses", "answers", "scores", "labels", "tokens"]))
+def test_the_whole_list_shortcut_agrees_with_the_item_by_item_check(values, field):
+    from rewardlab.evaluate import candidate_rows as rows
+
+    try:
+        want: list | None = [rows._VALUES[field](v, "c") for v in values]
+    except InputError:
+        want = None
+    at_once = rows._AT_ONCE[field](values)
+    if at_once is None:  # the shortcut declines: the item-by-item check decides
+        return
+    assert want is not None, f"the shortcut accepted {values!r} that the check refuses"
+    assert [type(v) for v in at_once] == [type(v) for v in want]
+    assert all(a == b or (a != a and b != b) for a, b in zip(at_once, want, strict=True))  # NaN equals NaN here
+
+
+def test_the_shortcut_takes_the_usual_rows():
+    from rewardlab.evaluate import candidate_rows as rows
+
+    row = good()
+    assert rows._AT_ONCE["scores"](row["pred_score"]) == [0.5, 0.1, 0.9]
+    assert rows._AT_ONCE["labels"](row["score"]) == [True, False, True]
+    assert rows._AT_ONCE["answers"](row["pred"]) == ["1", "2", "1"]
+    assert rows._AT_ONCE["responses"](row["code"]) == row["code"]
+    assert rows._AT_ONCE["tokens"]([3, 0, 2.0]) == [3.0, 0.0, 2.0]

@@ -148,7 +148,7 @@ def test_scored_rollouts_keep_the_good_rows_of_a_hostile_file(tmp_path):
     good = [_rollout(i, s) for i, s in enumerate([1.0, 0.0, 0.5, 0.5, 1.0, 0.25])]
     bad = {2: "{nope", 3: "42", 5: json.dumps(_rollout(9, "0.5")), 7: json.dumps(_rollout(9, math.inf)),
            8: json.dumps({k: v for k, v in _rollout(9, 1.0).items() if k != "reward_status"}),
-           11: json.dumps({**_rollout(9, 1.0), "steps": "one step"})}
+           11: json.dumps({**_rollout(9, 1.0), "steps": "one step"}), 12: json.dumps(_rollout(9, 10**400))}
     mixed, clean = hostile(tmp_path, "scored.jsonl", good, bad)
     errors: list[InputError] = []
     report = run_eval(None, mixed, mode="rollouts", on_error=errors.append)
@@ -156,7 +156,8 @@ def test_scored_rollouts_keep_the_good_rows_of_a_hostile_file(tmp_path):
     assert report.numbers["n"] == len(good)
     assert comparable(report) == comparable(expected)
     assert_listed(report, errors, mixed, {2: "malformed JSON", 3: "got int", 5: "finite number, got '0.5'",
-                                          7: "finite number, got inf", 8: "no `reward_status`", 11: "steps"})
+                                          7: "finite number, got inf", 8: "no `reward_status`", 11: "steps",
+                                          12: "finite number, got 1000"})
     with pytest.raises(InputError, match=r"scored\.jsonl:2: malformed JSON"):
         read_scored_rollouts(mixed)
 

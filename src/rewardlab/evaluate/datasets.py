@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardlab.core import ErrorKind, RewardResult, Sample
+from rewardlab.core import ErrorKind, RewardResult, Sample, json_float
 from rewardlab.errors import InputError
 from rewardlab.evaluate.candidate_rows import (
     CandidateColumns,
@@ -72,15 +72,18 @@ def parse_rows(
         InputError: without `on_error`, the first bad row's; with it, when no row is left,
             saying how many could not be read.
     """
+    from rewardlab.runner.io import gc_paused
+
     out, bad = [], unread
-    for line, row in rows:
-        try:
-            out.append(parse(line, row))
-        except InputError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
-            bad += 1
+    with gc_paused():  # the checked rows pile up as the parsed ones did (runner.io.gc_paused)
+        for line, row in rows:
+            try:
+                out.append(parse(line, row))
+            except InputError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                bad += 1
     if not out:
         raise InputError(f"no row could be read ({bad} rows could not be read)", source=source)
     return out
@@ -259,9 +262,10 @@ def _scored_result(row: dict[str, Any], source: str, line: int) -> RewardResult:
 def _result(score: Any, status: Any, error: Any, source: str, line: int) -> RewardResult:
     try:
         if status == "ok":
-            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
-                raise InputError(f"an ok reward must be a finite number, got {score!r}", source=source, line=line)
-            return RewardResult.ok(float(score))
+            number = json_float(score)
+            if number is None or not math.isfinite(number):
+                raise InputError(f"an ok reward must be a finite number, got {score!r:.60}", source=source, line=line)
+            return RewardResult.ok(number)
         if status == "error":
             return RewardResult.failure(ErrorKind(error["kind"]), str(error.get("message", "")))
         if status == "skipped":

@@ -18,9 +18,11 @@ Output: one row per input row, in order: the input's own fields, then
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +79,25 @@ def iter_raw_rows(path: str | Path, fmt: Format | None = None) -> Iterator[RawRo
         yield from _iter_hf(path)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a whole file's rows are built in memory.
+
+    Each batch of new containers (the dicts and lists of parsed rows) triggers a collection, and
+    the full ones walk every live object, so as a file's rows pile up, most of the time of
+    loading a large file goes to the collector (bench/bench_select_file.py). Parsed rows hold
+    no reference cycles: nothing is kept that a collection would have freed. The previous state
+    is restored on exit, so pauses nest.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None = None) -> list[tuple[int, dict[str, Any]]]:
     """`(line, row)` of every row of a JSONL, Parquet or saved-`datasets` file, all in memory.
 
@@ -87,14 +108,15 @@ def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None
     """
     rows, bad = [], 0
     source = str(path)
-    for line, raw in iter_raw_rows(path):
-        try:
-            rows.append((line, decode_row(raw, source, line)))
-        except InputError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
-            bad += 1
+    with gc_paused():
+        for line, raw in iter_raw_rows(path):
+            try:
+                rows.append((line, decode_row(raw, source, line)))
+            except InputError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                bad += 1
     if not rows:
         raise InputError(f"no rows; the file needs at least one{f' ({bad} could not be read)' if bad else ''}", source=source)
     return rows

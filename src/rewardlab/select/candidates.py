@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,14 @@ class Candidates:
         return replace(self, scores=np.where(self.mask, s, np.nan))
 
 
-def _padded(rows: list[CandidateRow], field: str, width: int, fill: Any, dtype: Any) -> NDArray[Any] | None:
+def _padded(rows: list[CandidateRow], field: str, mask: NDArray[np.bool_], fill: Any, dtype: Any) -> NDArray[Any] | None:
+    """One list field of every row as a `(problems, width)` array, `fill` where `mask` is False
+    (padding). The rows' lists are chained and written through the mask in one assignment
+    (row-major, as they are chained) instead of row by row; for floats, None becomes NaN."""
     if getattr(rows[0], field) is None:
         return None
-    out = np.full((len(rows), width), fill, dtype=dtype)
-    for i, row in enumerate(rows):
-        values = getattr(row, field)
-        out[i, : len(values)] = values
+    out = np.full(mask.shape, fill, dtype=dtype)
+    out[mask] = np.array(list(chain.from_iterable(getattr(row, field) for row in rows)), dtype=dtype)
     return out
 
 
@@ -114,19 +116,18 @@ def load_candidates(
 
 
 def _assemble(rows: list[CandidateRow], source: str) -> Candidates:
-    counts = np.array([row.count for row in rows])
-    width = int(counts.max())
-    responses = _padded(rows, "responses", width, None, object)
-    tokens, unit = _padded(rows, "tokens", width, np.nan, np.float64), "tokens"
+    counts = np.fromiter((row.count for row in rows), dtype=np.int64, count=len(rows))
+    mask = np.arange(int(counts.max()))[None, :] < counts[:, None]
+    responses = _padded(rows, "responses", mask, None, object)
+    tokens, unit = _padded(rows, "tokens", mask, np.nan, np.float64), "tokens"
     if tokens is None and responses is not None:  # no token counts: words of the responses
-        tokens, unit = np.full((len(rows), width), np.nan), "words"
-        for i, row in enumerate(rows):
-            tokens[i, : row.count] = [len(t.split()) for t in row.responses or []]
+        tokens, unit = np.full(mask.shape, np.nan), "words"
+        tokens[mask] = np.fromiter(map(len, map(str.split, responses[mask])), dtype=np.float64, count=int(mask.sum()))
     return Candidates(
-        answers=_padded(rows, "answers", width, None, object),
-        mask=np.arange(width)[None, :] < counts[:, None],
-        scores=_padded(rows, "scores", width, np.nan, np.float64),
-        correct=_labels(rows, width),
+        answers=_padded(rows, "answers", mask, None, object),
+        mask=mask,
+        scores=_padded(rows, "scores", mask, np.nan, np.float64),
+        correct=_padded(rows, "labels", mask, np.nan, np.float64),  # float 0/1, NaN where unknown or padding
         tokens=tokens,
         token_unit=unit if tokens is not None else "none",
         references=[row.reference for row in rows],
@@ -135,13 +136,3 @@ def _assemble(rows: list[CandidateRow], source: str) -> Candidates:
         prompts=[row.prompt for row in rows],
         lines=[row.line for row in rows],
     )
-
-
-def _labels(rows: list[CandidateRow], width: int) -> NDArray[np.float64] | None:
-    """The labels as float 0/1, NaN where unknown or padding."""
-    if rows[0].labels is None:
-        return None
-    out = np.full((len(rows), width), np.nan)
-    for i, row in enumerate(rows):
-        out[i, : row.count] = [np.nan if v is None else float(v) for v in row.labels or ()]
-    return out
