@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,9 @@ class Candidates:
         mask: which candidates exist.
         scores: float scores, NaN where missing; None without the column.
         correct: float 0/1 from the labels column, NaN where unknown; None without the column.
-        tokens: generated tokens per candidate (NaN where unknown); None when not known.
-        token_unit: "tokens" from a token column, "words" when counted from responses.
+        file_tokens: the file's token column (NaN where unknown); None without one.
+        token_unit: "tokens" from a token column, "words" when counted from the responses,
+            "none" when neither is there.
         references: per problem gold answer (None where absent).
         source: where it was read from.
         responses: object array of response texts (None: padding), or None without the column.
@@ -48,13 +50,24 @@ class Candidates:
     mask: NDArray[np.bool_]
     scores: F64 | None
     correct: F64 | None
-    tokens: F64 | None
+    file_tokens: F64 | None
     token_unit: str
     references: list[Any]
     source: str
     responses: NDArray[np.object_] | None = None
     prompts: list[str] | None = None
     lines: list[int] | None = None
+
+    @cached_property
+    def tokens(self) -> F64 | None:
+        """Generated tokens per candidate (NaN where unknown), None when not known: the file's
+        token column, else the words of the responses, counted on first use (selection and
+        picking never need them; the compute curves do)."""
+        if self.token_unit != "words" or self.responses is None:
+            return self.file_tokens
+        words = np.full(self.mask.shape, np.nan)
+        words[self.mask] = np.fromiter(map(len, map(str.split, self.responses[self.mask])), dtype=np.float64, count=int(self.mask.sum()))
+        return words
 
     @property
     def n_problems(self) -> int:
@@ -119,17 +132,15 @@ def _assemble(rows: list[CandidateRow], source: str) -> Candidates:
     counts = np.fromiter((row.count for row in rows), dtype=np.int64, count=len(rows))
     mask = np.arange(int(counts.max()))[None, :] < counts[:, None]
     responses = _padded(rows, "responses", mask, None, object)
-    tokens, unit = _padded(rows, "tokens", mask, np.nan, np.float64), "tokens"
-    if tokens is None and responses is not None:  # no token counts: words of the responses
-        tokens, unit = np.full(mask.shape, np.nan), "words"
-        tokens[mask] = np.fromiter(map(len, map(str.split, responses[mask])), dtype=np.float64, count=int(mask.sum()))
+    tokens = _padded(rows, "tokens", mask, np.nan, np.float64)
+    unit = "tokens" if tokens is not None else "words" if responses is not None else "none"
     return Candidates(
         answers=_padded(rows, "answers", mask, None, object),
         mask=mask,
         scores=_padded(rows, "scores", mask, np.nan, np.float64),
         correct=_padded(rows, "labels", mask, np.nan, np.float64),  # float 0/1, NaN where unknown or padding
-        tokens=tokens,
-        token_unit=unit if tokens is not None else "none",
+        file_tokens=tokens,
+        token_unit=unit,
         references=[row.reference for row in rows],
         source=source,
         responses=responses,
