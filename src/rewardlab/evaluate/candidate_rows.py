@@ -223,11 +223,12 @@ def _floats(values: list[Any]) -> list[float] | None:
 
 
 def _scores_at_once(values: list[Any]) -> list[float] | None:
-    types = set(map(type, values))
-    if types == {list} and set(map(len, values)) == {1}:  # Qwen's pred_score: [[3.5], [3.4], ...]
-        values = [v[0] for v in values]
-        types = set(map(type, values))
-    return _floats(values) if types <= _NUMBERS else None
+    if type(values[0]) is list:  # Qwen's pred_score: [[3.5], [3.4], ...]
+        try:
+            values = [v for (v,) in values]  # each item must hold exactly one value
+        except (TypeError, ValueError):
+            return None
+    return _floats(values) if set(map(type, values)) <= _NUMBERS else None
 
 
 def _labels_at_once(values: list[Any]) -> list[bool | None] | None:
