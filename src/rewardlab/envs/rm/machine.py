@@ -313,7 +313,7 @@ class RewardMachine:
             return parse_text_rm(text, source=str(path), **overrides)
         try:
             data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        except ValueError as exc:  # JSONDecodeError, TOMLDecodeError, or an integer Python will not read
             raise InputError(f"not valid {path.suffix[1:] or 'toml'}: {exc}", source=str(path)) from exc
         return cls.from_dict(data, source=str(path), **overrides)
 
