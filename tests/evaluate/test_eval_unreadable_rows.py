@@ -240,6 +240,30 @@ def test_audit_keeps_the_good_rows_of_a_hostile_file(tmp_path):
         audit_reward(AUDIT_SPEC, mixed)
 
 
+def test_audit_leaves_unlabelled_samples_out_of_the_label_check_only(tmp_path):
+    unlabelled = [{k: v for k, v in row.items() if k != "correct"} for row in MATHS[:2]]
+    rows = [*MATHS, *unlabelled, {**MATHS[0], "correct": None}]
+    path = tmp_path / "maths.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = audit_reward(AUDIT_SPEC, path, label_field="correct")
+    labelled = audit_reward(AUDIT_SPEC, hostile(tmp_path, "clean.jsonl", MATHS, {})[1], label_field="correct")
+    assert report.numbers["n_samples"] == len(rows) and report.numbers["unlabelled"] == 3
+    check, want = report.numbers["crosschecks"][0], labelled.numbers["crosschecks"][0]
+    assert check["both_scored"] == want["both_scored"] and check["confusion"] == want["confusion"]  # unlabelled: not read as wrong
+    assert ("unlabelled samples", f"3 of {len(rows)} (no 'correct'; left out of the label cross-check)") in report.summary
+    report.write(tmp_path / "report")  # the label plots draw the unlabelled apart
+
+
+def test_audit_refuses_labels_no_sample_has_and_labels_that_are_not_booleans(tmp_path):
+    path = tmp_path / "maths.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in MATHS))
+    with pytest.raises(InputError, match="no sample has a label in 'verdict'"):
+        audit_reward(AUDIT_SPEC, path, label_field="verdict")
+    path.write_text("".join(json.dumps({**r, "correct": "yes"}) + "\n" for r in MATHS))
+    with pytest.raises(InputError, match="label field 'correct' is 'yes'; expected true/false or 1/0"):
+        audit_reward(AUDIT_SPEC, path, label_field="correct")
+
+
 def test_cli_eval_prints_and_records_the_rows_it_left_out(tmp_path, qwen_rows, capsys):
     mixed, _ = hostile(tmp_path, "cands.jsonl", qwen_rows, _broken_candidates(qwen_rows))
     out = tmp_path / "eval"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rewardlab._version import __version__
 from rewardlab.core import JSON
@@ -146,28 +147,39 @@ def plot_overoptimization(kl: Sequence[float], gains: Mapping[str, Sequence[floa
     return _png(fig)
 
 
-def plot_hist_by_label(scores: Sequence[float], labels: Sequence[bool], *, title: str = "Scores by label") -> str:
-    """Overlaid score histograms of correct and incorrect samples."""
+def _by_label(labels: Sequence[bool | None]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Masks of the correct and the incorrect samples; an unknown label (None) is in neither."""
+    correct = np.array([label is True for label in labels], dtype=bool)
+    incorrect = np.array([label is False for label in labels], dtype=bool)
+    return correct, incorrect
+
+
+def plot_hist_by_label(scores: Sequence[float], labels: Sequence[bool | None], *, title: str = "Scores by label") -> str:
+    """Overlaid score histograms of correct and incorrect samples (unlabelled ones left out)."""
     fig, ax = _figure()
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    correct, incorrect = _by_label(labels)
     bins = np.histogram_bin_edges(s, bins=30) if s.size else 10
-    ax.hist(s[y], bins=bins, alpha=0.6, label=f"correct (n={int(y.sum())})")
-    ax.hist(s[~y], bins=bins, alpha=0.6, label=f"incorrect (n={int((~y).sum())})")
+    ax.hist(s[correct], bins=bins, alpha=0.6, label=f"correct (n={int(correct.sum())})")
+    ax.hist(s[incorrect], bins=bins, alpha=0.6, label=f"incorrect (n={int(incorrect.sum())})")
     ax.set(xlabel="score", ylabel="count", title=title)
     ax.legend(fontsize=8)
     return _png(fig)
 
 
-def plot_length_scatter(lengths: Sequence[float], scores: Sequence[float], labels: Sequence[bool] | None = None, *, title: str = "Score vs length") -> str:
+def plot_length_scatter(lengths: Sequence[float], scores: Sequence[float], labels: Sequence[bool | None] | None = None, *, title: str = "Score vs length") -> str:
     """Score against response length (characters), coloured by label when given."""
     fig, ax = _figure()
     x, s = np.asarray(lengths), np.asarray(scores, dtype=float)
     if labels is None:
         ax.scatter(x, s, s=8, alpha=0.5)
     else:
-        y = np.asarray(labels, dtype=bool)
-        ax.scatter(x[y], s[y], s=8, alpha=0.5, label="correct")
-        ax.scatter(x[~y], s[~y], s=8, alpha=0.5, label="incorrect")
+        correct, incorrect = _by_label(labels)
+        ax.scatter(x[correct], s[correct], s=8, alpha=0.5, label="correct")
+        ax.scatter(x[incorrect], s[incorrect], s=8, alpha=0.5, label="incorrect")
+        unknown = ~(correct | incorrect)
+        if unknown.any():
+            ax.scatter(x[unknown], s[unknown], s=8, alpha=0.5, color="grey", label="no label")
         ax.legend(fontsize=8)
     ax.set(xlabel="response length (characters)", ylabel="score", title=title)
     return _png(fig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -53,15 +54,22 @@ def load_samples(
     return samples
 
 
-def _labels(samples: Sequence[Sample], label_field: str | None) -> list[bool] | None:
+def _labels(samples: Sequence[Sample], label_field: str | None) -> list[bool | None] | None:
+    """Each sample's label from `meta[label_field]`: true/false or 1/0; None where unknown (the
+    field is missing, null or NaN), which leaves that sample out of the cross-check only."""
     if label_field is None:
         return None
-    out = []
+    out: list[bool | None] = []
     for s in samples:
         value = s.meta.get(label_field)
-        if not isinstance(value, bool | int) or value not in (0, 1):
-            raise InputError(f"label field {label_field!r} is {value!r}; expected true/false", source=f"sample {s.id}")
-        out.append(bool(value))
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            out.append(None)
+        elif isinstance(value, bool | int | float) and value in (0, 1):
+            out.append(bool(value))
+        else:
+            raise InputError(f"label field {label_field!r} is {value!r:.60}; expected true/false or 1/0 (null for unknown)", source=f"sample {s.id}")
+    if samples and all(label is None for label in out):
+        raise InputError(f"no sample has a label in {label_field!r}; name the label field the data has", source="labels")
     return out
 
 
@@ -169,6 +177,7 @@ def audit_reward(
             checks.append(crosscheck_results(originals, score(samples), samples, names=(reward.name, other.name), group_by=group_by))
     if labels is not None:
         checks.append(crosscheck_results(originals, labels_as_results(labels), samples, names=(reward.name, label_field or "labels"), group_by=group_by))
+        numbers["unlabelled"] = sum(label is None for label in labels)
     for check in checks:
         sections.append(crosscheck_section(check))
     numbers["crosschecks"] = [c.to_dict() for c in checks]
@@ -180,6 +189,8 @@ def audit_reward(
                ("errors on originals", str(error_counts(originals) or "none")),
                ("probes flagged", ", ".join(_flag_text(o) for o in outcomes if o.hack) or "none")]
     summary += [(f"cross-check {i + 1}", crosscheck_line(c)) for i, c in enumerate(checks)]
+    if numbers.get("unlabelled"):
+        summary.append(("unlabelled samples", f"{numbers['unlabelled']} of {len(samples)} (no {label_field!r}; left out of the label cross-check)"))
     numbers["flagged_probes"] = flagged
     stamps = rp.stamps(spec_hash=spec_hash(reward), data=data, seed=seed)
     verdict = _verdict(reward.name, outcomes, checks)
@@ -220,7 +231,7 @@ def _bounds(reward: Reward) -> tuple[float, float] | None:
     return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
 
 
-def diagnostics_section(diag: Diagnostics, labels: list[bool] | None) -> rp.Section:
+def diagnostics_section(diag: Diagnostics, labels: list[bool | None] | None) -> rp.Section:
     """Report section of rollout diagnostics, with a length scatter (and histogram by label)."""
     d = diag.to_dict()
     keys = ["n", "ok", "errors", "skipped", "mean", "std", "groups", "zero_variance_share",
