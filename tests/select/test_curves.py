@@ -60,6 +60,26 @@ def test_curves_without_labels_say_which_column_is_missing(tmp_path):
         selection_curves(cands)
 
 
+def test_unlabelled_candidates_count_as_not_right_and_are_counted(tmp_path):
+    rows = _rows(problems=12)
+    unknown = [{**r, "score": [None if j % 3 == 0 else v for j, v in enumerate(r["score"])]} for r in rows]
+    wrong = [{**r, "score": [False if j % 3 == 0 else v for j, v in enumerate(r["score"])]} for r in rows]
+    a = selection_curves(load_candidates(_write(tmp_path / "u.jsonl", unknown)), ns=[1, 3], equivalence="exact", n_resamples=200)
+    b = selection_curves(load_candidates(_write(tmp_path / "w.jsonl", wrong)), ns=[1, 3], equivalence="exact", n_resamples=200)
+    assert a.unlabelled == 12 * 2 and b.unlabelled == 0
+    assert {m: [p.accuracy.estimate for p in pts] for m, pts in a.points.items()} == \
+        {m: [p.accuracy.estimate for p in pts] for m, pts in b.points.items()}  # fmt: skip
+    html, json_path = write_curves(a, tmp_path / "out")
+    assert json.loads(json_path.read_text())["unlabelled"] == 24
+    assert "candidates without a label" in html.read_text() and "lower bounds" in html.read_text()
+
+
+def test_curves_refuse_a_file_where_no_candidate_has_a_label(tmp_path):
+    rows = [{**r, "score": [None] * len(r["score"])} for r in _rows(problems=3)]
+    with pytest.raises(InputError, match="no candidate has one"):
+        selection_curves(load_candidates(_write(tmp_path / "c.jsonl", rows)))
+
+
 def test_unknown_method_is_refused(tmp_path):
     cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=2)))
     with pytest.raises(InputError, match="unknown method"):

@@ -118,6 +118,8 @@ def curves_command(
     for i, point in enumerate(first):
         table.add_row(str(point.n), *(str(curves.points[m][i].accuracy) for m in curves.points))
     console.print(table)
+    if curves.unlabelled:
+        console.print(f"[yellow]{curves.unlabelled} candidates have no label[/]: counted as not right, so each accuracy is a lower bound")
     console.print(f"wrote {html} and {json_path}")
 
 

@@ -78,6 +78,8 @@ class Curves:
         per_problem: method -> n -> `(problems,)` credit (not serialised).
         unreadable: `{"line", "error"}` of each row of the file left out because it could not
             be read (the curves are over the other rows).
+        unlabelled: candidates without a correctness label; they count as not right (as in
+            `rewardlab eval`), so every accuracy is a lower bound when this is not 0.
     """
 
     points: dict[str, list[CurvePoint]]
@@ -86,6 +88,7 @@ class Curves:
     token_unit: str
     per_problem: dict[str, dict[int, F64]] = field(repr=False, default_factory=dict)
     unreadable: list[dict[str, Any]] = field(default_factory=list)
+    unlabelled: int = 0
 
     def accuracy(self, method: str, n: int) -> float:
         """The point estimate of `method` at budget `n`."""
@@ -98,6 +101,7 @@ class Curves:
             "token_unit": self.token_unit,
             "curves": {m: [p.to_dict() for p in pts] for m, pts in self.points.items()},
             "unreadable": self.unreadable,
+            "unlabelled": self.unlabelled,
         }
 
 
@@ -124,8 +128,8 @@ def _check(candidates: Candidates, methods: Sequence[str]) -> None:
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise InputError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}", source=candidates.source)
-    if candidates.correct is None or np.isnan(candidates.correct[candidates.mask]).any():
-        raise InputError("curves need a correctness label for every candidate (the labels column, --labels)", source=candidates.source)
+    if candidates.correct is None or np.isnan(candidates.correct[candidates.mask]).all():
+        raise InputError("curves need correctness labels (the labels column, --labels); no candidate has one", source=candidates.source)
     for m in methods:
         needs_classes, needs_scores = METHODS[m]
         if needs_classes and candidates.answers is None:
@@ -224,4 +228,6 @@ def selection_curves(
               "scores": score_source if score_source is not None else "file column"}  # fmt: skip
     data = candidates.source if Path(candidates.source).exists() else None
     stamp = stamps(spec_hash=content_hash(config), data=data, seed=seed)
-    return Curves(points, config, stamp, candidates.token_unit, credit, unreadable_rows(unreadable))
+    assert candidates.correct is not None  # checked by _check
+    unlabelled = int(np.isnan(candidates.correct[candidates.mask]).sum())
+    return Curves(points, config, stamp, candidates.token_unit, credit, unreadable_rows(unreadable), unlabelled)

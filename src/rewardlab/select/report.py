@@ -61,6 +61,8 @@ def curves_report(curves: Curves, *, title: str = "Test-time selection: accuracy
     table = Section("Accuracy [95% bootstrap CI over problems]", columns=["n", curves.token_unit, *methods], rows=rows,
                     figures=figures)  # fmt: skip
     last = [(m, str(curves.points[m][-1].accuracy)) for m in methods]
+    if curves.unlabelled:
+        last.append(("candidates without a label", f"{curves.unlabelled} (not counted as right: accuracies are lower bounds)"))
     return Report(title, curves.stamps, [("budget", f"n = {ns[-1]}"), *last], [table], curves.to_dict(),
                   unreadable=curves.unreadable)  # fmt: skip
 
