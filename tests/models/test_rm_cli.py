@@ -45,3 +45,19 @@ def test_train_rm_mlp_ensemble_options_reach_the_checkpoint(tmp_path, unbiased_p
     assert (head["members"], head["hidden"], head["how"]) == (3, 8, "min")
     assert main(["train", "rm", str(data), "--head", "ensemble", "--aggregate", "median", "--no-progress"]) == 2
     assert "median" in capsys.readouterr().err
+
+
+def test_train_pairs_keeps_going_past_bad_rows_and_names_their_file_lines(tmp_path, capsys):
+    import json
+
+    rows = ['{"question": "q0", "code": ["a", "b"], "score": [true, false], "idx": 0}', "", "{broken",
+            json.dumps({"question": "q1", "code": ["c", "d"], "score": ["yes", False], "idx": 1}),
+            json.dumps({"question": "q2", "code": ["e", "f", "g"], "score": [False, None, True], "idx": 2})]
+    data = tmp_path / "sets.jsonl"
+    data.write_text("\n".join(rows) + "\n")
+    assert main(["train", "pairs", str(data), "--out", str(tmp_path / "pairs.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "2 rows could not be read" in out and "sets.jsonl:3: malformed JSON" in out
+    assert "sets.jsonl:4: column 'score' holds 'yes'" in out
+    pairs = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    assert [(p["chosen"], p["rejected"]) for p in pairs] == [("a", "b"), ("g", "e")]

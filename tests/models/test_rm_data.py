@@ -73,8 +73,22 @@ def test_real_math_responses_give_pairs_split_by_question(shared_data):
 def test_graded_rows_with_mismatched_lengths_fail():
     from rewardlab.models.data import graded_pairs
 
-    with pytest.raises(InputError, match=":1: 'code' and 'score' must be lists"):
+    with pytest.raises(InputError, match=r"x\.jsonl:1: column 'score' must be a list of 1 items"):
         graded_pairs([{"question": "q", "code": ["a"], "score": [True, False]}], source="x.jsonl")
+
+
+def test_graded_pairs_read_labels_by_the_candidate_rules():
+    from rewardlab.models.data import graded_pairs
+
+    rows = [{"question": "q1", "code": ["right", "wrong", "unknown"], "score": [True, False, None], "idx": 1},
+            {"question": "q2", "code": ["a", "b"], "score": ["yes", "no"], "idx": 2},  # strings are not labels
+            {"question": "q3", "code": ["c", "d"], "score": [1, 0], "idx": 3}]
+    with pytest.raises(InputError, match=r"x\.jsonl:2: column 'score' holds 'yes'"):
+        graded_pairs(rows, source="x.jsonl")
+    errors: list[InputError] = []
+    pairs = graded_pairs(rows, source="x.jsonl", on_error=errors.append)
+    assert [(p.chosen, p.rejected, p.group) for p in pairs] == [("right", "wrong", "1"), ("c", "d", "3")]  # null: in no pair
+    assert [e.line for e in errors] == [2]
 
 
 def test_read_pairs_names_the_file_line_of_a_bad_row_after_blank_lines(tmp_path):

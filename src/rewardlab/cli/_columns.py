@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardlab.cli._options import Flag, attribute_docs, settings_values
-from rewardlab.evaluate.candidate_rows import CandidateColumns
+from rewardlab.runner.candidate_rows import CandidateColumns
 
 __all__ = ["EVAL_COLUMNS", "SELECT_COLUMNS", "candidate_columns"]
 

@@ -9,7 +9,7 @@ import typer
 from rewardlab.cli._columns import EVAL_COLUMNS, candidate_columns
 from rewardlab.cli._options import settings_options, with_options
 from rewardlab.errors import InputError, UsageError
-from rewardlab.evaluate.candidate_rows import CandidateColumns
+from rewardlab.runner.candidate_rows import CandidateColumns
 
 
 def print_report_summary(report: object, out_dir: Path) -> None:

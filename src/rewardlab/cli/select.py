@@ -17,7 +17,7 @@ import typer
 from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
 from rewardlab.cli._options import settings_options, with_options
 from rewardlab.errors import UsageError
-from rewardlab.evaluate.candidate_rows import CandidateColumns
+from rewardlab.runner.candidate_rows import CandidateColumns
 
 if TYPE_CHECKING:
     from rewardlab.errors import InputError

@@ -208,11 +208,17 @@ def pairs_command(
     """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
     import json
 
-    from rewardlab.cli._render import console
+    from rewardlab.cli._render import console, print_unreadable
+    from rewardlab.errors import InputError
     from rewardlab.runner.io import read_objects
 
-    rows = read_objects(data)
-    pairs = graded_pairs((row for _, row in rows), **settings_values(PAIRS_OPTIONS, columns), source=str(data))
+    unreadable: list[InputError] = []
+    rows = read_objects(data, on_error=unreadable.append)
+    lines = [line for line, _ in rows]  # graded_pairs numbers the rows it is given; map back to file lines
+    bad_rows: list[InputError] = []
+    pairs = graded_pairs((row for _, row in rows), **settings_values(PAIRS_OPTIONS, columns), source=str(data), on_error=bad_rows.append)
+    unreadable += [InputError(e.reason, source=str(data), line=lines[e.line - 1] if e.line else None) for e in bad_rows]
+    print_unreadable(unreadable)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
         for p in pairs:

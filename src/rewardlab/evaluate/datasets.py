@@ -2,7 +2,7 @@
 
 Candidate sets are rows with a list of responses per problem, like the Qwen2.5-Math
 `eval_rm_maj_example` files; the format, its column names (`CandidateColumns`) and what a
-valid row is live in `evaluate.candidate_rows`, shared with `select.load_candidates`. Pairs
+valid row is live in `runner.candidate_rows`, shared with `select.load_candidates`. Pairs
 are rows with a prompt, a chosen and a rejected response, and optionally a subset name.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, json_float
 from rewardlab.errors import InputError
-from rewardlab.evaluate.candidate_rows import (
+from rewardlab.runner.candidate_rows import (
     CandidateColumns,
     CandidateRow,
     file_columns,
@@ -140,7 +140,7 @@ def read_candidate_rows(
     path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None,
     required: tuple[str, ...] = (),
 ) -> list[CandidateRow]:
-    """The checked rows of a candidate file, by the rules of `evaluate.candidate_rows`.
+    """The checked rows of a candidate file, by the rules of `runner.candidate_rows`.
 
     Args:
         path: the file (JSONL, Parquet or a saved `datasets` directory).
@@ -170,7 +170,7 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *
         columns: its column names (default: the Qwen2.5-Math evaluation files'); the responses
             column is required.
         on_error: called with the `InputError` of each row that cannot be read (bad JSON, and
-            every rule of `evaluate.candidate_rows`: responses that are not a list of strings,
+            every rule of `runner.candidate_rows`: responses that are not a list of strings,
             a list of another length, a label that is not true/false or 1/0, a score that is
             not a number or is infinite, a column most rows have but this one lacks); that row
             is left out and the others are loaded. Without it the first bad row raises.

@@ -8,13 +8,14 @@ message's content is used). Bad rows fail with the file and line; nothing is ski
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewardlab.core import Sample, json_float, text_of
 from rewardlab.errors import ConfigError, InputError
+from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
 from rewardlab.runner.io import read_objects
 
 __all__ = ["MIN_VAL_PROMPTS", "PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs",
@@ -131,35 +132,48 @@ def split_warning(groups: Sequence[str], held: set[int], *, val_fraction: float)
 
 
 def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "question", responses_key: str = "code",
-                 labels_key: str = "score", group_key: str = "idx", source: str | None = None) -> list[PreferencePair]:
+                 labels_key: str = "score", group_key: str = "idx", source: str | None = None,
+                 on_error: Callable[[InputError], None] | None = None) -> list[PreferencePair]:
     """Every (correct, incorrect) response pair of each prompt, from rows holding several graded
     responses (e.g. `qwen25-math-cot-100.jsonl`: `question`, `code` = 8 responses, `score` = 8
-    booleans). Prompts whose responses are all right or all wrong give no pair.
+    booleans). Prompts whose responses are all right or all wrong give no pair, and a response
+    without a label (null) is in none. Rows are checked by the candidate-file rules
+    (`runner.candidate_rows`): labels are true/false or 1/0, one per response.
 
     Args:
-        rows: the graded candidate sets, one per prompt.
+        rows: the graded candidate sets, one per prompt (numbered from 1 in errors).
         prompt_key: column of the prompt.
         responses_key: column of the list of responses.
         labels_key: column of the per-response correctness labels.
         group_key: column of the prompt id (pairs are split by it); default the prompt text.
         source: the rows' file, named in errors.
+        on_error: called with the `InputError` of each bad row, which then gives no pair;
+            without it the first bad row raises.
 
     Raises:
-        InputError: a row without the keys, or responses and labels of different lengths.
+        InputError: naming the line of a row without the columns, with lists of different
+            lengths, or with a label that is not true/false or 1/0.
     """
+    numbered = list(enumerate(rows, start=1))
+    where = source or "rows"
+    columns = CandidateColumns(prompt=prompt_key, responses=responses_key, labels=labels_key, reference=None, scores=None, answers=None)
+    present = file_columns(numbered, columns, where, required=("responses", "labels"))
     pairs = []
-    for line, row in enumerate(rows, start=1):
-        missing = [k for k in (prompt_key, responses_key, labels_key) if k not in row]
-        if missing:
-            raise InputError(f"missing field(s) {missing}", source=source, line=line)
-        responses, labels = row[responses_key], row[labels_key]
-        if not isinstance(responses, list) or not isinstance(labels, list) or len(responses) != len(labels):
-            raise InputError(f"{responses_key!r} and {labels_key!r} must be lists of equal length",
-                             source=source, line=line)
-        prompt = text_of(row[prompt_key])
+    for line, row in numbered:
+        try:
+            if prompt_key not in row:
+                raise InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line)
+            checked = parse_candidate_row(line, row, columns, present, where)
+        except InputError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            continue
+        labels, responses = checked.labels or [], checked.responses or []
+        prompt = text_of(row[prompt_key])  # a chat prompt as its text
         group = str(row.get(group_key, prompt))
-        right = [text_of(r) for r, ok in zip(responses, labels, strict=True) if ok]
-        wrong = [text_of(r) for r, ok in zip(responses, labels, strict=True) if not ok]
+        right = [r for r, ok in zip(responses, labels, strict=True) if ok is True]
+        wrong = [r for r, ok in zip(responses, labels, strict=True) if ok is False]
         pairs += [PreferencePair(prompt, c, w, group=group) for c in right for w in wrong]
     return pairs
 

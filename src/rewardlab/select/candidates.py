@@ -3,7 +3,7 @@
 The format, its columns (`CandidateColumns`: defaults are the Qwen2.5-Math
 `eval_rm_maj_example` files', `pred` = each response's extracted answer, `pred_score` =
 reward-model scores as one-element lists, `score` = grader labels, `code` = the responses) and
-the rules of a valid row are `rewardlab.evaluate.candidate_rows`', shared with `rewardlab eval`.
+the rules of a valid row are `rewardlab.runner.candidate_rows`', shared with `rewardlab eval`.
 Ragged rows are padded; `mask` marks the candidates that exist.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate.candidate_rows import CandidateColumns, CandidateRow
+from rewardlab.runner.candidate_rows import CandidateColumns, CandidateRow
 
 __all__ = ["CandidateColumns", "Candidates", "load_candidates"]
 
@@ -109,7 +109,7 @@ def load_candidates(
     """Read a candidate file (JSONL, Parquet or a saved `datasets` directory) into arrays.
 
     The rows are read and checked by `evaluate.datasets.read_candidate_rows`, the reader that
-    `rewardlab eval` uses too (the rules are in `evaluate.candidate_rows`); this pads them.
+    `rewardlab eval` uses too (the rules are in `runner.candidate_rows`); this pads them.
 
     Args:
         path: the file.

@@ -1,4 +1,4 @@
-"""The one row check of candidate files (`evaluate.candidate_rows`): one attack per test, each
+"""The one row check of candidate files (`runner.candidate_rows`): one attack per test, each
 read by both readers (`read_candidates` for eval, `load_candidates` for select) with the same
 verdict and the same message naming the file, the line and the column."""
 
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate.candidate_rows import CandidateColumns
 from rewardlab.evaluate.datasets import read_candidate_rows, read_candidates
 from rewardlab.evaluate.run_eval import run_eval
+from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.select import CandidateColumns as SelectColumns
 from rewardlab.select.candidates import load_candidates
 
@@ -200,7 +200,7 @@ _ITEMS = [0, 1, 2, -1, 0.5, -0.0, 1.0, 0.0, math.nan, math.inf, -math.inf, True,
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_ITEMS), min_size=1, max_size=6), st.sampled_from(["responses", "answers", "scores", "labels", "tokens"]))
 def test_the_whole_list_shortcut_agrees_with_the_item_by_item_check(values, field):
-    from rewardlab.evaluate import candidate_rows as rows
+    from rewardlab.runner import candidate_rows as rows
 
     try:
         want: list | None = [rows._VALUES[field](v, "c") for v in values]
@@ -215,7 +215,7 @@ def test_the_whole_list_shortcut_agrees_with_the_item_by_item_check(values, fiel
 
 
 def test_the_shortcut_takes_the_usual_rows():
-    from rewardlab.evaluate import candidate_rows as rows
+    from rewardlab.runner import candidate_rows as rows
 
     row = good()
     assert rows._AT_ONCE["scores"](row["pred_score"]) == [0.5, 0.1, 0.9]

@@ -4,10 +4,11 @@ A candidate file has one row per problem with a list per candidate, like the Qwe
 `eval_rm_maj_example` files: `question`, `gt`, `code` (the responses), `pred` (each response's
 extracted answer), `score` (grader labels) and `pred_score` (reward-model scores as
 one-element lists). Column names are options (`CandidateColumns`), so other files load the
-same way. Both readers build on `parse_candidate_row`: `evaluate.datasets.read_candidates`
-(one `Sample` per candidate) and `select.candidates.load_candidates` (padded arrays).
+same way. Every reader builds on `parse_candidate_row`: `evaluate.datasets.read_candidates`
+(one `Sample` per candidate), `select.candidates.load_candidates` (padded arrays) and
+`models.data.graded_pairs` (preference pairs of right and wrong responses).
 
-The rules, one place for both:
+The rules, one place for all:
 
 - A named list column is the file's when at least half its rows hold it; a row lacking a
   column of the file is a bad row, and so is a row holding a column fewer than half the rows
