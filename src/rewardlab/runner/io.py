@@ -186,8 +186,9 @@ def read_samples(path: str | Path, *, fields: Mapping[str, str] | None = None) -
     """Every row of a data file as a `Sample`. Raises InputError on the first bad row."""
     source = str(path)
     samples = []
-    for number, raw in iter_raw_rows(path):
-        samples.append(Sample.from_dict(decode_row(raw, source, number), fields=fields, source=source, line=number))
+    with gc_paused():
+        for number, raw in iter_raw_rows(path):
+            samples.append(Sample.from_dict(decode_row(raw, source, number), fields=fields, source=source, line=number))
     return samples
 
 
