@@ -29,31 +29,28 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);
-# installed when we are root and apt exists.
+# installed when we are root and apt exists. Everything missing is installed by one `apt-get update`
+# and one `apt-get install` (each update re-reads every package list).
+# The toolchains of code.tests (docs/code.md "Languages") are looked for where the sandbox sees
+# them (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
 system-deps:
-	@if ! command -v bwrap >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
-	  else echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)"; fi; \
-	fi
-	@# headless chromium renders the evaluate/audit HTML report in a test
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)"; fi; \
-	fi
-
-	@# toolchains of code.tests (docs/code.md "Languages"): each is looked for where the sandbox
-	@# sees it (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
 	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	tools=""; \
 	for pair in gcc:gcc g++:g++ javac:openjdk-17-jdk-headless node:nodejs npm:npm go:golang-go rustc:rustc; do \
 	  prog=$${pair%%:*}; pkg=$${pair#*:}; \
-	  [ -x /usr/bin/$$prog ] || missing="$$missing $$pkg"; \
+	  [ -x /usr/bin/$$prog ] || tools="$$tools $$pkg"; \
 	done; \
+	missing="$$missing$$tools"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else echo "WARNING: missing toolchains for code.tests:$$missing (apt-get install$$missing)"; fi; \
+	  else \
+	    case "$$missing" in *bubblewrap*) echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)";; esac; \
+	    case "$$missing" in *chromium*) echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)";; esac; \
+	    if [ -n "$$tools" ]; then echo "WARNING: missing toolchains for code.tests:$$tools (apt-get install$$tools)"; fi; \
+	  fi; \
 	fi
 	@# TypeScript from npm, pinned, with @types/node (Debian's node-typescript has no node types,
 	@# so programs using require/process would not type-check); under /usr/local: the sandbox sees it.
