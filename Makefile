@@ -1,5 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install
-# what they need. torch is installed first from the pinned CPU build so nothing pulls CUDA.
+# what they need. torch is pinned to the CPU build in the same pip call, so nothing pulls CUDA.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,19 +13,21 @@ $(BIN)/python:
 	$(BIN)/pip install --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(MAKE) system-deps
-	$(BIN)/pip install "torch==2.13.0"
-	$(BIN)/pip install -e ".[dev]"
+	@# system-deps (apt, npm) and pip need nothing of each other (every Python package comes as a
+	@# wheel but rewardlab's own pure-Python one), so system-deps runs meanwhile; its output is
+	@# printed once pip is done, and a failure of either fails the install.
 	@# verl pins transformers<5.11, which conflicts with the rest; its reward API needs none of
 	@# that, so the verl adapter test runs against verl installed without its dependencies.
-	$(BIN)/pip install --no-deps "verl==0.9.1"
-	$(BIN)/pip install "tensordict==0.10.0" omegaconf
 	@# OpenRLHF pins deepspeed, flash-attn and vllm (CUDA builds); its reward client
 	@# (openrlhf.utils.agent) and experience batching need only the light deps in the dev extra.
-	$(BIN)/pip install --no-deps "openrlhf==0.11.2"
 	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
 	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
-	$(BIN)/pip install --no-deps "imitation==1.0.1"
+	@$(MAKE) --no-print-directory system-deps > $(VENV)/system-deps.log 2>&1 & deps=$$!; \
+	$(BIN)/pip install "torch==2.13.0" -e ".[dev]" "tensordict==0.10.0" omegaconf \
+	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1"; \
+	pip_status=$$?; wait $$deps; deps_status=$$?; \
+	echo "== make system-deps"; cat $(VENV)/system-deps.log; \
+	[ $$pip_status = 0 ] && [ $$deps_status = 0 ]
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);
