@@ -1,5 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install
-# what they need. torch is installed first from the pinned CPU build so nothing pulls CUDA.
+# what they need. torch is pinned to the CPU build in the same pip call, so nothing pulls CUDA.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,47 +13,46 @@ $(BIN)/python:
 	$(BIN)/pip install --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(MAKE) system-deps
-	$(BIN)/pip install "torch==2.13.0"
-	$(BIN)/pip install -e ".[dev]"
+	@# system-deps (apt, npm) and pip need nothing of each other (every Python package comes as a
+	@# wheel but rewardlab's own pure-Python one), so system-deps runs meanwhile; its output is
+	@# printed once pip is done, and a failure of either fails the install.
 	@# verl pins transformers<5.11, which conflicts with the rest; its reward API needs none of
 	@# that, so the verl adapter test runs against verl installed without its dependencies.
-	$(BIN)/pip install --no-deps "verl==0.9.1"
-	$(BIN)/pip install "tensordict==0.10.0" omegaconf
 	@# OpenRLHF pins deepspeed, flash-attn and vllm (CUDA builds); its reward client
 	@# (openrlhf.utils.agent) and experience batching need only the light deps in the dev extra.
-	$(BIN)/pip install --no-deps "openrlhf==0.11.2"
 	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
 	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
-	$(BIN)/pip install --no-deps "imitation==1.0.1"
+	@$(MAKE) --no-print-directory system-deps > $(VENV)/system-deps.log 2>&1 & deps=$$!; \
+	$(BIN)/pip install "torch==2.13.0" -e ".[dev]" "tensordict==0.10.0" omegaconf \
+	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1"; \
+	pip_status=$$?; wait $$deps; deps_status=$$?; \
+	echo "== make system-deps"; cat $(VENV)/system-deps.log; \
+	[ $$pip_status = 0 ] && [ $$deps_status = 0 ]
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);
-# installed when we are root and apt exists.
+# installed when we are root and apt exists. Everything missing is installed by one `apt-get update`
+# and one `apt-get install` (each update re-reads every package list).
+# The toolchains of code.tests (docs/code.md "Languages") are looked for where the sandbox sees
+# them (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
 system-deps:
-	@if ! command -v bwrap >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
-	  else echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)"; fi; \
-	fi
-	@# headless chromium renders the evaluate/audit HTML report in a test
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)"; fi; \
-	fi
-
-	@# toolchains of code.tests (docs/code.md "Languages"): each is looked for where the sandbox
-	@# sees it (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
 	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	tools=""; \
 	for pair in gcc:gcc g++:g++ javac:openjdk-17-jdk-headless node:nodejs npm:npm go:golang-go rustc:rustc; do \
 	  prog=$${pair%%:*}; pkg=$${pair#*:}; \
-	  [ -x /usr/bin/$$prog ] || missing="$$missing $$pkg"; \
+	  [ -x /usr/bin/$$prog ] || tools="$$tools $$pkg"; \
 	done; \
+	missing="$$missing$$tools"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else echo "WARNING: missing toolchains for code.tests:$$missing (apt-get install$$missing)"; fi; \
+	  else \
+	    case "$$missing" in *bubblewrap*) echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)";; esac; \
+	    case "$$missing" in *chromium*) echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)";; esac; \
+	    if [ -n "$$tools" ]; then echo "WARNING: missing toolchains for code.tests:$$tools (apt-get install$$tools)"; fi; \
+	  fi; \
 	fi
 	@# TypeScript from npm, pinned, with @types/node (Debian's node-typescript has no node types,
 	@# so programs using require/process would not type-check); under /usr/local: the sandbox sees it.

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from hypothesis import settings
@@ -38,6 +41,62 @@ def ray_session() -> Iterator[Any]:
     yield ray
     if started:
         ray.shutdown()
+
+
+class _Background:
+    """A command started in its own process when the run begins; its test collects the result."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = argv
+        # a file, not a pipe: a full pipe would stall the command until its test reads it
+        self._output: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by result/stop)
+        self._process = subprocess.Popen(argv, cwd=ROOT, stdout=self._output, stderr=subprocess.STDOUT, text=True)
+        # lower priority: it takes the CPU the tests leave idle, not time from tests that wait on the clock
+        os.setpriority(os.PRIO_PROCESS, self._process.pid, 10)
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        returncode = self._process.wait()
+        self._output.seek(0)
+        output = self._output.read()
+        self._output.close()
+        return subprocess.CompletedProcess(self.argv, returncode, output, "")
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._output.close()
+
+
+MYPY_ARGV = [sys.executable, "-m", "mypy"]  # files and strictness come from pyproject.toml
+_MYPY_RUN = pytest.StashKey[_Background]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """mypy strict on the whole package is the suite's longest test (~100 CPU-s cold, as in CI) and
+    runs in a process of its own, while pytest keeps one of the two cores busy; so when a test asks
+    for `mypy_result`, mypy starts as the run begins and checks on the other core meanwhile."""
+    if session.config.option.collectonly:
+        return
+    if any("mypy_result" in getattr(item, "fixturenames", ()) for item in session.items):
+        session.config.stash[_MYPY_RUN] = _Background(MYPY_ARGV)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_MYPY_RUN, None)
+    if run is not None:  # the run ended before its test (-x, a keyboard interrupt)
+        run.stop()
+
+
+@pytest.fixture
+def mypy_result(request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
+    """The finished run of mypy on the package (stdout and stderr together in `stdout`)."""
+    run = request.config.stash.get(_MYPY_RUN, None)
+    if run is None:
+        run = _Background(MYPY_ARGV)
+    else:
+        del request.config.stash[_MYPY_RUN]
+    return run.result()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
