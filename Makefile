@@ -1,5 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both create .venv and install
-# what they need. torch is pinned to the CPU build in the same pip call, so nothing pulls CUDA.
+# what they need. torch is installed first from the pinned CPU build so nothing pulls CUDA.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
 	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
 	@$(MAKE) --no-print-directory system-deps > $(VENV)/system-deps.log 2>&1 & deps=$$!; \
-	$(BIN)/pip install "torch==2.13.0" -e ".[dev]" "tensordict==0.10.0" omegaconf \
+	$(BIN)/pip install "torch==2.13.0" \
+	  && $(BIN)/pip install -e ".[dev]" "tensordict==0.10.0" omegaconf \
 	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1"; \
 	pip_status=$$?; wait $$deps; deps_status=$$?; \
 	echo "== make system-deps"; cat $(VENV)/system-deps.log; \
