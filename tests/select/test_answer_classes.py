@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardlab.select import answer_classes
-from rewardlab.select.answers import _COLUMN_SCAN_MAX_WIDTH, renumber_classes
+from rewardlab.select.answers import _COLUMN_SCAN_MAX_WIDTH, _many_distinct, renumber_classes
 from rewardlab.verify.text import normalize_text
 
 
@@ -129,15 +129,18 @@ def test_non_contiguous_object_array_is_read_in_its_logical_order():
 
 
 def test_more_distinct_answers_than_the_surrogate_block_start():
-    # the 55,296th distinct answer gets code U+D800, a lone surrogate, in the fast factorisation
-    texts = [str(i) for i in range(0xD800 + 3000)]
+    # the 55,296th distinct answer gets code U+D800, a lone surrogate, in the dict factorisation
+    # (Arrow's would take these many distinct answers but refuses the lone surrogate at the end)
+    texts = [str(i) for i in range(0xD800 + 3000)] + ["\udc00"]
     rows = [texts[i : i + 8] + texts[i : i + 2] for i in range(0, len(texts), 8)]
     assert answer_classes(rows, equivalence="exact").tolist() == reference_classes(rows, "exact")
 
 
 @pytest.mark.slow
 def test_more_distinct_answers_than_unicode_code_points():
-    texts = [str(i) for i in range(0x110000 + 10)]  # past the last code point the fast path can hand out
+    # past the last code point the dict factorisation can hand out (the lone surrogate at the end
+    # keeps Arrow's out)
+    texts = [str(i) for i in range(0x110000 + 10)] + ["\udc00"]
     rows = [texts[i : i + 4] + texts[i : i + 1] for i in range(0, len(texts), 4)]
     assert answer_classes(rows, equivalence="exact").tolist() == reference_classes(rows, "exact")
 
@@ -151,3 +154,56 @@ def test_renumber_classes_on_rows_wider_than_the_column_scan():
     classes = rng.integers(-1, 7, size=(5, _COLUMN_SCAN_MAX_WIDTH + 20))
     want = reference_classes([[None if c < 0 else c for c in row] for row in classes.tolist()], "exact")
     assert renumber_classes(classes).tolist() == want
+
+
+def many_distinct_rows(problems: int = 8_000) -> list[list[str | None]]:
+    """Enough answers, and enough of them distinct, for the Arrow factorisation: each problem its
+    own five answers, ten candidates, one in ten missing."""
+    rng = np.random.default_rng(3)
+    picks = rng.integers(-1, 5, size=(problems, 10)).tolist()
+    rows: list[list[str | None]] = [[None if k < 0 else f"{p}:{k}" for k in row] for p, row in enumerate(picks)]
+    assert _many_distinct(rows)  # the path these tests are about
+    return rows
+
+
+def test_many_distinct_answers_match_the_reference():
+    rows = many_distinct_rows()
+    rows[5] = ["", "\x00", "", "é", "e\u0301", "\U0001f600", None]  # ragged, and not ASCII
+    rows[-1] = ["Paris", "paris", " PARIS", "London"]  # one normalised class, in a later block of rows
+    for equivalence in ("exact", "normalized"):
+        assert answer_classes(rows, equivalence=equivalence).tolist() == reference_classes(rows, equivalence)
+
+
+def test_many_distinct_answers_with_a_lone_surrogate_past_the_sample():
+    rows = many_distinct_rows()
+    rows[-1] = ["\ud800", "x", "\ud800"]  # no UTF-8 for it: Arrow refuses the whole input
+    assert answer_classes(rows, equivalence="exact").tolist() == reference_classes(rows, "exact")
+
+
+def test_many_distinct_answers_with_bytes_past_the_sample():
+    rows = many_distinct_rows()
+    rows[-1] = [b"x", "x", "b'x'"]  # Arrow would read b"x" as the text "x"
+    got = answer_classes(rows, equivalence="exact")
+    assert got[-1, :3].tolist() == [0, 1, 0]
+    assert got.tolist() == reference_classes(rows, "exact")
+
+
+def test_many_distinct_answers_with_numbers_past_the_sample():
+    rows = many_distinct_rows()
+    rows[-1] = [1, "1", 1.0, True]
+    assert answer_classes(rows, equivalence="exact").tolist() == reference_classes(rows, "exact")
+
+
+def test_many_distinct_answers_under_maths_equivalence():
+    rows: list[list[str | None]] = [[str(p)] * 10 for p in range(8_000)]  # one class a row: few checks
+    assert _many_distinct(rows)
+    rows[7] = ["\\frac{1}{2}", "0.5", "2", None]
+    got = answer_classes(rows, equivalence="math")
+    assert got[7].tolist() == [0, 0, 1, -1] + [-1] * 6
+    assert got[8].tolist() == [0] * 10
+
+
+def test_many_distinct_answers_in_an_object_array():
+    rows = many_distinct_rows()
+    grid = np.array(rows, dtype=object)
+    assert answer_classes(grid, equivalence="exact").tolist() == reference_classes(rows, "exact")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import Literal
 
 import numpy as np
@@ -78,7 +78,7 @@ def _ids_by_column_scan(keys: I64) -> I64:
         new = (earlier1 == 0) & (column >= 0)
         ids1[j] = earlier1 + new * next_id1
         next_id1 += new
-    return ids1.T.astype(np.int64) - 1
+    return (ids1 - 1).T.astype(np.int64, order="C")
 
 
 def _ids_by_row_sort(keys: I64) -> I64:
@@ -139,32 +139,89 @@ def _as_text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _factorize_answers(rows: Sequence[Sequence[object]]) -> tuple[I64, list[str | None]]:
-    """Codes of the answers in row-major order and the distinct answers (str or None), equal
-    codes for equal `str()`: 1, 1.0 and True are one dict key but three strings."""
+# Arrow's hash table beats a dict once many answers are distinct (a compact table of hashes over
+# one UTF-8 buffer, against a dict entry and cache misses per string: 1M answers of which 450k
+# distinct take ~0.25 s against ~0.6 s); with few distinct strings the dict wins (~2x), as every
+# look-up then hits a small table. The first answers decide; inputs shorter than the sample
+# always take the dict.
+_ARROW_SAMPLE = 1 << 16
+_ARROW_MIN_DISTINCT_IN_SAMPLE = _ARROW_SAMPLE // 256
+_ARROW_BLOCK_ROWS = 4096
+
+
+def _factorize_answers(rows: Sequence[Sequence[object]], with_distinct: bool) -> tuple[I64, list[str | None]]:
+    """Codes of the answers in row-major order (-1: None; equal within a row for equal `str()`:
+    1, 1.0 and True are one dict key but three strings) and the distinct answers the codes
+    index (may be left empty unless `with_distinct`)."""
+    if _many_distinct(rows):
+        by_arrow = _codes_by_arrow(rows, with_distinct)
+        if by_arrow is not None:
+            return by_arrow
     try:
         codes, distinct = _codes_of(lambda: chain.from_iterable(rows))
-        if set(map(type, distinct)) <= {str, type(None)}:
-            return codes, distinct  # type: ignore[return-value]  # (checked just above)
+        if not set(map(type, distinct)) <= {str, type(None)}:
+            codes, distinct = _codes_of(lambda: map(_as_text, chain.from_iterable(rows)))
     except TypeError:  # an unhashable answer: it still has a str()
-        pass
-    codes, distinct = _codes_of(lambda: map(_as_text, chain.from_iterable(rows)))
-    return codes, distinct  # type: ignore[return-value]  # (_as_text's values)
+        codes, distinct = _codes_of(lambda: map(_as_text, chain.from_iterable(rows)))
+    if None in distinct:
+        codes[codes == distinct.index(None)] = -1
+    return codes, distinct  # type: ignore[return-value]  # str or None, checked or made so above
+
+
+def _many_distinct(rows: Sequence[Sequence[object]]) -> bool:
+    head = list(islice(chain.from_iterable(rows), _ARROW_SAMPLE))
+    try:
+        return len(head) == _ARROW_SAMPLE and len(set(head)) > _ARROW_MIN_DISTINCT_IN_SAMPLE
+    except TypeError:  # unhashable answers go the dict way, by their str()
+        return False
+
+
+def _codes_by_arrow(rows: Sequence[Sequence[object]], with_distinct: bool) -> tuple[I64, list[str | None]] | None:
+    """Codes and distinct answers (empty unless `with_distinct`) by Arrow's `dictionary_encode`,
+    None when Arrow cannot take the answers as they are.
+
+    Rows are encoded a block at a time: a row's ids only need codes that agree within the row,
+    and a block's table stays in cache (1M answers, 450k distinct: 90 ms against 140 ms for one
+    table). The codes of a block are offset past the distinct answers of the blocks before it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not set(map(type, chain.from_iterable(rows))) <= {str, type(None)}:
+        return None  # Arrow would take bytes as their UTF-8 text, not as their str()
+    try:
+        array = pa.array(rows, type=pa.list_(pa.string()))
+    except (pa.ArrowException, UnicodeError):  # e.g. a lone surrogate, which has no UTF-8
+        return None
+    if not isinstance(array, pa.ListArray):  # chunked: more than 2 GiB of text
+        return None
+    offsets, answers = array.offsets.to_numpy(), array.flatten()
+    codes, distinct, seen = [], [], 0
+    for start in range(0, len(array), _ARROW_BLOCK_ROWS):
+        first, end = offsets[start], offsets[min(start + _ARROW_BLOCK_ROWS, len(array))]
+        encoded = pc.dictionary_encode(answers.slice(first, end - first))
+        block = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64)
+        codes.append(np.where(block >= 0, block + seen, -1))
+        seen += len(encoded.dictionary)
+        if with_distinct:
+            distinct += encoded.dictionary.to_pylist()
+    return np.concatenate(codes), distinct
 
 
 def _answer_keys(rows: Sequence[Sequence[object]], equivalence: Equivalence) -> tuple[I64, list[str | None]]:
     """Integer keys per answer, row-major (equal keys, equal exact or normalised answers; -1: no
     answer), and the distinct answers the exact keys index. Normalisation runs once per
     distinct string, not once per candidate."""
-    codes, distinct = _factorize_answers(rows)
+    codes, distinct = _factorize_answers(rows, with_distinct=equivalence != "exact")
     if equivalence == "normalized":
         from rewardlab.verify.text import normalize_text
 
+        # `distinct` may repeat a string (Arrow encodes blocks of rows apart): dedupe first
+        normal = {a: normalize_text(a) for a in dict.fromkeys(distinct) if a is not None}
         canonical: dict[str, int] = {}
-        lookup = [-1 if a is None else canonical.setdefault(normalize_text(a), len(canonical)) for a in distinct]
+        lookup = [-1 if a is None else canonical.setdefault(normal[a], len(canonical)) for a in distinct]
+        lookup.append(-1)  # read by the code -1 (no answer)
         return np.asarray(lookup, dtype=np.int64)[codes], distinct
-    if None in distinct:
-        codes[codes == distinct.index(None)] = -1
     return codes, distinct
 
 
