@@ -12,8 +12,10 @@ notions of "the same":
   is passed as the `reference` (it fixes the precision a decimal must have). An undecided
   verdict never merges two classes.
 
-Class ids are `(problems, n)` int64 in order of first appearance within each problem (so the
-first-seen answer wins a tie under `ties="first"`); `-1` marks a missing answer or padding.
+Answers that are not strings compare by their `str()` (`1`, `1.0` and `True` are three answers,
+`1` and `"1"` one). Class ids are `(problems, n)` int64 in order of first appearance within each
+problem (so the first-seen answer wins a tie under `ties="first"`); `-1` marks a missing answer
+or padding.
 """
 
 from __future__ import annotations

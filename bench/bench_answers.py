@@ -1,0 +1,102 @@
+"""`answer_classes` on answer strings: rewardlab vs a per-problem loop, and optionally vs the
+same function at an earlier git revision (an A/B of a change, in the same process).
+
+Workloads of 1M answers, as Python lists of str (as read from a candidate file):
+
+* `bench_select`: `bench_select.py`'s answers, 100,000 problems x 10, two spellings of 5
+  answers (9 distinct strings);
+* `own answers`: every problem has its own 5 answers (500,000 distinct strings);
+* `ragged, None`: 1 to 19 candidates a problem (mean 10), one answer in ten missing;
+* `wide rows`: 5,000 problems x 200 candidates (past the column scan's 126).
+
+The peer is the loop a careful user writes: per problem, a dict from answer to its first-seen
+id (`seen.setdefault(a, len(seen))`), padded with -1 — the same ids, checked before any time is
+reported; for `normalized` it calls `normalize_text` per candidate as such a loop does.
+`--baseline REV` loads `src/rewardlab/select/answers.py` as it was at git revision REV and times it
+too. Times are CPU time (`time.process_time`), the best of at least `--repeats` calls and 0.5 s of
+calls; the sides alternate for `--rounds` rounds and each keeps its best. Run:
+
+    cd bench && PYTHONPATH=$PWD/../src ../.venv/bin/python bench_answers.py --baseline 85911d4
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_select import timed
+
+from rewardlab.select import answer_classes
+from rewardlab.verify.text import normalize_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def loop_classes(answers: list[list[Any]], normalize: bool) -> list[list[int]]:
+    width = max(map(len, answers), default=0)
+    out = []
+    for row in answers:
+        seen: dict[str, int] = {}
+        ids = [-1 if a is None else seen.setdefault(normalize_text(a) if normalize else a, len(seen)) for a in row]
+        out.append(ids + [-1] * (width - len(ids)))
+    return out
+
+
+def baseline_module(revision: str) -> types.ModuleType:
+    """`rewardlab.select.answers` as it was at `revision`, run from its source."""
+    path = "src/rewardlab/select/answers.py"
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:{path}"], capture_output=True, text=True, check=True).stdout
+    module = types.ModuleType(f"answers_at_{revision}")
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return module
+
+
+def workloads(rng: np.random.Generator) -> dict[str, list[list[Any]]]:
+    shape = (100_000, 10)
+    spellings = np.array([["42", "\\frac{1}{2}", "x + 1", "Paris", "-3"], [" 42", "\\frac{1}{2} ", "X + 1", "paris", "-3"]])
+    picks = rng.integers(0, 5, size=shape)  # the draws bench_select makes, in its order
+    texts = spellings[rng.integers(0, 2, size=shape), picks].tolist()
+    own = [[f"{p}:{k}" for k in row] for p, row in enumerate(rng.integers(0, 5, size=shape).tolist())]
+    ragged: list[list[Any]] = [[None if rng.random() < 0.1 else texts[p][k % 10] for k in range(n)] for p, n in enumerate(rng.integers(1, 20, size=shape[0]))]
+    wide = spellings[rng.integers(0, 2, size=(5_000, 200)), rng.integers(0, 5, size=(5_000, 200))].tolist()
+    return {"bench_select": texts, "own answers": own, "ragged, None": ragged, "wide rows": wide}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="also time answers.py at this git revision")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    old = baseline_module(args.baseline) if args.baseline else None
+    cases = [(name, answers, "exact") for name, answers in workloads(np.random.default_rng(0)).items()]
+    cases.insert(1, ("bench_select", cases[0][1], "normalized"))
+    head = f"{'workload':14s} {'equivalence':11s} {'rewardlab':>10s} {'per-problem loop':>17s} {'x loop':>7s}"
+    print(head + (f" {args.baseline + ' (before)':>18s} {'x before':>9s}" if old else ""))
+    for name, answers, equivalence in cases:
+        sides: dict[str, Callable[[], object]] = {
+            "new": lambda a=answers, e=equivalence: answer_classes(a, equivalence=e),
+            "loop": lambda a=answers, e=equivalence: loop_classes(a, e == "normalized"),
+        }
+        if old is not None:
+            sides["old"] = lambda a=answers, e=equivalence: old.answer_classes(a, equivalence=e)
+        best = dict.fromkeys(sides, float("inf"))
+        for _ in range(args.rounds):  # alternating, so a slow spell of the machine hits every side
+            results = {}
+            for side, fn in sides.items():
+                cpu, _, results[side] = timed(fn, args.repeats if side != "loop" else min(args.repeats, 3))
+                best[side] = min(best[side], cpu)
+            for got in results.values():
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(results["loop"]))
+        line = f"{name:14s} {equivalence:11s} {best['new'] * 1e3:8.1f}ms {best['loop'] * 1e3:15.1f}ms {best['loop'] / best['new']:6.1f}x"
+        print(line + (f" {best['old'] * 1e3:16.1f}ms {best['old'] / best['new']:8.1f}x" if old else ""))
+    print("all sides agree")
+
+
+if __name__ == "__main__":
+    main()
