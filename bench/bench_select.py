@@ -8,8 +8,9 @@ expected credit under random tie-breaking, the same numbers on both sides):
 * best-of-n, majority vote and reward-weighted vote on integer answer ids (already class ids in
   [0, n), as `answer_classes` returns them);
 * majority vote from the answer *strings* (exact, and normalised with `verify.text.normalize_text`):
-  rewardlab's time includes `answer_classes` (padding, one dict look-up per string, normalisation
-  once per distinct string) — the whole path from a candidate file's answers.
+  rewardlab's time includes `answer_classes` (one dict look-up per string, per-problem ids by a
+  vectorised scan, padding, normalisation once per distinct string) — the whole path from a
+  candidate file's answers. `bench_answers.py` times `answer_classes` alone on more inputs.
 
 The peer is the loop a careful user writes: plain Python over lists (`max` and a dict of totals
 per problem, ties credited by their mean, as `rm_maj_eval.py` and most notebooks do but with
