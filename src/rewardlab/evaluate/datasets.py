@@ -72,20 +72,11 @@ def parse_rows(
         InputError: without `on_error`, the first bad row's; with it, when no row is left,
             saying how many could not be read.
     """
-    from rewardlab.runner.io import gc_paused
+    from rewardlab.runner.io import parse_each
 
-    out, bad = [], unread
-    with gc_paused():  # the checked rows pile up as the parsed ones did (runner.io.gc_paused)
-        for line, row in rows:
-            try:
-                out.append(parse(line, row))
-            except InputError as exc:
-                if on_error is None:
-                    raise
-                on_error(exc)
-                bad += 1
+    out, bad = parse_each(rows, parse, on_error)
     if not out:
-        raise InputError(f"no row could be read ({bad} rows could not be read)", source=source)
+        raise InputError(f"no row could be read ({bad + unread} rows could not be read)", source=source)
     return out
 
 

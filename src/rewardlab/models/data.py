@@ -15,8 +15,13 @@ from typing import Any
 
 from rewardlab.core import Sample, json_float, text_of
 from rewardlab.errors import ConfigError, InputError
-from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
-from rewardlab.runner.io import read_objects
+from rewardlab.runner.candidate_rows import (
+    CandidateColumns,
+    CandidateRow,
+    file_columns,
+    parse_candidate_row,
+)
+from rewardlab.runner.io import parse_each, read_objects
 
 __all__ = ["MIN_VAL_PROMPTS", "PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs",
            "read_step_rows", "split_pairs", "split_warning"]
@@ -158,17 +163,14 @@ def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "questi
     where = source or "rows"
     columns = CandidateColumns(prompt=prompt_key, responses=responses_key, labels=labels_key, reference=None, scores=None, answers=None)
     present = file_columns(numbered, columns, where, required=("responses", "labels"))
+
+    def check(line: int, row: Mapping[str, Any]) -> tuple[Mapping[str, Any], CandidateRow]:
+        if prompt_key not in row:
+            raise InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line)
+        return row, parse_candidate_row(line, row, columns, present, where)
+
     pairs = []
-    for line, row in numbered:
-        try:
-            if prompt_key not in row:
-                raise InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line)
-            checked = parse_candidate_row(line, row, columns, present, where)
-        except InputError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
-            continue
+    for row, checked in parse_each(numbered, check, on_error)[0]:
         labels, responses = checked.labels or [], checked.responses or []
         prompt = text_of(row[prompt_key])  # a chat prompt as its text
         group = str(row.get(group_key, prompt))

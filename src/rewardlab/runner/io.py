@@ -25,12 +25,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
+
+Item = TypeVar("Item")
+Parsed = TypeVar("Parsed")
 
 Format = Literal["jsonl", "parquet", "hf"]
 #: (1-based line or row number, raw JSONL text, a decoded row, or why the row cannot be read)
@@ -98,6 +101,26 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def parse_each(
+    items: Iterable[tuple[int, Item]], parse: Callable[[int, Item], Parsed], on_error: Callable[[InputError], None] | None
+) -> tuple[list[Parsed], int]:
+    """`parse(line, item)` of every numbered item, building the results with the GC paused
+    (`gc_paused`). An item whose `parse` raises `InputError` is handed to `on_error` and left
+    out, or, without `on_error`, the error is raised. Returns the results and how many were
+    left out: the one loop of every reader that keeps going past bad rows."""
+    out, bad = [], 0
+    with gc_paused():
+        for line, item in items:
+            try:
+                out.append(parse(line, item))
+            except InputError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                bad += 1
+    return out, bad
+
+
 def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None = None) -> list[tuple[int, dict[str, Any]]]:
     """`(line, row)` of every row of a JSONL, Parquet or saved-`datasets` file, all in memory.
 
@@ -106,17 +129,8 @@ def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None
     that is not an object, or a file with no rows. With `on_error`, a bad row is handed to it
     and left out instead (the file must still hold one good row).
     """
-    rows, bad = [], 0
     source = str(path)
-    with gc_paused():
-        for line, raw in iter_raw_rows(path):
-            try:
-                rows.append((line, decode_row(raw, source, line)))
-            except InputError as exc:
-                if on_error is None:
-                    raise
-                on_error(exc)
-                bad += 1
+    rows, bad = parse_each(iter_raw_rows(path), lambda line, raw: (line, decode_row(raw, source, line)), on_error)
     if not rows:
         raise InputError(f"no rows; the file needs at least one{f' ({bad} could not be read)' if bad else ''}", source=source)
     return rows
