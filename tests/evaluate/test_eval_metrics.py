@@ -163,6 +163,37 @@ def test_bootstrap_ci_degenerate_and_single():
         stats.bootstrap_ci([])
 
 
+def test_mean_intervals_agree_with_scipys_percentile_bootstrap_per_column():
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(3)
+    columns = np.column_stack([rng.random(400) < 0.3, rng.normal(0, 1, 400), rng.random(400)])
+    ours = stats.mean_intervals(columns, n_resamples=4000, seed=0)
+    for j, interval in enumerate(ours):
+        ref = bootstrap((columns[:, j],), np.mean, method="percentile", n_resamples=4000, random_state=1).confidence_interval
+        assert interval.estimate == pytest.approx(columns[:, j].mean())
+        # two bootstraps from different draws: bounds agree to a few percent of the width
+        width = ref.high - ref.low
+        assert abs(interval.low - ref.low) < 0.1 * width and abs(interval.high - ref.high) < 0.1 * width
+
+
+def test_mean_intervals_share_resamples_so_a_copied_column_gets_the_same_interval():
+    values = np.r_[np.ones(30), np.zeros(70)]
+    a, b, c = stats.mean_intervals(np.column_stack([values, values, np.full(100, 0.25)]), seed=4)
+    assert (a.low, a.high) == (b.low, b.high) and a.low < 0.3 < a.high
+    assert (c.low, c.high) == (0.25, 0.25)  # constant: the interval is the point
+
+
+def test_mean_intervals_refuse_non_finite_and_empty_input_by_name():
+    with pytest.raises(InputError, match="finite"):
+        stats.mean_intervals([[1.0], [float("nan")]], where="curves")
+    with pytest.raises(InputError, match="no items"):
+        stats.mean_intervals(np.zeros((0, 2)))
+    with pytest.raises(InputError, match="items, series"):
+        stats.mean_intervals([1.0, 2.0])
+    assert math.isnan(stats.mean_intervals([[0.3, 0.1]])[0].low)
+
+
 def test_mcnemar_exact_hand_computed():
     # 6 items A right/B wrong, 1 reverse: p = 2 * P(X <= 1 | Bin(7, .5)) = 2 * 8/128
     a = [1] * 6 + [0] + [1] * 3

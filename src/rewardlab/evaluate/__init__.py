@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         cluster_bootstrap_ci,
         compare_paired,
         kendall,
+        mean_intervals,
         spearman,
     )
 
@@ -87,6 +88,7 @@ __all__ = [
     "kendall",
     "length_baseline",
     "mce",
+    "mean_intervals",
     "pairwise_accuracy",
     "pass_at_k",
     "pass_at_k_many",
@@ -154,6 +156,7 @@ _WHERE = {
     "cluster_bootstrap_ci": "rewardlab.evaluate.stats",
     "compare_paired": "rewardlab.evaluate.stats",
     "kendall": "rewardlab.evaluate.stats",
+    "mean_intervals": "rewardlab.evaluate.stats",
     "spearman": "rewardlab.evaluate.stats",
 }
 __getattr__, __dir__ = exports(__name__, _WHERE)

@@ -4,10 +4,13 @@ For each budget n (candidates per problem) every method is run on subsets of n o
 problem's candidates and its credit is averaged over the subsets. When a problem has at most
 `max_subsets` n-subsets, all of them are used, so the number is the exact expectation over
 which n samples were drawn (for the oracle this is the unbiased pass@n of Chen et al. 2021,
-eq. 1); otherwise `max_subsets` seeded random subsets are used (the same ones for every method,
-so methods are compared on the same draws). Problems are then resampled (percentile bootstrap,
-`evaluate.stats.bootstrap_ci`) for the interval: the uncertainty is over which problems were
-asked, the larger source on small benchmarks.
+eq. 1; oracle and best-of-n then come from their closed forms in `select.expected` instead of
+the listing, the same numbers); otherwise `max_subsets` seeded random subsets are used (the
+same ones for every method, so methods are compared on the same draws). The listed subsets are
+run a chunk of problems at a time, so memory stays bounded on large files. Problems are then
+resampled (percentile bootstrap, `evaluate.stats.mean_intervals`, the same resamples for every
+method and budget) for the interval: the uncertainty is over which problems were asked, the
+larger source on small benchmarks.
 
 The compute axis is given both as n and as generated tokens: the expected tokens of n
 candidates, `n x` the problem's mean tokens per candidate, averaged over problems.
@@ -26,9 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
-from rewardlab.evaluate.stats import Interval, bootstrap_ci
+from rewardlab.evaluate.stats import Interval, mean_intervals
 from rewardlab.select.answers import Equivalence, answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
+from rewardlab.select.expected import expected_best_of_n, expected_oracle
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,
@@ -139,8 +143,43 @@ def _check(candidates: Candidates, methods: Sequence[str]) -> None:
 
 
 def _gather(x: NDArray[Any], idx: NDArray[np.int64]) -> NDArray[Any]:
-    """`(P, N)` -> `(P * subsets, n)`: every problem's candidates at every subset."""
-    return x[:, idx].reshape(-1, idx.shape[1])
+    """`(P, N)` -> `(P * subsets, n)`: every problem's candidates at every subset (`take` lays
+    the result out in that order; `x[:, idx]` puts the problem axis innermost, and the reshape
+    then copies)."""
+    return np.take(x, idx, axis=1).reshape(-1, idx.shape[1])
+
+
+# Problems per chunk are chosen so a chunk's gathered subsets hold about this many candidates:
+# the memory of a curve is then bounded by the chunk (tens of MB a method), not the file.
+_CHUNK_CANDIDATES = 1 << 20
+
+
+def _exact(method: str, every_subset: bool, scores: F64) -> bool:
+    """Whether `method`'s mean over every subset comes from its closed form (`select.expected`).
+    A usable score of -inf would share a group with the unusable slots there, so it is listed."""
+    return every_subset and (method == "oracle" or (method == "best_of_n" and not np.isneginf(scores).any()))
+
+
+def _listed_credit(
+    methods: Sequence[str], inputs: dict[str, NDArray[Any] | None], idx: NDArray[np.int64], keep: float, top_k: int,
+) -> dict[str, F64]:
+    """method -> `(problems,)` mean credit over the subsets `idx`, by running each method on
+    every subset, a chunk of problems at a time (gathered and renumbered once for all methods)."""
+    problems = len(inputs["mask"])  # type: ignore[arg-type]
+    rows = max(1, _CHUNK_CANDIDATES // idx.size)
+    out = {m: np.empty(problems) for m in methods}
+    for start in range(0, problems, rows):
+        part = {k: None if v is None else _gather(v[start:start + rows], idx) for k, v in inputs.items()}
+        mask, correct, scores, weights = part["mask"], part["correct"], part["scores"], part["weights"]
+        assert mask is not None and correct is not None
+        c = renumber_classes(part["classes"]) if part["classes"] is not None else None
+        for m in methods:
+            if m == "oracle":
+                credit = np.where(mask, correct, 0.0).max(axis=1)
+            else:
+                credit = _method(m, keep, top_k)(c, scores, weights, mask).credit(correct)
+            out[m][start:start + rows] = credit.reshape(-1, len(idx)).mean(axis=1)
+    return out
 
 
 def _curve_credit(
@@ -151,20 +190,21 @@ def _curve_credit(
     rng = np.random.default_rng(seed)
     width = candidates.mask.shape[1]
     scores = candidates.scores if candidates.scores is not None else np.full(candidates.mask.shape, np.nan)
+    correct = np.nan_to_num(candidates.correct)
     out: dict[str, dict[int, F64]] = {m: {} for m in methods}
     for n in ns:
         idx = _subsets(width, n, max_subsets, rng)
-        shape = (candidates.n_problems, len(idx))
-        mask, correct = _gather(candidates.mask, idx), _gather(np.nan_to_num(candidates.correct), idx)
-        c = renumber_classes(_gather(classes, idx)) if classes is not None else None
-        s = _gather(scores, idx)
-        w = _gather(weights, idx) if weights is not None else None
-        for m in methods:
-            if m == "oracle":
-                credit = np.where(mask, correct, 0.0).max(axis=1)
-            else:
-                credit = _method(m, keep, top_k)(c, s, w, mask).credit(correct)
-            out[m][n] = credit.reshape(shape).mean(axis=1)
+        every_subset = len(idx) == math.comb(width, n)
+        listed = [m for m in methods if not _exact(m, every_subset, scores)]
+        if "oracle" in methods and "oracle" not in listed:
+            out["oracle"][n] = expected_oracle(correct, candidates.mask, n)
+        if "best_of_n" in methods and "best_of_n" not in listed:
+            out["best_of_n"][n] = expected_best_of_n(scores, correct, candidates.mask, n)
+        if listed:
+            classes_ = classes if any(METHODS[m][0] for m in listed) else None
+            inputs = {"mask": candidates.mask, "correct": correct, "classes": classes_, "scores": scores, "weights": weights}
+            for m, credit in _listed_credit(listed, inputs, idx, keep, top_k).items():
+                out[m][n] = credit
     return out
 
 
@@ -218,11 +258,13 @@ def selection_curves(
     vote_weights = to_weights(candidates.scores, weights) if candidates.scores is not None and "weighted" in methods else None
     credit = _curve_credit(candidates, classes, vote_weights, methods, ns, max_subsets, seed, keep, top_k)
     per_token = np.nanmean(np.where(candidates.mask, candidates.tokens, np.nan), axis=1) if candidates.tokens is not None else None
-    points = {
-        m: [CurvePoint(n, None if per_token is None else float(n * per_token.mean()),
-                       bootstrap_ci(credit[m][n], confidence=confidence, n_resamples=n_resamples, seed=seed)) for n in ns]
-        for m in methods
-    }  # fmt: skip
+    series = [(m, n) for m in methods for n in ns]
+    intervals = mean_intervals(np.column_stack([credit[m][n] for m, n in series]), confidence=confidence,
+                               n_resamples=n_resamples, seed=seed, where="selection_curves")  # fmt: skip
+    mean_tokens = None if per_token is None else float(per_token.mean())
+    points: dict[str, list[CurvePoint]] = {m: [] for m in methods}
+    for (m, n), interval in zip(series, intervals, strict=True):
+        points[m].append(CurvePoint(n, None if mean_tokens is None else n * mean_tokens, interval))
     config = {"methods": list(methods), "ns": ns, "equivalence": equivalence, "weights": weights, "keep": keep,
               "top_k": top_k, "max_subsets": max_subsets, "confidence": confidence, "n_resamples": n_resamples,
               "scores": score_source if score_source is not None else "file column"}  # fmt: skip
