@@ -117,7 +117,8 @@ def bootstrap_ci(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> Interval:
-    """Percentile bootstrap interval of `statistic` over items (scipy.stats.bootstrap).
+    """Percentile bootstrap interval of `statistic` over items (scipy.stats.bootstrap; for the
+    mean, `mean_intervals`, the same interval from the same draws).
 
     The percentile method is used because it is defined for degenerate data (all items equal,
     e.g. 100 % accuracy), where BCa returns NaN.
@@ -147,10 +148,9 @@ def bootstrap_ci(
         # Nothing to resample: the interval is the point (or undefined for one item).
         bound = estimate if len(data) >= 2 else float("nan")
         return Interval(estimate, bound, bound, confidence, len(data))
-    if statistic is np.mean:  # the common case, vectorised (apply_along_axis is ~100x slower)
-        vectorised: Callable[..., Any] = lambda x, axis: np.mean(x, axis=axis)  # noqa: E731
-    else:
-        vectorised = lambda x, axis: np.apply_along_axis(statistic, axis, x)  # noqa: E731
+    if statistic is np.mean:  # the common case: scipy's interval from its own draws, by counts
+        return mean_intervals(data[:, None], confidence=confidence, n_resamples=n_resamples, seed=seed, where="bootstrap_ci")[0]
+    vectorised = lambda x, axis: np.apply_along_axis(statistic, axis, x)  # noqa: E731
     result = stats.bootstrap(
         (data,),
         vectorised,
@@ -180,8 +180,9 @@ def mean_intervals(
     The resamples are shared, so series measured on the same items (methods on the same
     problems) are compared on the same draws, and one resample's means of every series are one
     matrix product: its counts of each item times the array (Efron & Tibshirani 1993, ch. 6:
-    a resample is a multinomial weighting of the items). Each column's interval is a percentile
-    bootstrap interval of its mean, as `bootstrap_ci` gives, from other random draws.
+    a resample is a multinomial weighting of the items). Each column's interval is the
+    percentile interval `scipy.stats.bootstrap` gives for its mean with the same seed (the
+    draws are the same stream of `Generator.integers`), to rounding.
 
     Example:
         >>> a, b = mean_intervals([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]], seed=0)
