@@ -155,3 +155,22 @@ def test_write_curves_makes_stamped_json_and_a_page_with_plots(tmp_path):
     assert payload["stamps"]["spec_hash"] and payload["stamps"]["rewardlab_version"]
     assert set(payload["curves"]) == {"oracle", "best_of_n", "majority", "weighted", "hybrid", "filtered"}
     assert html.read_text().count("data:image/png;base64,") == 2
+
+
+def test_progress_counts_every_problem_at_every_budget_up_to_the_total(tmp_path):
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=40)))
+    totals, done = [], []
+    selection_curves(cands, ns=[1, 3, 6], max_subsets=5, equivalence="exact", progress=done.append, on_total=totals.append)
+    assert totals == [40 * 3] and sum(done) == 40 * 3 and all(d > 0 for d in done)
+
+
+def test_listing_a_chunk_at_a_time_gives_the_numbers_of_one_chunk(tmp_path, monkeypatch):
+    from rewardlab.select import curves as module
+
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=25)))
+    whole = selection_curves(cands, ns=[2, 4], equivalence="exact")
+    monkeypatch.setattr(module, "_CHUNK_CANDIDATES", 7)  # one problem a chunk at both budgets
+    chunked = selection_curves(cands, ns=[2, 4], equivalence="exact")
+    for m in whole.points:
+        for n in (2, 4):
+            np.testing.assert_array_equal(whole.per_problem[m][n], chunked.per_problem[m][n])

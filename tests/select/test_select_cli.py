@@ -27,6 +27,13 @@ def test_curves_writes_json_and_html(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
+def test_curves_progress_bar_reports_problems_at_every_budget(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["select", "curves", str(_file(tmp_path)), "-o", str(out), "--equivalence", "exact", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "curves of 2 problems" in err and "problems/s" in err
+
+
 def test_pick_writes_one_stamped_row_per_problem(tmp_path):
     out = tmp_path / "picks.jsonl"
     assert main(["select", "pick", str(_file(tmp_path)), "-m", "weighted", "-o", str(out), "--equivalence", "exact"]) == 0

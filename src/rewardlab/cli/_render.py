@@ -63,16 +63,20 @@ def print_summary(summary: RunSummary, title: str = "rewardlab score") -> None:
 
 
 class RateColumn(ProgressColumn):
-    """Rows per second."""
+    """Units (rows by default) per second."""
+
+    def __init__(self, unit: str = "rows") -> None:
+        super().__init__()
+        self.unit = unit
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("— rows/s" if speed is None else f"{speed:,.0f} rows/s", style="progress.data.speed")
+        return Text(f"— {self.unit}/s" if speed is None else f"{speed:,.0f} {self.unit}/s", style="progress.data.speed")
 
 
 @contextmanager
-def progress_bar(enabled: bool, description: str) -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
-    """(advance, set_total) callbacks driving a rich bar with rate and ETA (no-ops if disabled)."""
+def progress_bar(enabled: bool, description: str, unit: str = "rows") -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
+    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if disabled)."""
     if not enabled:
         yield (lambda n: None), (lambda total: None)
         return
@@ -80,7 +84,7 @@ def progress_bar(enabled: bool, description: str) -> Iterator[tuple[Callable[[in
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        RateColumn(),
+        RateColumn(unit),
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),

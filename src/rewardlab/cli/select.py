@@ -8,6 +8,7 @@ search methods on the offline simulator.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,10 +93,11 @@ def curves_command(
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     reward: Path | None = _REWARD,
+    progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar over problems x budgets, with rate and ETA."),
     **columns: str,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
-    from rewardlab.cli._render import console
+    from rewardlab.cli._render import console, progress_bar
     from rewardlab.select.curves import selection_curves
     from rewardlab.select.report import write_curves
 
@@ -105,8 +107,10 @@ def curves_command(
     candidates, source = _rescored(loaded, reward)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
-    curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
-                              max_subsets=max_subsets, seed=seed, score_source=source, unreadable=unreadable)  # fmt: skip
+    with progress_bar(progress, f"curves of {candidates.n_problems:,} problems", unit="problems") as (advance, set_total):
+        curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
+                                  max_subsets=max_subsets, seed=seed, score_source=source, unreadable=unreadable,
+                                  progress=advance, on_total=set_total)  # fmt: skip
     html, json_path = write_curves(curves, out)
     from rich.table import Table
 

@@ -162,6 +162,7 @@ def _exact(method: str, every_subset: bool, scores: F64) -> bool:
 
 def _listed_credit(
     methods: Sequence[str], inputs: dict[str, NDArray[Any] | None], idx: NDArray[np.int64], keep: float, top_k: int,
+    advance: Callable[[int], None],
 ) -> dict[str, F64]:
     """method -> `(problems,)` mean credit over the subsets `idx`, by running each method on
     every subset, a chunk of problems at a time (gathered and renumbered once for all methods)."""
@@ -179,12 +180,13 @@ def _listed_credit(
             else:
                 credit = _method(m, keep, top_k)(c, scores, weights, mask).credit(correct)
             out[m][start:start + rows] = credit.reshape(-1, len(idx)).mean(axis=1)
+        advance(len(mask) // len(idx))
     return out
 
 
 def _curve_credit(
     candidates: Candidates, classes: NDArray[np.int64] | None, weights: F64 | None, methods: Sequence[str],
-    ns: Sequence[int], max_subsets: int, seed: int, keep: float, top_k: int,
+    ns: Sequence[int], max_subsets: int, seed: int, keep: float, top_k: int, advance: Callable[[int], None],
 ) -> dict[str, dict[int, F64]]:
     assert candidates.correct is not None  # checked by _check
     rng = np.random.default_rng(seed)
@@ -203,8 +205,10 @@ def _curve_credit(
         if listed:
             classes_ = classes if any(METHODS[m][0] for m in listed) else None
             inputs = {"mask": candidates.mask, "correct": correct, "classes": classes_, "scores": scores, "weights": weights}
-            for m, credit in _listed_credit(listed, inputs, idx, keep, top_k).items():
+            for m, credit in _listed_credit(listed, inputs, idx, keep, top_k, advance).items():
                 out[m][n] = credit
+        else:
+            advance(candidates.n_problems)
     return out
 
 
@@ -223,6 +227,8 @@ def selection_curves(
     n_resamples: int = 2000,
     score_source: Any = None,
     unreadable: Sequence[InputError] = (),
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> Curves:
     """Accuracy of every method at every budget n, with bootstrap intervals over problems.
 
@@ -241,6 +247,8 @@ def selection_curves(
             `describe()`), hashed into the spec hash; default: the file's column.
         unreadable: the rows `load_candidates(..., on_error=...)` left out, recorded in the
             curves.
+        progress: called with how many problems were done at one budget, as they are (for a
+            progress bar); `on_total` first gets the total, problems x budgets.
     """
     from rewardlab.core import content_hash
     from rewardlab.evaluate.audit.report import stamps, unreadable_rows
@@ -256,7 +264,10 @@ def selection_curves(
     needs_classes = any(METHODS[m][0] for m in methods)
     classes = answer_classes(candidates.answers, equivalence=equivalence) if needs_classes and candidates.answers is not None else None
     vote_weights = to_weights(candidates.scores, weights) if candidates.scores is not None and "weighted" in methods else None
-    credit = _curve_credit(candidates, classes, vote_weights, methods, ns, max_subsets, seed, keep, top_k)
+    if on_total is not None:
+        on_total(candidates.n_problems * len(ns))
+    advance = progress if progress is not None else (lambda done: None)
+    credit = _curve_credit(candidates, classes, vote_weights, methods, ns, max_subsets, seed, keep, top_k, advance)
     per_token = np.nanmean(np.where(candidates.mask, candidates.tokens, np.nan), axis=1) if candidates.tokens is not None else None
     series = [(m, n) for m in methods for n in ns]
     intervals = mean_intervals(np.column_stack([credit[m][n] for m, n in series]), confidence=confidence,
