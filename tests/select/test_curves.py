@@ -174,3 +174,24 @@ def test_listing_a_chunk_at_a_time_gives_the_numbers_of_one_chunk(tmp_path, monk
     for m in whole.points:
         for n in (2, 4):
             np.testing.assert_array_equal(whole.per_problem[m][n], chunked.per_problem[m][n])
+
+
+def test_oracle_and_best_of_n_are_exact_even_where_the_votes_sample_subsets(tmp_path):
+    from rewardlab.select.expected import expected_best_of_n, expected_oracle
+
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=20, n=8)))
+    curves = selection_curves(cands, ns=[4], max_subsets=3, equivalence="exact")  # C(8, 4) = 70 > 3
+    y = np.nan_to_num(cands.correct)
+    assert curves.accuracy("best_of_n", 4) == pytest.approx(expected_best_of_n(cands.scores, y, cands.mask, 4).mean())
+    assert curves.accuracy("oracle", 4) == pytest.approx(expected_oracle(y, cands.mask, 4).mean())
+
+
+def test_default_budgets_are_every_n_up_to_16_then_powers_of_two(tmp_path):
+    from rewardlab.select.curves import _default_budgets
+
+    assert _default_budgets(8) == list(range(1, 9))
+    assert _default_budgets(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert _default_budgets(20) == [1, 2, 4, 8, 16, 20]
+    cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=4, n=24)))
+    curves = selection_curves(cands, methods=["oracle", "best_of_n"])
+    assert [p.n for p in curves.points["oracle"]] == [1, 2, 4, 8, 16, 24]

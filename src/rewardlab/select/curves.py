@@ -1,16 +1,16 @@
 """Accuracy against compute for every selection method on a candidate file, with bootstrap CIs.
 
-For each budget n (candidates per problem) every method is run on subsets of n of each
-problem's candidates and its credit is averaged over the subsets. When a problem has at most
-`max_subsets` n-subsets, all of them are used, so the number is the exact expectation over
-which n samples were drawn (for the oracle this is the unbiased pass@n of Chen et al. 2021,
-eq. 1; oracle and best-of-n then come from their closed forms in `select.expected` instead of
-the listing, the same numbers); otherwise `max_subsets` seeded random subsets are used (the
-same ones for every method, so methods are compared on the same draws). The listed subsets are
-run a chunk of problems at a time, so memory stays bounded on large files. Problems are then
-resampled (percentile bootstrap, `evaluate.stats.mean_intervals`, the same resamples for every
-method and budget) for the interval: the uncertainty is over which problems were asked, the
-larger source on small benchmarks.
+For each budget n (candidates per problem) every method's credit is averaged over subsets of n
+of each problem's candidates. Oracle and best-of-n are averaged over every n-subset by their
+closed forms (`select.expected`: the oracle's is the unbiased pass@n of Chen et al. 2021,
+eq. 1), so their curves are the exact expectation over which n samples were drawn. The votes
+are run on the subsets themselves: all of them when a problem has at most `max_subsets`
+(exact too), otherwise `max_subsets` seeded random ones (the same ones for every vote, so votes
+are compared on the same draws), a chunk of problems at a time, so memory stays bounded on
+large files. Problems are then resampled (percentile bootstrap,
+`evaluate.stats.mean_intervals`, the same resamples for every method and budget) for the
+interval: the uncertainty is over which problems were asked, the larger source on small
+benchmarks.
 
 The compute axis is given both as n and as generated tokens: the expected tokens of n
 candidates, `n x` the problem's mean tokens per candidate, averaged over problems.
@@ -154,10 +154,19 @@ def _gather(x: NDArray[Any], idx: NDArray[np.int64]) -> NDArray[Any]:
 _CHUNK_CANDIDATES = 1 << 20
 
 
-def _exact(method: str, every_subset: bool, scores: F64) -> bool:
+def _exact(method: str, scores: F64) -> bool:
     """Whether `method`'s mean over every subset comes from its closed form (`select.expected`).
     A usable score of -inf would share a group with the unusable slots there, so it is listed."""
-    return every_subset and (method == "oracle" or (method == "best_of_n" and not np.isneginf(scores).any()))
+    return method == "oracle" or (method == "best_of_n" and not np.isneginf(scores).any())
+
+
+def _default_budgets(smallest: int) -> list[int]:
+    """Every n up to 16 candidates; beyond, the powers of two and the largest n (test-time
+    scaling is read on a log axis, and each budget costs its subsets)."""
+    if smallest <= 16:
+        return list(range(1, smallest + 1))
+    powers = [2**k for k in range(smallest.bit_length()) if 2**k < smallest]
+    return [*powers, smallest]
 
 
 def _listed_credit(
@@ -196,8 +205,7 @@ def _curve_credit(
     out: dict[str, dict[int, F64]] = {m: {} for m in methods}
     for n in ns:
         idx = _subsets(width, n, max_subsets, rng)
-        every_subset = len(idx) == math.comb(width, n)
-        listed = [m for m in methods if not _exact(m, every_subset, scores)]
+        listed = [m for m in methods if not _exact(m, scores)]
         if "oracle" in methods and "oracle" not in listed:
             out["oracle"][n] = expected_oracle(correct, candidates.mask, n)
         if "best_of_n" in methods and "best_of_n" not in listed:
@@ -235,7 +243,8 @@ def selection_curves(
     Args:
         candidates: from `load_candidates` (every problem needs at least max(ns) candidates).
         methods: subset of `METHODS` (default: every method the file's columns allow).
-        ns: budgets (default 1..n, n = the smallest candidate count of any problem).
+        ns: budgets (default 1..n, n = the smallest candidate count of any problem; above 16,
+            the powers of two below n, and n).
         equivalence: how answers are grouped for votes (`answer_classes`).
         weights: how scores become vote weights for "weighted" (`to_weights`).
         keep: share kept by the confidence-filtered vote ("filtered"; scores as confidence).
@@ -258,7 +267,7 @@ def selection_curves(
                    if (not a or candidates.answers is not None) and (not s or candidates.scores is not None)]  # fmt: skip
     _check(candidates, methods)
     smallest = int(candidates.mask.sum(axis=1).min())
-    ns = list(ns) if ns is not None else list(range(1, smallest + 1))
+    ns = list(ns) if ns is not None else _default_budgets(smallest)
     if not ns or min(ns) < 1 or max(ns) > smallest:
         raise InputError(f"budgets must be in 1..{smallest} (the smallest candidate count of a problem), got {ns}", source=candidates.source)
     needs_classes = any(METHODS[m][0] for m in methods)
