@@ -249,20 +249,33 @@ def _pad(flat: I64, lengths: I64 | None, shape: tuple[int, int]) -> I64:
 
 def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options: object | None) -> I64:
     """Merge exact-string classes whose answers `verify.math.check` finds equivalent; `keys`
-    index the exact answers in `distinct`."""
+    index the exact answers in `distinct`.
+
+    Equivalence of two answer strings does not depend on the problem, and the same few answers
+    ("2", "\\frac{1}{2}") recur across problems, so each pair of distinct strings is checked
+    once per call.
+    """
     from rewardlab.verify.math import check
 
     out = classes.copy()
+    seen: dict[tuple[int, int], bool] = {}
+
+    def equivalent(rep: int, key: int) -> bool:
+        found = seen.get((rep, key))
+        if found is None:
+            found = seen[rep, key] = check(str(distinct[rep]), str(distinct[key]), options).equivalent  # type: ignore[arg-type]
+        return found
+
     for row in np.flatnonzero(classes.max(axis=1, initial=-1) >= 1):  # problems with >1 string
         ids = classes[row]
         firsts = [int(np.argmax(ids == k)) for k in range(int(ids.max()) + 1)]
-        reps: list[str] = []  # first-seen answer of each merged class
+        reps: list[int] = []  # key of the first-seen answer of each merged class
         mapping: list[int] = []
         for col in firsts:
-            answer = str(distinct[keys[row, col]])
-            target = next((j for j, rep in enumerate(reps) if check(rep, answer, options).equivalent), None)  # type: ignore[arg-type]
+            key = int(keys[row, col])
+            target = next((j for j, rep in enumerate(reps) if equivalent(rep, key)), None)
             if target is None:
-                reps.append(answer)
+                reps.append(key)
                 target = len(reps) - 1
             mapping.append(target)
         lookup = np.array(mapping, dtype=np.int64)
