@@ -4,7 +4,7 @@ Selectors work on `(problems, candidates)` arrays, vectorised over every problem
 (`selectors.py`); answers are grouped into equivalence classes with `verify.math` or text
 normalisation (`answers.py`), programs by their outputs in the sandbox (`execution.py`); scores
 come from any `Reward` or from stored columns (`scores.py`). Candidate files and curves:
-`candidates.py`, `curves.py`, `report.py`. Step-wise search over a pluggable generator and PRM
+`candidates.py`, `curves.py` (with the closed forms of `expected.py`), `report.py`. Step-wise search over a pluggable generator and PRM
 (`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection), `mcts.py`,
 `adaptive.py` (calibration, adaptive budgets), `simulator.py` (offline, known correctness),
 `openai_generator.py` (any OpenAI-compatible endpoint); `batch.py` runs a search per problem of
@@ -23,6 +23,7 @@ from rewardlab.select.batch import SearchOptions, load_problems, search_problems
 from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
 from rewardlab.select.curves import METHODS, Curves, selection_curves
 from rewardlab.select.execution import ExecutionClasses, execution_classes
+from rewardlab.select.expected import expected_best_of_n, expected_oracle
 from rewardlab.select.generate import (
     Problem,
     RewardScorer,
@@ -93,6 +94,8 @@ __all__ = [
     "diverse_tree_search",
     "early_rejection_search",
     "execution_classes",
+    "expected_best_of_n",
+    "expected_oracle",
     "filtered_vote",
     "fit_calibrator",
     "hybrid_vote",
