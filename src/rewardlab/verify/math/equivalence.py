@@ -28,7 +28,15 @@ from functools import lru_cache
 from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
-from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
+from rewardlab.verify.math.fastpath import (
+    MAX_LITERAL_CHARS,
+    SHORT_LITERAL_CHARS,
+    LongNum,
+    Num,
+    numbers_equal,
+    parse_long_number,
+    parse_number,
+)
 from rewardlab.verify.math.intervals import inequality_interval
 from rewardlab.verify.math.normalize import (
     assignment_tuples,
@@ -179,10 +187,29 @@ class _Run:
     deadline: float
 
 
+# A superset of the characters of a long plain literal before cleaning (digits, grouping, sign,
+# exponent, `%`, `\\frac`/`\\times`/`\\cdot`, math delimiters): a single character class, the
+# cheapest scan there is; the literal itself is parsed after `clean`.
+_LITERAL_TEXT_RE = re.compile(r"[\d\s.,+\-{}/%eE$^*×\\!;:fractimesdo]*")
+
+
+def _too_long(text: str, opts: CheckOptions) -> bool:
+    """Past `100 * max_chars` an answer is not even cleaned, unless it is a plain literal of at
+    most `MAX_LITERAL_CHARS` (compared exactly in linear time by fastpath.parse_long_number)."""
+    if len(text) <= 100 * opts.max_chars:
+        return False
+    return len(text) > MAX_LITERAL_CHARS or _LITERAL_TEXT_RE.fullmatch(text) is None
+
+
 def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
-    if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
-        side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
-        return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters", "", "")
+    for side, text in (("reference", reference), ("candidate", candidate)):
+        if _too_long(text, opts):
+            return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters and not a plain number", "", "")
+    # A long answer that is already a bare literal (a megabyte of digits) is decided before
+    # `clean`, whose linear passes cost ~0.5 s per megabyte; anything else is cleaned first.
+    bare = _long_number_verdict(reference.strip(), candidate.strip(), opts)
+    if bare is not None:
+        return bare
     timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
     if timed is not None:
         return timed
@@ -207,6 +234,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     rk, ck = comparison_key(r), comparison_key(c)
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
+    long_verdict = _long_number_verdict(r, c, opts)  # before the steps that scan a long text again
+    if long_verdict is not None:
+        return long_verdict
     as_intervals = _interval_reading(r, c)
     if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
         return _decide_clean(*as_intervals, run)
@@ -255,6 +285,31 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
+
+
+def _long_number_verdict(r: str, c: str, opts: CheckOptions) -> Verdict | None:
+    """Both answers plain literals, at least one too long for `parse_number` (a 3,000-digit
+    integer): compared exactly, never refused by the screen. None when that does not apply:
+    both short, or either not a literal (a long literal against `2^{10000}` stays with the
+    screen, which refuses it: deciding it means sympy printing a 3,011-digit power)."""
+    if len(r) <= SHORT_LITERAL_CHARS and len(c) <= SHORT_LITERAL_CHARS:
+        return None  # keys are never longer than their answers
+    rl, cl = _literal(r), _literal(c)
+    if rl is None or cl is None:
+        return None
+    if numbers_equal(rl, cl, opts):
+        return _eq("number", "equal numbers (long literal, compared exactly)", r, c)
+    return _ne("number", "different numbers (long literal, compared exactly)", r, c)
+
+
+def _literal(s: str) -> Num | LongNum | None:
+    """`s` as a number literal of any length (its comparison key when `s` itself is not one)."""
+    found = parse_number(s) or parse_long_number(s)
+    if found is None:
+        key = comparison_key(s)
+        if key != s:
+            found = parse_number(key) or parse_long_number(key)
+    return found
 
 
 _DECIMAL_COMMA_RE = re.compile(r"-?\d+,\d+")
