@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 from rewardlab.verify.math import CheckOptions, check
@@ -40,6 +41,10 @@ def _timed(call: Callable[[], T]) -> tuple[T, float]:
     return out, time.perf_counter() - started
 
 
+def _peer(verify: Callable[..., bool], parse: Callable[[str], object], reference: str, candidate: str) -> bool:
+    return verify(parse("$" + reference + "$"), parse("$" + candidate + "$"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=1_000_000, help="digits of the largest literal")
@@ -49,11 +54,11 @@ def main() -> None:
     opts = CheckOptions(allow_symbolic=False)  # every verdict here must need no sympy
     print(f"{'case':32} {'rewardlab':>16} {'s':>8} {'math_verify':>12} {'s':>8} {'ratio':>7}")
     for name, reference, candidate, with_peer in _cases(args.size):
-        verdict, ours = _timed(lambda r=reference, c=candidate: check(r, c, opts))
+        verdict, ours = _timed(partial(check, reference, candidate, opts))
         ours_text = verdict.outcome.value
         if with_peer:
-            theirs_v, theirs = _timed(lambda r=reference, c=candidate: verify(parse("$" + r + "$"), parse("$" + c + "$")))
-            print(f"{name:32} {ours_text:>16} {ours:8.4f} {str(theirs_v):>12} {theirs:8.4f} {theirs / ours:6.0f}×")
+            theirs_v, theirs = _timed(partial(_peer, verify, parse, reference, candidate))
+            print(f"{name:32} {ours_text:>16} {ours:8.4f} {theirs_v!s:>12} {theirs:8.4f} {theirs / ours:6.0f}×")
         else:
             print(f"{name:32} {ours_text:>16} {ours:8.4f} {'-':>12} {'-':>8} {'-':>7}")
 

@@ -131,3 +131,13 @@ def test_exponent_over_the_limit_is_not_a_literal() -> None:
 def test_long_tuple_entries_compare_exactly() -> None:
     assert _verdict(f"({SEVENS}, 1)", f"({SEVENS}, 1)") == ("equivalent", None)
     assert _verdict(f"({SEVENS}, 1)", f"(000{SEVENS}, 2)") == ("not_equivalent", None)
+
+
+def test_two_megabytes_of_literal_characters_that_are_no_literal_are_refused_quickly() -> None:
+    # `{`, `,`, `\frac` are all characters a literal may contain; past 100 * max_chars only a
+    # bare literal is read, so the hostile text is refused before `clean` ever sees it
+    for unit in ("{", "1,", "\\frac{1}{2}", "1e"):
+        text = (unit * (1_990_000 // len(unit) + 1))[:1_990_000]
+        start = time.perf_counter()
+        assert _verdict("42", text) == ("undecided", "unsupported")
+        assert time.perf_counter() - start < 10

@@ -187,29 +187,16 @@ class _Run:
     deadline: float
 
 
-# A superset of the characters of a long plain literal before cleaning (digits, grouping, sign,
-# exponent, `%`, `\\frac`/`\\times`/`\\cdot`, math delimiters): a single character class, the
-# cheapest scan there is; the literal itself is parsed after `clean`.
-_LITERAL_TEXT_RE = re.compile(r"[\d\s.,+\-{}/%eE$^*×\\!;:fractimesdo]*")
-
-
-def _too_long(text: str, opts: CheckOptions) -> bool:
-    """Past `100 * max_chars` an answer is not even cleaned, unless it is a plain literal of at
-    most `MAX_LITERAL_CHARS` (compared exactly in linear time by fastpath.parse_long_number)."""
-    if len(text) <= 100 * opts.max_chars:
-        return False
-    return len(text) > MAX_LITERAL_CHARS or _LITERAL_TEXT_RE.fullmatch(text) is None
-
-
 def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
-    for side, text in (("reference", reference), ("candidate", candidate)):
-        if _too_long(text, opts):
-            return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters and not a plain number", "", "")
-    # A long answer that is already a bare literal (a megabyte of digits) is decided before
-    # `clean`, whose linear passes cost ~0.5 s per megabyte; anything else is cleaned first.
+    # A long answer that is a bare literal (a megabyte of digits) is decided before `clean`,
+    # whose linear passes cost ~1-2 s per megabyte of hostile text. Past `100 * max_chars`
+    # nothing else is even cleaned (so grouped `1,000,...` literals count up to that length).
     bare = _long_number_verdict(reference.strip(), candidate.strip(), opts)
     if bare is not None:
         return bare
+    if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
+        side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
+        return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters and not a plain number", "", "")
     timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
     if timed is not None:
         return timed
@@ -304,6 +291,8 @@ def _long_number_verdict(r: str, c: str, opts: CheckOptions) -> Verdict | None:
 
 def _literal(s: str) -> Num | LongNum | None:
     """`s` as a number literal of any length (its comparison key when `s` itself is not one)."""
+    if len(s) > MAX_LITERAL_CHARS:
+        return None
     found = parse_number(s) or parse_long_number(s)
     if found is None:
         key = comparison_key(s)
