@@ -141,3 +141,12 @@ def test_two_megabytes_of_literal_characters_that_are_no_literal_are_refused_qui
         start = time.perf_counter()
         assert _verdict("42", text) == ("undecided", "unsupported")
         assert time.perf_counter() - start < 10
+
+
+def test_megabyte_literals_are_not_kept_in_the_verdict_cache() -> None:
+    from rewardlab.verify.math.equivalence import _cached
+
+    before = _cached.cache_info().currsize
+    nines = "9" * 1_000_000
+    assert _verdict(nines, nines[:-1] + "1") == ("not_equivalent", None)
+    assert _cached.cache_info().currsize == before

@@ -148,7 +148,9 @@ def check(
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
     if not isinstance(reference, str) or not isinstance(candidate, str):
         raise ConfigTypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
-    if pool is not None:
+    # Answers past `100 * max_chars` (megabyte literals) are decided in linear time anyway;
+    # caching them would let 65,536 distinct ones hold gigabytes.
+    if pool is not None or max(len(reference), len(candidate)) > 100 * opts.max_chars:
         try:
             return _decide(reference, candidate, opts, pool)
         except _Uncached as exc:
