@@ -199,10 +199,11 @@ def _long_ratio(body: str) -> tuple[str, str] | None:
 
 
 def parse_long_number(s: str) -> LongNum | None:
-    """A `LongNum` for a plain literal longer than `_MAX_DIGITS` (`clean`ed, spaces removed):
+    """A `LongNum` for a plain literal of any length up to `MAX_LITERAL_CHARS` (spaces removed):
     an integer or decimal with optional sign, exponent (`e5`, `\\times10^{5}`) and `%`, or a
     fraction `a/b`, `\\frac{a}{b}` of two integers; None for anything else. Used when either
-    answer is longer than `SHORT_LITERAL_CHARS` (shorter ones are `parse_number`'s). Linear in `len(s)`: plain string scans, no regex backtracking."""
+    answer is longer than `SHORT_LITERAL_CHARS` (shorter ones are `parse_number`'s). Linear in
+    `len(s)`: plain string scans, no regex (`_NUM_RE` backtracks quadratically on `777...7x`)."""
     if not s or len(s) > MAX_LITERAL_CHARS:
         return None
     percent = s.endswith("%")
