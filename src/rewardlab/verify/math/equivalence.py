@@ -7,6 +7,9 @@ is simply not equivalent.
 
 Order of decision, cheapest first (most answers never reach sympy):
 1. clean both strings (normalize.py) and compare them as text: equal LaTeX is equal;
+   two plain number literals of which one is longer than the fast path takes (a 3,000-digit
+   integer, a megabyte of digits) are compared exactly right then (fastpath.parse_long_number),
+   a bare one even before cleaning: nothing later rescans them, and the screen never sees them;
 2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`),
    multiple-choice letters, text answers (`\\text{Monday}`);
 3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
@@ -29,12 +32,10 @@ from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
 from rewardlab.verify.math.fastpath import (
-    MAX_LITERAL_CHARS,
     SHORT_LITERAL_CHARS,
-    LongNum,
     Num,
     numbers_equal,
-    parse_long_number,
+    parse_literal,
     parse_number,
 )
 from rewardlab.verify.math.intervals import inequality_interval
@@ -283,24 +284,12 @@ def _long_number_verdict(r: str, c: str, opts: CheckOptions) -> Verdict | None:
     screen, which refuses it: deciding it means sympy printing a 3,011-digit power)."""
     if len(r) <= SHORT_LITERAL_CHARS and len(c) <= SHORT_LITERAL_CHARS:
         return None  # keys are never longer than their answers
-    rl, cl = _literal(r), _literal(c)
+    rl, cl = parse_literal(r), parse_literal(c)
     if rl is None or cl is None:
         return None
     if numbers_equal(rl, cl, opts):
         return _eq("number", "equal numbers (long literal, compared exactly)", r, c)
     return _ne("number", "different numbers (long literal, compared exactly)", r, c)
-
-
-def _literal(s: str) -> Num | LongNum | None:
-    """`s` as a number literal of any length (its comparison key when `s` itself is not one)."""
-    if len(s) > MAX_LITERAL_CHARS:
-        return None
-    found = parse_number(s) or parse_long_number(s)
-    if found is None:
-        key = comparison_key(s)
-        if key != s:
-            found = parse_number(key) or parse_long_number(key)
-    return found
 
 
 _DECIMAL_COMMA_RE = re.compile(r"-?\d+,\d+")

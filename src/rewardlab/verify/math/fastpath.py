@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from rewardlab.verify.math.normalize import comparison_key
 from rewardlab.verify.math.options import CheckOptions
 
-__all__ = ["MAX_LITERAL_CHARS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_long_number", "parse_number"]
+__all__ = ["MAX_LITERAL_CHARS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
 
 _MAX_DIGITS = 400  # longer literals are `LongNum`s (int() is quadratic and has a 4300-digit cap)
 _MAX_EXP = 400
@@ -228,6 +229,19 @@ def parse_long_number(s: str) -> LongNum | None:
     place, sig = _precision(mant, exp)
     num = Decimal(f"{sign}{int_part}{frac_part}E{exp - len(frac_part)}")  # exact: no context rounding
     return LongNum(num, Decimal(1), place, sig, percent)
+
+
+def parse_literal(s: str) -> Num | LongNum | None:
+    """`s` as a number literal of any length (read from its comparison key when `s` itself is
+    not one, e.g. `1 000`): `parse_number`, else `parse_long_number`."""
+    if len(s) > MAX_LITERAL_CHARS:
+        return None
+    found = parse_number(s) or parse_long_number(s)
+    if found is None:
+        key = comparison_key(s)
+        if key != s:
+            found = parse_number(key) or parse_long_number(key)
+    return found
 
 
 def _as_long(n: Num | LongNum) -> LongNum:
