@@ -224,7 +224,7 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     rk, ck = comparison_key(r), comparison_key(c)
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
-    long_verdict = _long_number_verdict(r, c, opts)  # before the steps that scan a long text again
+    long_verdict = _long_number_verdict(r, c, opts, (rk, ck))  # before the steps that rescan a long text
     if long_verdict is not None:
         return long_verdict
     as_intervals = _interval_reading(r, c)
@@ -277,14 +277,15 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     return _symbolic(r, c, rn, cn, run)
 
 
-def _long_number_verdict(r: str, c: str, opts: CheckOptions) -> Verdict | None:
+def _long_number_verdict(r: str, c: str, opts: CheckOptions, keys: tuple[str, str] | None = None) -> Verdict | None:
     """Both answers plain literals, at least one too long for `parse_number` (a 3,000-digit
     integer): compared exactly, never refused by the screen. None when that does not apply:
     both short, or either not a literal (a long literal against `2^{10000}` stays with the
-    screen, which refuses it: deciding it means sympy printing a 3,011-digit power)."""
+    screen, which refuses it: deciding it means sympy printing a 3,011-digit power). `keys`:
+    the answers' comparison keys when the caller has them (one linear pass fewer)."""
     if len(r) <= SHORT_LITERAL_CHARS and len(c) <= SHORT_LITERAL_CHARS:
         return None  # keys are never longer than their answers
-    rl, cl = parse_literal(r), parse_literal(c)
+    rl, cl = (parse_literal(r), parse_literal(c)) if keys is None else (parse_literal(keys[0]), parse_literal(keys[1]))
     if rl is None or cl is None:
         return None
     if numbers_equal(rl, cl, opts):
