@@ -7,6 +7,9 @@ is simply not equivalent.
 
 Order of decision, cheapest first (most answers never reach sympy):
 1. clean both strings (normalize.py) and compare them as text: equal LaTeX is equal;
+   two plain number literals of which one is longer than the fast path takes (a 3,000-digit
+   integer, a megabyte of digits) are compared exactly right then (fastpath.parse_long_number),
+   a bare one even before cleaning: nothing later rescans them, and the screen never sees them;
 2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`),
    multiple-choice letters, text answers (`\\text{Monday}`);
 3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
@@ -28,7 +31,13 @@ from functools import lru_cache
 from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
-from rewardlab.verify.math.fastpath import Num, numbers_equal, parse_number
+from rewardlab.verify.math.fastpath import (
+    SHORT_LITERAL_CHARS,
+    Num,
+    numbers_equal,
+    parse_literal,
+    parse_number,
+)
 from rewardlab.verify.math.intervals import inequality_interval
 from rewardlab.verify.math.normalize import (
     assignment_tuples,
@@ -140,7 +149,9 @@ def check(
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
     if not isinstance(reference, str) or not isinstance(candidate, str):
         raise ConfigTypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
-    if pool is not None:
+    # Answers past `100 * max_chars` (megabyte literals) are decided in linear time anyway;
+    # caching them would let 65,536 distinct ones hold gigabytes.
+    if pool is not None or max(len(reference), len(candidate)) > 100 * opts.max_chars:
         try:
             return _decide(reference, candidate, opts, pool)
         except _Uncached as exc:
@@ -180,9 +191,15 @@ class _Run:
 
 
 def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+    # A long answer that is a bare literal (a megabyte of digits) is decided before `clean`,
+    # whose linear passes cost ~1-2 s per megabyte of hostile text. Past `100 * max_chars`
+    # nothing else is even cleaned (so grouped `1,000,...` literals count up to that length).
+    bare = _long_number_verdict(reference.strip(), candidate.strip(), opts)
+    if bare is not None:
+        return bare
     if len(reference) > 100 * opts.max_chars or len(candidate) > 100 * opts.max_chars:
         side = "reference" if len(reference) > 100 * opts.max_chars else "candidate"
-        return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters", "", "")
+        return _undecided("unsupported", "screen", f"{side} is over {100 * opts.max_chars} characters and not a plain number", "", "")
     timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
     if timed is not None:
         return timed
@@ -207,6 +224,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     rk, ck = comparison_key(r), comparison_key(c)
     if rk == ck:
         return _eq("string", "same answer after normalisation", r, c)
+    long_verdict = _long_number_verdict(r, c, opts, (rk, ck))  # before the steps that rescan a long text
+    if long_verdict is not None:
+        return long_verdict
     as_intervals = _interval_reading(r, c)
     if as_intervals is not None:  # `x \ge 3` against `[3, \infty)`: compare the intervals
         return _decide_clean(*as_intervals, run)
@@ -255,6 +275,22 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
+
+
+def _long_number_verdict(r: str, c: str, opts: CheckOptions, keys: tuple[str, str] | None = None) -> Verdict | None:
+    """Both answers plain literals, at least one too long for `parse_number` (a 3,000-digit
+    integer): compared exactly, never refused by the screen. None when that does not apply:
+    both short, or either not a literal (a long literal against `2^{10000}` stays with the
+    screen, which refuses it: deciding it means sympy printing a 3,011-digit power). `keys`:
+    the answers' comparison keys when the caller has them (one linear pass fewer)."""
+    if len(r) <= SHORT_LITERAL_CHARS and len(c) <= SHORT_LITERAL_CHARS:
+        return None  # keys are never longer than their answers
+    rl, cl = (parse_literal(r), parse_literal(c)) if keys is None else (parse_literal(keys[0]), parse_literal(keys[1]))
+    if rl is None or cl is None:
+        return None
+    if numbers_equal(rl, cl, opts):
+        return _eq("number", "equal numbers (long literal, compared exactly)", r, c)
+    return _ne("number", "different numbers (long literal, compared exactly)", r, c)
 
 
 _DECIMAL_COMMA_RE = re.compile(r"-?\d+,\d+")

@@ -11,6 +11,9 @@ What is refused, and why:
   is astronomically large;
 - factorials of numbers above `MAX_FACTORIAL` (`2004!`) and nested factorials (`(10!)!`);
 - integer literals longer than `MAX_DIGITS` (Python refuses `int()` past 4300 digits anyway).
+
+Two plain number literals never get here, whatever their length: they are compared exactly
+before (fastpath.parse_long_number). A long literal against an expression still does.
 """
 
 from __future__ import annotations
