@@ -134,3 +134,14 @@ def test_unknown_estimator_is_a_usage_error(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"group": "a", "reward": 1.0}\n')
     assert main(["advantages", str(path), "--estimator", "ppo"]) == 2
+
+
+def test_a_group_left_with_one_row_gets_the_single_row_rule(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"group": "a", "reward": 1.0}\n{"group": "a", "reward": "x"}\n{"group": "b", "reward": 1.0}\n{"group": "b", "reward": 0.0}\n')
+    out = tmp_path / "adv.jsonl"
+    assert main(["advantages", str(path), "-o", str(out)]) == 0
+    result = read_jsonl(out)
+    assert result[0]["advantage"] == grpo(np.array([[1.0]]))[0][0] == 0.0  # as a one-row group always is
+    np.testing.assert_allclose([r["advantage"] for r in result[1:]], grpo(np.array([[1.0, 0.0]]))[0])
+    assert "s.jsonl:2" in capsys.readouterr().out
