@@ -69,30 +69,79 @@ def test_advantages_on_real_math_scores_counts_wasted_groups(tmp_path, capsys):
     np.testing.assert_allclose(got, rloo(np.array([rows[first_mixed]["score"]], dtype=float))[0])
 
 
-def test_missing_group_column_names_file_and_line(tmp_path, capsys):
+GOOD = [{"group": "a", "reward": 1.0}, {"group": "a", "reward": 0.0}, {"group": "a", "reward": 0.5}, {"group": "b", "reward": 1.0}, {"group": "b", "reward": 0.0}]
+
+
+def _kept_going(tmp_path, capsys, bad_line: str) -> tuple[list[dict], str]:
+    """GOOD with `bad_line` in the middle: returns the output rows and what was printed."""
+    lines = [json.dumps(r) for r in GOOD]
     path = tmp_path / "s.jsonl"
-    path.write_text('{"group": "a", "reward": 1.0}\n{"reward": 0.0}\n')
-    assert main(["advantages", str(path)]) == 1
-    err = capsys.readouterr().err
-    assert "s.jsonl:2" in err and "--group-by" in err
+    path.write_text("\n".join([*lines[:2], bad_line, *lines[2:]]) + "\n")
+    out = tmp_path / "adv.jsonl"
+    assert main(["advantages", str(path), "-o", str(out)]) == 0
+    result = read_jsonl(out)
+    assert [{k: r[k] for k in ("group", "reward")} for r in result] == GOOD  # the bad row is left out
+    np.testing.assert_allclose([r["advantage"] for r in result[:3]], grpo(np.array([[1.0, 0.0, 0.5]]))[0])
+    np.testing.assert_allclose([r["advantage"] for r in result[3:]], grpo(np.array([[1.0, 0.0]]))[0])
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert "1 rows could not be read" in text and "s.jsonl:3" in text and "Traceback" not in text
+    return result, text
 
 
-def test_non_numeric_score_on_an_ok_row_is_an_input_error(tmp_path, capsys):
+def test_missing_group_column_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _, text = _kept_going(tmp_path, capsys, '{"reward": 0.0}')
+    assert "--group-by" in text
+
+
+def test_non_numeric_score_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _, text = _kept_going(tmp_path, capsys, '{"group": "a", "reward": "high"}')
+    assert "not a number" in text
+
+
+def test_a_score_beyond_float_range_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _, text = _kept_going(tmp_path, capsys, '{"group": "a", "reward": 1%s}' % ("0" * 400))
+    assert "is inf on an ok row" in text
+
+
+def test_malformed_json_in_the_middle_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _kept_going(tmp_path, capsys, '{"group": "a", "reward": ')
+
+
+def test_nan_score_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _kept_going(tmp_path, capsys, '{"group": "a", "reward": NaN}')
+
+
+def test_a_5000_digit_integer_score_is_reported_and_the_rest_kept(tmp_path, capsys):
+    _kept_going(tmp_path, capsys, '{"group": "b", "reward": 1%s}' % ("0" * 5000))
+
+
+def test_every_row_bad_is_an_input_error(tmp_path, capsys):
     path = tmp_path / "s.jsonl"
-    path.write_text('{"group": "a", "reward": "high"}\n')
+    path.write_text('{"reward": 0.0}\n{"group": "a", "reward": "x"}\n')
     assert main(["advantages", str(path)]) == 1
-    assert "not a number" in capsys.readouterr().err
+    assert "2 could not be read" in capsys.readouterr().err
 
 
-def test_a_score_beyond_float_range_is_an_input_error_not_a_crash(tmp_path, capsys):
+def test_empty_file_is_an_input_error(tmp_path, capsys):
     path = tmp_path / "s.jsonl"
-    path.write_text('{"group": "a", "reward": 0.5}\n{"group": "a", "reward": 1%s}\n' % ("0" * 400))
+    path.write_text("")
     assert main(["advantages", str(path)]) == 1
-    err = capsys.readouterr().err
-    assert "s.jsonl:2" in err and "is inf on an ok row" in err and "Traceback" not in err
+    assert "no rows" in capsys.readouterr().err
 
 
 def test_unknown_estimator_is_a_usage_error(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"group": "a", "reward": 1.0}\n')
     assert main(["advantages", str(path), "--estimator", "ppo"]) == 2
+
+
+def test_a_group_left_with_one_row_gets_the_single_row_rule(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"group": "a", "reward": 1.0}\n{"group": "a", "reward": "x"}\n{"group": "b", "reward": 1.0}\n{"group": "b", "reward": 0.0}\n')
+    out = tmp_path / "adv.jsonl"
+    assert main(["advantages", str(path), "-o", str(out)]) == 0
+    result = read_jsonl(out)
+    assert result[0]["advantage"] == grpo(np.array([[1.0]]))[0][0] == 0.0  # as a one-row group always is
+    np.testing.assert_allclose([r["advantage"] for r in result[1:]], grpo(np.array([[1.0, 0.0]]))[0])
+    assert "s.jsonl:2" in capsys.readouterr().out

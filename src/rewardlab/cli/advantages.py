@@ -3,7 +3,9 @@
 A thin shell over `rewardlab.credit.advantages_by_group`: reads rows (the output of `rewardlab
 score`, or any JSONL/Parquet with a score and a group column), adds an `advantage` column (null
 for rows without a score: errors and skips move no baseline), and prints how many groups carried
-no signal (zero variance).
+no signal (zero variance). A row that cannot be read (bad JSON, no group, a score that is not a
+finite number) is reported with its line and left out of the output; its group's advantages are
+computed over the readable rows, and the exit code stays 0, as for `score`, `eval` and `select`.
 """
 
 from __future__ import annotations
@@ -47,25 +49,33 @@ def advantages_command(
     """Add an `advantage` column computed per group; report zero-variance groups."""
     import numpy as np
 
-    from rewardlab.cli._render import console
+    from rewardlab.cli._render import console, print_unreadable
     from rewardlab.credit import OUTCOME_ESTIMATORS, advantages_by_group
-    from rewardlab.runner.io import RowWriter, decode_row, iter_raw_rows
+    from rewardlab.runner.io import RowWriter, decode_row, iter_raw_rows, parse_each
 
     if estimator not in OUTCOME_ESTIMATORS:
         raise UsageError(f"--estimator must be one of {', '.join(OUTCOME_ESTIMATORS)}; got {estimator!r}")
     source = str(input)
-    rows, scores, groups = [], [], []
-    for line, raw in iter_raw_rows(input):
-        row = decode_row(raw, source, line)
+
+    def parse(line: int, raw: object) -> tuple[dict[str, object], float | None, str | None]:
+        row = decode_row(raw, source, line)  # type: ignore[arg-type]
         score = _score_of(row, score_column, source, line)
         group = row.get(group_by)
         if group is None and score is not None:
             raise InputError(f"no {group_by!r} column; choose the group column with --group-by", source=source, line=line)
-        rows.append(row)
-        scores.append(score)
-        groups.append(None if group is None else str(group))  # an unreadable row keeps its place
-    if not rows:
-        raise InputError("no rows to read", source=source)
+        return row, score, None if group is None else str(group)
+
+    # A bad row is reported and left out (the one keep-going loop, `parse_each`); each group's
+    # advantages are then computed over its readable rows only.
+    unreadable: list[InputError] = []
+    parsed, _ = parse_each(iter_raw_rows(input), parse, unreadable.append)
+    print_unreadable(unreadable)
+    if not parsed:
+        bad = f" ({len(unreadable)} could not be read)" if unreadable else ""
+        raise InputError(f"no rows to read{bad}; the file needs at least one readable row", source=source)
+    rows = [r for r, _, _ in parsed]
+    scores = [s for _, s, _ in parsed]
+    groups = [g for _, _, g in parsed]
     placed = np.array([g is not None for g in groups])
     ok = np.array([s is not None for s in scores])[placed]
     values = np.array([np.nan if s is None else s for s in scores], dtype=np.float64)[placed]
