@@ -299,6 +299,13 @@ def test_bon_curve_matches_subset_enumeration():
     assert curve.gold[0] == pytest.approx(gold.mean())  # n=1 is a random pick
 
 
+def test_bon_curve_credits_tied_top_scores_their_mean_not_input_order():
+    proxy, gold = [[1.0, 1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0, 0.0], [0.0, 1.0]]
+    curve = overoptimization.bon_curve(proxy, gold, ns=[1, 2])
+    # pool 1, n=2: {0,1} tie (0.5), {0,2} 1, {1,2} 0 -> 0.5; pool 2, n=2: the tie -> 0.5
+    assert curve.gold.tolist() == [pytest.approx((1 / 3 + 1 / 2) / 2), pytest.approx(0.5)]
+
+
 def test_fit_bon_recovers_known_parameters():
     kl = overoptimization.bon_kl(np.arange(1, 200))
     d = np.sqrt(kl)

@@ -177,7 +177,7 @@ def test_listing_a_chunk_at_a_time_gives_the_numbers_of_one_chunk(tmp_path, monk
 
 
 def test_oracle_and_best_of_n_are_exact_even_where_the_votes_sample_subsets(tmp_path):
-    from rewardlab.select.expected import expected_best_of_n, expected_oracle
+    from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 
     cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=20, n=8)))
     curves = selection_curves(cands, ns=[4], max_subsets=3, equivalence="exact")  # C(8, 4) = 70 > 3

@@ -23,6 +23,7 @@ import numpy as np
 
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers
+from rewardlab.evaluate.expected import expected_best_of_n
 
 __all__ = ["BonCurve", "FunctionalFit", "bon_curve", "bon_kl", "fit_bon", "fit_rl"]
 
@@ -39,14 +40,6 @@ def bon_kl(n: int | Numbers) -> np.ndarray | float:
         raise InputError(f"n must be >= 1, got {n}", source="bon_kl")
     out = np.log(arr) - (arr - 1) / arr
     return float(out) if out.ndim == 0 else out
-
-
-def _selection_weights(m: int, n: int) -> np.ndarray:
-    """P(the i-th smallest of m is the max of a random n-subset), i = 1..m."""
-    from scipy.special import comb
-
-    i = np.arange(1, m + 1)
-    return np.asarray(comb(i - 1, n - 1) / comb(m, n), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -81,22 +74,27 @@ def bon_curve(
             raise InputError(f"prompt {i}: proxy and gold must be equal-length non-empty lists", source="bon_curve")
         if not (np.all(np.isfinite(p_arr)) and np.all(np.isfinite(g_arr))):
             raise InputError(f"prompt {i}: non-finite score; drop error results first", source="bon_curve")
-        order = np.argsort(p_arr, kind="stable")
-        pools.append((p_arr[order], g_arr[order]))
+        pools.append((p_arr, g_arr))
     smallest = min(len(p) for p, _ in pools)
     if ns is None:
         ns = [2**k for k in range(int(np.log2(smallest)) + 1)]
     if any(n < 1 or n > smallest for n in ns):
         raise InputError(f"every n must be in [1, {smallest}] (the smallest pool), got {list(ns)}", source="bon_curve")
+    # Each pool's draws are over its own candidates, so pools are stacked by size. Ties at the
+    # top are credited their mean (`expected_best_of_n`), not broken by input order.
+    by_size: dict[int, list[int]] = {}
+    for i, (p, _) in enumerate(pools):
+        by_size.setdefault(len(p), []).append(i)
+    stacked = [(rows, np.stack([pools[i][0] for i in rows]), np.stack([pools[i][1] for i in rows])) for rows in by_size.values()]
     proxy_curve, gold_curve = [], []
     for n in ns:
-        p_vals, g_vals = [], []
-        for p_sorted, g_sorted in pools:
-            w = _selection_weights(len(p_sorted), n)
-            p_vals.append(w @ p_sorted)
-            g_vals.append(w @ g_sorted)
-        proxy_curve.append(np.mean(p_vals))
-        gold_curve.append(np.mean(g_vals))
+        p_vals, g_vals = np.empty(len(pools)), np.empty(len(pools))
+        for rows, p_arr, g_arr in stacked:
+            everyone = np.ones(p_arr.shape, dtype=bool)
+            p_vals[rows] = expected_best_of_n(p_arr, p_arr, everyone, n)
+            g_vals[rows] = expected_best_of_n(p_arr, g_arr, everyone, n)
+        proxy_curve.append(float(p_vals.mean()))
+        gold_curve.append(float(g_vals.mean()))
     n_arr = np.asarray(ns, dtype=float)
     return BonCurve(n_arr, np.atleast_1d(bon_kl(n_arr)), np.asarray(proxy_curve), np.asarray(gold_curve))
 

@@ -4,13 +4,14 @@ Selectors work on `(problems, candidates)` arrays, vectorised over every problem
 (`selectors.py`); answers are grouped into equivalence classes with `verify.math` or text
 normalisation (`answers.py`), programs by their outputs in the sandbox (`execution.py`); scores
 come from any `Reward` or from stored columns (`scores.py`). Candidate files and curves:
-`candidates.py`, `curves.py` (with the closed forms of `expected.py`), `report.py`. Step-wise search over a pluggable generator and PRM
+`candidates.py`, `curves.py` (with the closed forms of `evaluate.expected`), `report.py`. Step-wise search over a pluggable generator and PRM
 (`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection), `mcts.py`,
 `adaptive.py` (calibration, adaptive budgets), `simulator.py` (offline, known correctness),
 `openai_generator.py` (any OpenAI-compatible endpoint); `batch.py` runs a search per problem of
 a file (`rewardlab select search`). See docs/select.md.
 """
 
+from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.select.adaptive import (
     AdaptiveResult,
     Calibrator,
@@ -23,7 +24,6 @@ from rewardlab.select.batch import SearchOptions, load_problems, search_problems
 from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
 from rewardlab.select.curves import METHODS, Curves, selection_curves
 from rewardlab.select.execution import ExecutionClasses, execution_classes
-from rewardlab.select.expected import expected_best_of_n, expected_oracle
 from rewardlab.select.generate import (
     Problem,
     RewardScorer,

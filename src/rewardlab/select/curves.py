@@ -2,7 +2,7 @@
 
 For each budget n (candidates per problem) every method's credit is averaged over subsets of n
 of each problem's candidates. Oracle and best-of-n are averaged over every n-subset by their
-closed forms (`select.expected`: the oracle's is the unbiased pass@n of Chen et al. 2021,
+closed forms (`evaluate.expected`: the oracle's is the unbiased pass@n of Chen et al. 2021,
 eq. 1), so their curves are the exact expectation over which n samples were drawn. The votes
 are run on the subsets themselves: all of them when a problem has at most `max_subsets`
 (exact too), otherwise `max_subsets` seeded random ones (the same ones for every vote, so votes
@@ -29,10 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
+from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.stats import Interval, mean_intervals
 from rewardlab.select.answers import Equivalence, answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.expected import expected_best_of_n, expected_oracle
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,
@@ -155,7 +155,7 @@ _CHUNK_CANDIDATES = 1 << 20
 
 
 def _exact(method: str, scores: F64) -> bool:
-    """Whether `method`'s mean over every subset comes from its closed form (`select.expected`).
+    """Whether `method`'s mean over every subset comes from its closed form (`evaluate.expected`).
     A usable score of -inf would share a group with the unusable slots there, so it is listed."""
     return method == "oracle" or (method == "best_of_n" and not np.isneginf(scores).any())
 

@@ -1,4 +1,4 @@
-"""The closed forms of `select.expected` against listing every n-subset and running the selector."""
+"""The closed forms of `evaluate.expected` against listing every n-subset and running the selector."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.passk import pass_at_k
 from rewardlab.select import best_of_n
-from rewardlab.select.expected import expected_best_of_n, expected_oracle
 
 
 def _listed(scores, correct, mask, n):
@@ -53,3 +53,17 @@ def test_draws_with_no_usable_candidate_abstain_and_count_as_wrong():
     s, y = np.array([[np.nan, 0.3, np.nan]]), np.array([[1.0, 1.0, 1.0]])
     # only draws holding slot 1 pick something: 2 of the 3 pairs
     assert expected_best_of_n(s, y, np.ones((1, 3), bool), 2)[0] == 2 / 3
+
+
+def test_oracle_is_the_humaneval_papers_own_estimator():
+    # Chen et al. 2021, Figure 3: the numerically stable estimator as printed in the paper
+    def pass_at_k_paper(n, c, k):
+        if n - c < k:
+            return 1.0
+        return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
+
+    rng = np.random.default_rng(7)
+    correct = (rng.random((50, 20)) < 0.15).astype(float)
+    for k in (1, 5, 10, 20):
+        want = [pass_at_k_paper(20, int(c), k) for c in correct.sum(axis=1)]
+        np.testing.assert_allclose(expected_oracle(correct, np.ones(correct.shape, bool), k), want, atol=1e-12)
