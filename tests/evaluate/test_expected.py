@@ -9,17 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rewardlab.errors import ArrayError
 from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.passk import pass_at_k
 from rewardlab.select import best_of_n
 
 
 def _listed(scores, correct, mask, n):
-    idx = np.array(list(itertools.combinations(range(scores.shape[1]), n)))
-    take = lambda x: np.take(x, idx, axis=1).reshape(-1, n)  # noqa: E731
-    bon = best_of_n(take(scores), take(mask)).credit(take(correct)).reshape(len(scores), -1).mean(axis=1)
-    oracle = np.where(take(mask), take(correct), 0.0).max(axis=1).reshape(len(scores), -1).mean(axis=1)
-    return bon, oracle
+    """Every n-subset of each row's candidates (mask True), listed and run through the selector."""
+    bon, oracle = [], []
+    for s, y, m in zip(scores, correct, mask, strict=True):
+        idx = np.array(list(itertools.combinations(np.flatnonzero(m), n)))
+        bon.append(best_of_n(s[idx]).credit(y[idx]).mean())
+        oracle.append((y[idx] == 1.0).any(axis=1).mean())
+    return np.array(bon), np.array(oracle)
 
 
 @settings(max_examples=200, deadline=None)
@@ -31,10 +34,33 @@ def test_closed_forms_equal_the_mean_over_every_listed_subset(data):
     cell = st.one_of(st.sampled_from([0.0, 0.5, 1.0, -2.0]), st.just(float("nan")))  # few values: many ties
     scores = np.array(data.draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=problems, max_size=problems)))
     correct = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=width, max_size=width), min_size=problems, max_size=problems)))
-    mask = np.array(data.draw(st.lists(st.lists(st.booleans(), min_size=width, max_size=width), min_size=problems, max_size=problems)))
+    # which candidates exist, anywhere in the row (ragged sets), at least n a row
+    mask = np.array([data.draw(st.permutations([True] * data.draw(st.integers(n, width)) + [False] * width))[:width]
+                     for _ in range(problems)])  # fmt: skip
+    mask[mask.sum(axis=1) < n, :n] = True
     bon, oracle = _listed(scores, correct, mask, n)
     np.testing.assert_allclose(expected_best_of_n(scores, correct, mask, n), bon, atol=1e-12)
     np.testing.assert_allclose(expected_oracle(correct, mask, n), oracle, atol=1e-12)
+
+
+def test_padding_is_never_drawn():
+    # a problem with 2 candidates padded to 4 slots: its pairs are the one pair of its two
+    # candidates, not 6 pairs of slots of which 5 hold padding
+    scores = np.array([[0.3, 0.8, np.nan, np.nan]])
+    correct = np.array([[1.0, 0.0, 0.0, 0.0]])
+    mask = np.array([[True, True, False, False]])
+    assert expected_oracle(correct, mask, 2).tolist() == [1.0]
+    assert expected_oracle(correct, mask, 1).tolist() == [0.5]
+    assert expected_best_of_n(scores, correct, mask, 2).tolist() == [0.0]  # 0.8 is picked, and wrong
+    assert expected_best_of_n(scores, correct, mask, 1).tolist() == [0.5]
+
+
+def test_a_row_with_fewer_candidates_than_drawn_is_refused():
+    mask = np.array([[True, True, True], [True, False, False]])
+    with pytest.raises(ArrayError, match="row 1 has 1 candidates, fewer than the 2 to draw"):
+        expected_oracle(np.zeros((2, 3)), mask, 2)
+    with pytest.raises(ArrayError, match="row 1"):
+        expected_best_of_n(np.zeros((2, 3)), np.zeros((2, 3)), mask, 2)
 
 
 def test_oracle_is_chen_et_al_pass_at_k():

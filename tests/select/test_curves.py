@@ -195,3 +195,47 @@ def test_default_budgets_are_every_n_up_to_16_then_powers_of_two(tmp_path):
     cands = load_candidates(_write(tmp_path / "c.jsonl", _rows(problems=4, n=24)))
     curves = selection_curves(cands, methods=["oracle", "best_of_n"])
     assert [p.n for p in curves.points["oracle"]] == [1, 2, 4, 8, 16, 24]
+
+
+def _own_subsets_credit(cands, classes, method, n, p):
+    """Method `method`'s mean credit over every n-subset of problem p's own candidates (no padding)."""
+    import itertools
+
+    from rewardlab.select import hybrid_vote, majority_vote, to_weights, weighted_vote
+    from rewardlab.select.answers import renumber_classes
+    from rewardlab.select.selectors import best_of_n, filtered_vote
+
+    k = int(cands.mask[p].sum())
+    idx = np.array(list(itertools.combinations(range(k), n)))
+    s, y, c = cands.scores[p][idx], np.nan_to_num(cands.correct[p])[idx], renumber_classes(classes[p][idx])
+    pick = {"oracle": None, "best_of_n": lambda: best_of_n(s), "majority": lambda: majority_vote(c),
+            "weighted": lambda: weighted_vote(c, to_weights(s, "sigmoid")), "hybrid": lambda: hybrid_vote(c, s),
+            "filtered": lambda: filtered_vote(c, s, keep=0.5)}[method]  # fmt: skip
+    return (y == 1).any(axis=1).mean() if pick is None else pick().credit(y).mean()
+
+
+def test_a_ragged_files_subsets_are_drawn_from_each_problems_own_candidates(tmp_path):
+    # Padding is not a candidate: a problem with 3 candidates in a file padded to 6 is credited
+    # as if it were alone, at every budget and for every method (listed and closed form).
+    from rewardlab.select.answers import answer_classes
+
+    rows = _rows(problems=12, n=6, seed=3)
+    for i, keep in enumerate([3, 6, 4, 3, 5, 6, 4, 3, 6, 5, 3, 4]):
+        rows[i] = {k: (v[:keep] if isinstance(v, list) else v) for k, v in rows[i].items()}
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
+    curves = selection_curves(cands, ns=[1, 2, 3], equivalence="exact")
+    classes = answer_classes(cands.answers, equivalence="exact")
+    for m in curves.per_problem:
+        for n in (1, 2, 3):
+            want = [_own_subsets_credit(cands, classes, m, n, p) for p in range(cands.n_problems)]
+            np.testing.assert_allclose(curves.per_problem[m][n], want, atol=1e-12, err_msg=f"{m} at n={n}")
+
+
+def test_candidates_anywhere_in_the_row_are_moved_to_its_front_in_order():
+    from rewardlab.select.curves import _candidates_first
+
+    mask = np.array([[False, True, False, True], [True, True, True, False]])
+    x = np.array([[9, 1, 9, 2], [3, 4, 5, 9]])
+    out = _candidates_first({"mask": mask, "x": x, "none": None})
+    assert out["x"][:, :2].tolist() == [[1, 2], [3, 4]] and out["x"][1, 2] == 5 and out["none"] is None
+    assert out["mask"].tolist() == [[True, True, False, False], [True, True, True, False]]

@@ -1,7 +1,8 @@
 """Accuracy against compute for every selection method on a candidate file, with bootstrap CIs.
 
 For each budget n (candidates per problem) every method's credit is averaged over subsets of n
-of each problem's candidates. Oracle and best-of-n are averaged over every n-subset by their
+of each problem's own candidates (a ragged file's padding is never drawn: problems are listed
+in groups of equal candidate count). Oracle and best-of-n are averaged over every n-subset by their
 closed forms (`evaluate.expected`: the oracle's is the unbiased pass@n of Chen et al. 2021,
 eq. 1), so their curves are the exact expectation over which n samples were drawn. The votes
 are run on the subsets themselves: all of them when a problem has at most `max_subsets`
@@ -190,30 +191,52 @@ def _listed_credit(
     return out
 
 
+def _count_groups(mask: NDArray[np.bool_]) -> list[tuple[int, NDArray[np.intp]]]:
+    """`(k, rows)` for every distinct candidate count k, increasing: a problem's subsets are
+    drawn from its own k candidates."""
+    counts = mask.sum(axis=1)
+    return [(int(k), np.flatnonzero(counts == k)) for k in np.unique(counts)]
+
+
+def _candidates_first(inputs: dict[str, NDArray[Any] | None]) -> dict[str, NDArray[Any] | None]:
+    """The same arrays with each row's candidates moved to its front, in their order (so the
+    first k columns of a row with k candidates are exactly them)."""
+    mask = inputs["mask"]
+    assert mask is not None
+    if np.array_equal(mask, np.arange(mask.shape[1]) < mask.sum(axis=1)[:, None]):
+        return inputs  # already so (load_candidates pads at the end)
+    order = np.argsort(~mask, axis=1, kind="stable")
+    return {k: None if v is None else np.take_along_axis(v, order, axis=1) for k, v in inputs.items()}
+
+
 def _curve_credit(
     candidates: Candidates, classes: NDArray[np.int64] | None, weights: F64 | None, methods: Sequence[str],
     ns: Sequence[int], max_subsets: int, seed: int, keep: float, top_k: int, advance: Callable[[int], None],
 ) -> dict[str, dict[int, F64]]:
     assert candidates.correct is not None  # checked by _check
     rng = np.random.default_rng(seed)
-    width = candidates.mask.shape[1]
     scores = candidates.scores if candidates.scores is not None else np.full(candidates.mask.shape, np.nan)
     correct = np.nan_to_num(candidates.correct)
+    listed = [m for m in methods if not _exact(m, scores)]
+    inputs = _candidates_first({"mask": candidates.mask, "correct": correct, "scores": scores, "weights": weights,
+                                "classes": classes if any(METHODS[m][0] for m in listed) else None})  # fmt: skip
+    groups = _count_groups(candidates.mask)
     out: dict[str, dict[int, F64]] = {m: {} for m in methods}
     for n in ns:
-        idx = _subsets(width, n, max_subsets, rng)
-        listed = [m for m in methods if not _exact(m, scores)]
         if "oracle" in methods and "oracle" not in listed:
             out["oracle"][n] = expected_oracle(correct, candidates.mask, n)
         if "best_of_n" in methods and "best_of_n" not in listed:
             out["best_of_n"][n] = expected_best_of_n(scores, correct, candidates.mask, n)
-        if listed:
-            classes_ = classes if any(METHODS[m][0] for m in listed) else None
-            inputs = {"mask": candidates.mask, "correct": correct, "classes": classes_, "scores": scores, "weights": weights}
-            for m, credit in _listed_credit(listed, inputs, idx, keep, top_k, advance).items():
-                out[m][n] = credit
-        else:
+        if not listed:
             advance(candidates.n_problems)
+            continue
+        for m in listed:
+            out[m][n] = np.empty(candidates.n_problems)
+        for k, rows in groups:
+            idx = _subsets(k, n, max_subsets, rng)
+            group = {name: None if v is None else v[rows, :k] for name, v in inputs.items()}
+            for m, credit in _listed_credit(listed, group, idx, keep, top_k, advance).items():
+                out[m][n][rows] = credit
     return out
 
 
