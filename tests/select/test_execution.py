@@ -50,3 +50,11 @@ def test_a_program_failing_on_one_input_only_is_dropped(pool):
 def test_inputs_must_match_problems():
     with pytest.raises(ArrayError, match="inputs"):
         execution_classes([["print(1)"]], [], pool=object())
+
+
+def test_a_problem_without_inputs_is_refused_not_grouped_into_one_class():
+    # run on nothing, every program would agree with every other: the vote would be meaningless
+    with pytest.raises(ArrayError, match="problem 1 has programs but no inputs"):
+        execution_classes([["print(1)"], ["print(1)", "print(2)"]], [["x"], []], pool=object())
+    # a problem with no programs needs no inputs (nothing is run for it)
+    assert execution_classes([[None]], [[]], pool=object()).classes.tolist() == [[-1]]

@@ -79,7 +79,8 @@ def execution_classes(
     Args:
         programs: per problem, each candidate's program source (None: no code extracted; use
             `verify.code.extract_code` on responses).
-        inputs: per problem, the stdin strings to run on (generated or given test inputs).
+        inputs: per problem, the stdin strings to run on (generated or given test inputs; at
+            least one for a problem with programs).
         pool: a `rewardlab.sandbox.SandboxPool`; default the one `verify.code` shares.
         workers: pool size when the default pool is used.
         limits: `rewardlab.sandbox.Limits` of each run (default: the pool's).
@@ -92,6 +93,9 @@ def execution_classes(
     """
     if len(programs) != len(inputs):
         raise ArrayError("inputs", f"{len(inputs)} input lists for {len(programs)} problems")
+    blind = next((p for p, row in enumerate(programs) if not len(inputs[p]) and any(src is not None for src in row)), None)
+    if blind is not None:  # with nothing to run on, every program would "agree" and form one class
+        raise ArrayError("inputs", f"problem {blind} has programs but no inputs to run them on (give it at least one)")
     if pool is None:
         from rewardlab.sandbox import SandboxConfig
         from rewardlab.verify.code import shared_pool
