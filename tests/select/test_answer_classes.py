@@ -207,3 +207,12 @@ def test_many_distinct_answers_in_an_object_array():
     rows = many_distinct_rows()
     grid = np.array(rows, dtype=object)
     assert answer_classes(grid, equivalence="exact").tolist() == reference_classes(rows, "exact")
+
+
+def test_answer_votes_count_each_class_most_voted_first_and_missing_answers_do_not_vote():
+    from rewardlab.select.answers import answer_votes
+
+    assert answer_votes(["3", "0.5", None, "\\frac{1}{2}", "3", "x"]) == [("3", 2), ("0.5", 2), ("x", 1)]
+    assert answer_votes(["A", "a "], equivalence="normalized") == [("A", 2)]
+    assert answer_votes(["A", "a "], equivalence="exact") == [("A", 1), ("a ", 1)]
+    assert answer_votes([None, None]) == [] and answer_votes([]) == []

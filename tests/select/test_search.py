@@ -12,7 +12,7 @@ from rewardlab.select.adaptive import (
     fit_calibrator,
     rejection_threshold,
 )
-from rewardlab.select.generate import StepGenerator, StepScorer, TokenMeter
+from rewardlab.select.generate import Problem, Step, StepGenerator, StepScorer, TokenMeter
 from rewardlab.select.search import (
     aggregate_prefix,
     beam_search,
@@ -242,6 +242,48 @@ def test_adaptive_vote_uses_the_whole_budget_when_answers_split():
     assert any(r.stopped == "budget" and r.samples == 6 for r in results)
 
 
+class _ScriptedGenerator:
+    """Each solution is one final step whose answer is the next of `answers` (None: the solution
+    never ends: every step is a non-final one)."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = list(answers), 0
+
+    def extend(self, problem, prefixes):
+        steps = []
+        for prefix in prefixes:
+            if not prefix:  # a new solution: take its scripted answer
+                self.calls += 1
+                answer = self.answers.pop(0) if self.answers else None
+                steps.append(Step("loop", 5) if answer == "never" else Step(f"= {answer}", 5, final=True, answer=answer))
+            else:
+                steps.append(Step("still going", 5))  # a solution that never ends keeps going
+        return steps
+
+
+class _Flat:
+    def score(self, problem, prefixes):
+        return [0.5] * len(prefixes)
+
+
+def test_adaptive_vote_stops_at_max_n_when_solutions_never_finish():
+    gen = _ScriptedGenerator(["never"] * 100)
+    result = adaptive_vote(gen, _Flat(), Problem("p"), max_n=3)
+    assert (result.samples, result.stopped, result.answer, gen.calls) == (3, "budget", None, 3)
+    assert result.tokens == 3 * 64 * 5  # every draw ran to the step limit, and its tokens count
+
+
+def test_adaptive_vote_groups_equivalent_answers_and_missing_answers_do_not_vote():
+    # three ways to write one half, two missing answers: the half wins with 3 votes (exact
+    # strings would give three one-vote classes and a tie)
+    gen = _ScriptedGenerator([None, "\\frac{1}{2}", "0.5", None, "3", "1/2"])
+    result = adaptive_vote(gen, _Flat(), Problem("p"), max_n=6, confidence=0.99)
+    assert (result.answer, result.stopped, result.samples) == ("\\frac{1}{2}", "budget", 6)
+    exact = adaptive_vote(_ScriptedGenerator(["\\frac{1}{2}", "0.5", "3", "3"]), _Flat(), Problem("p"), max_n=4,
+                          confidence=0.99, equivalence="exact")  # fmt: skip
+    assert exact.answer == "3"
+
+
 def test_adaptive_vote_needs_calibrator_and_threshold_together():
     sim = StepSimulator(seed=0)
     with pytest.raises(ArrayError, match="both"):
@@ -352,3 +394,17 @@ def test_mcts_with_an_informative_prm_beats_one_sample_and_ignoring_it():
     single = [best_of_n_search(s, s.prm, p, 1) for s in [StepSimulator(seed=21)] for p in problems]
     assert accuracy(guided, problems) > accuracy(blind, problems) + 0.05
     assert accuracy(guided, problems) > accuracy(single, problems) + 0.05
+
+
+def test_the_batch_majority_vote_groups_equivalent_answers():
+    from rewardlab.select.batch import SearchOptions, UnscoredVote, search_problems
+
+    def answer(equivalence):
+        gen = _ScriptedGenerator(["3", "\\frac{1}{2}", "0.5", "1/2", "3", None])
+        options = SearchOptions(method="majority", n=6, equivalence=equivalence)
+        return next(search_problems([Problem("p", reference="1/2")], gen, UnscoredVote(), options))["answer"]
+
+    assert answer("math") == "\\frac{1}{2}"  # one half, written three ways: 3 votes against 2
+    assert answer("exact") == "3"  # as strings, "3" is the only answer given twice
+    with pytest.raises(ArrayError, match="equivalence"):
+        SearchOptions(method="majority", equivalence="fuzzy")  # type: ignore[arg-type]

@@ -169,6 +169,7 @@ def search_command(
     simulations: int = typer.Option(16, "--simulations", help="MCTS simulations."),
     max_tokens: int = typer.Option(8000, "--max-tokens", help="Token budget of best_first (cap of mcts)."),
     aggregate: str = typer.Option("min", "--aggregate", help="Prefix score from step scores: min, last, product or mean."),
+    equivalence: str = _EQUIVALENCE,
     prompt: str = typer.Option("question", "--prompt", help="Column: the problem text."),
     reference: str = typer.Option("gt", "--reference", help="Column: the gold answer ('' for none)."),
     delimiter: str = typer.Option("\n\n", "--delimiter", help="Text between steps (generation stops there); \\n is a newline."),
@@ -193,12 +194,13 @@ def search_command(
 
     _check_choice("--method", method, SEARCH_METHODS)
     _check_choice("--aggregate", aggregate, ("min", "last", "product", "mean"))
+    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     if min(n, width, expand, simulations, max_tokens, max_step_tokens) < 1:
         raise UsageError("--n, --width, --expand, --simulations, --max-tokens and --max-step-tokens must be >= 1")
     if reward is None and method != "majority":
         raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority)")
     options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
-                            aggregate=aggregate)  # type: ignore[arg-type]  # fmt: skip
+                            aggregate=aggregate, equivalence=equivalence)  # type: ignore[arg-type]  # fmt: skip
     unreadable: list[InputError] = []
     problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
     print_unreadable(unreadable)

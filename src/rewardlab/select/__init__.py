@@ -19,7 +19,7 @@ from rewardlab.select.adaptive import (
     fit_calibrator,
     rejection_threshold,
 )
-from rewardlab.select.answers import Equivalence, answer_classes, pad_answers
+from rewardlab.select.answers import Equivalence, answer_classes, answer_votes, pad_answers
 from rewardlab.select.batch import SearchOptions, load_problems, search_problems, write_search
 from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
 from rewardlab.select.curves import METHODS, Curves, selection_curves
@@ -87,6 +87,7 @@ __all__ = [
     "WeightMap",
     "adaptive_vote",
     "answer_classes",
+    "answer_votes",
     "beam_search",
     "best_first_search",
     "best_of_n",

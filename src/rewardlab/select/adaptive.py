@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rewardlab.errors import ArrayError
+from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.search import Aggregate, Node, aggregate_prefix, rollouts
 
@@ -152,8 +152,9 @@ def beta_stop_confidence(top: int, second: int) -> float:
 
 @dataclass(frozen=True)
 class AdaptiveResult:
-    """An adaptive vote: the answer, how many solutions it drew, their tokens, and why it stopped
-    (`"vote"`, `"reward"` or `"budget"`)."""
+    """An adaptive vote: the answer, how many solutions it drew (one that did not finish within
+    the step limit counts: its tokens were spent), their tokens, and why it stopped (`"vote"`,
+    `"reward"` or `"budget"`)."""
 
     answer: str | None
     samples: int
@@ -165,32 +166,35 @@ class AdaptiveResult:
 def adaptive_vote(
     generator: StepGenerator, scorer: StepScorer, problem: Problem, *, max_n: int = 16, min_n: int = 2,
     confidence: float = 0.95, calibrated: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-    reward_threshold: float | None = None, aggregate: Aggregate = "min",
+    reward_threshold: float | None = None, aggregate: Aggregate = "min", equivalence: Equivalence = "math",
 ) -> AdaptiveResult:
     """Sample one solution at a time; stop when the vote (or a calibrated reward) is confident.
 
-    The answer is the majority answer of the solutions drawn (the first-seen on a tie); when the
-    reward rule stops the search, it is the answer of the solution that reached the threshold.
+    The answer is the majority answer of the solutions drawn (answers grouped by `equivalence`,
+    as `answer_classes` does; a solution without an answer does not vote; the first-seen class
+    wins a tie); when the reward rule stops the search, it is the answer of the solution that
+    reached the threshold. At most `max_n` solutions are drawn, finished or not.
     """
     if not 1 <= min_n <= max_n or not 0.5 <= confidence < 1:
         raise ArrayError("max_n", f"need 1 <= min_n <= max_n and 0.5 <= confidence < 1 (got {min_n}, {max_n}, {confidence})")
     if (reward_threshold is None) != (calibrated is None):
         raise ArrayError("reward_threshold", "give both a calibrator and reward_threshold, or neither")
     solutions: list[Node] = []
-    tokens = 0
-    votes: Counter[str | None] = Counter()
-    while len(solutions) < max_n:
+    tokens = draws = 0
+    votes: list[tuple[str, int]] = []
+    while draws < max_n:
         finished, meter = rollouts(generator, scorer, problem, 1)
+        draws += 1
         tokens += meter.tokens
         solutions += finished
-        votes.update(node.answer for node in finished)
         if calibrated is not None and reward_threshold is not None and finished:
             node = finished[0]
             p = float(calibrated(np.array([aggregate_prefix(node.scores, aggregate)]), np.array([len(node.scores)]))[0])
             if p >= reward_threshold:
-                return AdaptiveResult(finished[0].answer, len(solutions), tokens, "reward", tuple(solutions))
-        ranked = [c for _, c in votes.most_common(2)] + [0]
-        if len(solutions) >= min_n and beta_stop_confidence(ranked[0], ranked[1]) >= confidence:
-            return AdaptiveResult(votes.most_common(1)[0][0], len(solutions), tokens, "vote", tuple(solutions))
-    answer = votes.most_common(1)[0][0] if votes else None
-    return AdaptiveResult(answer, len(solutions), tokens, "budget", tuple(solutions))
+                return AdaptiveResult(finished[0].answer, draws, tokens, "reward", tuple(solutions))
+        if finished:
+            votes = answer_votes([node.answer for node in solutions], equivalence=equivalence)
+        counts = [c for _, c in votes[:2]] + [0, 0]
+        if votes and draws >= min_n and beta_stop_confidence(counts[0], counts[1]) >= confidence:
+            return AdaptiveResult(votes[0][0], draws, tokens, "vote", tuple(solutions))
+    return AdaptiveResult(votes[0][0] if votes else None, draws, tokens, "budget", tuple(solutions))

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from rewardlab.errors import ArrayError
 
-__all__ = ["Equivalence", "answer_classes", "pad_answers", "renumber_classes"]
+__all__ = ["Equivalence", "answer_classes", "answer_votes", "pad_answers", "renumber_classes"]
 
 Equivalence = Literal["exact", "normalized", "math"]
 I64 = NDArray[np.int64]
@@ -311,3 +311,23 @@ def answer_classes(
     if equivalence == "math":
         classes = _merge_math(classes, keys, distinct, options)
     return classes
+
+
+def answer_votes(
+    answers: Sequence[str | None], *, equivalence: Equivalence = "math", options: object | None = None,
+) -> list[tuple[str, int]]:
+    """One problem's vote: each answer class's first-seen answer and its count, most voted first
+    (equal counts in order of first appearance). A missing answer (None) does not vote.
+
+    Example:
+        >>> answer_votes(["3", "0.5", None, "\\frac{1}{2}"])
+        [('0.5', 2), ('3', 1)]
+    """
+    ids = answer_classes([list(answers)], equivalence=equivalence, options=options)[0]
+    voted = ids[ids >= 0]
+    if not voted.size:
+        return []
+    counts = np.bincount(voted)
+    first = [int(np.argmax(ids == k)) for k in range(len(counts))]
+    order = sorted(range(len(counts)), key=lambda k: -counts[k])  # stable: first-seen among equal counts
+    return [(str(answers[first[k]]), int(counts[k])) for k in order]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.errors import ArrayError, GenerationError, InputError
+from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
 from rewardlab.select.search import (
@@ -52,6 +53,7 @@ class SearchOptions:
         simulations: MCTS simulations.
         max_tokens: token budget of best-first search (and a cap for MCTS).
         aggregate: how step scores make a prefix's score.
+        equivalence: which answers are the same in the majority vote (`answer_classes`).
     """
 
     method: str = "beam"
@@ -61,6 +63,7 @@ class SearchOptions:
     simulations: int = 16
     max_tokens: int = 8000
     aggregate: Aggregate = "min"
+    equivalence: Equivalence = "math"
 
     def __post_init__(self) -> None:
         if self.method not in SEARCH_METHODS:
@@ -69,6 +72,8 @@ class SearchOptions:
             raise ArrayError("budget", "n, width, expand, simulations and max_tokens must be >= 1")
         if self.aggregate not in ("min", "last", "product", "mean"):
             raise ArrayError("aggregate", f"must be min, last, product or mean, got {self.aggregate!r}")
+        if self.equivalence not in ("exact", "normalized", "math"):
+            raise ArrayError("equivalence", f"must be exact, normalized or math, got {self.equivalence!r}")
 
 
 class UnscoredVote:
@@ -126,8 +131,8 @@ def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: Sear
         return mcts_search(generator, scorer, problem, simulations=o.simulations, expand=o.expand, aggregate=o.aggregate,
                            max_tokens=o.max_tokens)  # fmt: skip
     finished, meter = rollouts(generator, scorer, problem, o.n)
-    votes = Counter(node.answer for node in finished if node.answer is not None)
-    answer = votes.most_common(1)[0][0] if votes else None  # the first-seen of equal counts
+    votes = answer_votes([node.answer for node in finished], equivalence=o.equivalence)
+    answer = votes[0][0] if votes else None  # the first-seen answer of the most voted class
     solution = next((node for node in finished if node.answer == answer), None)
     return SearchResult(answer, solution, float("nan"), meter.tokens, tuple(finished))
 
