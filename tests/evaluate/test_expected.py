@@ -93,3 +93,20 @@ def test_oracle_is_the_humaneval_papers_own_estimator():
     for k in (1, 5, 10, 20):
         want = [pass_at_k_paper(20, int(c), k) for c in correct.sum(axis=1)]
         np.testing.assert_allclose(expected_oracle(correct, np.ones(correct.shape, bool), k), want, atol=1e-12)
+
+
+def test_ragged_rows_are_the_humaneval_estimator_at_each_problems_own_n():
+    # Chen et al. 2021's estimator takes each problem's own sample count n: a problem with 7
+    # samples padded to 20 slots is pass@k with n = 7, not n = 20
+    def pass_at_k_paper(n, c, k):
+        if n - c < k:
+            return 1.0
+        return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
+
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(5, 21, size=60)
+    mask = np.arange(20)[None, :] < sizes[:, None]
+    correct = np.where(mask, rng.random((60, 20)) < 0.3, False).astype(float)
+    for k in (1, 3, 5):
+        want = [pass_at_k_paper(int(n), int(c), k) for n, c in zip(sizes, correct.sum(axis=1), strict=True)]
+        np.testing.assert_allclose(expected_oracle(correct, mask, k), want, atol=1e-12)

@@ -229,6 +229,16 @@ def test_beta_stop_confidence_is_the_beta_tail():
         assert beta_stop_confidence(top, second) == pytest.approx(beta.sf(0.5, top + 1, second + 1))
 
 
+def test_beta_stop_confidence_is_adaptive_consistencys_integral():
+    # Aggarwal et al. 2023 (Adaptive-Consistency): with a votes for the leader and b for the
+    # runner-up, stop when  int_0.5^1 x^a (1-x)^b dx / int_0^1 x^a (1-x)^b dx  >= threshold
+    from scipy import integrate
+
+    for a, b in ((1, 0), (4, 0), (5, 3), (9, 2), (7, 7), (30, 12)):
+        tail = integrate.quad(lambda x: x**a * (1 - x) ** b, 0.5, 1)[0] / integrate.quad(lambda x: x**a * (1 - x) ** b, 0, 1)[0]
+        assert beta_stop_confidence(a, b) == pytest.approx(tail, rel=1e-9)
+
+
 def test_adaptive_vote_stops_after_four_unanimous_samples():
     sim = StepSimulator(SimulatorConfig(step_accuracy=(1e6, 1e-3)), seed=12)  # every chain correct
     result = adaptive_vote(sim, sim.prm, sim.problems(1)[0], max_n=16, confidence=0.95)
