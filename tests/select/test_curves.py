@@ -49,7 +49,7 @@ def test_budget_beyond_the_smallest_problem_is_refused(tmp_path):
     rows = _rows(problems=3)
     rows[1] = {k: (v[:2] if isinstance(v, list) else v) for k, v in rows[1].items()}
     cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
-    with pytest.raises(InputError, match=r"1\.\.2"):
+    with pytest.raises(InputError, match=r"1\.\.2 \(the smallest candidate count of a problem: line 2 has 2\)"):
         selection_curves(cands, ns=[3])
 
 

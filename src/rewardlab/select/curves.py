@@ -289,7 +289,10 @@ def selection_curves(
     smallest = int(candidates.mask.sum(axis=1).min())
     ns = list(ns) if ns is not None else _default_budgets(smallest)
     if not ns or min(ns) < 1 or max(ns) > smallest:
-        raise InputError(f"budgets must be in 1..{smallest} (the smallest candidate count of a problem), got {ns}", source=candidates.source)
+        short = int(np.argmin(candidates.mask.sum(axis=1)))
+        where = f"line {candidates.lines[short]}" if candidates.lines is not None else f"problem {short}"
+        raise InputError(f"budgets must be in 1..{smallest} (the smallest candidate count of a problem: {where} has "
+                         f"{smallest}), got {ns}", source=candidates.source)  # fmt: skip
     needs_classes = any(METHODS[m][0] for m in methods)
     classes = answer_classes(candidates.answers, equivalence=equivalence) if needs_classes and candidates.answers is not None else None
     vote_weights = to_weights(candidates.scores, weights) if candidates.scores is not None and "weighted" in methods else None
