@@ -235,7 +235,10 @@ def test_beta_stop_confidence_is_adaptive_consistencys_integral():
     from scipy import integrate
 
     for a, b in ((1, 0), (4, 0), (5, 3), (9, 2), (7, 7), (30, 12)):
-        tail = integrate.quad(lambda x: x**a * (1 - x) ** b, 0.5, 1)[0] / integrate.quad(lambda x: x**a * (1 - x) ** b, 0, 1)[0]
+        def density(x, a=a, b=b):
+            return x**a * (1 - x) ** b
+
+        tail = integrate.quad(density, 0.5, 1)[0] / integrate.quad(density, 0, 1)[0]
         assert beta_stop_confidence(a, b) == pytest.approx(tail, rel=1e-9)
 
 
