@@ -4,7 +4,8 @@ It writes a three-step solution one step per request, like a model stopped at th
 delimiter: prompts with k steps so far get `Step k+1: ...`, the third step ends in
 `\\boxed{4}`. Problems whose text holds a word ask for a behaviour: FLAKY -> 503 once, then
 normal; EOS -> the second step ends the solution without an answer (finish_reason "stop",
-stop_reason null); BADJSON -> a body that is not JSON; model "missing" -> 404. With
+stop_reason null); BADJSON -> a body that is not JSON; DUPINDEX, NOTOBJECT, BADTEXT, BADUSAGE
+-> malformed replies (`_break`); model "missing" -> 404. With
 `stop_reasons=False` the server omits `stop_reason` and `logprobs`, as plain OpenAI-style
 servers do, and reports only usage.
 """
@@ -60,6 +61,23 @@ def _choice(server: CompletionsServer, index: int, prompt: str, delimiter: str) 
     return choice
 
 
+def _break(reply: dict, prompt: str) -> None:
+    """Malformed replies, asked for by a word in the problem: DUPINDEX (every choice index 0),
+    NOTOBJECT (choices are strings), BADTEXT (a choice's text is a number), BADUSAGE (usage is a
+    list, with no logprobs to count from)."""
+    if "DUPINDEX" in prompt:
+        for choice in reply["choices"]:
+            choice["index"] = 0
+    if "NOTOBJECT" in prompt:
+        reply["choices"] = [c["text"] for c in reply["choices"]]
+    if "BADTEXT" in prompt:
+        reply["choices"][0]["text"] = 12
+    if "BADUSAGE" in prompt:
+        reply["usage"] = ["completion_tokens", 5]
+        for choice in reply["choices"]:
+            choice.pop("logprobs", None)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: CompletionsServer
 
@@ -87,9 +105,11 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             choices = [_choice(self.server, i, p, body["stop"][0]) for i, p in enumerate(prompts)]
             words = sum(len(c["text"].split()) for c in choices)
-            payload = json.dumps({"id": "cmpl-1", "object": "text_completion", "model": body["model"],
-                                  "choices": choices[::-1],  # out of order: the client must use `index`
-                                  "usage": {"prompt_tokens": 10, "completion_tokens": words}})  # fmt: skip
+            reply = {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
+                     "choices": choices[::-1],  # out of order: the client must use `index`
+                     "usage": {"prompt_tokens": 10, "completion_tokens": words}}  # fmt: skip
+            _break(reply, key)
+            payload = json.dumps(reply)
         data = payload.encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

@@ -99,3 +99,23 @@ def test_without_stop_reason_or_logprobs_usage_is_shared_and_answers_still_end()
 def test_bad_base_url_is_refused():
     with pytest.raises(GenerationError, match="http"):
         OpenAIStepGenerator("localhost:8000", "m")
+
+
+@pytest.mark.parametrize(("word", "message"), [
+    ("DUPINDEX", "choice indices"),
+    ("NOTOBJECT", "not an object"),
+    ("BADTEXT", "text is not a string"),
+    ("BADUSAGE", "usage as list"),
+])  # fmt: skip
+def test_a_malformed_reply_is_a_generation_error_naming_what_is_wrong(server, word, message):
+    with pytest.raises(GenerationError, match=message):
+        _gen(server).extend(Problem(f"What is 2 + 2? {word}"), [(), ()])
+
+
+def test_a_malformed_reply_costs_its_problem_only(server):
+    from rewardlab.select.batch import SearchOptions, UnscoredVote, search_problems
+
+    problems = [Problem("What is 2 + 2?", reference="4"), Problem("DUPINDEX", reference="4"), Problem("2 + 2?", reference="4")]
+    rows = list(search_problems(problems, _gen(server), UnscoredVote(), SearchOptions(method="majority", n=2)))
+    assert [r["answer"] for r in rows] == ["4", None, "4"]
+    assert "choice indices" in rows[1]["error"] and rows[0].get("error") is None

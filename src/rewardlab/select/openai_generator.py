@@ -86,13 +86,28 @@ class OpenAIStepGenerator:
         body = {"model": self.model, "prompt": [self.prompt_of(problem, p) for p in prefixes], "n": 1,
                 "stop": [self.delimiter], "logprobs": 0, **self.sampling}  # fmt: skip
         data = self._post(body)
-        choices = data.get("choices")
-        if not isinstance(choices, list) or len(choices) != len(prefixes):
-            got = len(choices) if isinstance(choices, list) else type(choices).__name__
-            raise GenerationError(f"{self.url} returned {got} choices for {len(prefixes)} prompts")
-        ordered = sorted(choices, key=lambda c: int(c.get("index", 0)))
-        shares = self._token_counts(ordered, data.get("usage") or {})
+        ordered = self._choices_in_order(data, len(prefixes))
+        usage = data.get("usage") or {}
+        if not isinstance(usage, dict):
+            raise GenerationError(f"{self.url} sent usage as {type(usage).__name__}, not an object")
+        shares = self._token_counts(ordered, usage)
         return [self._step(c, tokens) for c, tokens in zip(ordered, shares, strict=True)]
+
+    def _choices_in_order(self, data: dict[str, Any], prompts: int) -> list[dict[str, Any]]:
+        """The response's choices by `index`, checked: one object per prompt, indices 0..n-1
+        each once, text a string (a server's reply is read as untrusted input)."""
+        choices = data.get("choices")
+        if not isinstance(choices, list) or len(choices) != prompts:
+            got = len(choices) if isinstance(choices, list) else type(choices).__name__
+            raise GenerationError(f"{self.url} returned {got} choices for {prompts} prompts")
+        if not all(isinstance(c, dict) for c in choices):
+            raise GenerationError(f"{self.url} returned a choice that is not an object")
+        indices = [c.get("index", i) for i, c in enumerate(choices)]
+        if sorted(i if type(i) is int else -1 for i in indices) != list(range(prompts)):
+            raise GenerationError(f"{self.url} returned choice indices {indices[:10]}; expected each of 0..{prompts - 1} once")
+        if any(not isinstance(c.get("text") or "", str) for c in choices):
+            raise GenerationError(f"{self.url} returned a choice whose text is not a string")
+        return [c for _, c in sorted(zip(indices, choices, strict=True), key=lambda pair: pair[0])]
 
     def _step(self, choice: dict[str, Any], tokens: int) -> Step:
         text = str(choice.get("text") or "")
@@ -108,10 +123,11 @@ class OpenAIStepGenerator:
 
     @staticmethod
     def _token_counts(choices: list[dict[str, Any]], usage: dict[str, Any]) -> list[int]:
-        exact = [((c.get("logprobs") or {}).get("tokens")) for c in choices]
+        exact = [logprobs.get("tokens") if isinstance(logprobs := c.get("logprobs"), dict) else None for c in choices]
         if all(isinstance(t, list) for t in exact):
             return [len(t) for t in exact]  # type: ignore[arg-type]
-        total = int(usage.get("completion_tokens") or 0)
+        reported = usage.get("completion_tokens")
+        total = reported if type(reported) is int else 0  # anything else: not a count
         chars = [len(str(c.get("text") or "")) for c in choices]
         if total <= 0 or not sum(chars):
             return [max(1, n // 4) for n in chars]  # no count from the server: ~4 characters a token
