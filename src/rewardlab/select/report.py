@@ -6,8 +6,6 @@ HTML template for every report of the project, plots inlined as base64 PNG (matp
 
 from __future__ import annotations
 
-import base64
-import io
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +16,9 @@ __all__ = ["curves_report", "plot_curves", "write_curves"]
 
 def plot_curves(curves: Curves, *, x: str = "n") -> str:
     """Accuracy against n (or tokens) per method, with the bootstrap interval as a band; base64 PNG."""
-    import matplotlib
+    from rewardlab.evaluate.audit.report import figure_png, new_figure
 
-    matplotlib.use("Agg")  # headless
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.0), dpi=100)
+    fig, ax = new_figure(6.0, 4.0)
     for method, points in curves.points.items():
         if x != "n" and any(p.tokens is None for p in points):
             continue
@@ -36,11 +31,7 @@ def plot_curves(curves: Curves, *, x: str = "n") -> str:
     ax.set_xscale("log", base=2)
     ax.set(xlabel=label, ylabel="accuracy", title=f"Accuracy vs {'samples' if x == 'n' else curves.token_unit}")
     ax.legend(fontsize=8)
-    buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return figure_png(fig)
 
 
 def curves_report(curves: Curves, *, title: str = "Test-time selection: accuracy vs compute") -> Any:

@@ -28,6 +28,8 @@ __all__ = [
     "Report",
     "Section",
     "data_hash",
+    "figure_png",
+    "new_figure",
     "plot_bon",
     "plot_hist_by_label",
     "plot_length_scatter",
@@ -87,28 +89,27 @@ def to_json(payload: Mapping[str, Any]) -> str:
 
 
 # -- plots -----------------------------------------------------------------------------------
-def _figure(width: float = 5.0, height: float = 3.6) -> tuple[Any, Any]:
-    import matplotlib
+def new_figure(width: float = 5.0, height: float = 3.6) -> tuple[Any, Any]:
+    """A figure and its axes, drawn off-screen: a bare `matplotlib.figure.Figure` renders with
+    the Agg canvas, so neither pyplot's global state nor the caller's backend (a notebook's
+    inline one) is touched."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # headless; never opens a window
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(width, height), dpi=100)
+    fig = Figure(figsize=(width, height), dpi=100)
+    return fig, fig.subplots()
 
 
-def _png(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
+def figure_png(fig: Any) -> str:
+    """The figure as a base64 PNG, for inlining into a report."""
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png")
-    plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def plot_reliability(confidence: Sequence[float | None], accuracy: Sequence[float | None], count: Sequence[int], *, title: str = "Reliability diagram") -> str:
     """Reliability diagram: observed accuracy per confidence bin against the diagonal."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     pts = [(c, a, n) for c, a, n in zip(confidence, accuracy, count, strict=True) if n and c is not None and a is not None]
     ax.plot([0, 1], [0, 1], "--", color="grey", label="perfect calibration")
     if pts:
@@ -117,23 +118,23 @@ def plot_reliability(confidence: Sequence[float | None], accuracy: Sequence[floa
         ax.plot(c, a, "-", zorder=2)
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean confidence", ylabel="observed accuracy", title=title)
     ax.legend(loc="upper left", fontsize=8)
-    return _png(fig)
+    return figure_png(fig)
 
 
 def plot_bon(n: Sequence[float], curves: Mapping[str, Sequence[float]], *, title: str = "Best-of-N") -> str:
     """Accuracy (or gold reward) against N on a log2 axis, one line per selection method."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     for name, values in curves.items():
         ax.plot(n, values, "o-", label=name)
     ax.set_xscale("log", base=2)
     ax.set(xlabel="N (candidates per problem)", ylabel="accuracy / gold reward", title=title)
     ax.legend(fontsize=8)
-    return _png(fig)
+    return figure_png(fig)
 
 
 def plot_overoptimization(kl: Sequence[float], gains: Mapping[str, Sequence[float]], fits: Mapping[str, Any], *, title: str = "Gold gain vs KL (best-of-n)") -> str:
     """Gold-reward gain over n = 1 against KL(best-of-n), with Gao et al.'s fitted curve."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     k = np.asarray(kl, dtype=float)
     dense = np.linspace(0, max(float(k.max()), 1e-6) * 1.5, 100)
     for name, gain in gains.items():
@@ -144,7 +145,7 @@ def plot_overoptimization(kl: Sequence[float], gains: Mapping[str, Sequence[floa
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set(xlabel="KL = log n − (n−1)/n  (nats)", ylabel="gold gain over n = 1", title=title)
     ax.legend(fontsize=7)
-    return _png(fig)
+    return figure_png(fig)
 
 
 def _by_label(labels: Sequence[bool | None]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -156,7 +157,7 @@ def _by_label(labels: Sequence[bool | None]) -> tuple[NDArray[np.bool_], NDArray
 
 def plot_hist_by_label(scores: Sequence[float], labels: Sequence[bool | None], *, title: str = "Scores by label") -> str:
     """Overlaid score histograms of correct and incorrect samples (unlabelled ones left out)."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     s = np.asarray(scores, dtype=float)
     correct, incorrect = _by_label(labels)
     bins = np.histogram_bin_edges(s, bins=30) if s.size else 10
@@ -164,12 +165,12 @@ def plot_hist_by_label(scores: Sequence[float], labels: Sequence[bool | None], *
     ax.hist(s[incorrect], bins=bins, alpha=0.6, label=f"incorrect (n={int(incorrect.sum())})")
     ax.set(xlabel="score", ylabel="count", title=title)
     ax.legend(fontsize=8)
-    return _png(fig)
+    return figure_png(fig)
 
 
 def plot_length_scatter(lengths: Sequence[float], scores: Sequence[float], labels: Sequence[bool | None] | None = None, *, title: str = "Score vs length") -> str:
     """Score against response length (characters), coloured by label when given."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     x, s = np.asarray(lengths), np.asarray(scores, dtype=float)
     if labels is None:
         ax.scatter(x, s, s=8, alpha=0.5)
@@ -182,19 +183,19 @@ def plot_length_scatter(lengths: Sequence[float], scores: Sequence[float], label
             ax.scatter(x[unknown], s[unknown], s=8, alpha=0.5, color="grey", label="no label")
         ax.legend(fontsize=8)
     ax.set(xlabel="response length (characters)", ylabel="score", title=title)
-    return _png(fig)
+    return figure_png(fig)
 
 
 def plot_probe_deltas(names: Sequence[str], mean_delta: Sequence[float | None], flag_rate: Sequence[float], *, title: str = "Probes: mean score change") -> str:
     """Horizontal bars of each probe's mean score change; flagged probes in red."""
-    fig, ax = _figure(6.0, 0.35 * len(names) + 1.2)
+    fig, ax = new_figure(6.0, 0.35 * len(names) + 1.2)
     values = [d if d is not None else 0.0 for d in mean_delta]
     colors = ["#c0392b" if f > 0 else "#2e86c1" for f in flag_rate]
     ax.barh(list(names), values, color=colors)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.invert_yaxis()
     ax.set(xlabel="mean(probed − original)  (red: expectation broken)", title=title)
-    return _png(fig)
+    return figure_png(fig)
 
 
 # -- the page ----------------------------------------------------------------------------------
