@@ -234,7 +234,8 @@ def _curve_credit(
             out[m][n] = np.empty(candidates.n_problems)
         for k, rows in groups:
             idx = _subsets(k, n, max_subsets, rng)
-            group = {name: None if v is None else v[rows, :k] for name, v in inputs.items()}
+            whole = len(rows) == candidates.n_problems and k == candidates.mask.shape[1]  # no copy of a plain file
+            group = inputs if whole else {name: None if v is None else v[rows, :k] for name, v in inputs.items()}
             for m, credit in _listed_credit(listed, group, idx, keep, top_k, advance).items():
                 out[m][n][rows] = credit
     return out
