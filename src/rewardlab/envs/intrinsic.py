@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
+from rewardlab._seeding import TorchStream
 from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
 from rewardlab.errors import InputError, SpecError
 
@@ -190,8 +191,13 @@ class _TorchBonus:
         import torch
 
         self.torch = torch
-        torch.manual_seed(seed)
+        self._stream = TorchStream(seed)  # seeded initial weights without resetting the caller's generator
         self.lr, self.epochs = lr, epochs
+
+    def _net(self, n_in: int, n_out: int, hidden: int) -> Any:
+        """An MLP initialised from this bonus's own seeded stream."""
+        with self._stream.active():
+            return _mlp(n_in, n_out, hidden)
 
     def _modules(self) -> dict[str, Any]:
         nn = self.torch.nn
@@ -274,7 +280,7 @@ class RNDBonus(_TorchBonus):
         config = _config(locals())
         super().__init__(seed, lr, epochs)
         self.config = config
-        self.target, self.predictor = _mlp(obs_dim, embed, hidden), _mlp(obs_dim, embed, hidden)
+        self.target, self.predictor = self._net(obs_dim, embed, hidden), self._net(obs_dim, embed, hidden)
         for p in self.target.parameters():
             p.requires_grad_(False)
         self.normalize, self.gamma = normalize, gamma
@@ -332,7 +338,7 @@ class ICMBonus(_TorchBonus):
         self.n_actions, self.obs_dim = n_actions, obs_dim
         # each update also replays `replay` older transitions from a buffer of `capacity`
         self.replay, self.capacity, self._rng = replay, capacity, np.random.default_rng(seed)
-        self.forward_model = _mlp(obs_dim + n_actions, obs_dim, hidden)
+        self.forward_model = self._net(obs_dim + n_actions, obs_dim, hidden)
 
     def _inputs(self, obs: np.ndarray, action: np.ndarray) -> Any:
         a = np.eye(self.n_actions, dtype=np.float32)[np.asarray(action, dtype=np.int64).reshape(-1)]
@@ -393,7 +399,7 @@ class CuriosityCriticBonus(ICMBonus):
         if quantile is not None and not 0.0 < quantile < 1.0:
             raise SpecError(f"CuriosityCriticBonus: quantile must be in (0, 1) or None (mean), got {quantile}")
         self.quantile = quantile
-        self.critic = _mlp(obs_dim + n_actions, 1, hidden)
+        self.critic = self._net(obs_dim + n_actions, 1, hidden)
         # the critic must track the error level faster than the policy chases it
         self._critic_opt = self.torch.optim.Adam(self.critic.parameters(), lr=critic_lr)
         # recent (input, fresh error) pairs the critic regresses on; old errors go stale as the
@@ -451,7 +457,7 @@ class DisagreementBonus(ICMBonus):
         config = _config(locals())
         super().__init__(obs_dim, n_actions, hidden=hidden, lr=lr, epochs=epochs, replay=replay, seed=seed)
         self.config = config
-        self.models = [self.forward_model] + [_mlp(obs_dim + n_actions, obs_dim, hidden) for _ in range(members - 1)]
+        self.models = [self.forward_model] + [self._net(obs_dim + n_actions, obs_dim, hidden) for _ in range(members - 1)]
         self._opts = [self.torch.optim.Adam(m.parameters(), lr=lr) for m in self.models]
 
     def reward(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rewardlab._seeding import torch_seeded
 from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
 from rewardlab.errors import SpecError
 
@@ -155,14 +156,13 @@ class PreferenceRewardModel:
         self.weights = self.rng.normal(0.0, 0.01, (ensemble, n_features))  # linear members
         self.members: list[Any] = []
         if hidden:
-            import torch
             from torch import nn
 
-            torch.manual_seed(seed)
-            self.members = [
-                nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-                for _ in range(ensemble)
-            ]
+            with torch_seeded(seed):  # seeded initial weights without resetting the caller's generator
+                self.members = [
+                    nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+                    for _ in range(ensemble)
+                ]
 
     def fit(self, data: PreferenceDataset, *, epochs: int = 300, lr: float | None = None, l2: float = 1e-3) -> list[float]:
         """Train every member on a bootstrap resample of the answered comparisons.

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rewardlab._seeding import torch_seeded
 from rewardlab.errors import SpecError
 
 __all__ = [
@@ -113,9 +114,9 @@ class ModelRedistribution:
         import torch
         from torch import nn
 
-        torch.manual_seed(seed)
         self.torch = torch
-        self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        with torch_seeded(seed):  # seeded initial weights without resetting the caller's generator
+            self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         self.epochs, self.lr = epochs, lr
 
     def fit(self, features: Sequence[np.ndarray], returns: Sequence[float]) -> ModelRedistribution:

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from rewardlab._seeding import torch_seeded
 from rewardlab.errors import ConfigError, InputError, RewardLabError
 from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig
 
@@ -147,8 +148,8 @@ class HFBackbone(nn.Module):
         cfg = dict(config)
         model_type = cfg.pop("model_type")
         hf_config = AutoConfig.for_model(model_type, **cfg)
-        torch.manual_seed(seed)
-        model = AutoModel.from_config(hf_config)  # type: ignore[no-untyped-call]  # unannotated in transformers
+        with torch_seeded(seed):  # seeded initial weights without resetting the caller's generator
+            model = AutoModel.from_config(hf_config)  # type: ignore[no-untyped-call]  # unannotated in transformers
         tok = AutoTokenizer.from_pretrained(_resolve(tokenizer))
         return cls(model, tok, encode=encode or EncodeConfig(),
                    source={"kind": "config", "config": dict(config), "tokenizer": tokenizer, "seed": seed})

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import torch
+from rewardlab._seeding import torch_seeded
 
 __all__ = ["ARCH", "CHATML", "WORDS", "save_tiny", "tiny_tokenizer"]
 
@@ -107,10 +107,10 @@ def save_tiny(directory: str | Path, arch: str, *, kind: Kind = "sequence", num_
     if pad_in_config:
         extra["pad_token_id"] = tokenizer.pad_token_id
     config = AutoConfig.for_model(model_type, **cfg, **extra)
-    torch.manual_seed(seed)
     auto = {"sequence": AutoModelForSequenceClassification, "token": AutoModelForTokenClassification,
             "causal_lm": AutoModelForCausalLM}[kind]
-    model = auto.from_config(config)  # type: ignore[no-untyped-call]  # unannotated in transformers
+    with torch_seeded(seed):  # seeded initial weights without resetting the caller's generator
+        model = auto.from_config(config)  # type: ignore[no-untyped-call]  # unannotated in transformers
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
