@@ -81,6 +81,22 @@ def test_majority_needs_no_prm(tmp_path, server):
     assert row["answer"] == "4" and row["solutions"] == 3 and row["correct"] is None and row["score"] is None
 
 
+def test_the_adaptive_vote_stops_when_confident_and_needs_no_prm(tmp_path, server):
+    # the fake model always answers 4: 1 - 2^-(k+1) first reaches 0.95 at k = 4 agreeing samples
+    data, _ = _files(tmp_path, [{"question": "What is 2 + 2?", "gt": "4"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--method", "adaptive", "--n", "16", "--confidence", "0.95")) == 0
+    row = _rows(out)[0]
+    assert (row["answer"], row["samples"], row["stopped"], row["solutions"], row["correct"]) == ("4", 4, "vote", 4, True)
+    assert len(server.requests) == 4 * 3  # four solutions of three one-step requests each, and no more
+
+
+def test_an_adaptive_confidence_outside_its_range_is_a_usage_error(tmp_path, server):
+    data, _ = _files(tmp_path, [{"question": "What is 2 + 2?"}])
+    assert main(_argv(server, data, tmp_path / "o.jsonl", "--method", "adaptive", "--confidence", "1.0")) == 2
+    assert not server.requests
+
+
 def test_a_prm_method_without_a_reward_is_a_usage_error(tmp_path, server):
     data, _ = _files(tmp_path, [{"question": "What is 2 + 2?"}])
     assert main(_argv(server, data, tmp_path / "o.jsonl", "--method", "beam")) == 2

@@ -161,9 +161,10 @@ def search_command(
     base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."),
     model: str = typer.Option(..., "--model", help="The served model's name."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with its answer, tokens and steps."),
-    method: str = typer.Option("beam", "--method", "-m", help="beam, best_of_n, dvts, best_first, mcts or majority."),
-    reward: Path | None = typer.Option(None, "--reward", help="Reward spec (TOML) used as the PRM (not needed by majority)."),
-    n: int = typer.Option(8, "--n", help="Solutions of best_of_n and majority."),
+    method: str = typer.Option("beam", "--method", "-m", help="beam, best_of_n, dvts, best_first, mcts, majority or adaptive."),
+    reward: Path | None = typer.Option(None, "--reward", help="Reward spec (TOML) used as the PRM (not needed by majority, adaptive)."),
+    n: int = typer.Option(8, "--n", help="Solutions of best_of_n and majority (the most adaptive draws)."),
+    confidence: float = typer.Option(0.95, "--confidence", help="adaptive: stop once the leading answer is ahead with this probability."),
     width: int = typer.Option(4, "--width", help="Beam width (trees of dvts)."),
     expand: int = typer.Option(4, "--expand", help="Children per node and round."),
     simulations: int = typer.Option(16, "--simulations", help="MCTS simulations."),
@@ -182,6 +183,7 @@ def search_command(
     from rewardlab.cli._render import console, print_unreadable
     from rewardlab.select.batch import (
         SEARCH_METHODS,
+        VOTE_METHODS,
         SearchOptions,
         UnscoredVote,
         load_problems,
@@ -197,10 +199,12 @@ def search_command(
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     if min(n, width, expand, simulations, max_tokens, max_step_tokens) < 1:
         raise UsageError("--n, --width, --expand, --simulations, --max-tokens and --max-step-tokens must be >= 1")
-    if reward is None and method != "majority":
-        raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority)")
+    if not 0.5 <= confidence < 1:
+        raise UsageError(f"--confidence must be in [0.5, 1), got {confidence}")
+    if reward is None and method not in VOTE_METHODS:
+        raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority or adaptive)")
     options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
-                            aggregate=aggregate, equivalence=equivalence)  # type: ignore[arg-type]  # fmt: skip
+                            aggregate=aggregate, equivalence=equivalence, confidence=confidence)  # type: ignore[arg-type]  # fmt: skip
     unreadable: list[InputError] = []
     problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
     print_unreadable(unreadable)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.errors import ArrayError, GenerationError, InputError
+from rewardlab.select.adaptive import adaptive_vote
 from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
@@ -35,9 +36,11 @@ from rewardlab.select.search import (
     rollouts,
 )
 
-__all__ = ["SEARCH_METHODS", "SearchOptions", "UnscoredVote", "load_problems", "search_config", "search_problems", "write_search"]
+__all__ = ["SEARCH_METHODS", "VOTE_METHODS", "SearchOptions", "UnscoredVote", "load_problems", "search_config", "search_problems", "write_search"]
 
-SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority")
+SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive")
+# the methods that read answers only, not a PRM's scores
+VOTE_METHODS = ("majority", "adaptive")
 
 
 @dataclass(frozen=True)
@@ -45,15 +48,18 @@ class SearchOptions:
     """One search method and its budget.
 
     Attributes:
-        method: `beam`, `best_of_n`, `dvts`, `best_first`, `mcts` or `majority` (a vote over
-            `n` solutions: self-consistency, the PRM's scores are not used).
-        n: solutions of best-of-n and majority.
+        method: `beam`, `best_of_n`, `dvts`, `best_first`, `mcts`, `majority` (a vote over
+            `n` solutions: self-consistency, the PRM's scores are not used) or `adaptive` (one
+            solution at a time until the vote is confident, at most `n`: `adaptive_vote`).
+        n: solutions of best-of-n and majority (the most the adaptive vote draws).
         width: beam width (trees of DVTS).
         expand: children per node and round (beam, DVTS, best-first, MCTS).
         simulations: MCTS simulations.
         max_tokens: token budget of best-first search (and a cap for MCTS).
         aggregate: how step scores make a prefix's score.
-        equivalence: which answers are the same in the majority vote (`answer_classes`).
+        equivalence: which answers are the same in the votes (`answer_classes`).
+        confidence: the adaptive vote stops once the leading answer is ahead with this
+            probability (Adaptive-Consistency's Beta criterion).
     """
 
     method: str = "beam"
@@ -64,6 +70,7 @@ class SearchOptions:
     max_tokens: int = 8000
     aggregate: Aggregate = "min"
     equivalence: Equivalence = "math"
+    confidence: float = 0.95
 
     def __post_init__(self) -> None:
         if self.method not in SEARCH_METHODS:
@@ -74,6 +81,8 @@ class SearchOptions:
             raise ArrayError("aggregate", f"must be min, last, product or mean, got {self.aggregate!r}")
         if self.equivalence not in ("exact", "normalized", "math"):
             raise ArrayError("equivalence", f"must be exact, normalized or math, got {self.equivalence!r}")
+        if not 0.5 <= self.confidence < 1:
+            raise ArrayError("confidence", f"must be in [0.5, 1), got {self.confidence}")
 
 
 class UnscoredVote:
@@ -118,7 +127,17 @@ def unreadable_rows(errors: Sequence[InputError], method: str) -> list[dict[str,
     return [{"problem": None, "line": exc.line, "method": method, "answer": None, "error": exc.reason} for exc in errors]
 
 
-def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> SearchResult:
+def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> tuple[SearchResult, dict[str, Any]]:
+    """The method's result and what it adds to the problem's row."""
+    if o.method == "adaptive":
+        vote = adaptive_vote(generator, scorer, problem, max_n=o.n, confidence=o.confidence, equivalence=o.equivalence)
+        solution = next((node for node in vote.solutions if node.answer == vote.answer), None)
+        result = SearchResult(vote.answer, solution, float("nan"), vote.tokens, vote.solutions)
+        return result, {"samples": vote.samples, "stopped": vote.stopped}
+    return _search(generator, scorer, problem, o), {}
+
+
+def _search(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> SearchResult:
     if o.method == "beam":
         return beam_search(generator, scorer, problem, width=o.width, expand=o.expand, aggregate=o.aggregate)
     if o.method == "best_of_n":
@@ -157,13 +176,13 @@ def search_problems(
     for index, problem in enumerate(problems):
         row: dict[str, Any] = {"problem": index, "line": problem.meta.get("line"), "id": problem.id, "method": options.method}
         try:
-            result = _run(generator, scorer, problem, options)
+            result, extra = _run(generator, scorer, problem, options)
         except GenerationError as exc:
             yield {**row, "answer": None, "error": str(exc)}
             continue
         steps = [step.text for step in result.solution.steps] if result.solution is not None else None
         row.update(answer=result.answer, score=None if math.isnan(result.score) else result.score, tokens=result.tokens,
-                   solutions=len(result.finished), steps=steps, correct=_correct(problem, result.answer))  # fmt: skip
+                   solutions=len(result.finished), steps=steps, correct=_correct(problem, result.answer), **extra)  # fmt: skip
         yield row
 
 
