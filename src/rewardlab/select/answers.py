@@ -320,7 +320,7 @@ def answer_votes(
     (equal counts in order of first appearance). A missing answer (None) does not vote.
 
     Example:
-        >>> answer_votes(["3", "0.5", None, "\\frac{1}{2}"])
+        >>> answer_votes(["3", "0.5", None, "\\\\frac{1}{2}"])
         [('0.5', 2), ('3', 1)]
     """
     ids = answer_classes([list(answers)], equivalence=equivalence, options=options)[0]
