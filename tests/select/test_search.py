@@ -70,6 +70,22 @@ def test_extending_a_complete_solution_is_refused():
         sim.extend(problem, [finished[0].steps])
 
 
+def test_beam_search_samples_width_times_expand_steps_every_round_the_first_too():
+    class Counting:
+        def __init__(self, sim):
+            self.sim, self.rounds = sim, []
+
+        def extend(self, problem, prefixes):
+            self.rounds.append(len(prefixes))
+            return self.sim.extend(problem, prefixes)
+
+    sim = StepSimulator(SimulatorConfig(steps=(3, 3), detour=0.0), seed=3)
+    gen = Counting(sim)
+    beam_search(gen, sim.prm, sim.problems(1)[0], width=3, expand=2)
+    assert gen.rounds[0] == 3 * 2  # Snell et al. 2024: N = width x expand first steps
+    assert all(r <= 3 * 2 for r in gen.rounds)
+
+
 def test_token_meter_counts_every_generated_step():
     sim = StepSimulator(seed=0)
     problem = sim.problems(1)[0]

@@ -166,13 +166,15 @@ def beam_search(
 ) -> SearchResult:
     """Keep the `width` best prefixes; each is extended `expand` times per round.
 
-    The first round samples `width * expand` first steps. Complete solutions leave the beam
-    (the beam shrinks by one for each), so the search ends after `width` complete solutions.
+    The first round samples `width * expand` first steps, as every later round does (Snell et
+    al. 2024, sec. 5.1: N first steps, the best N / M kept, M children each). Complete
+    solutions leave the beam (the beam shrinks by one for each), so the search ends after
+    `width` complete solutions.
     """
     if width < 1 or expand < 1:
         raise ArrayError("width", f"width and expand must be >= 1, got {width} and {expand}")
     meter = TokenMeter(generator)
-    beam = [Node((), ())]
+    beam = [Node((), ())] * width  # the root, `width` times: `width * expand` first steps
     finished: list[Node] = []
     for _ in range(max_steps):
         room = width - len(finished)
