@@ -206,3 +206,35 @@ def test_torch_in_torch_out():
         out = fn(r)
         assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
         np.testing.assert_allclose(out.numpy(), fn(r.numpy()))
+
+
+def test_token_weighted_batch_statistics_equal_per_response_ones_when_lengths_are_equal():
+    # ddof=0: with ddof=1 the correction is taken off the token count, not the response count
+    r = np.random.default_rng(7).random((3, 4))
+    same = {"token_mask": np.ones((12, 5), dtype=bool), "ddof": 0}
+    np.testing.assert_allclose(reinforce_pp(r, baseline="none", **same), reinforce_pp(r, baseline="none", ddof=0), rtol=1e-12)
+    np.testing.assert_allclose(reinforce_pp(r, **same), reinforce_pp(r, ddof=0), rtol=1e-9, atol=1e-12)
+    comps = np.stack([r, r**2], axis=2)
+    np.testing.assert_allclose(gdpo(comps, **same), gdpo(comps, ddof=0), rtol=1e-9, atol=1e-12)
+
+
+def test_token_weighted_reinforce_pp_weighs_a_response_by_its_length():
+    r = np.array([[1.0, 0.0]])
+    tokens = np.array([[1, 1, 1], [1, 0, 0]], dtype=bool)  # the correct answer is 3 tokens long
+    out = reinforce_pp(r, baseline="none", token_mask=tokens, eps=0.0, ddof=0)
+    per_token = np.array([1.0, 1.0, 1.0, 0.0])
+    expected = (np.array([1.0, 0.0]) - per_token.mean()) / per_token.std()
+    np.testing.assert_allclose(out[0], expected)
+
+
+def test_token_mask_with_the_wrong_number_of_rows_is_rejected():
+    with pytest.raises(ArrayError, match="token_mask"):
+        reinforce_pp(np.zeros((2, 3)), token_mask=np.ones((5, 4), dtype=bool))
+
+
+def test_pack_tokens_follows_the_grouped_rows():
+    from rewardlab.credit import pack
+
+    groups = pack([1.0, 2.0, 3.0], ["b", "a", "b"])
+    tokens = np.array([[1, 0], [1, 1], [0, 1]], dtype=bool)
+    np.testing.assert_array_equal(groups.pack_tokens(tokens), [[1, 0], [0, 1], [1, 1], [0, 0]])
