@@ -104,6 +104,12 @@ def test_grpo_matches_verl_on_a_ragged_shuffled_batch(norm_by_std, vectorized):
     # the vectorised path computes group statistics in float32 (verl.utils.groupwise)
     tol = {"rtol": 1e-6, "atol": 1e-6} if vectorized else {"rtol": 1e-12, "atol": 1e-15}
     np.testing.assert_allclose(ours[grouped], theirs[grouped], **tol)
+    if vectorized and norm_by_std:
+        # float32 statistics of float64 scores: 0.9 − float32(mean) is 2e-8, over (0 + 1e-6)
+        assert np.abs(theirs[rows(batch, FLAT)]).min() > 1e-2
+    else:
+        np.testing.assert_allclose(theirs[rows(batch, FLAT)], 0.0, atol=1e-7)  # rounding (/ eps)
+    assert np.all(ours[rows(batch, FLAT)] == 0.0)
     assert torch.equal(adv, returns)
 
 
@@ -124,9 +130,9 @@ def test_grpo_zero_variance_group_float32_verl_divides_rounding_noise_by_eps():
     )
     flat = rows(batch, FLAT)
     theirs = verl_rows(adv, batch)[flat]
-    # three float32 copies of 0.9: torch's mean is off by rounding, the std is that noise, and
-    # noise / (noise + 1e-6) is an O(1) advantage for a group that carries no signal
-    assert np.abs(theirs).max() > 1e-2
+    # three float32 copies of 0.9: the std is 0 but torch's mean is off by one rounding, and
+    # rounding / (0 + 1e-6) is a 0.06 advantage for every response of a group with no signal
+    assert np.abs(theirs).min() > 1e-2
     groups = pack(batch.scores, batch.uid)
     ours = grpo(torch.as_tensor(groups.values, dtype=torch.float32), torch.as_tensor(groups.mask), eps=1e-6)
     assert ours.dtype == torch.float32
