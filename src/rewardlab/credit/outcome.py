@@ -8,11 +8,16 @@ Documented edge cases, the same for every estimator here:
     * a group with a single valid response has no baseline: advantage 0;
     * a group whose valid rewards are all equal gives exactly 0 (checked with max == min, so no
       float residue such as 1e-17 survives to be divided by a tiny std) — except
-      `reinforce_pp(baseline="none")`, whose baseline is the batch mean by design;
+      `reinforce_pp(baseline="none")`, whose baseline is the batch mean by design, and
+      `reinforce_pp`/`gdpo` with `token_mask`, which subtract the token-weighted batch mean;
     * NaN/inf in a valid entry raises `NonFiniteError`; never propagated;
     * an all-masked batch gives all zeros (no signal, no NaN).
 
 Use `rewardlab.credit.to_tokens` to spread an advantage over a response's tokens.
+
+Checked against verl's, TRL's and OpenRLHF's own advantage code (tests/credit/
+test_credit_peers_*.py); where a trainer deliberately differs (a group of one, eps placement,
+whitening), docs/credit.md "Checked against the trainers' own code" states the relation.
 """
 
 from __future__ import annotations
