@@ -171,3 +171,16 @@ def test_gae_matches_openrlhf_before_its_whitening():
     a = ours_adv[token_mask]
     whitened = (a - a.mean()) / np.sqrt(max(a.var(), 1e-8))
     np.testing.assert_allclose(advantages_in_sample_order(experiences)[token_mask], whitened, rtol=1e-5, atol=1e-6)
+
+
+def test_discounted_returns_match_openrlhf_reinforce_returns():
+    """γ < 1 (OpenRLHF's plain `reinforce`): its returns are `gae` with V = 0 and λ = 1."""
+    rewards, token_mask, values, experiences = batch(seed=3)
+    experience_maker("reinforce", gamma=0.9).compute_advantages_and_returns(experiences)
+    token_rewards = np.zeros_like(values)
+    lengths = token_mask.sum(axis=1)
+    token_rewards[np.arange(len(lengths)), lengths - 1] = rewards.reshape(-1)
+    ours, _ = gae(token_rewards, np.zeros_like(values), token_mask, gamma=0.9, lam=1.0)
+    returns = advantages_in_sample_order(experiences, "returns")
+    np.testing.assert_allclose(ours[token_mask], returns[token_mask], rtol=1e-12, atol=1e-12)
+    assert not np.allclose(returns[token_mask], np.repeat(rewards.reshape(-1), lengths))  # γ did discount
