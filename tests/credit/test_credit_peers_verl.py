@@ -113,14 +113,19 @@ def test_grpo_matches_verl_on_a_ragged_shuffled_batch(norm_by_std, vectorized):
     assert torch.equal(adv, returns)
 
 
-def test_grpo_singleton_group_verl_passes_the_raw_reward_rewardlab_gives_zero():
+@pytest.mark.parametrize("norm_by_std", [True, False], ids=["grpo", "dr_grpo"])
+def test_grpo_singleton_group_verl_passes_the_raw_reward_rewardlab_gives_zero(norm_by_std):
     batch = ragged_batch()
-    adv, _ = core_algos.compute_grpo_outcome_advantage(batch.token_level_rewards(), batch.mask_tensor(), batch.uid)
+    adv, _ = core_algos.compute_grpo_outcome_advantage(
+        batch.token_level_rewards(), batch.mask_tensor(), batch.uid, norm_adv_by_std_in_grpo=norm_by_std
+    )
     solo = rows(batch, SINGLETON)
-    # verl's fallback for a group of one is mean 0, std 1: the reward itself is the advantage.
-    # (its fallback std is a float32 1.0, so 1 + 1e-6 is rounded to float32)
-    np.testing.assert_allclose(verl_rows(adv, batch)[solo], batch.scores[solo] / (1 + 1e-6), rtol=1e-7)
-    assert np.all(per_row(grpo, batch)[solo] == 0.0)  # r − mean(r) = 0: no baseline, no signal
+    # verl's fallback for a group of one is mean 0, std 1: the reward itself is the advantage
+    # (the fallback std is a float32 1.0, so 1 + 1e-6 is rounded to float32)
+    expected = batch.scores[solo] / (1 + 1e-6) if norm_by_std else batch.scores[solo]
+    np.testing.assert_allclose(verl_rows(adv, batch)[solo], expected, rtol=1e-7)
+    ours = per_row(grpo, batch) if norm_by_std else per_row(dr_grpo, batch)
+    assert np.all(ours[solo] == 0.0)  # r − mean(r) = 0: no baseline, no signal
 
 
 def test_grpo_zero_variance_group_float32_verl_divides_rounding_noise_by_eps():
