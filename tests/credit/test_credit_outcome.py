@@ -196,3 +196,20 @@ def test_pack_tokens_follows_the_grouped_rows():
     groups = pack([1.0, 2.0, 3.0], ["b", "a", "b"])
     tokens = np.array([[1, 0], [1, 1], [0, 1]], dtype=bool)
     np.testing.assert_array_equal(groups.pack_tokens(tokens), [[1, 0], [0, 1], [1, 1], [0, 0]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_token_weighted_reinforce_pp_is_whitening_of_the_token_level_advantages(data):
+    g, s = data.draw(st.integers(1, 4)), data.draw(st.integers(2, 5))
+    r = data.draw(hnp.arrays(np.float64, (g, s), elements=st.floats(0, 1)))
+    mask = data.draw(hnp.arrays(np.bool_, (g, s)))
+    lengths = data.draw(hnp.arrays(np.int64, (g * s,), elements=st.integers(1, 6)))
+    tokens = np.arange(6)[None, :] < lengths[:, None]
+    out = reinforce_pp(r, mask, baseline="none", token_mask=tokens, eps=0.0, ddof=0)
+    per_token = np.repeat(r.reshape(-1)[mask.reshape(-1)], lengths[mask.reshape(-1)])  # A_{q,o_t}
+    if per_token.size == 0 or per_token.std() < 1e-6:
+        return
+    expected = (r - per_token.mean()) / per_token.std()
+    np.testing.assert_allclose(out[mask], expected[mask], rtol=1e-9, atol=1e-9)
+    assert np.all(out[~mask] == 0.0)
