@@ -166,7 +166,7 @@ def reinforce_pp(
     """REINFORCE++: global batch normalisation of (optionally group-baselined) rewards.
 
     Hu et al. 2025, "REINFORCE++: Stabilizing Critic-Free Policy Optimization with Global
-    Advantage Normalization" (arXiv:2501.03262), eq. 10: `Â = (A − mean_batch(A)) /
+    Advantage Normalization" (arXiv:2501.03262v9), global normalisation: `Â = (A − mean_batch(A)) /
     std_batch(A)` with `A = r` ("REINFORCE++", outcome reward, γ = 1, no KL term) or
     `A = r − mean_group(r)` ("REINFORCE++ w/ baseline"). Normalising over the whole batch
     instead of each group avoids GRPO's per-prompt std.
@@ -174,9 +174,9 @@ def reinforce_pp(
     The paper's batch holds token-level advantages `A_{q,o_t}`, so its mean and std weigh a
     response by its length; verl (`masked_whiten`) and OpenRLHF compute them that way. Pass
     `token_mask` for that statistic. Without it each response counts once (the same numbers
-    when all responses have one length), and the group-baselined batch mean is 0 by
+    when all responses have one length and ddof=0), and the group-baselined batch mean is 0 by
     construction, so it is not subtracted: zero-variance groups stay exactly 0. With
-    `token_mask` the token-weighted mean generally is not 0 and is subtracted, as eq. 10 says,
+    `token_mask` the token-weighted mean generally is not 0 and is subtracted, as the paper says,
     so a zero-variance group gets `−mean/std` like every other response.
 
     Args:
