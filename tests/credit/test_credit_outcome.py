@@ -1,8 +1,9 @@
-"""Outcome estimators: definitions, cross-checks with TRL's/verl's formulas, edge cases."""
+"""Outcome estimators: definitions and edge cases.
+
+The comparisons with the trainers' own code (verl, TRL, OpenRLHF) are in test_credit_peers_*.py.
+"""
 
 from __future__ import annotations
-
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -26,49 +27,6 @@ def batches_with_flat_groups(draw):
     flat = draw(hnp.arrays(np.bool_, (g,)))
     fill = draw(hnp.arrays(np.float64, (g,), elements=finite))
     return np.where(flat[:, None], fill[:, None], r), flat
-
-
-def verl_style_grpo(scores: np.ndarray, index: list[int], eps: float, norm_by_std: bool) -> np.ndarray:
-    """verl's `compute_grpo_outcome_advantage` loop, transcribed to numpy (verl is not installed)."""
-    id2score: dict[int, list[float]] = defaultdict(list)
-    for i, idx in enumerate(index):
-        id2score[idx].append(scores[i])
-    out = scores.copy()
-    for i, idx in enumerate(index):
-        group = np.array(id2score[idx])
-        mean, std = (0.0, 1.0) if len(group) == 1 else (group.mean(), group.std(ddof=1))
-        out[i] = (scores[i] - mean) / (std + eps) if norm_by_std else scores[i] - mean
-    return out
-
-
-def test_grpo_matches_trl_formula_in_torch():
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
-    r = rng.random((5, 8))
-    t = torch.tensor(r.reshape(-1), dtype=torch.float64)
-    # TRL GRPOTrainer, scale_rewards="group": view(-1, G), mean/std per group, + 1e-4
-    mean = t.view(-1, 8).mean(dim=1).repeat_interleave(8)
-    std = t.view(-1, 8).std(dim=1).repeat_interleave(8)
-    trl = ((t - mean) / (std + 1e-4)).numpy().reshape(5, 8)
-    np.testing.assert_allclose(grpo(r, eps=1e-4), trl, rtol=1e-12)
-
-
-def test_grpo_batch_scale_matches_trl_batch_mode():
-    torch = pytest.importorskip("torch")
-    r = np.random.default_rng(1).random((4, 6))
-    t = torch.tensor(r.reshape(-1), dtype=torch.float64)
-    mean = t.view(-1, 6).mean(dim=1).repeat_interleave(6)
-    trl = ((t - mean) / (t.std() + 1e-4)).numpy().reshape(4, 6)
-    np.testing.assert_allclose(grpo(r, scale="batch", eps=1e-4), trl, rtol=1e-12)
-
-
-@pytest.mark.parametrize("norm_by_std", [True, False])
-def test_grpo_matches_verl_loop(norm_by_std):
-    r = np.random.default_rng(2).random((6, 5))
-    index = [g for g in range(6) for _ in range(5)]
-    ref = verl_style_grpo(r.reshape(-1), index, 1e-6, norm_by_std).reshape(6, 5)
-    ours = grpo(r) if norm_by_std else dr_grpo(r)
-    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-15)
 
 
 @settings(max_examples=100, deadline=None)
@@ -206,3 +164,52 @@ def test_torch_in_torch_out():
         out = fn(r)
         assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
         np.testing.assert_allclose(out.numpy(), fn(r.numpy()))
+
+
+def test_token_weighted_batch_statistics_equal_per_response_ones_when_lengths_are_equal():
+    # ddof=0: with ddof=1 the correction is taken off the token count, not the response count
+    r = np.random.default_rng(7).random((3, 4))
+    same = {"token_mask": np.ones((12, 5), dtype=bool), "ddof": 0}
+    np.testing.assert_allclose(reinforce_pp(r, baseline="none", **same), reinforce_pp(r, baseline="none", ddof=0), rtol=1e-12)
+    np.testing.assert_allclose(reinforce_pp(r, **same), reinforce_pp(r, ddof=0), rtol=1e-9, atol=1e-12)
+    comps = np.stack([r, r**2], axis=2)
+    np.testing.assert_allclose(gdpo(comps, **same), gdpo(comps, ddof=0), rtol=1e-9, atol=1e-12)
+
+
+def test_token_weighted_reinforce_pp_weighs_a_response_by_its_length():
+    r = np.array([[1.0, 0.0]])
+    tokens = np.array([[1, 1, 1], [1, 0, 0]], dtype=bool)  # the correct answer is 3 tokens long
+    out = reinforce_pp(r, baseline="none", token_mask=tokens, eps=0.0, ddof=0)
+    per_token = np.array([1.0, 1.0, 1.0, 0.0])
+    expected = (np.array([1.0, 0.0]) - per_token.mean()) / per_token.std()
+    np.testing.assert_allclose(out[0], expected)
+
+
+def test_token_mask_with_the_wrong_number_of_rows_is_rejected():
+    with pytest.raises(ArrayError, match="token_mask"):
+        reinforce_pp(np.zeros((2, 3)), token_mask=np.ones((5, 4), dtype=bool))
+
+
+def test_pack_tokens_follows_the_grouped_rows():
+    from rewardlab.credit import pack
+
+    groups = pack([1.0, 2.0, 3.0], ["b", "a", "b"])
+    tokens = np.array([[1, 0], [1, 1], [0, 1]], dtype=bool)
+    np.testing.assert_array_equal(groups.pack_tokens(tokens), [[1, 0], [0, 1], [1, 1], [0, 0]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_token_weighted_reinforce_pp_is_whitening_of_the_token_level_advantages(data):
+    g, s = data.draw(st.integers(1, 4)), data.draw(st.integers(2, 5))
+    r = data.draw(hnp.arrays(np.float64, (g, s), elements=st.floats(0, 1)))
+    mask = data.draw(hnp.arrays(np.bool_, (g, s)))
+    lengths = data.draw(hnp.arrays(np.int64, (g * s,), elements=st.integers(1, 6)))
+    tokens = np.arange(6)[None, :] < lengths[:, None]
+    out = reinforce_pp(r, mask, baseline="none", token_mask=tokens, eps=0.0, ddof=0)
+    per_token = np.repeat(r.reshape(-1)[mask.reshape(-1)], lengths[mask.reshape(-1)])  # A_{q,o_t}
+    if per_token.size == 0 or per_token.std() < 1e-6:
+        return
+    expected = (r - per_token.mean()) / per_token.std()
+    np.testing.assert_allclose(out[mask], expected[mask], rtol=1e-9, atol=1e-9)
+    assert np.all(out[~mask] == 0.0)

@@ -18,7 +18,7 @@ import numpy as np
 
 from rewardlab.core.result import RewardResult, Status
 from rewardlab.errors import ArrayError
-from rewardlab.shape._arrays import F64, Bool, check_finite, like, to_numpy
+from rewardlab.shape._arrays import F64, Bool, check_finite, like, to_numpy, token_mask_of
 
 __all__ = [
     "OUTCOME_ESTIMATORS",
@@ -65,6 +65,21 @@ class Packed:
         if g.shape != self.values.shape:
             raise ArrayError("grouped", f"must have shape {self.values.shape}, got {g.shape}")
         return like(g[self.rows, self.cols], grouped)
+
+    def pack_tokens(self, token_mask: Any) -> Bool:
+        """Reorder a flat batch's `(batch, tokens)` mask to the grouped rows, row-major.
+
+        Returns `(groups · max_samples, tokens)`: row `g · max_samples + j` is the token mask of
+        `values[g, j]` (all False on padding), the layout `reinforce_pp(token_mask=...)` and
+        `gdpo(token_mask=...)` read.
+        """
+        tokens = token_mask_of(token_mask)
+        if tokens.shape[0] != self.rows.shape[0]:
+            raise ArrayError("token_mask", f"needs one row per batch row ({self.rows.shape[0]}), got {tokens.shape[0]}")
+        width = self.values.shape[1]
+        out = np.zeros((self.values.size, tokens.shape[1]), dtype=bool)
+        out[self.rows * width + self.cols] = tokens
+        return out
 
 
 def pack(flat: Any, index: Sequence[Any] | np.ndarray, mask: Any = None) -> Packed:

@@ -8,11 +8,16 @@ Documented edge cases, the same for every estimator here:
     * a group with a single valid response has no baseline: advantage 0;
     * a group whose valid rewards are all equal gives exactly 0 (checked with max == min, so no
       float residue such as 1e-17 survives to be divided by a tiny std) — except
-      `reinforce_pp(baseline="none")`, whose baseline is the batch mean by design;
+      `reinforce_pp(baseline="none")`, whose baseline is the batch mean by design, and
+      `reinforce_pp`/`gdpo` with `token_mask`, which subtract the token-weighted batch mean;
     * NaN/inf in a valid entry raises `NonFiniteError`; never propagated;
     * an all-masked batch gives all zeros (no signal, no NaN).
 
 Use `rewardlab.credit.to_tokens` to spread an advantage over a response's tokens.
+
+Checked against verl's, TRL's and OpenRLHF's own advantage code (tests/credit/
+test_credit_peers_*.py); where a trainer deliberately differs (a group of one, eps placement,
+whitening), docs/credit.md "Checked against the trainers' own code" states the relation.
 """
 
 from __future__ import annotations
@@ -23,7 +28,17 @@ from typing import Any, Literal
 import numpy as np
 
 from rewardlab.errors import ArrayError
-from rewardlab.shape._arrays import EPS, F64, Bool, group_stats, grouped, like, to_mask, to_numpy
+from rewardlab.shape._arrays import (
+    EPS,
+    F64,
+    Bool,
+    group_stats,
+    grouped,
+    like,
+    to_mask,
+    to_numpy,
+    token_mask_of,
+)
 from rewardlab.shape.normalize import normalize_then_sum
 
 __all__ = [
@@ -45,6 +60,41 @@ def _batch_std(x: F64, valid: Bool, ddof: int) -> float:
         return 0.0
     mean = x[valid].mean()
     return float(np.sqrt(((x[valid] - mean) ** 2).sum() / (n - ddof)))
+
+
+def _token_counts(token_mask: Any, shape: tuple[int, ...]) -> F64:
+    """Tokens per response, `(groups, samples)`, from a `(groups · samples, tokens)` mask.
+
+    Rows of `token_mask` follow the responses row-major, as `to_tokens` spreads them.
+    """
+    tokens = token_mask_of(token_mask)
+    if tokens.shape[0] != int(np.prod(shape)):
+        raise ArrayError(
+            "token_mask",
+            f"has {tokens.shape[0]} rows, but the rewards hold {int(np.prod(shape))} responses "
+            f"{shape}; give one row per response, row-major",
+        )
+    counts: F64 = tokens.sum(axis=1).reshape(shape).astype(np.float64)
+    return counts
+
+
+def _whiten_over_tokens(a: F64, valid: Bool, counts: F64, ddof: int, eps: float) -> F64:
+    """`(a − mean) / (std + eps)` with each response weighted by its token count.
+
+    This is the statistic over token-level advantages: when a response's advantage sits on each
+    of its tokens, the batch mean and std of all valid tokens weigh a response by its length.
+    `ddof` is taken off the token count (verl: 1, OpenRLHF: 0).
+    """
+    w = np.where(valid, counts, 0.0)
+    total = float(w.sum())
+    if total <= ddof:
+        return np.zeros_like(a)
+    x = np.where(valid, a, 0.0)
+    mean = float((w * x).sum() / total)
+    std = float(np.sqrt((w * (x - mean) ** 2).sum() / (total - ddof)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on a constant batch
+        out = (x - mean) / (std + eps)
+    return np.where(std + eps > 0, out, 0.0)
 
 
 def grpo(rewards: Any, mask: Any = None, *, scale: Scale = "group", eps: float = EPS, ddof: int = 1) -> Any:
@@ -109,30 +159,57 @@ def reinforce_pp(
     mask: Any = None,
     *,
     baseline: Literal["group", "none"] = "group",
+    token_mask: Any = None,
     eps: float = EPS,
     ddof: int = 1,
 ) -> Any:
     """REINFORCE++: global batch normalisation of (optionally group-baselined) rewards.
 
-    Hu et al. 2025, "REINFORCE++: A Simple and Efficient Approach for Aligning Large Language
-    Models" (arXiv:2501.03262), §3: `Â = (A − mean_batch(A)) / (std_batch(A) + eps)` with
-    `A = r` ("REINFORCE++") or `A = r − mean_group(r)` ("REINFORCE++-baseline"). Normalising over
-    the whole batch instead of each group avoids GRPO's per-prompt std overfitting. Batch
-    statistics are per response (not per token). Masked entries get 0.
+    Hu et al. 2025, "REINFORCE++: Stabilizing Critic-Free Policy Optimization with Global
+    Advantage Normalization" (arXiv:2501.03262v9), global normalisation: `Â = (A − mean_batch(A)) /
+    std_batch(A)` with `A = r` ("REINFORCE++", outcome reward, γ = 1, no KL term) or
+    `A = r − mean_group(r)` ("REINFORCE++ w/ baseline"). Normalising over the whole batch
+    instead of each group avoids GRPO's per-prompt std.
+
+    The paper's batch holds token-level advantages `A_{q,o_t}`, so its mean and std weigh a
+    response by its length; verl (`masked_whiten`) and OpenRLHF compute them that way. Pass
+    `token_mask` for that statistic. Without it each response counts once (the same numbers
+    when all responses have one length and ddof=0), and the group-baselined batch mean is 0 by
+    construction, so it is not subtracted: zero-variance groups stay exactly 0. With
+    `token_mask` the token-weighted mean generally is not 0 and is subtracted, as the paper says,
+    so a zero-variance group gets `−mean/std` like every other response.
+
+    Args:
+        rewards: `(groups, samples)`.
+        mask: `(groups, samples)` bool, False where a response has no score (advantage 0).
+        baseline: "group" subtracts each group's mean first; "none" does not.
+        token_mask: `(groups · samples, tokens)` response tokens, one row per response in
+            row-major order (as `to_tokens` uses); weighs the batch statistics by length.
+        eps: added to the batch std.
+        ddof: 1 = unbiased std (verl), 0 = population std (OpenRLHF); over tokens when
+            `token_mask` is given.
+
+    Returns:
+        `(groups, samples)` advantages; spread them over tokens with `to_tokens`.
     """
     values, valid = grouped(rewards, mask)
+    if baseline not in ("group", "none"):
+        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
     if not valid.any():
         return like(np.zeros_like(values), rewards)
     if baseline == "group":
         stats = group_stats(values, valid, ddof=0)
         a = np.where(valid & ~stats.constant, values - stats.mean, 0.0)
+    else:
+        a = np.where(valid, values, 0.0)
+    if token_mask is not None:
+        adv = _whiten_over_tokens(a, valid, _token_counts(token_mask, values.shape), ddof, eps)
+    elif baseline == "group":
         # Group-centred values have batch mean 0 by construction; not subtracting its float
         # residue keeps zero-variance groups at exactly 0.
         adv = a / (_batch_std(a, valid, ddof) + eps)
-    elif baseline == "none":
-        adv = (values - values[valid].mean()) / (_batch_std(values, valid, ddof) + eps)
     else:
-        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
+        adv = (a - a[valid].mean()) / (_batch_std(a, valid, ddof) + eps)
     return like(np.where(valid, adv, 0.0), rewards)
 
 
@@ -141,6 +218,7 @@ def gdpo(
     weights: Sequence[float] | None = None,
     mask: Any = None,
     *,
+    token_mask: Any = None,
     eps: float = EPS,
     ddof: int = 1,
 ) -> Any:
@@ -152,18 +230,26 @@ def gdpo(
         A_i = Σ_k w_k (r_{i,k} − mean_g(r_k)) / (std_g(r_k) + eps)     (decoupled, per group)
         Â_i = (A_i − mean_batch(A)) / (std_batch(A) + eps)               (keeps the range fixed)
 
+    The batch statistics count each response once (TRL's `normalize_then_sum`); with
+    `token_mask` they weigh a response by its token count, as verl's `masked_whiten` does
+    (see `reinforce_pp`, which shares that statistic).
+
     Args:
         components: `(groups, samples, components)` rewards, one column per reward function.
         weights: `(components,)` weights (default all 1).
         mask: `(groups, samples)` valid responses.
+        token_mask: `(groups · samples, tokens)` response tokens, one row per response.
     """
     summed = np.asarray(normalize_then_sum(components, weights, mask, eps=eps, ddof=ddof))
     valid = to_mask(mask, "mask", summed.shape)
     if not valid.any():
         return like(summed, components)
-    # Each group's decoupled sum is centred (Σ of z-scores is 0), so the batch mean is 0 by
-    # construction: dividing by the batch std alone keeps zero-variance groups at exactly 0.
-    adv = summed / (_batch_std(summed, valid, ddof) + eps)
+    if token_mask is not None:
+        adv = _whiten_over_tokens(summed, valid, _token_counts(token_mask, summed.shape), ddof, eps)
+    else:
+        # Each group's decoupled sum is centred (Σ of z-scores is 0), so the batch mean is 0 by
+        # construction: dividing by the batch std alone keeps zero-variance groups at exactly 0.
+        adv = summed / (_batch_std(summed, valid, ddof) + eps)
     return like(np.where(valid, adv, 0.0), components)
 
 

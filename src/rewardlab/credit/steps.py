@@ -144,7 +144,8 @@ def gae(
 
     Masked tokens are skipped (the recursion carries through them, as verl does for interleaved
     observation tokens). After the last token the value is `last_values` (a truncated response)
-    or 0 (a finished one).
+    or 0 (a finished one). `Â` is returned as defined, not whitened: verl and OpenRLHF whiten
+    it over the batch's tokens afterwards (a PPO convention), and their returns equal these.
 
     Vectorised over batch *and* time: valid tokens are first packed to the left of each row
     (stable, so order is kept), then `Â_t = Σ_k c^(k−t) δ_k` with `c = γλ` is a reverse cumulative
