@@ -66,3 +66,16 @@ def test_worker_that_dies_while_starting_fails_one_call_then_is_replaced() -> No
         assert outcome == "not_equivalent" and pool.launched == 2
     finally:
         pool.close()
+
+
+def test_worker_program_loads_symbolic_without_the_library_behind_the_package_inits() -> None:
+    import subprocess
+    import sys
+
+    from rewardlab.verify.math import symbolic, worker
+
+    probe = "import rewardlab.verify.math.symbolic as s\nprint(s.__file__)\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('rewardlab'))))\n"
+    out = subprocess.run([sys.executable, "-c", worker._BARE_PACKAGES + probe], capture_output=True, text=True, check=True, timeout=120).stdout
+    path, modules = out.splitlines()
+    assert path == symbolic.__file__  # the same source file as the parent's
+    assert modules.split() == ["rewardlab", "rewardlab.errors", "rewardlab.verify", "rewardlab.verify.math", "rewardlab.verify.math.symbolic"]

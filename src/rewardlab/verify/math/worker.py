@@ -44,6 +44,26 @@ __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 _HEADER = struct.Struct(">I")
 STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
 
+# The worker runs `_server.main`, which needs symbolic.py and what it imports (sympy,
+# latex2sympy2_extended, rewardlab.errors), not the `__init__`s of the packages above it: those
+# import the whole library (compose, runner, extract, ...), ~0.5 s of a ~2 s start. The three
+# packages are entered as bare modules with their real `__path__`, so their submodules import
+# as usual (from the same files as the parent's) and only the `__init__`s are skipped.
+_MATH_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGES = (
+    ("rewardlab", os.path.dirname(os.path.dirname(_MATH_DIR))),
+    ("rewardlab.verify", os.path.dirname(_MATH_DIR)),
+    ("rewardlab.verify.math", _MATH_DIR),
+)
+_BARE_PACKAGES = f"""
+import sys, types
+for name, path in {_PACKAGES!r}:
+    package = types.ModuleType(name)
+    package.__path__ = [path]
+    sys.modules[name] = package
+"""
+_SERVER_PROGRAM = _BARE_PACKAGES + "from rewardlab.verify.math._server import main\nmain()\n"
+
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     buf = bytearray()
@@ -71,7 +91,7 @@ class _Worker:
         # the worker); its tail explains a worker that fails to start.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker; closed in kill)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rewardlab.verify.math._server"],
+            [sys.executable, "-c", _SERVER_PROGRAM],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
