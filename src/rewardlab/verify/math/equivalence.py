@@ -96,6 +96,12 @@ class Verdict:
     def decided(self) -> bool:
         return self.outcome is not Outcome.UNDECIDED
 
+    @property
+    def needs_symbolic(self) -> bool:
+        """True when only sympy could decide and `allow_symbolic` was False: the same pair
+        checked with `allow_symbolic=True` may be decided (every other verdict is final)."""
+        return self.outcome is Outcome.UNDECIDED and self.method == "fastpath"
+
     def __bool__(self) -> bool:
         raise TypeError("a Verdict is three-valued: use .equivalent, .decided or .outcome")
 
@@ -332,6 +338,8 @@ def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
     cn = parse_number(comparison_key(clean(cs[0], plain)))
     if rn is None or cn is None:
         return None
+    if not run.opts.allow_symbolic:  # the units' SI factors come from sympy
+        return _undecided("unsupported", "fastpath", "unit conversion needs sympy and allow_symbolic is False", reference, candidate)
     try:
         workers = run.pool or default_pool()
         rf = workers.call("unit_in_si", (rs[1],), timeout=_remaining(run))
