@@ -67,7 +67,10 @@ def calls(monkeypatch) -> Iterator[list[tuple[str, str, bool, int]]]:
     worker.default_pool().close()
 
 
-def test_rows_the_fast_paths_decide_are_merged_while_sympy_starts(calls):
+def test_rows_the_fast_paths_decide_are_merged_while_sympy_starts(calls, monkeypatch):
+    # the worker counts as still starting throughout the first pass, however fast this machine
+    # is (it does start, and serves the second pass)
+    monkeypatch.setattr(worker.SympyPool, "has_ready_worker", lambda self: False)
     answers = [["\\sqrt{8}", "2\\sqrt{2}"], ["1", "1.0"], ["\\frac{1}{2}", "0.5"], ["Paris", "\\text{Paris}"]]
     assert answer_classes(answers, equivalence="math").tolist() == [[0, 0]] * 4
     first_with_sympy = next(i for i, call in enumerate(calls) if call[2])
@@ -79,6 +82,13 @@ def test_rows_the_fast_paths_decide_are_merged_while_sympy_starts(calls):
     assert all(launched == 1 for *_, launched in calls[1:])
     assert calls[first_with_sympy] == ("\\sqrt{8}", "2\\sqrt{2}", True, 1)
     assert worker.default_pool().launched == 1
+
+
+def test_with_a_worker_ready_no_row_is_put_aside(calls):
+    worker.default_pool().warm_up()
+    answers = [["\\sqrt{8}", "2\\sqrt{2}"], ["1", "1.0"]]
+    assert answer_classes(answers, equivalence="math").tolist() == [[0, 0], [0, 0]]
+    assert [call[:3] for call in calls] == [("\\sqrt{8}", "2\\sqrt{2}", False), ("\\sqrt{8}", "2\\sqrt{2}", True), ("1", "1.0", False)]
 
 
 def test_no_sympy_worker_when_the_fast_paths_decide_every_pair(calls):

@@ -259,15 +259,16 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
     ("2", "\\frac{1}{2}") recur across problems, so each pair of distinct strings is checked
     once per call.
 
-    Two passes: the first decides every row whose pairs the fast paths decide (most rows),
-    and at its first pair that needs sympy launches a sympy worker in the background and puts
-    that row aside; the second merges the rows put aside, with sympy. The worker's start
-    (~1-2 s) thus overlaps the first pass instead of stalling it. Each row's classes are the
-    same as in one pass: a pair gets the same verdict in either.
+    Two passes: the first decides every row whose pairs the fast paths decide (most rows);
+    a row with a pair that needs sympy while no sympy worker is ready yet launches one in the
+    background and is put aside (once a worker is ready, such rows are decided at once). The
+    second pass merges the rows put aside. The worker's start (~1-2 s) thus overlaps the first
+    pass instead of stalling it. Each row's classes are the same as in one pass: a pair gets
+    the same verdict in either.
     """
     from dataclasses import replace
 
-    from rewardlab.verify.math import CheckOptions, check, warm_up
+    from rewardlab.verify.math import CheckOptions, check, default_pool, warm_up
 
     if options is not None and not isinstance(options, CheckOptions):
         raise ConfigTypeError(f"options must be a verify.math.CheckOptions, got {type(options).__name__}")
@@ -281,7 +282,7 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
             reference, candidate = str(distinct[rep]), str(distinct[key])
             verdict = check(reference, candidate, fast)
             if verdict.needs_symbolic and opts.allow_symbolic:
-                if not with_sympy:
+                if not with_sympy and not default_pool().has_ready_worker():
                     warm_up(wait=False)
                     raise _NeedsSympy
                 verdict = check(reference, candidate, opts)

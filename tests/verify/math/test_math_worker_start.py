@@ -46,6 +46,19 @@ def test_background_warm_up_with_a_worker_up_launches_none() -> None:
         pool.close()
 
 
+def test_has_ready_worker_only_once_a_worker_has_started() -> None:
+    pool = SympyPool(max_workers=1)
+    try:
+        assert not pool.has_ready_worker()  # none launched
+        pool.warm_up(wait=False)
+        pool._starting[0].wait_ready()
+        assert pool.has_ready_worker()  # launched in the background and ready
+        pool.call(*COMPARE, timeout=30)
+        assert pool.has_ready_worker() and pool.launched == 1  # idle now
+    finally:
+        pool.close()
+
+
 def test_close_kills_a_worker_that_is_still_starting() -> None:
     pool = SympyPool(max_workers=1)
     pool.warm_up(wait=False)

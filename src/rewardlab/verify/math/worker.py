@@ -123,6 +123,10 @@ class _Worker:
             raise WorkerCrashed(f"sympy worker sent {kind!r} instead of 'ready'")
         self.ready = True
 
+    def has_answered(self) -> bool:
+        """Whether `wait_ready` would return (or raise) at once: its message, or EOF, is there."""
+        return self.ready or bool(select.select([self._out], [], [], 0)[0])
+
     def _receive(self, deadline: float | None) -> tuple[str, Any]:
         (size,) = _HEADER.unpack(_read_exact(self._out, _HEADER.size, deadline))
         return pickle.loads(_read_exact(self._out, size, deadline))  # type: ignore[no-any-return]
@@ -245,6 +249,13 @@ class SympyPool:
             raise
         finally:
             self._release(worker, broken=broken)
+
+    def has_ready_worker(self) -> bool:
+        """Whether a call now would find a worker without waiting for one to start: an idle
+        worker, or one launched in the background that has finished starting. Never blocks."""
+        self._check_fork()
+        with self._cond:
+            return bool(self._idle) or any(worker.has_answered() for worker in self._starting)
 
     def warm_up(self, *, wait: bool = True) -> None:
         """Have one worker up, so the first verdict does not pay the sympy import (~1-2 s).
