@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rewardlab.cli.main import main
 
 
@@ -135,3 +137,52 @@ def test_a_file_with_no_readable_row_is_an_error_naming_it(tmp_path, capsys):
     assert main(["select", "pick", str(path), "-o", str(tmp_path / "p.jsonl")]) != 0
     err = capsys.readouterr().err
     assert "bad.jsonl" in err and "2 could not be read" in err
+
+
+@pytest.fixture
+def fresh_default_pool(monkeypatch):
+    """A new process-wide sympy pool for this test (other tests may have started the shared one),
+    and the pool's launch count each time the CLI reads a candidate file."""
+    from rewardlab.select import candidates as candidates_module
+    from rewardlab.verify.math import worker
+
+    monkeypatch.setattr(worker, "_DEFAULT", None)
+    launched_at_read: list[int] = []
+    read = candidates_module.load_candidates
+
+    def recording_read(*args, **kwargs):
+        launched_at_read.append(worker.default_pool().launched)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(candidates_module, "load_candidates", recording_read)
+    yield launched_at_read
+    worker.default_pool().close()
+
+
+@pytest.mark.parametrize("command", ["pick", "curves"])
+def test_math_votes_launch_the_sympy_worker_before_the_file_is_read(tmp_path, fresh_default_pool, command):
+    from rewardlab.verify.math import worker
+
+    out = ["-o", str(tmp_path / ("picks.jsonl" if command == "pick" else "curves"))]
+    method = ["-m", "majority"] if command == "pick" else ["--methods", "majority"]
+    assert main(["select", command, str(_file(tmp_path)), *method, *out, "--equivalence", "math"]) == 0
+    assert fresh_default_pool == [1]  # launched before the read, so sympy imports meanwhile
+    assert worker.default_pool().launched == 1  # and that one worker served the votes
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["pick", "-m", "majority", "--equivalence", "exact"],
+        ["pick", "-m", "best_of_n"],
+        ["curves", "--methods", "best_of_n,oracle"],
+    ],
+    ids=["exact-votes", "best-of-n-pick", "curves-without-votes"],
+)
+def test_no_sympy_worker_is_launched_when_nothing_votes_by_maths(tmp_path, fresh_default_pool, argv):
+    from rewardlab.verify.math import worker
+
+    command, *options = argv
+    out = ["-o", str(tmp_path / ("picks.jsonl" if command == "pick" else "curves"))]
+    assert main(["select", command, str(_file(tmp_path)), *options, *out]) == 0
+    assert fresh_default_pool == [0] and worker.default_pool().launched == 0

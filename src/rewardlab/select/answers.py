@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from rewardlab.errors import ArrayError
+from rewardlab.errors import ArrayError, ConfigTypeError
 
 __all__ = ["Equivalence", "answer_classes", "answer_votes", "pad_answers", "renumber_classes"]
 
@@ -247,6 +247,10 @@ def _pad(flat: I64, lengths: I64 | None, shape: tuple[int, int]) -> I64:
     return out
 
 
+class _NeedsSympy(Exception):
+    """A row's merge reached a pair only sympy can decide, in the pass that does not wait for it."""
+
+
 def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options: object | None) -> I64:
     """Merge exact-string classes whose answers `verify.math.check` finds equivalent; `keys`
     index the exact answers in `distinct`.
@@ -254,33 +258,64 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
     Equivalence of two answer strings does not depend on the problem, and the same few answers
     ("2", "\\frac{1}{2}") recur across problems, so each pair of distinct strings is checked
     once per call.
+
+    Two passes: the first decides every row whose pairs the fast paths decide (most rows);
+    a row with a pair that needs sympy while no sympy worker is ready yet launches one in the
+    background and is put aside (once a worker is ready, such rows are decided at once). The
+    second pass merges the rows put aside. The worker's start (~1-2 s) thus overlaps the first
+    pass instead of stalling it. Each row's classes are the same as in one pass: a pair gets
+    the same verdict in either.
     """
-    from rewardlab.verify.math import check
+    from dataclasses import replace
 
-    out = classes.copy()
-    seen: dict[tuple[int, int], bool] = {}
+    from rewardlab.verify.math import CheckOptions, check, default_pool, warm_up
 
-    def equivalent(rep: int, key: int) -> bool:
-        found = seen.get((rep, key))
+    if options is not None and not isinstance(options, CheckOptions):
+        raise ConfigTypeError(f"options must be a verify.math.CheckOptions, got {type(options).__name__}")
+    opts = options or CheckOptions()
+    fast = replace(opts, allow_symbolic=False)
+    verdicts: dict[tuple[int, int], bool] = {}
+
+    def equivalent(rep: int, key: int, *, with_sympy: bool) -> bool:
+        found = verdicts.get((rep, key))
         if found is None:
-            found = seen[rep, key] = check(str(distinct[rep]), str(distinct[key]), options).equivalent  # type: ignore[arg-type]
+            reference, candidate = str(distinct[rep]), str(distinct[key])
+            verdict = check(reference, candidate, fast)
+            if verdict.needs_symbolic and opts.allow_symbolic:
+                if not with_sympy and not default_pool().has_ready_worker():
+                    warm_up(wait=False)
+                    raise _NeedsSympy
+                verdict = check(reference, candidate, opts)
+            found = verdicts[rep, key] = verdict.equivalent
         return found
 
-    for row in np.flatnonzero(classes.max(axis=1, initial=-1) >= 1):  # problems with >1 string
-        ids = classes[row]
-        firsts = [int(np.argmax(ids == k)) for k in range(int(ids.max()) + 1)]
-        reps: list[int] = []  # key of the first-seen answer of each merged class
-        mapping: list[int] = []
-        for col in firsts:
-            key = int(keys[row, col])
-            target = next((j for j, rep in enumerate(reps) if equivalent(rep, key)), None)
-            if target is None:
-                reps.append(key)
-                target = len(reps) - 1
-            mapping.append(target)
-        lookup = np.array(mapping, dtype=np.int64)
-        out[row] = np.where(ids >= 0, lookup[np.maximum(ids, 0)], -1)
+    out = classes.copy()
+    later: list[int] = []
+    for row in np.flatnonzero(classes.max(axis=1, initial=-1) >= 1).tolist():  # problems with >1 string
+        try:
+            out[row] = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=False))
+        except _NeedsSympy:
+            later.append(row)
+    for row in later:
+        out[row] = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=True))
     return out
+
+
+def _merge_row(ids: I64, keys: I64, equivalent: Callable[[int, int], bool]) -> I64:
+    """One problem's class ids after merging: each exact class, in order of first appearance,
+    joins the first merged class whose first-seen answer (the reference) it is equivalent to."""
+    firsts = [int(np.argmax(ids == k)) for k in range(int(ids.max()) + 1)]
+    reps: list[int] = []  # key of the first-seen answer of each merged class
+    mapping: list[int] = []
+    for col in firsts:
+        key = int(keys[col])
+        target = next((j for j, rep in enumerate(reps) if equivalent(rep, key)), None)
+        if target is None:
+            reps.append(key)
+            target = len(reps) - 1
+        mapping.append(target)
+    lookup = np.array(mapping, dtype=np.int64)
+    return np.where(ids >= 0, lookup[np.maximum(ids, 0)], -1)
 
 
 def answer_classes(

@@ -287,3 +287,17 @@ def test_unit_conversion_when_configured(reference: str, candidate: str, expecte
 def test_units_are_not_converted_by_default(pool) -> None:
     assert not check("2 \\text{ km}", "2000 \\text{ m}", pool=pool).equivalent
 
+
+
+def test_unit_conversion_without_sympy_is_undecided_not_a_stripped_comparison() -> None:
+    # Stripped, `2 km` vs `2000 m` would be 2 vs 2000: a wrong "not equivalent" for a pass
+    # (like answer_classes' first) that asks the fast paths first and sympy for the rest.
+    verdict = check("2 \\text{ km}", "2000 \\text{ m}", CheckOptions(convert_units=True, allow_symbolic=False))
+    assert verdict.outcome is Outcome.UNDECIDED and verdict.needs_symbolic
+
+
+def test_needs_symbolic_marks_only_the_pairs_sympy_could_decide() -> None:
+    opts = CheckOptions(allow_symbolic=False)
+    assert check("42", "x + 1", opts).needs_symbolic
+    assert not check("42", "\\frac{1}{2}", opts).needs_symbolic  # decided by the number path
+    assert not check("9^{9^{9^9}}", "1", opts).needs_symbolic  # refused by the screen: final

@@ -1,4 +1,5 @@
-"""Entry point of a sympy worker process (`python -m rewardlab.verify.math._server`).
+"""Entry point of a sympy worker process (worker.py runs `main` without the package `__init__`s;
+`python -m rewardlab.verify.math._server` works too).
 
 Reads length-prefixed pickles `(function_name, args)` from stdin, runs
 `rewardlab.verify.math.symbolic.<function_name>(*args)`, writes `("ok", value)` or

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
-from functools import lru_cache
 
 from rewardlab.errors import ConfigTypeError
+from rewardlab.verify.math.cache import BoundedCache, kept_chars
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter
 from rewardlab.verify.math.fastpath import (
@@ -96,6 +96,12 @@ class Verdict:
     def decided(self) -> bool:
         return self.outcome is not Outcome.UNDECIDED
 
+    @property
+    def needs_symbolic(self) -> bool:
+        """True when only sympy could decide and `allow_symbolic` was False: the same pair
+        checked with `allow_symbolic=True` may be decided (every other verdict is final)."""
+        return self.outcome is Outcome.UNDECIDED and self.method == "fastpath"
+
     def __bool__(self) -> bool:
         raise TypeError("a Verdict is three-valued: use .equivalent, .decided or .outcome")
 
@@ -150,22 +156,25 @@ def check(
     if not isinstance(reference, str) or not isinstance(candidate, str):
         raise ConfigTypeError(f"reference and candidate must be str, got {type(reference).__name__}, {type(candidate).__name__}")
     # Answers past `100 * max_chars` (megabyte literals) are decided in linear time anyway;
-    # caching them would let 65,536 distinct ones hold gigabytes.
-    if pool is not None or max(len(reference), len(candidate)) > 100 * opts.max_chars:
-        try:
-            return _decide(reference, candidate, opts, pool)
-        except _Uncached as exc:
-            return exc.verdict
+    # caching one would push thousands of ordinary verdicts out of the cache.
+    cached = pool is None and max(len(reference), len(candidate)) <= 100 * opts.max_chars
+    key = (reference, candidate, opts)
+    found = _VERDICTS.get(key) if cached else None
+    if found is not None:
+        return found
     try:
-        return _cached(reference, candidate, opts)
+        verdict = _decide(reference, candidate, opts, pool)
     except _Uncached as exc:
         return exc.verdict
+    if cached:
+        _VERDICTS.put(key, verdict, kept_chars(reference, candidate, verdict.reason, verdict.reference, verdict.candidate))
+    return verdict
 
 
-@lru_cache(maxsize=1 << 16)
-def _cached(reference: str, candidate: str, opts: CheckOptions) -> Verdict:
-    # RL groups repeat the same answer many times; a cached verdict costs a dict lookup.
-    return _decide(reference, candidate, opts, None)
+# RL groups repeat the same answer many times; a cached verdict costs a dict look-up. At most
+# 65,536 verdicts and 2^24 characters (<= 64 MiB of text; ordinary answers fill the entries
+# first, at ~3M characters).
+_VERDICTS: BoundedCache[Verdict] = BoundedCache(max_entries=1 << 16, max_chars=1 << 24)
 
 
 # "or" between answers: spaced, or between brackets (`(11,7)or(7,11)`); never inside a word
@@ -332,6 +341,8 @@ def _units_verdict(reference: str, candidate: str, run: _Run) -> Verdict | None:
     cn = parse_number(comparison_key(clean(cs[0], plain)))
     if rn is None or cn is None:
         return None
+    if not run.opts.allow_symbolic:  # the units' SI factors come from sympy
+        return _undecided("unsupported", "fastpath", "unit conversion needs sympy and allow_symbolic is False", reference, candidate)
     try:
         workers = run.pool or default_pool()
         rf = workers.call("unit_in_si", (rs[1],), timeout=_remaining(run))

@@ -56,10 +56,15 @@ _EXACT = decimal.Context(
     traps=[decimal.Inexact, decimal.Rounded, decimal.InvalidOperation, decimal.Overflow, decimal.DivisionByZero],
 )
 
-_DEC = r"(?:\d+\.?\d*|\.\d+)"
+# A decimal mantissa: `12`, `12.`, `12.5`, `.5`. The old `\d+\.?\d*` could split a digit run
+# between its two quantifiers in n ways and backtracked through all of them when the rest
+# failed: quadratic on `777...7x`. Here each digit run has one quantifier, and it is possessive
+# (`++`, `*+`, Python >= 3.11): it never gives digits back, which changes nothing accepted,
+# because no token after a digit run can begin with a digit. So a match is one linear scan.
+_DEC = r"(?:\d++(?:\.\d*+)?+|\.\d++)"
 _NUM_RE = re.compile(
     rf"^(?P<sign>[-+]?)(?P<mant>{_DEC})"
-    rf"(?:[eE](?P<eexp>[-+]?\d+)|(?:\\times10\^|\\cdot10\^|\*10\^|×10\^)(?P<exp>\{{[-+]?\d+\}}|[-+]?\d))?"
+    rf"(?:[eE](?P<eexp>[-+]?\d++)|(?:\\times10\^|\\cdot10\^|\*10\^|×10\^)(?P<exp>\{{[-+]?\d++\}}|[-+]?\d))?"
     r"(?P<pct>%)?$"
 )
 _REPEAT_RE = re.compile(r"^(?P<sign>-?)(?P<int>\d*)\.(?P<fixed>\d*)\\overline\{(?P<rep>\d+)\}(?P<pct>%)?$")
@@ -204,7 +209,7 @@ def parse_long_number(s: str) -> LongNum | None:
     an integer or decimal with optional sign, exponent (`e5`, `\\times10^{5}`) and `%`, or a
     fraction `a/b`, `\\frac{a}{b}` of two integers; None for anything else. Used when either
     answer is longer than `SHORT_LITERAL_CHARS` (shorter ones are `parse_number`'s). Linear in
-    `len(s)`: plain string scans, no regex (`_NUM_RE` backtracks quadratically on `777...7x`)."""
+    `len(s)`: plain string scans."""
     if not s or len(s) > MAX_LITERAL_CHARS:
         return None
     percent = s.endswith("%")

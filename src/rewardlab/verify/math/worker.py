@@ -4,9 +4,11 @@ Why processes: a timeout must stop sympy even inside a C-level big-integer opera
 work from any thread. `signal.alarm` does neither (it only fires in the main thread and only
 between bytecodes). A process can always be killed.
 
-Why persistent: starting Python and importing sympy + latex2sympy2_extended costs ~0.5 s; a
-worker that stays up answers a request in about a millisecond. A worker that times out or dies
-is killed and a fresh one starts on the next request.
+Why persistent: starting Python, importing sympy + latex2sympy2_extended and warming up the
+LaTeX parser costs ~2 s; a worker that stays up answers a request in about a millisecond. A
+worker that times out or dies is killed and a fresh one starts on the next request. A caller
+that knows it will need sympy soon launches a worker in the background (`warm_up(wait=False)`)
+so that start overlaps its own work.
 
 What is covered: wall-clock timeouts of each call (the worker is SIGKILLed past it), crashes
 (segfault, `RecursionError` escaping, the OOM killer), a memory cap per worker
@@ -42,6 +44,26 @@ __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 _HEADER = struct.Struct(">I")
 STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
 
+# The worker runs `_server.main`, which needs symbolic.py and what it imports (sympy,
+# latex2sympy2_extended, rewardlab.errors), not the `__init__`s of the packages above it: those
+# import the whole library (compose, runner, extract, ...), ~0.5 s of a ~2 s start. The three
+# packages are entered as bare modules with their real `__path__`, so their submodules import
+# as usual (from the same files as the parent's) and only the `__init__`s are skipped.
+_MATH_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGES = (
+    ("rewardlab", os.path.dirname(os.path.dirname(_MATH_DIR))),
+    ("rewardlab.verify", os.path.dirname(_MATH_DIR)),
+    ("rewardlab.verify.math", _MATH_DIR),
+)
+_BARE_PACKAGES = f"""
+import sys, types
+for name, path in {_PACKAGES!r}:
+    package = types.ModuleType(name)
+    package.__path__ = [path]
+    sys.modules[name] = package
+"""
+_SERVER_PROGRAM = _BARE_PACKAGES + "from rewardlab.verify.math._server import main\nmain()\n"
+
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     buf = bytearray()
@@ -61,22 +83,34 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
 
 
 class _Worker:
-    """One worker process and its pipes."""
+    """One worker process and its pipes. Constructing one only launches the process; `wait_ready`
+    waits for it to have imported sympy (so a launch can overlap other work)."""
 
     def __init__(self) -> None:
         # stderr goes to an unnamed temporary file (a pipe nobody reads could fill and block
         # the worker); its tail explains a worker that fails to start.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker; closed in kill)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rewardlab.verify.math._server"],
+            [sys.executable, "-c", _SERVER_PROGRAM],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             close_fds=True,
         )
         self._out = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self._launched = time.monotonic()
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        """Block until the worker says it is ready (at most `STARTUP_TIMEOUT` after its launch).
+
+        Raises:
+            WorkerCrashed: it died or did not start in time (the worker is killed).
+        """
+        if self.ready:
+            return
         try:
-            kind, _ = self._receive(time.monotonic() + STARTUP_TIMEOUT)
+            kind, _ = self._receive(self._launched + STARTUP_TIMEOUT)
         except (TimeoutError, WorkerCrashed) as exc:
             self.proc.kill()
             self.proc.wait()
@@ -87,6 +121,11 @@ class _Worker:
         if kind != "ready":
             self.kill()
             raise WorkerCrashed(f"sympy worker sent {kind!r} instead of 'ready'")
+        self.ready = True
+
+    def has_answered(self) -> bool:
+        """Whether `wait_ready` would return (or raise) at once: its message, or EOF, is there."""
+        return self.ready or bool(select.select([self._out], [], [], 0)[0])
 
     def _receive(self, deadline: float | None) -> tuple[str, Any]:
         (size,) = _HEADER.unpack(_read_exact(self._out, _HEADER.size, deadline))
@@ -140,28 +179,42 @@ class SympyPool:
             raise ConfigError(f"max_workers must be >= 1, got {max_workers}")
         self.max_workers = max_workers
         self._idle: list[_Worker] = []
+        self._starting: list[_Worker] = []  # launched by `warm_up(wait=False)`, not yet ready
         self._alive = 0
         self._cond = threading.Condition()
         self._pid = os.getpid()
+        self.launched = 0  # worker processes launched so far (tests and reports read it)
         self.restarts = 0  # workers killed after a timeout or crash (tests and reports read it)
         _POOLS.add(self)
 
     def _acquire(self, deadline: float) -> _Worker:
         with self._cond:
-            while not self._idle and self._alive >= self.max_workers:
+            while not self._idle and not self._starting and self._alive >= self.max_workers:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._cond.wait(remaining):
                     raise TimeoutError("no free sympy worker before the deadline")
             if self._idle:
                 return self._idle.pop()
-            self._alive += 1
+            # A worker launched early is further along than a new one would be: take it.
+            worker = self._starting.pop(0) if self._starting else None
+            if worker is None:
+                self._alive += 1
         try:
-            return _Worker()  # started outside the lock: other threads keep working meanwhile
+            if worker is None:
+                worker = self._launch()
+            worker.wait_ready()  # outside the lock: other threads keep working meanwhile
+            return worker
         except BaseException:
             with self._cond:
                 self._alive -= 1
                 self._cond.notify()
             raise
+
+    def _launch(self) -> _Worker:
+        worker = _Worker()
+        with self._cond:
+            self.launched += 1
+        return worker
 
     def _release(self, worker: _Worker, *, broken: bool) -> None:
         if broken:
@@ -197,19 +250,54 @@ class SympyPool:
         finally:
             self._release(worker, broken=broken)
 
-    def warm_up(self) -> None:
-        """Start one worker now, so the first verdict does not pay the sympy import."""
+    def has_ready_worker(self) -> bool:
+        """Whether a call now would find a worker without waiting for one to start: an idle
+        worker, or one launched in the background that has finished starting. Never blocks."""
         self._check_fork()
-        worker = self._acquire(time.monotonic() + STARTUP_TIMEOUT)
-        self._release(worker, broken=False)
+        with self._cond:
+            return bool(self._idle) or any(worker.has_answered() for worker in self._starting)
+
+    def warm_up(self, *, wait: bool = True) -> None:
+        """Have one worker up, so the first verdict does not pay the sympy import (~1-2 s).
+
+        Args:
+            wait: True blocks until it is ready. False only launches it (when no worker is up
+                or starting) and returns at once: it imports sympy while the caller does other
+                work (e.g. reads a file), and the first call that needs a worker waits only for
+                what is left of its start.
+        """
+        self._check_fork()
+        if wait:
+            worker = self._acquire(time.monotonic() + STARTUP_TIMEOUT)
+            self._release(worker, broken=False)
+            return
+        with self._cond:
+            if self._idle or self._starting or self._alive >= self.max_workers:
+                return
+            self._alive += 1
+        try:
+            worker = self._launch()
+        except OSError:
+            # Nothing was waiting on this worker: the first call launches one again and
+            # reports the failure as its verdict (`crash`).
+            with self._cond:
+                self._alive -= 1
+            return
+        with self._cond:
+            self._starting.append(worker)
+            self._cond.notify()
 
     def close(self) -> None:
-        """Stop every idle worker (busy ones are stopped when they come back broken or at exit)."""
+        """Stop every idle or starting worker (busy ones are stopped when they come back broken
+        or at exit)."""
         with self._cond:
             idle, self._idle = self._idle, []
-            self._alive -= len(idle)
+            starting, self._starting = self._starting, []
+            self._alive -= len(idle) + len(starting)
         for worker in idle:
             worker.close()
+        for worker in starting:
+            worker.kill()  # still importing: nothing to finish
 
     def _check_fork(self) -> None:
         # After os.fork() the child must not talk to the parent's workers (their pipes are
@@ -217,6 +305,7 @@ class SympyPool:
         if self._pid != os.getpid():
             self._pid = os.getpid()
             self._idle = []
+            self._starting = []
             self._alive = 0
             self._cond = threading.Condition()
 
@@ -235,9 +324,10 @@ def default_pool() -> SympyPool:
         return _DEFAULT
 
 
-def warm_up() -> None:
-    """Start the default pool's first worker now (takes ~0.5 s; otherwise the first check pays)."""
-    default_pool().warm_up()
+def warm_up(*, wait: bool = True) -> None:
+    """Start the default pool's first worker now (takes ~1-2 s; otherwise the first check that
+    needs sympy pays). `wait=False` launches it in the background (see `SympyPool.warm_up`)."""
+    default_pool().warm_up(wait=wait)
 
 
 @atexit.register
