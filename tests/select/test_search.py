@@ -313,6 +313,15 @@ def test_adaptive_vote_groups_equivalent_answers_and_missing_answers_do_not_vote
     assert exact.answer == "3"
 
 
+def test_a_calibrator_from_few_rollouts_pools_every_depth_into_one_map():
+    # 5 problems x 4 rollouts: fewer than min_examples prefixes even at depth 1
+    sim = StepSimulator(seed=0)
+    calibrator = fit_calibrator(sim, sim.prm, sim.problems(5), judge, n=4)
+    assert len(calibrator.models) == 1 and calibrator.examples < 200
+    p = calibrator(np.array([0.1, 0.5, 0.9]), np.array([1, 3, 7]))
+    assert np.all((p >= 0) & (p <= 1)) and p[0] <= p[2]  # a probability, rising with the score
+
+
 def test_adaptive_vote_needs_calibrator_and_threshold_together():
     sim = StepSimulator(seed=0)
     with pytest.raises(ArrayError, match="both"):

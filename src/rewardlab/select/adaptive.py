@@ -62,7 +62,8 @@ def fit_calibrator(
     Args:
         problems: held-out problems (not the ones searched later).
         judge: `judge(problem, answer) -> bool`, the ground truth of a finished solution.
-        min_examples: depths with fewer examples are pooled with the depth before.
+        min_examples: depths with fewer examples are pooled with the depth before (when even
+            the first depth has fewer, one map is fitted on every prefix of every depth).
     """
     from sklearn.isotonic import IsotonicRegression
 
@@ -84,6 +85,9 @@ def fit_calibrator(
         if len(xs) < min_examples or len(set(ys)) < 2:
             break  # too few to fit: deeper prefixes use the last fitted map
         models.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(np.array(xs), np.array(ys)))
+    if not models:  # too few rollouts to fit depths apart: one map for every depth
+        xs = [x for values, _ in by_depth.values() for x in values]
+        models.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(np.array(xs), np.array(all_y)))
     return Calibrator(tuple(models), aggregate, len(all_y))
 
 
