@@ -446,3 +446,20 @@ def test_the_batch_majority_vote_groups_equivalent_answers():
     assert answer("exact") == "3"  # as strings, "3" is the only answer given twice
     with pytest.raises(ArrayError, match="equivalence"):
         SearchOptions(method="majority", equivalence="fuzzy")  # type: ignore[arg-type]
+
+
+def test_calibrated_early_rejection_over_a_file_of_problems_spends_no_more_than_best_of_n():
+    from rewardlab.select.batch import SearchOptions, calibrate_rejection, search_problems
+
+    held = StepSimulator(seed=21).problems(120, seed=22)
+    options = SearchOptions(method="early_rejection", n=8, aggregate="product", max_loss=0.02)
+    rule = calibrate_rejection(StepSimulator(seed=21), StepSimulator(seed=21).prm, held, options)
+    assert 0.0 <= rule.threshold < 1.0 and rule.examples > 0
+    problems = StepSimulator(seed=23).problems(60, seed=24)
+    sim_a, sim_b = StepSimulator(seed=23), StepSimulator(seed=23)  # same draws, keyed by prefix
+    rejected = list(search_problems(problems, sim_a, sim_a.prm, options, rule))
+    full = list(search_problems(problems, sim_b, sim_b.prm, SearchOptions(method="best_of_n", n=8, aggregate="product")))
+    assert all(r["tokens"] <= f["tokens"] for r, f in zip(rejected, full, strict=True))  # it only cuts chains short
+    assert sum(r["tokens"] for r in rejected) < sum(f["tokens"] for f in full)
+    with pytest.raises(ArrayError, match="RejectionRule"):
+        next(search_problems(problems, sim_a, sim_a.prm, options))

@@ -97,6 +97,32 @@ def test_an_adaptive_confidence_outside_its_range_is_a_usage_error(tmp_path, ser
     assert not server.requests
 
 
+def test_early_rejection_is_calibrated_on_held_out_problems_then_searches(tmp_path, server, capsys):
+    # the fake model always answers 4: held-out problems whose gold is 5 give the wrong rollouts
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?", "gt": "4"}, {"question": "And 2 + 2?", "gt": "4"}])
+    held = tmp_path / "held.jsonl"
+    held.write_text("".join(json.dumps({"question": f"Held {i}?", "gt": gt}) + "\n" for i, gt in enumerate(["4", "5", "4", "5"])))
+    out = tmp_path / "out.jsonl"
+    argv = _argv(server, data, out, "--reward", str(spec), "--method", "early_rejection", "--n", "2", "--calibration", str(held))
+    assert main(argv) == 0
+    rows = _rows(out)
+    assert [r["answer"] for r in rows] == ["4", "4"] and all(r["correct"] for r in rows)
+    assert "early rejection threshold" in capsys.readouterr().out
+    held_prompts = {p for body in server.requests for p in body["prompt"] if p.startswith("Held")}
+    assert len(held_prompts) >= 4  # every held-out problem was rolled out (fit on two, threshold on two)
+
+
+def test_early_rejection_needs_calibration_problems_with_gold_answers(tmp_path, server, capsys):
+    data, spec = _files(tmp_path, [{"question": "What is 2 + 2?"}])
+    out = tmp_path / "out.jsonl"
+    assert main(_argv(server, data, out, "--reward", str(spec), "--method", "early_rejection")) == 2  # no --calibration
+    held = tmp_path / "held.jsonl"
+    held.write_text(json.dumps({"question": "Held?", "gt": "4"}) + "\n" + json.dumps({"question": "No gold"}) + "\n")
+    argv = _argv(server, data, out, "--reward", str(spec), "--method", "early_rejection", "--calibration", str(held))
+    assert main(argv) == 1
+    assert "line 2 has no gold answer" in capsys.readouterr().err
+
+
 def test_a_prm_method_without_a_reward_is_a_usage_error(tmp_path, server):
     data, _ = _files(tmp_path, [{"question": "What is 2 + 2?"}])
     assert main(_argv(server, data, tmp_path / "o.jsonl", "--method", "beam")) == 2

@@ -77,6 +77,19 @@ def _in_line_order(rows: Iterator[dict[str, Any]], extra: list[dict[str, Any]]) 
     yield from pending
 
 
+def _calibrated(path: Path, prompt: str, reference: str, generator: Any, scorer: Any, options: Any) -> Any:
+    """Early rejection's calibrated PRM and threshold, from the held-out problems at `path`."""
+    from rewardlab.cli._render import console
+    from rewardlab.select.batch import calibrate_rejection, load_problems
+
+    held_out = load_problems(path, prompt=prompt, reference=reference or None)
+    console.print(f"calibrating the PRM on {len(held_out)} held-out problems ({options.n} rollouts each, twice)")
+    rule = calibrate_rejection(generator, scorer, held_out, options)
+    console.print(f"early rejection threshold {rule.threshold:.3f} (accuracy lost against best-of-{options.n} <= {options.max_loss:g}), "
+                  f"calibrated on {rule.examples} prefixes")  # fmt: skip
+    return rule
+
+
 def _start_math_workers(equivalence: str, votes: bool) -> None:
     """Launch the sympy worker in the background when votes will group answers by maths
     checks: it imports sympy (~2 s) while the file is read, instead of after."""
@@ -176,6 +189,8 @@ def search_command(
     reward: Path | None = typer.Option(None, "--reward", help="Reward spec (TOML) used as the PRM (not needed by majority, adaptive)."),
     n: int = typer.Option(8, "--n", help="Solutions of best_of_n and majority (the most adaptive draws)."),
     confidence: float = typer.Option(0.95, "--confidence", help="adaptive: stop once the leading answer is ahead with this probability."),
+    calibration: Path | None = typer.Option(None, "--calibration", help="early_rejection: held-out problems with gold answers to calibrate the PRM on."),
+    max_loss: float = typer.Option(0.01, "--max-loss", help="early_rejection: accuracy against best-of-n it may lose (the threshold's bound)."),
     width: int = typer.Option(4, "--width", help="Beam width (trees of dvts)."),
     expand: int = typer.Option(4, "--expand", help="Children per node and round."),
     simulations: int = typer.Option(16, "--simulations", help="MCTS simulations."),
@@ -210,12 +225,14 @@ def search_command(
     _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
     if min(n, width, expand, simulations, max_tokens, max_step_tokens) < 1:
         raise UsageError("--n, --width, --expand, --simulations, --max-tokens and --max-step-tokens must be >= 1")
-    if not 0.5 <= confidence < 1:
-        raise UsageError(f"--confidence must be in [0.5, 1), got {confidence}")
+    if not 0.5 <= confidence < 1 or not 0 < max_loss < 1:
+        raise UsageError(f"--confidence must be in [0.5, 1) and --max-loss in (0, 1), got {confidence} and {max_loss}")
+    if (method == "early_rejection") != (calibration is not None):
+        raise UsageError("--method early_rejection calibrates its PRM on held-out problems: give --calibration FILE (and only then)")
     if reward is None and method not in VOTE_METHODS:
         raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority or adaptive)")
     options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
-                            aggregate=aggregate, equivalence=equivalence, confidence=confidence)  # type: ignore[arg-type]  # fmt: skip
+                            aggregate=aggregate, equivalence=equivalence, confidence=confidence, max_loss=max_loss)  # type: ignore[arg-type]  # fmt: skip
     unreadable: list[InputError] = []
     problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
     print_unreadable(unreadable)
@@ -231,10 +248,11 @@ def search_command(
 
         built = build(reward)
         scorer, prm = RewardScorer(built, delimiter=step_delimiter), {"reward": built.name, "spec_hash": spec_hash(built)}
-    config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
-                           temperature=temperature, prm=prm)  # fmt: skip
     try:
-        rows = _in_line_order(search_problems(problems, generator, scorer, options), unreadable_rows(unreadable, method))
+        rejection = None if calibration is None else _calibrated(calibration, prompt, reference, generator, scorer, options)
+        config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
+                               temperature=temperature, prm=prm, rejection=None if rejection is None else rejection.describe())  # fmt: skip
+        rows = _in_line_order(search_problems(problems, generator, scorer, options, rejection), unreadable_rows(unreadable, method))
         summary = write_search(rows, output, config)
     finally:
         generator.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.errors import ArrayError, GenerationError, InputError
-from rewardlab.select.adaptive import adaptive_vote
+from rewardlab.select.adaptive import Calibrator, adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
@@ -33,12 +33,13 @@ from rewardlab.select.search import (
     best_first_search,
     best_of_n_search,
     diverse_tree_search,
+    early_rejection_search,
     rollouts,
 )
 
-__all__ = ["SEARCH_METHODS", "VOTE_METHODS", "SearchOptions", "UnscoredVote", "load_problems", "search_config", "search_problems", "write_search"]
+__all__ = ["SEARCH_METHODS", "VOTE_METHODS", "RejectionRule", "SearchOptions", "UnscoredVote", "calibrate_rejection", "load_problems", "search_config", "search_problems", "write_search"]
 
-SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive")
+SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive", "early_rejection")
 # the methods that read answers only, not a PRM's scores
 VOTE_METHODS = ("majority", "adaptive")
 
@@ -50,8 +51,10 @@ class SearchOptions:
     Attributes:
         method: `beam`, `best_of_n`, `dvts`, `best_first`, `mcts`, `majority` (a vote over
             `n` solutions: self-consistency, the PRM's scores are not used) or `adaptive` (one
-            solution at a time until the vote is confident, at most `n`: `adaptive_vote`).
-        n: solutions of best-of-n and majority (the most the adaptive vote draws).
+            solution at a time until the vote is confident, at most `n`: `adaptive_vote`) or
+            `early_rejection` (best-of-n that drops partial solutions a calibrated PRM finds
+            unlikely to end right: needs a `RejectionRule`, from `calibrate_rejection`).
+        n: solutions of best-of-n, majority and early rejection (the most the adaptive vote draws).
         width: beam width (trees of DVTS).
         expand: children per node and round (beam, DVTS, best-first, MCTS).
         simulations: MCTS simulations.
@@ -60,6 +63,8 @@ class SearchOptions:
         equivalence: which answers are the same in the votes (`answer_classes`).
         confidence: the adaptive vote stops once the leading answer is ahead with this
             probability (Adaptive-Consistency's Beta criterion).
+        max_loss: the accuracy against best-of-n that early rejection may lose (the bound its
+            threshold is chosen for, `rejection_threshold`).
     """
 
     method: str = "beam"
@@ -71,6 +76,7 @@ class SearchOptions:
     aggregate: Aggregate = "min"
     equivalence: Equivalence = "math"
     confidence: float = 0.95
+    max_loss: float = 0.01
 
     def __post_init__(self) -> None:
         if self.method not in SEARCH_METHODS:
@@ -83,6 +89,55 @@ class SearchOptions:
             raise ArrayError("equivalence", f"must be exact, normalized or math, got {self.equivalence!r}")
         if not 0.5 <= self.confidence < 1:
             raise ArrayError("confidence", f"must be in [0.5, 1), got {self.confidence}")
+        if not 0 < self.max_loss < 1:
+            raise ArrayError("max_loss", f"must be in (0, 1), got {self.max_loss}")
+
+
+@dataclass(frozen=True)
+class RejectionRule:
+    """What early rejection needs beyond the options: a calibrated PRM and its threshold.
+
+    Attributes:
+        calibrated: maps (aggregated prefix score, depth) to P(the solution ends right).
+        threshold: prefixes whose calibrated probability is below it are dropped.
+        examples: the prefixes the calibrator was fitted on.
+    """
+
+    calibrated: Calibrator
+    threshold: float
+    examples: int
+
+    def describe(self) -> dict[str, Any]:
+        """What goes into the search's configuration (and its spec hash)."""
+        return {"threshold": self.threshold, "calibration_examples": self.examples}
+
+
+def calibrate_rejection(
+    generator: StepGenerator, scorer: StepScorer, held_out: Sequence[Problem], options: SearchOptions,
+) -> RejectionRule:
+    """Fit the calibrator on the first half of `held_out` and choose the threshold on the second
+    (`fit_calibrator`, `rejection_threshold` with `options.max_loss`; the two halves must be
+    different problems for the bound to hold). A rollout is right when `verify.math.check`
+    finds its answer equivalent to the gold one; an undecided check counts as wrong.
+
+    Raises:
+        InputError: fewer than 2 held-out problems, or one without a gold answer.
+        ArrayError: the rollouts were all right or all wrong (nothing to calibrate on).
+    """
+    missing = next((p for p in held_out if p.reference is None), None)
+    if len(held_out) < 2 or missing is not None:
+        where = f"line {missing.meta.get('line')} has no gold answer" if missing is not None else f"{len(held_out)} problem(s)"
+        raise InputError(f"early rejection is calibrated on held-out problems with gold answers, at least 2: {where}",
+                         source="calibration problems")  # fmt: skip
+    half = len(held_out) // 2
+
+    def judge(problem: Problem, answer: str | None) -> bool:
+        return bool(_correct(problem, answer))
+
+    calibrated = fit_calibrator(generator, scorer, held_out[:half], judge, n=options.n, aggregate=options.aggregate)
+    threshold = rejection_threshold(generator, scorer, held_out[half:], judge, calibrated, n=options.n,
+                                    max_loss=options.max_loss, aggregate=options.aggregate)  # fmt: skip
+    return RejectionRule(calibrated, threshold, calibrated.examples)
 
 
 class UnscoredVote:
@@ -127,8 +182,16 @@ def unreadable_rows(errors: Sequence[InputError], method: str) -> list[dict[str,
     return [{"problem": None, "line": exc.line, "method": method, "answer": None, "error": exc.reason} for exc in errors]
 
 
-def _run(generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions) -> tuple[SearchResult, dict[str, Any]]:
+def _run(
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, o: SearchOptions, rejection: RejectionRule | None,
+) -> tuple[SearchResult, dict[str, Any]]:
     """The method's result and what it adds to the problem's row."""
+    if o.method == "early_rejection":
+        if rejection is None:
+            raise ArrayError("rejection", "early_rejection needs a RejectionRule (calibrate_rejection)")
+        result = early_rejection_search(generator, scorer, problem, o.n, rejection.calibrated, threshold=rejection.threshold,
+                                        aggregate=o.aggregate)  # fmt: skip
+        return result, {}
     if o.method == "adaptive":
         vote = adaptive_vote(generator, scorer, problem, max_n=o.n, confidence=o.confidence, equivalence=o.equivalence)
         solution = next((node for node in vote.solutions if node.answer == vote.answer), None)
@@ -171,12 +234,14 @@ def _correct(problem: Problem, answer: str | None) -> bool | None:
 
 def search_problems(
     problems: Sequence[Problem], generator: StepGenerator, scorer: StepScorer, options: SearchOptions,
+    rejection: RejectionRule | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One row per problem, in order (see the module docstring); generation errors become rows."""
+    """One row per problem, in order (see the module docstring); generation errors become rows.
+    `rejection`: the calibrated rule of `early_rejection` (from `calibrate_rejection`)."""
     for index, problem in enumerate(problems):
         row: dict[str, Any] = {"problem": index, "line": problem.meta.get("line"), "id": problem.id, "method": options.method}
         try:
-            result, extra = _run(generator, scorer, problem, options)
+            result, extra = _run(generator, scorer, problem, options, rejection)
         except GenerationError as exc:
             yield {**row, "answer": None, "error": str(exc)}
             continue
