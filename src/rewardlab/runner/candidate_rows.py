@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from rewardlab.core import json_float
@@ -39,6 +40,9 @@ from rewardlab.errors import InputError
 __all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "file_columns", "parse_candidate_row"]
 
 _UNSET: Any = object()
+
+#: The list fields in the order a row's lists are checked (the first the file has sets the count).
+LIST_FIELDS = ("responses", "answers", "scores", "labels", "tokens")
 
 #: Row columns kept in each candidate row's `meta` (MATH's level/type, a subject, an index).
 META_COLUMNS = ("level", "type", "subject", "idx")
@@ -139,7 +143,8 @@ def file_columns(
         InputError: naming the file when a required column is in no row, or when the file has
             none of the list columns that give the candidates (responses, answers, scores).
     """
-    held = {field: (name, sum(name in row for _, row in rows), len(rows)) for field, name in columns.lists().items()}
+    dicts = list(map(itemgetter(1), rows))
+    held = {field: (name, sum(map(operator.contains, dicts, repeat(name))), len(rows)) for field, name in columns.lists().items()}
     for field in required:
         if field not in held or held[field][1] == 0:
             name = getattr(columns, field)
@@ -225,9 +230,11 @@ def _floats(values: list[Any]) -> list[float] | None:
 
 def _scores_at_once(values: list[Any]) -> list[float] | None:
     if type(values[0]) is list:  # Qwen's pred_score: [[3.5], [3.4], ...]
+        if set(map(type, values)) != {list}:  # unpacking would take any one-item iterable ("5", b"5")
+            return None
         try:
-            values = [v for (v,) in values]  # each item must hold exactly one value
-        except (TypeError, ValueError):
+            values = [v for (v,) in values]  # each list must hold exactly one value
+        except ValueError:
             return None
     return _floats(values) if set(map(type, values)) <= _NUMBERS else None
 
@@ -271,7 +278,7 @@ def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, li
             raise InputError(f"column {name!r} is missing here but present in other rows")
         if field not in cols.has and name in row:
             raise InputError(f"column {name!r} is here but only {k} of {n} rows hold it: put it in every row or turn it off")
-    fields = [f for f in ("responses", "answers", "scores", "labels", "tokens") if f in cols.has]
+    fields = [f for f in LIST_FIELDS if f in cols.has]
     anchor = cols.held[fields[0]][0]  # the responses, else the answers, else the scores set the count
     first = row[anchor]
     if not isinstance(first, list) or not first:
