@@ -219,12 +219,15 @@ _VALUES: dict[str, Callable[[Any, str], Any]] = {
 _NUMBERS = frozenset({int, float})
 
 
-def _floats(values: list[Any]) -> list[float] | None:
-    """Numbers as floats when all are finite or NaN (an int beyond float range, an infinity: None)."""
-    try:
-        floats = list(map(float, values))
+def _floats(values: list[Any], types: set[type]) -> list[float] | None:
+    """Numbers (`types`: the set of their types, within {int, float}) as floats when all are
+    finite or NaN (an int beyond float range, an infinity: None)."""
+    try:  # float() of a float is that float: a list of floats is already its answer
+        floats = list(values) if types == {float} else list(map(float, values))
     except OverflowError:
         return None
+    if math.isfinite(sum(floats)):  # then no item is infinite (or NaN); else look at each
+        return floats
     return None if any(map(math.isinf, floats)) else floats
 
 
@@ -236,7 +239,8 @@ def _scores_at_once(values: list[Any]) -> list[float] | None:
             values = [v for (v,) in values]  # each list must hold exactly one value
         except ValueError:
             return None
-    return _floats(values) if set(map(type, values)) <= _NUMBERS else None
+    types = set(map(type, values))
+    return _floats(values, types) if types <= _NUMBERS else None
 
 
 def _labels_at_once(values: list[Any]) -> list[bool | None] | None:
@@ -247,7 +251,8 @@ def _labels_at_once(values: list[Any]) -> list[bool | None] | None:
 
 
 def _tokens_at_once(values: list[Any]) -> list[float] | None:
-    floats = _floats(values) if set(map(type, values)) <= _NUMBERS else None
+    types = set(map(type, values))
+    floats = _floats(values, types) if types <= _NUMBERS else None
     return None if floats is None or any(map(operator.lt, floats, repeat(0.0))) else floats
 
 
