@@ -93,11 +93,14 @@ def test_the_column_checks_agree_with_the_row_check(file_rows):
     numbered = list(enumerate(file_rows, start=1))
     try:
         present = file_columns(numbered, COLUMNS, SOURCE)
-    except InputError:
-        return  # a file without candidate lists is refused before any row is checked
+    except InputError as exc:  # a file without candidate lists is refused before any row is checked
+        with pytest.raises(InputError) as info:
+            parse_candidate_batch(numbered, COLUMNS, SOURCE)
+        assert str(info.value) == str(exc)
+        return
     want_rows, want_errors = one_by_one(numbered, present)
     errors: list[InputError] = []
-    batch, bad = parse_candidate_batch(numbered, COLUMNS, present, SOURCE, on_error=errors.append)
+    batch, bad = parse_candidate_batch(numbered, COLUMNS, SOURCE, on_error=errors.append)
     assert [(e.line, str(e)) for e in errors] == want_errors and bad == len(want_errors)
     assert batch.lines == [r.line for r in want_rows]
     assert batch.counts.tolist() == [r.count for r in want_rows]
@@ -110,7 +113,7 @@ def test_the_column_checks_agree_with_the_row_check(file_rows):
         assert same(getattr(batch, field), flat), field
     if want_errors:  # strict: the first bad row's error, as the row-by-row reading raises it
         with pytest.raises(InputError) as info:
-            parse_candidate_batch(numbered, COLUMNS, present, SOURCE)
+            parse_candidate_batch(numbered, COLUMNS, SOURCE)
         assert str(info.value) == want_errors[0][1]
 
 
@@ -122,8 +125,7 @@ def test_plain_rows_never_reach_the_row_check(monkeypatch):
     monkeypatch.setattr(candidate_batch, "parse_candidate_row", lambda *a: calls.append(a))
     numbered = [(i, {"question": "q", "gt": "1", "code": ["a", "b"], "pred": ["1", None], "pred_score": [[0.5], [1]],
                      "score": [True, False], "ntok": [3, 4]}) for i in range(1, 4)]  # fmt: skip
-    present = file_columns(numbered, COLUMNS, SOURCE)
-    batch, bad = parse_candidate_batch(numbered, COLUMNS, present, SOURCE)
+    batch, bad = parse_candidate_batch(numbered, COLUMNS, SOURCE)
     assert calls == [] and bad == 0 and batch.lines == [1, 2, 3]
     assert batch.scores is not None and batch.scores.tolist() == [0.5, 1.0] * 3
     assert batch.labels is not None and batch.labels.tolist() == [1.0, 0.0] * 3
@@ -133,8 +135,7 @@ def test_an_unusual_good_row_is_kept_in_its_place():
     """A null score declines the column check; the row check keeps the row, between the others."""
     numbered = [(1, {"code": ["a", "b"], "pred_score": [[0.1], [0.2]]}), (2, {"code": ["c"], "pred_score": [None]}),
                 (3, {"code": ["d", "e", "f"], "pred_score": [[0.3], [0.4], [0.5]]})]  # fmt: skip
-    present = file_columns(numbered, COLUMNS, SOURCE)
-    batch, bad = parse_candidate_batch(numbered, COLUMNS, present, SOURCE)
+    batch, bad = parse_candidate_batch(numbered, COLUMNS, SOURCE)
     assert bad == 0 and batch.lines == [1, 2, 3] and batch.counts.tolist() == [2, 1, 3]
     assert batch.responses is not None and batch.responses.tolist() == ["a", "b", "c", "d", "e", "f"]
     assert batch.scores is not None and np.array_equal(batch.scores, [0.1, 0.2, math.nan, 0.3, 0.4, 0.5], equal_nan=True)
@@ -142,6 +143,5 @@ def test_an_unusual_good_row_is_kept_in_its_place():
 
 def test_a_one_character_string_is_not_a_one_element_score_list():
     numbered = [(1, {"code": ["a", "b"], "pred_score": [[0.1], "5"]})]
-    present = file_columns(numbered, COLUMNS, SOURCE)
     with pytest.raises(InputError, match=r"cands\.jsonl:1: column 'pred_score' holds '5'; expected a number"):
-        parse_candidate_batch(numbered, COLUMNS, present, SOURCE)
+        parse_candidate_batch(numbered, COLUMNS, SOURCE)

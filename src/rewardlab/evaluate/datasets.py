@@ -170,8 +170,7 @@ def read_candidate_batch(path: str | Path, columns: CandidateColumns | None = No
     source = str(path)
     note, unread = collecting(on_error)
     raw = read_rows(path, on_error=note)
-    present = file_columns(raw, cols, source)
-    batch, bad = parse_candidate_batch(raw, cols, present, source, on_error=on_error)
+    batch, bad = parse_candidate_batch(raw, cols, source, on_error=on_error)
     if not batch.lines:
         raise _none_read(bad + len(unread), source)
     return batch

@@ -36,6 +36,7 @@ from rewardlab.runner.candidate_rows import (
     CandidateColumns,
     CandidateRow,
     FileColumns,
+    columns_held,
     parse_candidate_row,
 )
 from rewardlab.runner.io import parse_each
@@ -83,26 +84,30 @@ class CandidateBatch:
 
 
 def parse_candidate_batch(
-    rows: Sequence[tuple[int, dict[str, Any]]], columns: CandidateColumns, present: FileColumns, source: str,
+    rows: Sequence[tuple[int, dict[str, Any]]], columns: CandidateColumns, source: str,
     *, on_error: Callable[[InputError], None] | None = None,
 ) -> tuple[CandidateBatch, int]:
-    """`parse_candidate_row` of every `(line, row)`, as columns; returns them and how many rows
-    were left out.
+    """`parse_candidate_row` of every `(line, row)` against the file's list columns
+    (`candidate_rows.file_columns`), as columns; returns them and how many rows were left out.
 
     Args:
         rows: the file's rows, as `runner.io.read_objects` gives them.
         columns: the file's column names.
-        present: its list columns (`candidate_rows.file_columns`).
         source: the file, named in errors.
         on_error: called with the `InputError` of each bad row, in file order; that row is
             left out. Without it the first bad row's error is raised.
 
     Raises:
-        InputError: without `on_error`, the first bad row's, naming the file, line and column.
+        InputError: as `file_columns` for the file; without `on_error`, the first bad row's,
+            naming the file, line and column.
     """
-    fields = [f for f in LIST_FIELDS if f in present.has]
     dicts = list(map(itemgetter(1), rows))
-    lists = {f: list(map(dict.get, dicts, repeat(present.held[f][0]), repeat(_ABSENT))) for f in fields}
+    by_name = _values(dicts, list(dict.fromkeys(columns.lists().values())))
+    held = {name: len(values) - sum(map(operator.is_, values, repeat(_ABSENT))) for name, values in by_name.items()}
+    present = columns_held(held, len(rows), columns, source)
+    fields = [f for f in LIST_FIELDS if f in present.has]
+    lists = {f: by_name[present.held[f][0]] for f in fields}
+    del by_name
     counts, shaped = _shapes(dicts, lists, fields, present)
     plain, flat = shaped.copy(), {}  # flat: per field, the items of the rows of plain shape
     for field in fields:
@@ -124,6 +129,20 @@ def parse_candidate_batch(
         **{f: _merged(f, flat[f][taken], plain[kept], counts[kept], rescued_rows) for f in fields},
     )  # fmt: skip
     return batch, bad
+
+
+def _values(dicts: list[dict[str, Any]], names: list[str]) -> dict[str, list[Any]]:
+    """Each named column's values over the rows (`_ABSENT` where a row lacks it). All of a row's
+    at once while its dict is at hand, when every row has them all (a pass over a large file's
+    rows is most of the cost of a pass: they are spread over memory); else column by column."""
+    if len(names) > 1 and dicts:
+        try:
+            at_once = list(map(itemgetter(*names), dicts))
+        except KeyError:
+            pass
+        else:
+            return dict(zip(names, map(list, zip(*at_once, strict=True)), strict=True))
+    return {name: list(map(dict.get, dicts, repeat(name), repeat(_ABSENT))) for name in names}
 
 
 def _column(dicts: list[dict[str, Any]], name: str | None) -> list[Any]:

@@ -37,7 +37,7 @@ from typing import Any
 from rewardlab.core import json_float
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "file_columns", "parse_candidate_row"]
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row"]
 
 _UNSET: Any = object()
 
@@ -144,7 +144,20 @@ def file_columns(
             none of the list columns that give the candidates (responses, answers, scores).
     """
     dicts = list(map(itemgetter(1), rows))
-    held = {field: (name, sum(map(operator.contains, dicts, repeat(name))), len(rows)) for field, name in columns.lists().items()}
+    counts = {name: sum(map(operator.contains, dicts, repeat(name))) for name in columns.lists().values()}
+    return columns_held(counts, len(rows), columns, source, required=required)
+
+
+def columns_held(
+    counts: Mapping[str, int], rows: int, columns: CandidateColumns, source: str, *, required: Sequence[str] = ()
+) -> FileColumns:
+    """`file_columns` from how many of the file's `rows` rows hold each named list column
+    (`counts`, by column name), for a reader that has counted them already.
+
+    Raises:
+        InputError: as `file_columns`.
+    """
+    held = {field: (name, counts[name], rows) for field, name in columns.lists().items()}
     for field in required:
         if field not in held or held[field][1] == 0:
             name = getattr(columns, field)
