@@ -115,6 +115,7 @@ def parse_candidate_batch(
         plain &= ~declined
     del lists
     taken = np.repeat(plain[shaped], counts[shaped])  # which items of `flat` are kept as they are
+    all_taken = bool(taken.all())  # the usual file: no copy of the columns
     unusual = [(rows[i][0], (i, rows[i][1])) for i in np.flatnonzero(~plain).tolist()]
     rescued, bad = parse_each(unusual, lambda line, item: (item[0], parse_candidate_row(line, item[1], columns, present, source)), on_error)
     at = np.array([i for i, _ in rescued], dtype=np.intp)
@@ -126,7 +127,7 @@ def parse_candidate_batch(
     batch = CandidateBatch(
         lines=list(map(itemgetter(0), compress(rows, kept))), counts=counts[kept],
         prompts=_prompts(kept_dicts, columns.prompt), references=_column(kept_dicts, columns.reference),
-        **{f: _merged(f, flat[f][taken], plain[kept], counts[kept], rescued_rows) for f in fields},
+        **{f: _merged(f, flat[f] if all_taken else flat[f][taken], plain[kept], counts[kept], rescued_rows) for f in fields},
     )  # fmt: skip
     return batch, bad
 
