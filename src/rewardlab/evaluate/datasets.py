@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, json_float
 from rewardlab.errors import InputError
+from rewardlab.runner.candidate_batch import CandidateBatch, parse_candidate_batch
 from rewardlab.runner.candidate_rows import (
     CandidateColumns,
     CandidateRow,
@@ -31,6 +32,7 @@ __all__ = [
     "PairSet",
     "collecting",
     "parse_rows",
+    "read_candidate_batch",
     "read_candidate_rows",
     "read_candidates",
     "read_pairs",
@@ -76,8 +78,12 @@ def parse_rows(
 
     out, bad = parse_each(rows, parse, on_error)
     if not out:
-        raise InputError(f"no row could be read ({bad + unread} rows could not be read)", source=source)
+        raise _none_read(bad + unread, source)
     return out
+
+
+def _none_read(bad: int, source: str) -> InputError:
+    return InputError(f"no row could be read ({bad} rows could not be read)", source=source)
 
 
 def read_parsed(path: str | Path, parse: Callable[[int, dict[str, Any]], T], *, on_error: OnError | None = None) -> list[T]:
@@ -151,6 +157,23 @@ def read_candidate_rows(
     present = file_columns(raw, cols, source, required=required)
     return parse_rows(raw, lambda line, row: parse_candidate_row(line, row, cols, present, source), source,
                       on_error=on_error, unread=len(unread))  # fmt: skip
+
+
+def read_candidate_batch(path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None) -> CandidateBatch:
+    """`read_candidate_rows` as columns (`runner.candidate_batch`): the same rows kept, the same
+    errors, checked a column at a time; what `select.load_candidates` pads into arrays.
+
+    Raises:
+        InputError: as `read_candidate_rows`.
+    """
+    cols = columns or CandidateColumns()
+    source = str(path)
+    note, unread = collecting(on_error)
+    raw = read_rows(path, on_error=note)
+    batch, bad = parse_candidate_batch(raw, cols, source, on_error=on_error)
+    if not batch.lines:
+        raise _none_read(bad + len(unread), source)
+    return batch
 
 
 def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None) -> CandidateSet:

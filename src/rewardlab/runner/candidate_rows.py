@@ -31,14 +31,18 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from rewardlab.core import json_float
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "file_columns", "parse_candidate_row"]
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row"]
 
 _UNSET: Any = object()
+
+#: The list fields in the order a row's lists are checked (the first the file has sets the count).
+LIST_FIELDS = ("responses", "answers", "scores", "labels", "tokens")
 
 #: Row columns kept in each candidate row's `meta` (MATH's level/type, a subject, an index).
 META_COLUMNS = ("level", "type", "subject", "idx")
@@ -139,7 +143,21 @@ def file_columns(
         InputError: naming the file when a required column is in no row, or when the file has
             none of the list columns that give the candidates (responses, answers, scores).
     """
-    held = {field: (name, sum(name in row for _, row in rows), len(rows)) for field, name in columns.lists().items()}
+    dicts = list(map(itemgetter(1), rows))
+    counts = {name: sum(map(operator.contains, dicts, repeat(name))) for name in columns.lists().values()}
+    return columns_held(counts, len(rows), columns, source, required=required)
+
+
+def columns_held(
+    counts: Mapping[str, int], rows: int, columns: CandidateColumns, source: str, *, required: Sequence[str] = ()
+) -> FileColumns:
+    """`file_columns` from how many of the file's `rows` rows hold each named list column
+    (`counts`, by column name), for a reader that has counted them already.
+
+    Raises:
+        InputError: as `file_columns`.
+    """
+    held = {field: (name, counts[name], rows) for field, name in columns.lists().items()}
     for field in required:
         if field not in held or held[field][1] == 0:
             name = getattr(columns, field)
@@ -214,22 +232,28 @@ _VALUES: dict[str, Callable[[Any, str], Any]] = {
 _NUMBERS = frozenset({int, float})
 
 
-def _floats(values: list[Any]) -> list[float] | None:
-    """Numbers as floats when all are finite or NaN (an int beyond float range, an infinity: None)."""
-    try:
-        floats = list(map(float, values))
+def _floats(values: list[Any], types: set[type]) -> list[float] | None:
+    """Numbers (`types`: the set of their types, within {int, float}) as floats when all are
+    finite or NaN (an int beyond float range, an infinity: None)."""
+    try:  # float() of a float is that float: a list of floats is already its answer
+        floats = list(values) if types == {float} else list(map(float, values))
     except OverflowError:
         return None
+    if math.isfinite(sum(floats)):  # then no item is infinite (or NaN); else look at each
+        return floats
     return None if any(map(math.isinf, floats)) else floats
 
 
 def _scores_at_once(values: list[Any]) -> list[float] | None:
     if type(values[0]) is list:  # Qwen's pred_score: [[3.5], [3.4], ...]
-        try:
-            values = [v for (v,) in values]  # each item must hold exactly one value
-        except (TypeError, ValueError):
+        if set(map(type, values)) != {list}:  # unpacking would take any one-item iterable ("5", b"5")
             return None
-    return _floats(values) if set(map(type, values)) <= _NUMBERS else None
+        try:
+            values = [v for (v,) in values]  # each list must hold exactly one value
+        except ValueError:
+            return None
+    types = set(map(type, values))
+    return _floats(values, types) if types <= _NUMBERS else None
 
 
 def _labels_at_once(values: list[Any]) -> list[bool | None] | None:
@@ -240,7 +264,8 @@ def _labels_at_once(values: list[Any]) -> list[bool | None] | None:
 
 
 def _tokens_at_once(values: list[Any]) -> list[float] | None:
-    floats = _floats(values) if set(map(type, values)) <= _NUMBERS else None
+    types = set(map(type, values))
+    floats = _floats(values, types) if types <= _NUMBERS else None
     return None if floats is None or any(map(operator.lt, floats, repeat(0.0))) else floats
 
 
@@ -271,7 +296,7 @@ def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, li
             raise InputError(f"column {name!r} is missing here but present in other rows")
         if field not in cols.has and name in row:
             raise InputError(f"column {name!r} is here but only {k} of {n} rows hold it: put it in every row or turn it off")
-    fields = [f for f in ("responses", "answers", "scores", "labels", "tokens") if f in cols.has]
+    fields = [f for f in LIST_FIELDS if f in cols.has]
     anchor = cols.held[fields[0]][0]  # the responses, else the answers, else the scores set the count
     first = row[anchor]
     if not isinstance(first, list) or not first:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
-from rewardlab.runner.candidate_rows import CandidateColumns, CandidateRow
+from rewardlab.runner.candidate_batch import CandidateBatch
+from rewardlab.runner.candidate_rows import CandidateColumns
 
 __all__ = ["CandidateColumns", "Candidates", "load_candidates"]
 
@@ -92,14 +92,13 @@ class Candidates:
         return replace(self, scores=np.where(self.mask, s, np.nan))
 
 
-def _padded(rows: list[CandidateRow], field: str, mask: NDArray[np.bool_], fill: Any, dtype: Any) -> NDArray[Any] | None:
-    """One list field of every row as a `(problems, width)` array, `fill` where `mask` is False
-    (padding). The rows' lists are chained and written through the mask in one assignment
-    (row-major, as they are chained) instead of row by row; for floats, None becomes NaN."""
-    if getattr(rows[0], field) is None:
+def _padded(flat: NDArray[Any] | None, mask: NDArray[np.bool_], fill: Any) -> NDArray[Any] | None:
+    """A flat column (every row's items chained) as a `(problems, width)` array, `fill` where
+    `mask` is False (padding): one masked assignment, row-major as the rows were chained."""
+    if flat is None:
         return None
-    out = np.full(mask.shape, fill, dtype=dtype)
-    out[mask] = np.array(list(chain.from_iterable(getattr(row, field) for row in rows)), dtype=dtype)
+    out = np.full(mask.shape, fill, dtype=flat.dtype)
+    out[mask] = flat
     return out
 
 
@@ -108,8 +107,9 @@ def load_candidates(
 ) -> Candidates:
     """Read a candidate file (JSONL, Parquet or a saved `datasets` directory) into arrays.
 
-    The rows are read and checked by `evaluate.datasets.read_candidate_rows`, the reader that
-    `rewardlab eval` uses too (the rules are in `runner.candidate_rows`); this pads them.
+    The rows are read and checked by `evaluate.datasets.read_candidate_batch`: the rules of
+    `runner.candidate_rows`, the reader of `rewardlab eval`'s, checked a column at a time; this
+    pads them.
 
     Args:
         path: the file.
@@ -122,28 +122,31 @@ def load_candidates(
         InputError: naming the file, line and column of a row whose lists disagree in length,
             hold non-numbers or infinities where numbers belong, or lack a column most rows have.
     """
-    from rewardlab.evaluate.datasets import read_candidate_rows
+    from rewardlab.evaluate.datasets import read_candidate_batch
+    from rewardlab.runner.io import gc_paused
 
-    rows = read_candidate_rows(path, columns, on_error=on_error)
-    return _assemble(rows, str(path))
+    # One pause for the whole load: the parsed rows are freed before the collector runs again,
+    # so it never walks them (`gc_paused`); what is kept is arrays and strings.
+    with gc_paused():
+        return _assemble(read_candidate_batch(path, columns, on_error=on_error), str(path))
 
 
-def _assemble(rows: list[CandidateRow], source: str) -> Candidates:
-    counts = np.fromiter((row.count for row in rows), dtype=np.int64, count=len(rows))
+def _assemble(batch: CandidateBatch, source: str) -> Candidates:
+    counts = batch.counts
     mask = np.arange(int(counts.max()))[None, :] < counts[:, None]
-    responses = _padded(rows, "responses", mask, None, object)
-    tokens = _padded(rows, "tokens", mask, np.nan, np.float64)
+    responses = _padded(batch.responses, mask, None)
+    tokens = _padded(batch.tokens, mask, np.nan)
     unit = "tokens" if tokens is not None else "words" if responses is not None else "none"
     return Candidates(
-        answers=_padded(rows, "answers", mask, None, object),
+        answers=_padded(batch.answers, mask, None),
         mask=mask,
-        scores=_padded(rows, "scores", mask, np.nan, np.float64),
-        correct=_padded(rows, "labels", mask, np.nan, np.float64),  # float 0/1, NaN where unknown or padding
+        scores=_padded(batch.scores, mask, np.nan),
+        correct=_padded(batch.labels, mask, np.nan),  # float 0/1, NaN where unknown or padding
         file_tokens=tokens,
         token_unit=unit,
-        references=[row.reference for row in rows],
+        references=batch.references,
         source=source,
         responses=responses,
-        prompts=[row.prompt for row in rows],
-        lines=[row.line for row in rows],
+        prompts=batch.prompts,
+        lines=batch.lines,
     )
