@@ -173,7 +173,15 @@ def pick_command(
     write_picks(candidates, selection, method, output, unreadable=unreadable, equivalence=equivalence, weights=weights, scores=source)
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
     if candidates.correct is not None:
-        line += f": accuracy {selection.accuracy(candidates.correct):.4f}"
+        import numpy as np
+
+        credit = selection.credit(candidates.correct)  # NaN where the pick's label is unknown
+        judged = ~np.isnan(credit)
+        if judged.any():
+            line += f": accuracy {float(credit[judged].mean()):.4f} on {int(judged.sum())} judged"
+        if not judged.all():
+            unknown = int((~judged).sum())
+            line += f" ({unknown} pick{'s' if unknown > 1 else ''} without a label, not judged)"
     console.print(line)
     console.print(f"wrote {candidates.n_problems + len(unreadable)} rows to {output}"
                   + (f" ({len(unreadable)} error rows)" if unreadable else ""))  # fmt: skip
