@@ -188,15 +188,15 @@ def test_no_sympy_worker_is_launched_when_nothing_votes_by_maths(tmp_path, fresh
     assert fresh_default_pool == [0] and worker.default_pool().launched == 0
 
 
-def test_pick_judges_only_the_picks_whose_label_is_known(tmp_path, capsys):
-    # problem 1's majority class holds a candidate without a label: its credit is unknown, and
-    # the accuracy is over the other problem, not NaN
+def test_pick_counts_a_pick_without_a_label_as_not_right_and_says_so(tmp_path, capsys):
+    # problem 1's majority class holds a candidate without a label: its credit is unknown (null
+    # in its row); the accuracy counts it as not right, as the curves and `rewardlab eval` do
     path = tmp_path / "c.jsonl"
     rows = [{"pred": ["1", "2", "1"], "pred_score": [0.9, 0.1, 0.5], "score": [True, False, None]},
             {"pred": ["5", "6", "5"], "pred_score": [0.3, 0.8, 0.2], "score": [True, False, True]}]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["select", "pick", str(path), "-m", "majority", "--equivalence", "exact", "-o", str(tmp_path / "o.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "accuracy 1.0000 on 1 judged (1 pick without a label, not judged)" in out
+    assert "accuracy 0.5000 (1 pick without a label counted as not right: a lower bound)" in out
     picked = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert [p["credit"] for p in picked] == [None, 1.0]

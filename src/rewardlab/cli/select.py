@@ -176,12 +176,11 @@ def pick_command(
         import numpy as np
 
         credit = selection.credit(candidates.correct)  # NaN where the pick's label is unknown
-        judged = ~np.isnan(credit)
-        if judged.any():
-            line += f": accuracy {float(credit[judged].mean()):.4f} on {int(judged.sum())} judged"
-        if not judged.all():
-            unknown = int((~judged).sum())
-            line += f" ({unknown} pick{'s' if unknown > 1 else ''} without a label, not judged)"
+        unknown = int(np.isnan(credit).sum())
+        # as in the curves and `rewardlab eval`: a candidate without a label is not right
+        line += f": accuracy {float(np.nan_to_num(credit).mean()):.4f}"
+        if unknown:
+            line += f" ({unknown} pick{'s' if unknown > 1 else ''} without a label counted as not right: a lower bound)"
     console.print(line)
     console.print(f"wrote {candidates.n_problems + len(unreadable)} rows to {output}"
                   + (f" ({len(unreadable)} error rows)" if unreadable else ""))  # fmt: skip
