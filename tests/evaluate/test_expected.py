@@ -81,13 +81,14 @@ def test_draws_with_no_usable_candidate_abstain_and_count_as_wrong():
     assert expected_best_of_n(s, y, np.ones((1, 3), bool), 2)[0] == 2 / 3
 
 
-def test_oracle_is_the_humaneval_papers_own_estimator():
-    # Chen et al. 2021, Figure 3: the numerically stable estimator as printed in the paper
-    def pass_at_k_paper(n, c, k):
-        if n - c < k:
-            return 1.0
-        return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
+def pass_at_k_paper(n, c, k):
+    """Chen et al. 2021, Figure 3: the numerically stable estimator as printed in the paper."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
 
+
+def test_oracle_is_the_humaneval_papers_own_estimator():
     rng = np.random.default_rng(7)
     correct = (rng.random((50, 20)) < 0.15).astype(float)
     for k in (1, 5, 10, 20):
@@ -98,11 +99,6 @@ def test_oracle_is_the_humaneval_papers_own_estimator():
 def test_ragged_rows_are_the_humaneval_estimator_at_each_problems_own_n():
     # Chen et al. 2021's estimator takes each problem's own sample count n: a problem with 7
     # samples padded to 20 slots is pass@k with n = 7, not n = 20
-    def pass_at_k_paper(n, c, k):
-        if n - c < k:
-            return 1.0
-        return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
-
     rng = np.random.default_rng(8)
     sizes = rng.integers(5, 21, size=60)
     mask = np.arange(20)[None, :] < sizes[:, None]
