@@ -247,10 +247,6 @@ def _pad(flat: I64, lengths: I64 | None, shape: tuple[int, int]) -> I64:
     return out
 
 
-class _NeedsSympy(Exception):
-    """A row's merge reached a pair only sympy can decide, in the pass that does not wait for it."""
-
-
 def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options: object | None) -> I64:
     """Merge exact-string classes whose answers `verify.math.check` finds equivalent; `keys`
     index the exact answers in `distinct`.
@@ -276,7 +272,9 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
     fast = replace(opts, allow_symbolic=False)
     verdicts: dict[tuple[int, int], bool] = {}
 
-    def equivalent(rep: int, key: int, *, with_sympy: bool) -> bool:
+    def equivalent(rep: int, key: int, *, with_sympy: bool) -> bool | None:
+        """The pair's verdict; None when it needs sympy, `with_sympy` is False and no worker
+        is ready yet (one is then launched in the background)."""
         found = verdicts.get((rep, key))
         if found is None:
             reference, candidate = str(distinct[rep]), str(distinct[key])
@@ -284,7 +282,7 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
             if verdict.needs_symbolic and opts.allow_symbolic:
                 if not with_sympy and not default_pool().has_ready_worker():
                     warm_up(wait=False)
-                    raise _NeedsSympy
+                    return None
                 verdict = check(reference, candidate, opts)
             found = verdicts[rep, key] = verdict.equivalent
         return found
@@ -292,30 +290,42 @@ def _merge_math(classes: I64, keys: I64, distinct: Sequence[str | None], options
     out = classes.copy()
     later: list[int] = []
     for row in np.flatnonzero(classes.max(axis=1, initial=-1) >= 1).tolist():  # problems with >1 string
-        try:
-            out[row] = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=False))
-        except _NeedsSympy:
+        merged = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=False))
+        if merged is None:
             later.append(row)
+        else:
+            out[row] = merged
     for row in later:
-        out[row] = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=True))
+        merged = _merge_row(classes[row], keys[row], lambda rep, key: equivalent(rep, key, with_sympy=True))
+        assert merged is not None  # with sympy every pair is decided
+        out[row] = merged
     return out
 
 
-def _merge_row(ids: I64, keys: I64, equivalent: Callable[[int, int], bool]) -> I64:
+def _merge_row(ids: I64, keys: I64, equivalent: Callable[[int, int], bool | None]) -> I64 | None:
     """One problem's class ids after merging: each exact class, in order of first appearance,
-    joins the first merged class whose first-seen answer (the reference) it is equivalent to."""
+    joins the first merged class whose first-seen answer (the reference) it is equivalent to.
+    None as soon as `equivalent` cannot decide a pair yet."""
     firsts = [int(np.argmax(ids == k)) for k in range(int(ids.max()) + 1)]
     reps: list[int] = []  # key of the first-seen answer of each merged class
     mapping: list[int] = []
     for col in firsts:
         key = int(keys[col])
-        target = next((j for j, rep in enumerate(reps) if equivalent(rep, key)), None)
+        target = None
+        for j, rep in enumerate(reps):
+            same = equivalent(rep, key)
+            if same is None:
+                return None
+            if same:
+                target = j
+                break
         if target is None:
             reps.append(key)
             target = len(reps) - 1
         mapping.append(target)
     lookup = np.array(mapping, dtype=np.int64)
-    return np.where(ids >= 0, lookup[np.maximum(ids, 0)], -1)
+    merged: I64 = np.where(ids >= 0, lookup[np.maximum(ids, 0)], -1)
+    return merged
 
 
 def answer_classes(
