@@ -77,6 +77,30 @@ def _in_line_order(rows: Iterator[dict[str, Any]], extra: list[dict[str, Any]]) 
     yield from pending
 
 
+def _prm(reward: Path | None, delimiter: str) -> tuple[Any, dict[str, Any] | None]:
+    """The search's step scorer (the reward spec as a PRM; without one, a vote's unscored
+    steps) and what identifies it in the configuration."""
+    from rewardlab.select.batch import UnscoredVote
+
+    if reward is None:
+        return UnscoredVote(), None
+    from rewardlab.compose import build
+    from rewardlab.core import spec_hash
+    from rewardlab.select.generate import RewardScorer
+
+    built = build(reward)
+    return RewardScorer(built, delimiter=delimiter), {"reward": built.name, "spec_hash": spec_hash(built)}
+
+
+def _searched_line(summary: dict[str, Any], unreadable: int, method: str) -> str:
+    line = f"searched {summary['problems'] - unreadable} problems with {method}: {summary['errors'] - unreadable} generation errors"
+    if summary["accuracy"] is not None:
+        line += f", accuracy {summary['accuracy']:.4f} on {summary['judged']} judged"
+    if summary["tokens_per_problem"] is not None:
+        line += f", {summary['tokens_per_problem']:.0f} tokens per problem"
+    return line
+
+
 def _calibrated(path: Path, prompt: str, reference: str, generator: Any, scorer: Any, options: Any) -> Any:
     """Early rejection's calibrated PRM and threshold, from the held-out problems at `path`."""
     from rewardlab.cli._render import console
@@ -218,7 +242,6 @@ def search_command(
         SEARCH_METHODS,
         VOTE_METHODS,
         SearchOptions,
-        UnscoredVote,
         load_problems,
         search_config,
         search_problems,
@@ -246,15 +269,7 @@ def search_command(
     step_delimiter = delimiter.encode().decode("unicode_escape")
     generator = OpenAIStepGenerator(base_url, model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
                                     temperature=temperature, timeout=timeout, retries=retries)  # fmt: skip
-    scorer: Any = UnscoredVote()
-    prm: dict[str, Any] | None = None
-    if reward is not None:
-        from rewardlab.compose import build
-        from rewardlab.core import spec_hash
-        from rewardlab.select.generate import RewardScorer
-
-        built = build(reward)
-        scorer, prm = RewardScorer(built, delimiter=step_delimiter), {"reward": built.name, "spec_hash": spec_hash(built)}
+    scorer, prm = _prm(reward, step_delimiter)
     try:
         rejection = None if calibration is None else _calibrated(calibration, prompt, reference, generator, scorer, options)
         config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
@@ -263,12 +278,7 @@ def search_command(
         summary = write_search(rows, output, config)
     finally:
         generator.close()
-    line = f"searched {summary['problems'] - len(unreadable)} problems with {method}: {summary['errors'] - len(unreadable)} generation errors"
-    if summary["accuracy"] is not None:
-        line += f", accuracy {summary['accuracy']:.4f} on {summary['judged']} judged"
-    if summary["tokens_per_problem"] is not None:
-        line += f", {summary['tokens_per_problem']:.0f} tokens per problem"
-    console.print(line)
+    console.print(_searched_line(summary, len(unreadable), method))
     if getattr(scorer, "errors", 0):
         console.print(f"the PRM gave {scorer.errors} error results {scorer.error_kinds}: those steps scored -inf, never preferred")
     console.print(f"wrote {summary['problems']} rows to {output}")
