@@ -14,8 +14,9 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	@# system-deps (apt, npm) and pip need nothing of each other (every Python package comes as a
-	@# wheel but rewardlab's own pure-Python one), so system-deps runs meanwhile; its output is
-	@# printed once pip is done, and a failure of either fails the install.
+	@# wheel; rewardlab's own compiles its kernel if gcc is already there, and the $(KERNEL) rule
+	@# builds it otherwise), so system-deps runs meanwhile; its output is printed once pip is
+	@# done, and a failure of either fails the install.
 	@# verl pins transformers<5.11, which conflicts with the rest; its reward API needs none of
 	@# that, so the verl adapter test runs against verl installed without its dependencies.
 	@# OpenRLHF pins deepspeed, flash-attn and vllm (CUDA builds); its reward client
@@ -63,18 +64,25 @@ system-deps:
 	  else echo "WARNING: TypeScript for code.tests missing (npm install --prefix $(TYPESCRIPT_HOME) typescript@5.6.3 @types/node@20.19.43)"; fi; \
 	fi
 
-demo: $(STAMP)
+# The selection kernel (C, loaded with ctypes) is compiled by the editable install through
+# hatch_build.py; this rebuilds it when its source changed since, or when the install ran before
+# system-deps had installed gcc.
+KERNEL := src/rewardlab/select/lib_kernel.so.1
+$(KERNEL): src/rewardlab/select/_kernel.c hatch_build.py | $(STAMP)
+	$(BIN)/python hatch_build.py
+
+demo: $(STAMP) $(KERNEL)
 	$(BIN)/rewardlab demo
 
-test: $(STAMP)
+test: $(STAMP) $(KERNEL)
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) $(KERNEL)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache $(KERNEL)

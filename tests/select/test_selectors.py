@@ -21,6 +21,8 @@ from rewardlab.select import (
     weighted_vote,
 )
 
+pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
+
 
 @pytest.mark.parametrize(
     ("scores", "chosen", "weight"),

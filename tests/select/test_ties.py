@@ -10,6 +10,8 @@ import pytest
 from rewardlab.select import _ties, best_of_n
 from rewardlab.select.selectors import Selection, _row_max
 
+pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
+
 
 @pytest.mark.parametrize("n", [1, 2, 10, 51, 52, 53, 110])  # a word holds 52 columns; wider rows count directly
 def test_count_and_first_flagged_match_sum_and_argmax(n):

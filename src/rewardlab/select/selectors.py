@@ -22,6 +22,9 @@ Methods:
 - hybrid: restrict to the `top_k` most voted classes, then best-of-n inside them.
 - confidence-filtered vote: vote among the candidates whose confidence is in the top `keep`
   share of their problem (or above `min_score`).
+
+Best-of-n, its tie credit and the votes run in the compiled kernel (`_kernel`) when it is built;
+the numpy code here is what runs otherwise, and the reference the kernel is tested against.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import ArrayError
-from rewardlab.select import _ties
+from rewardlab.select import _kernel, _ties
 
 __all__ = [
     "Selection",
@@ -51,6 +54,7 @@ F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 Bool = NDArray[np.bool_]
 Ties = Literal["expected", "first"]
+_A = TypeVar("_A", bound=NDArray[Any])
 
 
 class Selection:
@@ -147,6 +151,8 @@ class _TieSets:
         few ties (real reward scores) a gather plus the tied rows is cheapest; with many, one
         pass over every label.
         """
+        if _kernel.LIBRARY is not None:
+            return _kernel.tie_credit(np.ascontiguousarray(y), self.flags, self.count, chosen)
         rows = np.flatnonzero(self.count > 1)
         if rows.size <= len(chosen) // 20:
             credit = _picked(y, chosen)
@@ -204,6 +210,13 @@ def _classes(classes: Any, mask: Any) -> tuple[I64, Bool | None]:
     if mask is None and int(c.min()) >= 0:
         return c, None
     return c, _mask(mask, c.shape) & (c >= 0)
+
+
+def _contiguous(a: _A | None) -> _A | None:
+    """`a` in C order (the kernel reads rows of contiguous memory); None passes through."""
+    if a is None:
+        return None
+    return cast(_A, np.ascontiguousarray(a))
 
 
 def _full(valid: Bool | None, shape: tuple[int, ...]) -> Bool:
@@ -293,9 +306,23 @@ def _best_of_n_block(scratch: _Scratch, s: F64, ok: Bool | None, row_max: F64, t
 
 
 def _best_of_n(s: F64, ok: Bool | None) -> tuple[Selection, F64]:
-    """The selection and each row's maximum over its usable scores."""
-    problems, n = s.shape
+    """The selection and each row's maximum over its usable scores (mask set, not NaN)."""
     s = np.ascontiguousarray(s)
+    if _kernel.LIBRARY is not None:
+        row_max, count, chosen, tied = _kernel.best_of_n(s, _contiguous(ok))
+        return Selection(chosen, tied=_TieSets(count, tied)), row_max
+    selection, row_max = _best_of_n_blocked(s, ok)
+    # np.maximum propagates NaN: a NaN among a row's usable scores makes its maximum NaN, so the
+    # row maxima tell whether NaN scores must be masked out (the pass is redone only then).
+    if np.isnan(row_max).any():
+        ok = ~np.isnan(s) if ok is None else ok & ~np.isnan(s)
+        selection, row_max = _best_of_n_blocked(s, ok)
+    return selection, row_max
+
+
+def _best_of_n_blocked(s: F64, ok: Bool | None) -> tuple[Selection, F64]:
+    """`_best_of_n` in numpy, by blocks of rows; NaN scores must be masked out by `ok`."""
+    problems, n = s.shape
     row_max, count = np.empty(problems), np.empty(problems)
     chosen = np.empty(problems, dtype=np.int64)
     tied = np.empty((problems, n), dtype=bool)
@@ -319,11 +346,6 @@ def best_of_n(scores: Any, mask: Any = None) -> Selection:
         return Selection(np.full(len(s), -1, dtype=np.int64), np.zeros(s.shape))
     ok = None if mask is None else _mask(mask, s.shape)
     selection, row_max = _best_of_n(s, ok)
-    # np.maximum propagates NaN: a NaN among a row's usable scores makes its maximum NaN, so the
-    # row maxima tell whether NaN scores must be masked out (the pass is redone only then).
-    if np.isnan(row_max).any():
-        ok = ~np.isnan(s) if ok is None else ok & ~np.isnan(s)
-        selection, row_max = _best_of_n(s, ok)
     if (row_max == np.inf).any():
         raise ArrayError("scores", "holds +inf; a score must be finite (mark unscored candidates NaN)")
     return selection
@@ -368,6 +390,9 @@ def _vote_block(out: F64, scratch: _Scratch, c: I64, valid: Bool | None, w: F64 
 def _vote(c: I64, valid: Bool | None, w: F64 | None) -> Selection:
     if c.shape[1] == 0:
         return Selection(np.full(len(c), -1, dtype=np.int64), np.zeros(c.shape))
+    if _kernel.LIBRARY is not None:
+        weight, chosen = _kernel.vote(np.ascontiguousarray(c), _contiguous(valid), _contiguous(w))
+        return Selection(chosen, weight)
     return _blocked(_vote_block, c.shape, c, valid, w)
 
 
