@@ -28,6 +28,7 @@ the round with the median ratio is printed, with the range of the ratio over rou
 
     .venv/bin/python bench/bench_select.py                    # full size
     .venv/bin/python bench/bench_select.py --problems 2000    # smoke run
+    .venv/bin/python bench/bench_select.py --numpy            # the numpy selectors, not the C kernel
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 
 from rewardlab.evaluate.passk import best_of_n as loop_best_of_n
 from rewardlab.evaluate.passk import vote_accuracy
-from rewardlab.select import answer_classes, best_of_n, majority_vote, weighted_vote
+from rewardlab.select import _kernel, answer_classes, best_of_n, majority_vote, weighted_vote
 from rewardlab.verify.text import normalize_text
 
 
@@ -94,7 +95,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of both sides; the median round is printed")
     parser.add_argument("--passk", action="store_true", help="also time the loop over evaluate.passk (slow: minutes)")
+    parser.add_argument("--numpy", action="store_true", help="time the numpy selectors (what runs without the C kernel)")
     args = parser.parse_args()
+    if args.numpy:
+        _kernel.LIBRARY = None
+    print(f"selectors: {'numpy' if _kernel.LIBRARY is None else 'C kernel'}")
     rng = np.random.default_rng(0)
     shape = (args.problems, args.n)
     answers = rng.integers(0, 5, size=shape)
