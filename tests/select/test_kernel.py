@@ -116,6 +116,21 @@ def test_a_large_random_problem_set_matches_on_every_selector():
     compare(weighted_vote, classes, scores, labels=labels)
 
 
+def test_wide_rows_and_foreign_layouts_match():
+    rng = np.random.default_rng(5)
+    classes = rng.integers(-1, 90, size=(300, 90))
+    scores = np.round(rng.random((300, 90)), 1)
+    labels = rng.random((300, 90))
+    compare(best_of_n, scores, labels=labels)  # wider than the numpy path's 52-column word
+    compare(majority_vote, classes, labels=labels)
+    compare(weighted_vote, classes, scores, labels=labels)
+    big_endian, fortran = scores.astype(">f8"), np.asfortranarray(scores)
+    for layout in (big_endian, fortran, scores[::-1], scores[:, ::-1]):
+        compare(best_of_n, layout, labels=labels)
+        compare(weighted_vote, classes, layout, labels=labels)
+    np.testing.assert_array_equal(best_of_n(big_endian).chosen, best_of_n(scores).chosen)
+
+
 @pytest.mark.parametrize(
     "bad", [np.zeros((3, 4), dtype=np.float32), np.zeros((3, 8))[:, ::2], np.zeros((4, 3))], ids=["float32", "strided", "shape"]
 )
