@@ -78,7 +78,7 @@ test: $(STAMP) $(KERNEL)
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench hatch_build.py
 	$(BIN)/mypy
 
 bench: $(STAMP) $(KERNEL)
