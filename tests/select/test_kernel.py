@@ -131,6 +131,17 @@ def test_wide_rows_and_foreign_layouts_match():
     np.testing.assert_array_equal(best_of_n(big_endian).chosen, best_of_n(scores).chosen)
 
 
+def test_a_mask_whose_bytes_are_not_0_or_1_reads_as_true():
+    # a bool view of uint8 data can hold 2: numpy reads it as True, and so must the kernel
+    rng = np.random.default_rng(7)
+    raw = rng.integers(0, 3, size=(500, 8)).astype(np.uint8)
+    scores, classes = np.round(rng.random((500, 8)), 1), rng.integers(-1, 8, size=(500, 8))
+    for mask in (raw.view(np.bool_), raw != 0):
+        compare(best_of_n, scores, mask)
+        compare(majority_vote, classes, mask)
+    np.testing.assert_array_equal(best_of_n(scores, raw.view(np.bool_)).chosen, best_of_n(scores, raw != 0).chosen)
+
+
 @pytest.mark.parametrize(
     "bad", [np.zeros((3, 4), dtype=np.float32), np.zeros((3, 8))[:, ::2], np.zeros((4, 3))], ids=["float32", "strided", "shape"]
 )

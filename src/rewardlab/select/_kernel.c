@@ -51,7 +51,7 @@ void best_of_n(const double *scores, const uint8_t *mask, int64_t rows, int64_t 
                 best = v > best ? v : best;
             }
             for (int64_t j = 0; j < n; j++)
-                t[j] = ok[j] & (s[j] == best);
+                t[j] = (ok[j] != 0) & (s[j] == best);  /* a bool byte may hold 2 (a uint8 view) */
         } else {
             for (int64_t j = 0; j < n; j++)
                 best = s[j] > best ? s[j] : best;
@@ -87,7 +87,7 @@ void tie_credit(const double *labels, const uint8_t *tied, const double *count,
              * would mispredict */
             uint64_t bits;
             memcpy(&bits, &y[j], sizeof bits);
-            bits &= -(uint64_t)t[j];
+            bits &= -(uint64_t)(t[j] != 0);
             double kept;
             memcpy(&kept, &bits, sizeof kept);
             sum += kept;
