@@ -26,7 +26,7 @@ PACKAGE = SRC / "rewardlab"
 LAYERS: dict[str, int] = {
     "_version": 0,  # the version string; imports nothing
     "_lazy": 0,  # names a package imports on first use (PEP 562)
-    "_seeding": 0,  # seeded torch randomness that gives the caller's generator back
+    "_seeding": 0,  # seeded torch (and numpy, random) blocks that give the caller's generators back
     "errors": 0,  # every exception; imports nothing of the package
     "demo": 0,  # bundled demo data
     "core": 1,  # the contract: Sample, RewardResult, Reward, registry

@@ -1,13 +1,15 @@
-"""Seeded networks do not reset the caller's torch generator, and stay reproducible."""
+"""Seeded networks and blocks do not reset the caller's generators, and stay reproducible."""
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from rewardlab._seeding import TorchStream, torch_seeded  # noqa: E402
+from rewardlab._seeding import TorchStream, all_seeded, torch_seeded  # noqa: E402
 
 
 def _next_draws() -> list[float]:
@@ -67,3 +69,45 @@ def _modules(obj):
         elif isinstance(value, list):
             found += [v for v in value if isinstance(v, nn.Module)]
     return found
+
+
+def _seed_caller(seed: int = 123) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _caller_draws() -> tuple[list[float], list[float], list[float]]:
+    """The next draws of the three global generators a caller's code uses."""
+    return torch.rand(3).tolist(), np.random.rand(3).tolist(), [random.random() for _ in range(3)]
+
+
+def test_an_all_seeded_block_gives_torch_numpy_and_random_back():
+    _seed_caller()
+    want = _caller_draws()
+    _seed_caller()
+    with all_seeded(0):
+        inside = _caller_draws()
+    assert _caller_draws() == want
+    with all_seeded(0):
+        assert _caller_draws() == inside  # the block is reproducible in all three
+
+
+def test_an_all_seeded_block_that_raises_still_gives_the_state_back():
+    _seed_caller()
+    want = _caller_draws()
+    _seed_caller()
+    with pytest.raises(ZeroDivisionError), all_seeded(0):
+        _caller_draws()
+        _ = 1 / 0
+    assert _caller_draws() == want
+
+
+def test_all_seeded_seeds_like_the_global_seed_functions():
+    """Inside the block each generator is where `random.seed` / `np.random.seed` /
+    `torch.manual_seed` would put it: trainings seeded globally before give the same weights."""
+    _seed_caller(5)
+    globally = _caller_draws()
+    _seed_caller(9)
+    with all_seeded(5):
+        assert _caller_draws() == globally

