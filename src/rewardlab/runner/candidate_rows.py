@@ -37,7 +37,7 @@ from typing import Any
 from rewardlab.core import json_float
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row"]
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row", "row_meta"]
 
 _UNSET: Any = object()
 
@@ -313,6 +313,12 @@ def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, li
     return n, out
 
 
+def row_meta(line: int, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a candidate row keeps of its other columns (`CandidateRow.meta`): its line, and its
+    `META_COLUMNS` where it has them."""
+    return {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
+
+
 def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateColumns, present: FileColumns, source: str) -> CandidateRow:
     """Check one row of a candidate file against the file's columns (`file_columns`).
 
@@ -324,7 +330,7 @@ def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateCol
         n, lists = _lists(row, present)
     except InputError as exc:  # the checks give the reason; the file and line are added here
         raise InputError(exc.reason, source=source, line=line) from None
-    meta = {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
+    meta = row_meta(line, row)
     prompt = row.get(columns.prompt) if columns.prompt else None
     return CandidateRow(line=line, count=n, prompt="" if prompt is None else str(prompt), reference=row.get(columns.reference) if columns.reference else None,
                         responses=lists.get("responses"), answers=lists.get("answers"), scores=lists.get("scores"),
