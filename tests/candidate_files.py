@@ -48,10 +48,14 @@ META_VALUES = st.sampled_from([1, "Level 3", None, [1, {"a": "b"}], "é"])
 
 
 @st.composite
-def rows(draw: st.DrawFn, prompts: st.SearchStrategy[Any] = PROMPTS, calm: int = 1) -> list[dict[str, Any]]:
-    """A file's rows; `prompts` draws the `question` values (a row may also lack one). With
-    `calm` > 1 a column is that many times less often missing or attacked (more good rows;
-    the rare draw is then not 0, the value hypothesis tries most often)."""
+def rows(
+    draw: st.DrawFn, prompts: st.SearchStrategy[Any] = PROMPTS, calm: int = 1, plain: dict[str, st.SearchStrategy[Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """A file's rows; `prompts` draws the `question` values (a row may also lack one), `plain`
+    replaces some columns' usual items. With `calm` > 1 a column is that many times less often
+    missing or attacked (more good rows; the rare draw is then not 0, the value hypothesis
+    tries most often)."""
+    columns = {**PLAIN_ITEMS, **(plain or {})}
     n_rows = draw(st.integers(1, 7))
     bare_scores = draw(st.booleans())  # a file writes its scores as [[x], ...] or as [x, ...]
     # now and then a column that only some rows hold (fewer than half: not the file's column)
@@ -66,7 +70,7 @@ def rows(draw: st.DrawFn, prompts: st.SearchStrategy[Any] = PROMPTS, calm: int =
         for name in ("level", "idx", "other"):
             if draw(st.integers(0, 3)) == 0:
                 row[name] = draw(META_VALUES)
-        for name, items in PLAIN_ITEMS.items():
+        for name, items in columns.items():
             if draw(st.integers(0, 10 * calm - 1)) == 10 * (calm - 1):  # now and then a column is missing
                 continue
             if name == sparse and draw(st.integers(0, 2)) != 1:
