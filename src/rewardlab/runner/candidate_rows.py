@@ -4,9 +4,11 @@ A candidate file has one row per problem with a list per candidate, like the Qwe
 `eval_rm_maj_example` files: `question`, `gt`, `code` (the responses), `pred` (each response's
 extracted answer), `score` (grader labels) and `pred_score` (reward-model scores as
 one-element lists). Column names are options (`CandidateColumns`), so other files load the
-same way. Every reader builds on `parse_candidate_row`: `evaluate.datasets.read_candidates`
-(one `Sample` per candidate), `select.candidates.load_candidates` (padded arrays) and
-`models.data.graded_pairs` (preference pairs of right and wrong responses).
+same way. Every reader builds on `parse_candidate_row`, through `runner.candidate_batch`
+(which checks a whole file a column at a time and hands it every row it does not take
+plainly): `evaluate.datasets.read_candidates` (one `Sample` per candidate),
+`select.candidates.load_candidates` (padded arrays) and `models.data.graded_pairs`
+(preference pairs of right and wrong responses).
 
 The rules, one place for all:
 
