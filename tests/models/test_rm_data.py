@@ -172,3 +172,34 @@ def test_a_row_without_the_prompt_gets_that_error_before_its_bad_labels():
                                         "expected true/false or 1/0 (null or NaN for unknown)"]  # fmt: skip
     with pytest.raises(InputError, match=r"x\.jsonl:2: missing field\(s\) \['question'\]"):
         graded_pairs(rows, source="x.jsonl")
+
+
+PAIR_TEXT = st.text(st.characters(codec="utf-8"), max_size=8) | st.sampled_from(["é", "数学", "🙂", "\u2028", '"\\', "\x00\x1f\x7f"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(PAIR_TEXT, PAIR_TEXT, PAIR_TEXT, PAIR_TEXT), max_size=5))
+def test_write_pairs_writes_the_lines_json_dumps_writes(tmp_path_factory, texts):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    pairs = [PreferencePair(p, c, r, group=g) for p, c, r, g in texts]
+    path = write_pairs(pairs, tmp_path_factory.mktemp("pairs") / "sub" / "pairs.jsonl")
+    want = "".join(json.dumps({"prompt": p, "chosen": c, "rejected": r, "group": g}, ensure_ascii=False) + "\n" for p, c, r, g in texts)
+    assert path.read_bytes() == want.encode("utf-8")
+
+
+def test_written_pairs_read_back(tmp_path):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    pairs = [PreferencePair("combien ? é", "deux\n", 'trois "3"', group="g1"), PreferencePair("q", "🙂", "a\u2028b", group="g2")]
+    back = read_pairs(write_pairs(pairs, tmp_path / "pairs.jsonl"))
+    assert [(p.prompt, p.chosen, p.rejected, p.group) for p in back] == [(p.prompt, p.chosen, p.rejected, p.group) for p in pairs]
+
+
+def test_write_pairs_writes_a_field_that_is_not_text_as_json_does(tmp_path):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    odd = [PreferencePair("q", "a", "b", group=7), PreferencePair(["q"], "a", "b")]  # type: ignore[arg-type]
+    path = write_pairs(odd, tmp_path / "pairs.jsonl")
+    assert path.read_text(encoding="utf-8") == ('{"prompt": "q", "chosen": "a", "rejected": "b", "group": 7}\n'
+                                                '{"prompt": ["q"], "chosen": "a", "rejected": "b", "group": ""}\n')  # fmt: skip

@@ -7,9 +7,12 @@ message's content is used). Bad rows fail with the file and line; nothing is ski
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +25,7 @@ if TYPE_CHECKING:  # numpy is imported by the readers that use it, not by `rewar
     from rewardlab.runner.candidate_batch import CandidateBatch
 
 __all__ = ["MIN_VAL_PROMPTS", "PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs",
-           "read_step_rows", "split_pairs", "split_warning"]
+           "read_step_rows", "split_pairs", "split_warning", "write_pairs"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,31 @@ def read_pairs(path: str | Path) -> list[PreferencePair]:
     """Read a JSONL file of preference rows (see the module docstring); errors name the file's
     line (blank lines are skipped but counted)."""
     return _pairs(read_objects(path), str(path))
+
+
+def write_pairs(pairs: Iterable[PreferencePair], path: str | Path) -> Path:
+    """Write pairs as JSONL for `read_pairs`: one `{"prompt", "chosen", "rejected", "group"}`
+    object a line (margin and tie are not written), each line as `json.dumps(..., ensure_ascii=False)`
+    writes it. Returns the path (its folder is made if missing)."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # `encode_basestring` is json's own quoting of a string where `ensure_ascii=False` (its C
+    # version where there is one): a line of strings then needs no encoder object, which
+    # `json.dumps` with options builds on every call (most of the time of writing a million
+    # pairs). A prompt's pairs repeat its text, group and responses: each is quoted once.
+    quoted = functools.lru_cache(maxsize=4096)(encode_basestring)
+    with out.open("w", encoding="utf-8") as handle:
+        handle.writelines(_pair_line(pair, quoted) for pair in pairs)
+    return out
+
+
+def _pair_line(pair: PreferencePair, quoted: Callable[[str], str]) -> str:
+    try:
+        return (f'{{"prompt": {quoted(pair.prompt)}, "chosen": {quoted(pair.chosen)}, '
+                f'"rejected": {quoted(pair.rejected)}, "group": {quoted(pair.group)}}}\n')  # fmt: skip
+    except TypeError:  # a field that is not a string: json's own way
+        row = {"prompt": pair.prompt, "chosen": pair.chosen, "rejected": pair.rejected, "group": pair.group}
+        return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
