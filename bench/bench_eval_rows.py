@@ -12,6 +12,8 @@ problems x 10 candidates by default) is read three ways for each task:
 - training pairs: the file's rows (`read_objects`) through `graded_pairs`, as `rewardlab train
   pairs` reads them, against its row-at-a-time form and a plain loop of `json.loads` per line
   (each right response paired with each wrong one, nothing checked);
+- writing the pairs: `write_pairs` against the `json.dumps` loop per pair that `rewardlab train
+  pairs` had (which is also the script a user writes);
 - picks: `write_picks` of a best-of-n selection against the row-at-a-time writer it replaced
   and a plain `json.dumps` loop over the problems.
 
@@ -41,7 +43,7 @@ from bench_select_file import write_file
 from rewardlab._version import __version__
 from rewardlab.core import Sample, content_hash, text_of
 from rewardlab.evaluate.datasets import CandidateSet, read_candidate_rows, read_candidates
-from rewardlab.models.data import PreferencePair, graded_pairs
+from rewardlab.models.data import PreferencePair, graded_pairs, write_pairs
 from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
 from rewardlab.runner.io import RowWriter, parse_each, read_objects
 from rewardlab.select import best_of_n, load_candidates
@@ -171,6 +173,25 @@ def race(title: str, sides: dict[str, Callable[[], Any]], rounds: int, check: Ca
         print(f"{name:44s} {took:7.2f} {took / new:6.2f}x")
 
 
+def race_pair_writing(pairs: list[PreferencePair], folder: Path, rounds: int) -> None:
+    written = {side: folder / f"pairs_{side}.jsonl" for side in ("new", "old")}
+
+    def old_write_pairs() -> Path:  # the loop `rewardlab train pairs` had: also the plain script
+        with written["old"].open("w", encoding="utf-8") as handle:
+            for p in pairs:
+                handle.write(json.dumps({"prompt": p.prompt, "chosen": p.chosen, "rejected": p.rejected, "group": p.group},
+                                        ensure_ascii=False) + "\n")  # fmt: skip
+        return written["old"]
+
+    def check(r: dict[str, Any]) -> None:
+        assert written["new"].read_bytes() == written["old"].read_bytes(), "pair files differ"
+
+    race(f"writing {len(pairs):,} pairs as JSONL, as `rewardlab train pairs`", {
+        "new: write_pairs": lambda: write_pairs(pairs, written["new"]),
+        "old = plain script: json.dumps per pair": old_write_pairs,
+    }, rounds, check)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=100_000)
@@ -206,6 +227,8 @@ def main() -> None:
             "old: graded_pairs by row": lambda: old_graded_pairs(file_rows(), str(path)),
             "plain script, json.loads + pairs": lambda: plain_pairs(path),
         }, args.rounds, check_pairs)  # fmt: skip
+
+        race_pair_writing(graded_pairs(file_rows()), Path(tmp), args.rounds)
 
         candidates = load_candidates(path)
         selection = best_of_n(candidates.scores, candidates.mask)
