@@ -3,7 +3,10 @@
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import candidate_files
 from rewardlab.errors import InputError
 from rewardlab.models import read_pairs, split_pairs
 from rewardlab.models.data import pairs_from_rows
@@ -97,3 +100,106 @@ def test_read_pairs_names_the_file_line_of_a_bad_row_after_blank_lines(tmp_path)
     with pytest.raises(InputError, match="rejected") as err:
         read_pairs(path)
     assert err.value.line == 4
+
+
+def graded_pairs_row_at_a_time(rows: list[dict], on_error) -> list:
+    """The reading `graded_pairs` stands for: the prompt, then `parse_candidate_row` item by
+    item, row by row; every (right, wrong) pair of each row."""
+    from candidate_files import item_by_item
+    from rewardlab.core import text_of
+    from rewardlab.models.data import PreferencePair
+    from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
+
+    numbered = list(enumerate(rows, start=1))
+    columns = CandidateColumns(prompt="question", responses="code", labels="score", reference=None, scores=None, answers=None)
+    present = file_columns(numbered, columns, "x.jsonl", required=("responses", "labels"))
+    pairs = []
+    with item_by_item():
+        for line, row in numbered:
+            try:
+                if "question" not in row:
+                    raise InputError("missing field(s) ['question']", source="x.jsonl", line=line)
+                checked = parse_candidate_row(line, row, columns, present, "x.jsonl")
+            except InputError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                continue
+            prompt = text_of(row["question"])
+            group = str(row.get("idx", prompt))
+            right = [r for r, ok in zip(checked.responses, checked.labels, strict=True) if ok is True]
+            wrong = [r for r, ok in zip(checked.responses, checked.labels, strict=True) if ok is False]
+            pairs += [PreferencePair(prompt, c, w, group=group) for c in right for w in wrong]
+    return pairs
+
+
+def pairs_outcome(read, rows: list[dict]) -> tuple[object, list[tuple[int | None, str]]]:
+    errors: list[InputError] = []
+    try:
+        return read(rows, errors.append), [(e.line, str(e)) for e in errors]
+    except InputError as exc:
+        return str(exc), [(e.line, str(e)) for e in errors]
+
+
+_CHAT = [{"role": "user", "content": "q"}]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(candidate_files.rows(prompts=st.sampled_from(["q", None, _CHAT]), calm=2, plain={"score": st.sampled_from([True, False, None])}))
+def test_graded_pairs_agree_with_the_row_at_a_time_reading(rows):
+    """On hostile rows (wrong types, missing columns and prompts, NaN/inf, huge numbers, nested
+    junk, booleans where numbers go; unknown labels among the usual ones), the column-at-a-time `graded_pairs` gives the same pairs
+    and the same errors in the same order, and strict reading raises the same first error."""
+    from rewardlab.models.data import graded_pairs
+
+    got = pairs_outcome(lambda r, note: graded_pairs(r, source="x.jsonl", on_error=note), rows)
+    want = pairs_outcome(graded_pairs_row_at_a_time, rows)
+    assert got == want
+    strict_got = pairs_outcome(lambda r, note: graded_pairs(r, source="x.jsonl"), rows)
+    assert strict_got == pairs_outcome(lambda r, note: graded_pairs_row_at_a_time(r, None), rows)
+
+
+def test_a_row_without_the_prompt_gets_that_error_before_its_bad_labels():
+    from rewardlab.models.data import graded_pairs
+
+    rows = [{"question": "q1", "code": ["a", "b"], "score": [True, False]},
+            {"code": ["c", "d"], "score": ["yes", False]},  # no prompt, and a bad label
+            {"question": "q3", "code": ["e"], "score": ["no"]}]  # fmt: skip
+    errors: list[InputError] = []
+    pairs = graded_pairs(rows, source="x.jsonl", on_error=errors.append)
+    assert [(p.chosen, p.rejected) for p in pairs] == [("a", "b")]
+    assert [str(e) for e in errors] == ["x.jsonl:2: missing field(s) ['question']", "x.jsonl:3: column 'score' holds 'no'; "
+                                        "expected true/false or 1/0 (null or NaN for unknown)"]  # fmt: skip
+    with pytest.raises(InputError, match=r"x\.jsonl:2: missing field\(s\) \['question'\]"):
+        graded_pairs(rows, source="x.jsonl")
+
+
+PAIR_TEXT = st.text(st.characters(codec="utf-8"), max_size=8) | st.sampled_from(["é", "数学", "🙂", "\u2028", '"\\', "\x00\x1f\x7f"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(PAIR_TEXT, PAIR_TEXT, PAIR_TEXT, PAIR_TEXT), max_size=5))
+def test_write_pairs_writes_the_lines_json_dumps_writes(tmp_path_factory, texts):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    pairs = [PreferencePair(p, c, r, group=g) for p, c, r, g in texts]
+    path = write_pairs(pairs, tmp_path_factory.mktemp("pairs") / "sub" / "pairs.jsonl")
+    want = "".join(json.dumps({"prompt": p, "chosen": c, "rejected": r, "group": g}, ensure_ascii=False) + "\n" for p, c, r, g in texts)
+    assert path.read_bytes() == want.encode("utf-8")
+
+
+def test_written_pairs_read_back(tmp_path):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    pairs = [PreferencePair("combien ? é", "deux\n", 'trois "3"', group="g1"), PreferencePair("q", "🙂", "a\u2028b", group="g2")]
+    back = read_pairs(write_pairs(pairs, tmp_path / "pairs.jsonl"))
+    assert [(p.prompt, p.chosen, p.rejected, p.group) for p in back] == [(p.prompt, p.chosen, p.rejected, p.group) for p in pairs]
+
+
+def test_write_pairs_writes_a_field_that_is_not_text_as_json_does(tmp_path):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    odd = [PreferencePair("q", "a", "b", group=7), PreferencePair(["q"], "a", "b")]  # type: ignore[arg-type]
+    path = write_pairs(odd, tmp_path / "pairs.jsonl")
+    assert path.read_text(encoding="utf-8") == ('{"prompt": "q", "chosen": "a", "rejected": "b", "group": 7}\n'
+                                                '{"prompt": ["q"], "chosen": "a", "rejected": "b", "group": ""}\n')  # fmt: skip

@@ -11,65 +11,20 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from candidate_files import item_by_item, rows
 from rewardlab.errors import InputError
-from rewardlab.runner import candidate_rows
 from rewardlab.runner.candidate_batch import parse_candidate_batch
 from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
 
 COLUMNS = CandidateColumns(tokens="ntok")
 SOURCE = "cands.jsonl"
 
-# Every kind of item a JSON list can hold, and numbers at the edges (as in test_candidate_rows).
-HOSTILE_ITEMS = [0, 1, 2, -1, 0.5, -0.0, 1.0, 0.0, math.nan, math.inf, -math.inf, True, False, None, "a", "", "1",
-                 [0.5], [1], [], [[1]], [True], [None], [math.inf], [0.5, 0.5], ["0.5"], {"x": 1}, 10**400,
-                 -(10**400), 2**63, 1.7e308, -1e-300]  # fmt: skip
-HOSTILE_LISTS = [None, "abc", 3, 0.5, True, {"x": [1]}, [], "", [[]]]
-
-# The usual items of each column, so that most rows are plain and the column checks take them.
-PLAIN_ITEMS = {
-    "code": st.text(max_size=6),
-    "pred": st.one_of(st.text(max_size=3), st.none()),
-    "pred_score": st.floats(allow_infinity=False, allow_nan=False, width=32).map(lambda v: [v]),
-    "score": st.booleans(),
-    "ntok": st.integers(0, 10**6),
-}
-PLAIN_SCORES = st.one_of(st.floats(-1e6, 1e6), st.integers(-10**6, 10**6))  # pred_score as bare numbers
-
-
-@st.composite
-def rows(draw: st.DrawFn) -> list[dict[str, Any]]:
-    n_rows = draw(st.integers(1, 7))
-    bare_scores = draw(st.booleans())  # a file writes its scores as [[x], ...] or as [x, ...]
-    out = []
-    for i in range(n_rows):
-        width = draw(st.sampled_from([1, 2, 3, 4, 0]))  # now and then a row without candidates
-        row: dict[str, Any] = {"question": draw(st.sampled_from([f"q{i}", None, 7, ["q"]])), "gt": draw(st.sampled_from(["1", None, 2.5, [1]]))}
-        for name, items in PLAIN_ITEMS.items():
-            if draw(st.integers(0, 9)) == 0:  # now and then a column is missing
-                continue
-            item = PLAIN_SCORES if name == "pred_score" and bare_scores else items
-            values = draw(st.lists(item, min_size=width, max_size=width))
-            attack = draw(st.integers(0, 11))
-            if attack == 0 and width:  # a hostile item somewhere in the list
-                values[draw(st.integers(0, width - 1))] = draw(st.sampled_from(HOSTILE_ITEMS))
-            elif attack == 1:  # no list at all, or an empty one
-                values = draw(st.sampled_from(HOSTILE_LISTS))
-            elif attack == 2:  # one item too many or too few
-                values = values[1:] if draw(st.booleans()) else [*values, draw(item)]
-            row[name] = values
-        out.append(row)
-    return out
-
 
 def one_by_one(numbered: list[tuple[int, dict[str, Any]]], present: Any) -> tuple[list[Any], list[tuple[int | None, str]]]:
-    """`parse_candidate_row` of each row, with its whole-list shortcuts declining every list, so
-    that every item goes through the item-by-item check: the reference the batch is held to."""
+    """`parse_candidate_row` of each row, item by item: the reference the batch is held to."""
     kept, errors = [], []
-    with pytest.MonkeyPatch.context() as patch:
-        for field in candidate_rows._AT_ONCE:
-            patch.setitem(candidate_rows._AT_ONCE, field, lambda values: None)
+    with item_by_item():
         for line, row in numbered:
             try:
                 kept.append(parse_candidate_row(line, row, COLUMNS, present, SOURCE))

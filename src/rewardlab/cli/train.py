@@ -22,7 +22,7 @@ from rewardlab.models.config import (  # no torch
     PRMConfig,
     TrainConfig,
 )
-from rewardlab.models.data import graded_pairs, split_pairs  # no torch
+from rewardlab.models.data import graded_pairs, split_pairs, write_pairs  # no torch
 
 train_app = typer.Typer(help="Train learned rewards (needs the `models` extra).", no_args_is_help=True)
 
@@ -206,8 +206,6 @@ def pairs_command(
     **columns: str,
 ) -> None:
     """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
-    import json
-
     from rewardlab.cli._render import console, print_unreadable
     from rewardlab.errors import InputError
     from rewardlab.runner.io import read_objects
@@ -219,11 +217,7 @@ def pairs_command(
     pairs = graded_pairs((row for _, row in rows), **settings_values(PAIRS_OPTIONS, columns), source=str(data), on_error=bad_rows.append)
     unreadable += [InputError(e.reason, source=str(data), line=lines[e.line - 1] if e.line else None) for e in bad_rows]
     print_unreadable(unreadable)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as handle:
-        for p in pairs:
-            handle.write(json.dumps({"prompt": p.prompt, "chosen": p.chosen, "rejected": p.rejected, "group": p.group},
-                                    ensure_ascii=False) + "\n")
+    write_pairs(pairs, out)
     prompts = len({p.group for p in pairs})
     console.print(f"{len(pairs)} pairs from {prompts} of {len(rows)} prompts (prompts whose responses are all right or "
                   f"all wrong give none) -> {out}")

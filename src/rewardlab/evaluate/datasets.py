@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -159,9 +160,13 @@ def read_candidate_rows(
                       on_error=on_error, unread=len(unread))  # fmt: skip
 
 
-def read_candidate_batch(path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None) -> CandidateBatch:
+def read_candidate_batch(
+    path: str | Path, columns: CandidateColumns | None = None, *, on_error: OnError | None = None,
+    required: tuple[str, ...] = (), meta: bool = False,
+) -> CandidateBatch:
     """`read_candidate_rows` as columns (`runner.candidate_batch`): the same rows kept, the same
-    errors, checked a column at a time; what `select.load_candidates` pads into arrays.
+    errors, checked a column at a time; what `select.load_candidates` pads into arrays. With
+    `meta`, each row's `CandidateRow.meta` is kept too.
 
     Raises:
         InputError: as `read_candidate_rows`.
@@ -170,7 +175,7 @@ def read_candidate_batch(path: str | Path, columns: CandidateColumns | None = No
     source = str(path)
     note, unread = collecting(on_error)
     raw = read_rows(path, on_error=note)
-    batch, bad = parse_candidate_batch(raw, cols, source, on_error=on_error)
+    batch, bad = parse_candidate_batch(raw, cols, source, on_error=on_error, required=required, meta=meta)
     if not batch.lines:
         raise _none_read(bad + len(unread), source)
     return batch
@@ -193,24 +198,38 @@ def read_candidates(path: str | Path, columns: CandidateColumns | None = None, *
         InputError: naming the file and line of the first bad row (without `on_error`), or
             when no row can be read.
     """
+    from rewardlab.runner.io import gc_paused
+
     cols = columns or CandidateColumns()
     if not cols.responses:
         raise InputError("candidate sets are scored by their responses: name the responses column", source=str(path))
-    rows = read_candidate_rows(path, cols, on_error=on_error, required=("responses",))
-    samples: list[Sample] = []
-    problem: list[int] = []
-    for index, row in enumerate(rows):  # problems are numbered over the rows read
-        for j, text in enumerate(row.responses or ()):
-            label = {} if row.labels is None else {"label": row.labels[j]}
-            samples.append(Sample(prompt=row.prompt, response=text, reference=row.reference,
-                                  meta={**row.meta, "problem": index, "candidate": j, **label}, group=str(index)))  # fmt: skip
-            problem.append(index)
+    # The GC stays paused until the samples are built: the parsed rows are freed before it runs
+    # again, and the samples hold no reference cycles (as in `select.load_candidates`).
+    with gc_paused():
+        batch = read_candidate_batch(path, cols, on_error=on_error, required=("responses",), meta=True)
+        return _candidate_set(batch, str(path))
 
-    def joined(values: list[list[Any] | None]) -> list[Any] | None:
-        return None if values[0] is None else [v for part in values for v in part or ()]
 
-    return CandidateSet(samples, problem, joined([r.labels for r in rows]), joined([r.scores for r in rows]),
-                        joined([r.answers for r in rows]), source=str(path))  # fmt: skip
+def _candidate_set(batch: CandidateBatch, source: str) -> CandidateSet:
+    """A checked batch as one `Sample` per candidate; problems are numbered over the rows read."""
+    counts = batch.counts.tolist()
+    problem = list(chain.from_iterable(map(repeat, range(len(counts)), counts)))
+    candidate = list(chain.from_iterable(map(range, counts)))
+    labels = None if batch.labels is None else list(map(_LABELS.get, batch.labels.tolist()))  # NaN: unknown
+    base = [{**meta, "problem": p} for p, meta in enumerate(batch.meta or ())]
+    responses = [] if batch.responses is None else batch.responses.tolist()
+    prompts, references, groups = batch.prompts, batch.references, list(map(str, range(len(counts))))
+    if labels is None:
+        metas = [{**base[p], "candidate": j} for p, j in zip(problem, candidate, strict=True)]
+    else:
+        metas = [{**base[p], "candidate": j, "label": label} for p, j, label in zip(problem, candidate, labels, strict=True)]
+    samples = [Sample(prompt=prompts[p], response=text, reference=references[p], meta=meta, group=groups[p])
+               for p, text, meta in zip(problem, responses, metas, strict=True)]  # fmt: skip
+    return CandidateSet(samples, problem, labels, None if batch.scores is None else batch.scores.tolist(),
+                        None if batch.answers is None else batch.answers.tolist(), source=source)  # fmt: skip
+
+
+_LABELS = {1.0: True, 0.0: False}  # a batch's labels (1.0, 0.0, NaN) as `CandidateRow.labels`
 
 
 @dataclass(frozen=True)

@@ -7,24 +7,25 @@ message's content is used). Bad rows fail with the file and line; nothing is ski
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewardlab.core import Sample, json_float, text_of
 from rewardlab.errors import ConfigError, InputError
-from rewardlab.runner.candidate_rows import (
-    CandidateColumns,
-    CandidateRow,
-    file_columns,
-    parse_candidate_row,
-)
-from rewardlab.runner.io import parse_each, read_objects
+from rewardlab.runner.candidate_rows import CandidateColumns
+from rewardlab.runner.io import read_objects
+
+if TYPE_CHECKING:  # numpy is imported by the readers that use it, not by `rewardlab --help`
+    from rewardlab.runner.candidate_batch import CandidateBatch
 
 __all__ = ["MIN_VAL_PROMPTS", "PreferencePair", "graded_pairs", "held_out", "pairs_from_rows", "read_pairs",
-           "read_step_rows", "split_pairs", "split_warning"]
+           "read_step_rows", "split_pairs", "split_warning", "write_pairs"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,31 @@ def read_pairs(path: str | Path) -> list[PreferencePair]:
     """Read a JSONL file of preference rows (see the module docstring); errors name the file's
     line (blank lines are skipped but counted)."""
     return _pairs(read_objects(path), str(path))
+
+
+def write_pairs(pairs: Iterable[PreferencePair], path: str | Path) -> Path:
+    """Write pairs as JSONL for `read_pairs`: one `{"prompt", "chosen", "rejected", "group"}`
+    object a line (margin and tie are not written), each line as `json.dumps(..., ensure_ascii=False)`
+    writes it. Returns the path (its folder is made if missing)."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # `encode_basestring` is json's own quoting of a string where `ensure_ascii=False` (its C
+    # version where there is one): a line of strings then needs no encoder object, which
+    # `json.dumps` with options builds on every call (most of the time of writing a million
+    # pairs). A prompt's pairs repeat its text, group and responses: each is quoted once.
+    quoted = functools.lru_cache(maxsize=4096)(encode_basestring)
+    with out.open("w", encoding="utf-8") as handle:
+        handle.writelines(_pair_line(pair, quoted) for pair in pairs)
+    return out
+
+
+def _pair_line(pair: PreferencePair, quoted: Callable[[str], str]) -> str:
+    try:
+        return (f'{{"prompt": {quoted(pair.prompt)}, "chosen": {quoted(pair.chosen)}, '
+                f'"rejected": {quoted(pair.rejected)}, "group": {quoted(pair.group)}}}\n')  # fmt: skip
+    except TypeError:  # a field that is not a string: json's own way
+        row = {"prompt": pair.prompt, "chosen": pair.chosen, "rejected": pair.rejected, "group": pair.group}
+        return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,
@@ -159,23 +185,54 @@ def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "questi
         InputError: naming the line of a row without the columns, with lists of different
             lengths, or with a label that is not true/false or 1/0.
     """
-    numbered = list(enumerate(rows, start=1))
+    from rewardlab.runner.candidate_batch import parse_candidate_batch
+    from rewardlab.runner.io import gc_paused
+
     where = source or "rows"
     columns = CandidateColumns(prompt=prompt_key, responses=responses_key, labels=labels_key, reference=None, scores=None, answers=None)
-    present = file_columns(numbered, columns, where, required=("responses", "labels"))
+    # The GC stays paused until the pairs are built: they hold only strings (`runner.io.gc_paused`).
+    with gc_paused():
+        numbered = [(line, row if type(row) is dict else dict(row)) for line, row in enumerate(rows, start=1)]
+        found: list[InputError] = []
+        batch, _ = parse_candidate_batch(numbered, columns, where, on_error=found.append, required=("responses", "labels"))
+        no_prompt = [line for line, row in numbered if prompt_key not in row]
+        errors = _in_file_order(found, no_prompt, prompt_key, where)
+        if errors and on_error is None:
+            raise errors[0]
+        for exc in errors:
+            if on_error is not None:
+                on_error(exc)
+        return _right_wrong_pairs(batch, numbered, set(no_prompt), prompt_key, group_key)
 
-    def check(line: int, row: Mapping[str, Any]) -> tuple[Mapping[str, Any], CandidateRow]:
-        if prompt_key not in row:
-            raise InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line)
-        return row, parse_candidate_row(line, row, columns, present, where)
 
-    pairs = []
-    for row, checked in parse_each(numbered, check, on_error)[0]:
-        labels, responses = checked.labels or [], checked.responses or []
+def _in_file_order(found: list[InputError], no_prompt: list[int], prompt_key: str, where: str) -> list[InputError]:
+    """The errors of the rows, one per bad row in line order, as the row-at-a-time reading gives
+    them: a row without the prompt gets that error, whatever else is wrong with it."""
+    skip = set(no_prompt)
+    missing = [InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line) for line in no_prompt]
+    return sorted([*missing, *(e for e in found if e.line not in skip)], key=lambda e: e.line or 0)
+
+
+def _right_wrong_pairs(
+    batch: CandidateBatch, numbered: list[tuple[int, dict[str, Any]]], skip: set[int], prompt_key: str, group_key: str
+) -> list[PreferencePair]:
+    """Every (right, wrong) pair of responses of each checked row not in `skip`, rows in order."""
+    responses = [] if batch.responses is None else batch.responses.tolist()
+    labels = [] if batch.labels is None else batch.labels.tolist()  # 1.0 right, 0.0 wrong, NaN unknown
+    pairs: list[PreferencePair] = []
+    end = 0
+    for line, count in zip(batch.lines, batch.counts.tolist(), strict=True):
+        start, end = end, end + count
+        if line in skip:
+            continue
+        row = numbered[line - 1][1]
         prompt = text_of(row[prompt_key])  # a chat prompt as its text
         group = str(row.get(group_key, prompt))
-        right = [r for r, ok in zip(responses, labels, strict=True) if ok is True]
-        wrong = [r for r, ok in zip(responses, labels, strict=True) if ok is False]
+        row_labels = labels[start:end]
+        if 1.0 not in row_labels or 0.0 not in row_labels:
+            continue
+        right = [r for r, y in zip(responses[start:end], row_labels, strict=True) if y == 1.0]
+        wrong = [r for r, y in zip(responses[start:end], row_labels, strict=True) if y == 0.0]
         pairs += [PreferencePair(prompt, c, w, group=group) for c in right for w in wrong]
     return pairs
 

@@ -38,6 +38,7 @@ from rewardlab.runner.candidate_rows import (
     FileColumns,
     columns_held,
     parse_candidate_row,
+    row_meta,
 )
 from rewardlab.runner.io import parse_each
 
@@ -70,6 +71,7 @@ class CandidateBatch:
         scores: per candidate, the score (NaN: none).
         labels: per candidate, 1.0 right, 0.0 wrong, NaN unknown.
         tokens: per candidate, the generated tokens (NaN: unknown).
+        meta: per row, `CandidateRow.meta` (its line and `META_COLUMNS`), when asked for.
     """
 
     lines: list[int]
@@ -81,11 +83,12 @@ class CandidateBatch:
     scores: NDArray[np.float64] | None = None
     labels: NDArray[np.float64] | None = None
     tokens: NDArray[np.float64] | None = None
+    meta: list[dict[str, Any]] | None = None
 
 
 def parse_candidate_batch(
     rows: Sequence[tuple[int, dict[str, Any]]], columns: CandidateColumns, source: str,
-    *, on_error: Callable[[InputError], None] | None = None,
+    *, on_error: Callable[[InputError], None] | None = None, required: Sequence[str] = (), meta: bool = False,
 ) -> tuple[CandidateBatch, int]:
     """`parse_candidate_row` of every `(line, row)` against the file's list columns
     (`candidate_rows.file_columns`), as columns; returns them and how many rows were left out.
@@ -96,6 +99,8 @@ def parse_candidate_batch(
         source: the file, named in errors.
         on_error: called with the `InputError` of each bad row, in file order; that row is
             left out. Without it the first bad row's error is raised.
+        required: as `file_columns`': fields the file must have, whatever its rows hold.
+        meta: also keep each row's `CandidateRow.meta` (`CandidateBatch.meta`).
 
     Raises:
         InputError: as `file_columns` for the file; without `on_error`, the first bad row's,
@@ -104,7 +109,7 @@ def parse_candidate_batch(
     dicts = list(map(itemgetter(1), rows))
     by_name = _values(dicts, list(dict.fromkeys(columns.lists().values())))
     held = {name: len(values) - sum(map(operator.is_, values, repeat(_ABSENT))) for name, values in by_name.items()}
-    present = columns_held(held, len(rows), columns, source)
+    present = columns_held(held, len(rows), columns, source, required=required)
     fields = [f for f in LIST_FIELDS if f in present.has]
     lists = {f: by_name[present.held[f][0]] for f in fields}
     del by_name
@@ -124,10 +129,12 @@ def parse_candidate_batch(
     counts[at] = [row.count for _, row in rescued]
     kept_dicts = dicts if kept.all() else list(compress(dicts, kept))
     rescued_rows = [row for _, row in rescued]
+    lines = list(map(itemgetter(0), compress(rows, kept)))
     batch = CandidateBatch(
-        lines=list(map(itemgetter(0), compress(rows, kept))), counts=counts[kept],
+        lines=lines, counts=counts[kept],
         prompts=_prompts(kept_dicts, columns.prompt), references=_column(kept_dicts, columns.reference),
         **{f: _merged(f, flat[f] if all_taken else flat[f][taken], plain[kept], counts[kept], rescued_rows) for f in fields},
+        meta=list(map(row_meta, lines, kept_dicts)) if meta else None,
     )  # fmt: skip
     return batch, bad
 

@@ -4,9 +4,11 @@ A candidate file has one row per problem with a list per candidate, like the Qwe
 `eval_rm_maj_example` files: `question`, `gt`, `code` (the responses), `pred` (each response's
 extracted answer), `score` (grader labels) and `pred_score` (reward-model scores as
 one-element lists). Column names are options (`CandidateColumns`), so other files load the
-same way. Every reader builds on `parse_candidate_row`: `evaluate.datasets.read_candidates`
-(one `Sample` per candidate), `select.candidates.load_candidates` (padded arrays) and
-`models.data.graded_pairs` (preference pairs of right and wrong responses).
+same way. Every reader builds on `parse_candidate_row`, through `runner.candidate_batch`
+(which checks a whole file a column at a time and hands it every row it does not take
+plainly): `evaluate.datasets.read_candidates` (one `Sample` per candidate),
+`select.candidates.load_candidates` (padded arrays) and `models.data.graded_pairs`
+(preference pairs of right and wrong responses).
 
 The rules, one place for all:
 
@@ -37,7 +39,7 @@ from typing import Any
 from rewardlab.core import json_float
 from rewardlab.errors import InputError
 
-__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row"]
+__all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row", "row_meta"]
 
 _UNSET: Any = object()
 
@@ -313,6 +315,12 @@ def _lists(row: Mapping[str, Any], cols: FileColumns) -> tuple[int, dict[str, li
     return n, out
 
 
+def row_meta(line: int, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a candidate row keeps of its other columns (`CandidateRow.meta`): its line, and its
+    `META_COLUMNS` where it has them."""
+    return {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
+
+
 def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateColumns, present: FileColumns, source: str) -> CandidateRow:
     """Check one row of a candidate file against the file's columns (`file_columns`).
 
@@ -324,7 +332,7 @@ def parse_candidate_row(line: int, row: Mapping[str, Any], columns: CandidateCol
         n, lists = _lists(row, present)
     except InputError as exc:  # the checks give the reason; the file and line are added here
         raise InputError(exc.reason, source=source, line=line) from None
-    meta = {"line": line, **{k: row[k] for k in META_COLUMNS if k in row}}
+    meta = row_meta(line, row)
     prompt = row.get(columns.prompt) if columns.prompt else None
     return CandidateRow(line=line, count=n, prompt="" if prompt is None else str(prompt), reference=row.get(columns.reference) if columns.reference else None,
                         responses=lists.get("responses"), answers=lists.get("answers"), scores=lists.get("scores"),

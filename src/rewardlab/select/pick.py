@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -81,13 +84,12 @@ def write_picks(
     from rewardlab.runner.io import RowWriter
 
     stamps = {"rewardlab_version": __version__, "spec_hash": content_hash(pick_config(method, **options))}
-    credit = selection.credit(candidates.correct) if candidates.correct is not None else None
-    rows = [(line, _pick_row(candidates, selection, credit, method, p, line)) for p, line in enumerate(_lines(candidates))]
-    rows += [(exc.line or 0, _error_row(exc, method)) for exc in unreadable]
+    rows = list(zip(_lines(candidates), _pick_rows(candidates, selection, method, stamps), strict=True))
+    rows += [(exc.line or 0, {**_error_row(exc, method), **stamps}) for exc in unreadable]
     out = Path(output)
     with RowWriter(out) as writer:
-        for _, row in sorted(rows, key=lambda pair: pair[0]):
-            writer.write({**row, **stamps})
+        for _, row in sorted(rows, key=itemgetter(0)):
+            writer.write(row)
     return out
 
 
@@ -95,18 +97,38 @@ def _lines(candidates: Candidates) -> list[int]:
     return candidates.lines if candidates.lines is not None else list(range(1, candidates.n_problems + 1))
 
 
-def _pick_row(
-    candidates: Candidates, selection: Selection, credit: NDArray[np.float64] | None, method: str, p: int, line: int
-) -> dict[str, object]:
-    j = int(selection.chosen[p])
-    row: dict[str, object] = {"problem": p, "line": line, "method": method, "status": "ok", "chosen": None if j < 0 else j}
+def _pick_rows(candidates: Candidates, selection: Selection, method: str, stamps: dict[str, str]) -> list[dict[str, object]]:
+    """Each problem's row: the picked candidate (None: abstained), its answer, its score (None
+    when it has none), the credit, then the stamps. Built a column at a time: each column is
+    gathered from the arrays at once and made Python values by one `tolist`."""
+    chosen = np.asarray(selection.chosen)
+    picked = chosen >= 0
+    columns: dict[str, Iterable[object]] = {
+        "problem": range(len(chosen)), "line": _lines(candidates), "method": repeat(method), "status": repeat("ok"),
+        "chosen": _where(picked, chosen.tolist()),
+    }  # fmt: skip
     if candidates.answers is not None:
-        row["answer"] = None if j < 0 else candidates.answers[p, j]
+        columns["answer"] = _where(picked, _gather(candidates.answers, chosen).tolist())
     if candidates.scores is not None:
-        row["score"] = None if j < 0 or np.isnan(candidates.scores[p, j]) else float(candidates.scores[p, j])
-    if credit is not None:
-        row["credit"] = float(credit[p])  # expected correctness under random tie-breaking
-    return row
+        scores = _gather(np.asarray(candidates.scores, dtype=np.float64), chosen)
+        columns["score"] = _where(picked & ~np.isnan(scores), scores.tolist())
+    if candidates.correct is not None:  # expected correctness under random tie-breaking
+        columns["credit"] = np.asarray(selection.credit(candidates.correct), dtype=np.float64).tolist()
+    columns.update((name, repeat(value)) for name, value in stamps.items())
+    names = list(columns)
+    return [dict(zip(names, values, strict=False)) for values in zip(*columns.values(), strict=False)]  # repeat() ends with the rest
+
+
+def _gather(values: NDArray[Any], chosen: NDArray[np.int64]) -> NDArray[Any]:
+    """Each problem's value at its chosen candidate (any value where it abstains)."""
+    if values.shape[1] == 0:  # no candidates: every problem abstains
+        return np.full(len(chosen), None if values.dtype == object else np.nan, dtype=values.dtype)
+    return values[np.arange(len(chosen)), np.maximum(chosen, 0)]
+
+
+def _where(keep: NDArray[np.bool_], values: list[object]) -> list[object]:
+    """`values`, None where `keep` is False."""
+    return values if keep.all() else [v if k else None for k, v in zip(keep.tolist(), values, strict=True)]
 
 
 def _error_row(exc: InputError, method: str) -> dict[str, object]:
