@@ -175,19 +175,23 @@ def _listed_credit(
     advance: Callable[[int], None],
 ) -> dict[str, F64]:
     """method -> `(problems,)` mean credit over the subsets `idx`, by running each method on
-    every subset, a chunk of problems at a time (gathered and renumbered once for all methods)."""
-    problems = len(inputs["mask"])  # type: ignore[arg-type]
+    every subset, a chunk of problems at a time (gathered and renumbered once for all methods).
+
+    `inputs` holds one group of problems with the same candidate count k, cut to their first k
+    columns, so every slot is a candidate: the methods get no mask.
+    """
+    problems = len(inputs["correct"])  # type: ignore[arg-type]
     rows = max(1, _CHUNK_CANDIDATES // idx.size)
     out = {m: np.empty(problems) for m in methods}
     for start in range(0, problems, rows):
         part = {k: None if v is None else _gather(v[start:start + rows], idx) for k, v in inputs.items()}
-        mask, correct, scores, weights = part["mask"], part["correct"], part["scores"], part["weights"]
-        assert mask is not None and correct is not None
+        correct, scores, weights = part["correct"], part["scores"], part["weights"]
+        assert correct is not None
         c = renumber_classes(part["classes"]) if part["classes"] is not None else None
         for m in methods:  # the oracle is never listed: its closed form is exact
-            credit = _method(m, keep, top_k)(c, scores, weights, mask).credit(correct)
+            credit = _method(m, keep, top_k)(c, scores, weights, None).credit(correct)
             out[m][start:start + rows] = credit.reshape(-1, len(idx)).mean(axis=1)
-        advance(len(mask) // len(idx))
+        advance(len(correct) // len(idx))
     return out
 
 
@@ -235,7 +239,7 @@ def _curve_credit(
         for k, rows in groups:
             idx = _subsets(k, n, max_subsets, rng)
             whole = len(rows) == candidates.n_problems and k == candidates.mask.shape[1]  # no copy of a plain file
-            group = inputs if whole else {name: None if v is None else v[rows, :k] for name, v in inputs.items()}
+            group = {name: v if v is None or whole else v[rows, :k] for name, v in inputs.items() if name != "mask"}
             for m, credit in _listed_credit(listed, group, idx, keep, top_k, advance).items():
                 out[m][n][rows] = credit
     return out
