@@ -438,16 +438,31 @@ def hybrid_vote(classes: Any, scores: Any, mask: Any = None, *, top_k: int = 1) 
     if top_k < 1:
         raise ArrayError("top_k", f"must be >= 1, got {top_k}")
     c, voters = _classes(classes, mask)
-    valid = _full(voters, c.shape)
     s = _as_2d(scores, "scores", c.shape)
+    return best_of_n(s, _top_classes(c, voters, top_k))
+
+
+def _top_classes(c: I64, voters: Bool | None, top_k: int) -> Bool:
+    """The voters whose class has a count among the `top_k` largest of its problem (ties with the
+    k-th count included; classes with no voter are counted as 0 and never kept)."""
     problems, n = c.shape
-    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + c)[valid]
-    counts = np.bincount(flat, minlength=problems * n).reshape(problems, n)
-    kth = -np.sort(-counts, axis=1)[:, min(top_k, n) - 1]  # the k-th largest count per problem
-    eligible_class = (counts > 0) & (counts >= kth[:, None])
-    rows = np.arange(problems)[:, None]
-    eligible = valid & eligible_class[rows, np.maximum(c, 0)]
-    return best_of_n(s, eligible)
+    if top_k == 1:
+        # The majority vote gives weight (1 / (members x winners) > 0) exactly to the voters of
+        # the classes with the largest count.
+        return _vote(c, voters, None).weight > 0
+    if top_k >= n:  # the k-th largest of n counts is the smallest: every voted class is kept
+        return _full(voters, c.shape)
+    size = problems * n
+    bins = c + np.arange(0, size, n, dtype=np.int64)[:, None]  # class c of problem p: bin p * n + c
+    if voters is not None:
+        np.copyto(bins, size, where=~voters)  # non-voters go to a spare bin that is never kept
+    counts = np.bincount(bins.ravel(), minlength=size + 1)
+    by_class = counts[:size].reshape(problems, n)
+    kth = np.partition(by_class, n - top_k, axis=1)[:, n - top_k]  # the k-th largest count
+    kept = np.empty(size + 1, dtype=bool)
+    np.greater_equal(by_class, kth[:, None], out=kept[:size].reshape(problems, n))  # read by voters only: count >= 1
+    kept[size] = False
+    return kept[bins]
 
 
 def filtered_vote(
