@@ -487,17 +487,28 @@ def filtered_vote(
     """
     c, voters = _classes(classes, mask)
     s = _as_2d(confidence, "confidence", c.shape)
-    scored = _full(voters, c.shape) & ~np.isnan(s)
-    kept = scored.copy()
-    if keep is not None:
-        if not 0 < keep <= 1:
-            raise ArrayError("keep", f"must be in (0, 1], got {keep}")
-        ordered = -np.sort(-np.where(scored, s, -np.inf), axis=1)  # descending; unscored last
-        m = np.maximum(np.ceil(keep * scored.sum(axis=1)).astype(np.int64), 1)
-        threshold = ordered[np.arange(len(m)), np.minimum(m, c.shape[1]) - 1]
-        kept &= s >= threshold[:, None]
+    if keep is not None and not 0 < keep <= 1:
+        raise ArrayError("keep", f"must be in (0, 1], got {keep}")
+    unscored = np.isnan(s)
+    every_one = voters is None and not unscored.any()
+    kept = np.ones(c.shape, dtype=bool) if every_one else _full(voters, c.shape) & ~unscored
+    if keep is not None and c.size:
+        kept &= s >= _keep_threshold(s, None if every_one else kept, keep)[:, None]
     if min_score is not None:
         kept &= s >= min_score
     if weights is None:
         return _vote(c, kept, None)
     return weighted_vote(c, weights, kept)
+
+
+def _keep_threshold(s: F64, scored: Bool | None, keep: float) -> F64:
+    """Per row, the m-th largest scored confidence, m = ceil(keep x scored candidates) but at
+    least 1 (-inf for a row with none scored); `scored` None: every candidate is."""
+    problems, n = s.shape
+    if scored is None:  # one m for every row: a single partition point
+        m = max(math.ceil(keep * n), 1)
+        return np.partition(s, n - m, axis=1)[:, n - m]
+    counts = scored.astype(np.float64) @ np.ones(n)  # a matrix product: no per-row overhead
+    m = np.maximum(np.ceil(keep * counts).astype(np.int64), 1)
+    ascending = np.sort(np.where(scored, s, -np.inf), axis=1)  # unscored first
+    return ascending.reshape(-1)[np.arange(0, problems * n, n) + n - m]
