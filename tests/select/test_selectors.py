@@ -21,6 +21,7 @@ from rewardlab.select import (
     to_weights,
     weighted_vote,
 )
+from rewardlab.select.selectors import _hybrid_after_majority
 
 pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
 
@@ -293,3 +294,11 @@ def test_hybrid_and_filtered_equal_their_definitions_on_wide_rows(arrays, data, 
     top_k = data.draw(st.integers(1, classes.shape[1] + 1))
     assert_same_selection(hybrid_vote(classes, scores, mask, top_k=top_k), _hybrid_reference(classes, scores, mask, top_k))
     assert_same_selection(filtered_vote(classes, scores, mask, keep=keep), _filtered_reference(classes, scores, mask, keep))
+
+
+@settings(max_examples=200)
+@given(hostile_votes())
+def test_hybrid_after_majority_is_the_top1_hybrid_vote(arrays):
+    classes, mask, scores = arrays
+    got = _hybrid_after_majority(scores, majority_vote(classes, mask))
+    assert_same_selection(got, _hybrid_reference(classes, scores, mask, 1))

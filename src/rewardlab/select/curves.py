@@ -37,6 +37,7 @@ from rewardlab.select.candidates import Candidates
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,
+    _hybrid_after_majority,
     best_of_n,
     filtered_vote,
     hybrid_vote,
@@ -188,9 +189,13 @@ def _listed_credit(
         correct, scores, weights = part["correct"], part["scores"], part["weights"]
         assert correct is not None
         c = renumber_classes(part["classes"]) if part["classes"] is not None else None
-        for m in methods:  # the oracle is never listed: its closed form is exact
-            credit = _method(m, keep, top_k)(c, scores, weights, None).credit(correct)
-            out[m][start:start + rows] = credit.reshape(-1, len(idx)).mean(axis=1)
+        done: dict[str, Selection] = {}
+        for m in sorted(methods, key=list(METHODS).index):  # the majority vote before the hybrid
+            if m == "hybrid" and top_k == 1 and "majority" in done:
+                done[m] = _hybrid_after_majority(scores, done["majority"])
+            else:  # the oracle is never listed: its closed form is exact
+                done[m] = _method(m, keep, top_k)(c, scores, weights, None)
+            out[m][start:start + rows] = done[m].credit(correct).reshape(-1, len(idx)).mean(axis=1)
         advance(len(correct) // len(idx))
     return out
 

@@ -447,9 +447,7 @@ def _top_classes(c: I64, voters: Bool | None, top_k: int) -> Bool:
     k-th count included; classes with no voter are counted as 0 and never kept)."""
     problems, n = c.shape
     if top_k == 1:
-        # The majority vote gives weight (1 / (members x winners) > 0) exactly to the voters of
-        # the classes with the largest count.
-        return _vote(c, voters, None).weight > 0
+        return _voted_for(_vote(c, voters, None))
     if top_k >= n:  # the k-th largest of n counts is the smallest: every voted class is kept
         return _full(voters, c.shape)
     size = problems * n
@@ -463,6 +461,19 @@ def _top_classes(c: I64, voters: Bool | None, top_k: int) -> Bool:
     np.greater_equal(by_class, kth[:, None], out=kept[:size].reshape(problems, n))  # read by voters only: count >= 1
     kept[size] = False
     return kept[bins]
+
+
+def _voted_for(majority: Selection) -> Bool:
+    """The voters of the classes with the largest count, from their majority vote: it gives them,
+    and only them, weight (1 / (members x winners) > 0)."""
+    return majority.weight > 0
+
+
+def _hybrid_after_majority(scores: Any, majority: Selection) -> Selection:
+    """`hybrid_vote(classes, scores, mask, top_k=1)` from `majority_vote(classes, mask)`, for a
+    caller that has the vote already (one pass over the classes fewer)."""
+    s = _as_2d(scores, "scores", majority.shape)
+    return best_of_n(s, _voted_for(majority))
 
 
 def filtered_vote(
