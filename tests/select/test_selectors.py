@@ -21,7 +21,7 @@ from rewardlab.select import (
     to_weights,
     weighted_vote,
 )
-from rewardlab.select.selectors import _hybrid_after_majority
+from rewardlab.select.selectors import _hybrid_after_majority, _order_statistic
 
 pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
 
@@ -256,14 +256,16 @@ HOSTILE_SCORES = st.sampled_from([0.0, -0.0, 0.5, 0.5, 0.5, 1.0, -1.0, 1e300, -1
 
 
 @st.composite
-def hostile_votes(draw, max_n=12):
+def hostile_votes(draw, max_n=12, complete=False):
     """Classes in -1..n-1 (often few distinct: many tied counts), a mask or None, tie-heavy
-    scores with NaN and -inf, for 0..9 problems of 1..max_n candidates."""
+    scores with NaN and -inf, for 0..9 problems of 1..max_n candidates. `complete`: every
+    candidate votes and is scored (no mask, no -1, no NaN: the selectors' fast paths)."""
     problems, n = draw(st.integers(0, 9)), draw(st.integers(1, max_n))
     highest = draw(st.sampled_from([min(n, 4), n])) - 1
-    classes = draw(hnp.arrays(np.int64, (problems, n), elements=st.integers(-1, highest)))
-    mask = draw(st.none() | hnp.arrays(np.bool_, (problems, n)))
-    scores = draw(hnp.arrays(np.float64, (problems, n), elements=HOSTILE_SCORES))
+    classes = draw(hnp.arrays(np.int64, (problems, n), elements=st.integers(0 if complete else -1, highest)))
+    mask = None if complete else draw(st.none() | hnp.arrays(np.bool_, (problems, n)))
+    values = HOSTILE_SCORES.filter(lambda v: not np.isnan(v)) if complete else HOSTILE_SCORES
+    scores = draw(hnp.arrays(np.float64, (problems, n), elements=values))
     return classes, mask, scores
 
 
@@ -273,7 +275,7 @@ def assert_same_selection(got, want):
 
 
 @settings(max_examples=300)
-@given(hostile_votes(), st.data())
+@given(hostile_votes() | hostile_votes(complete=True), st.data())
 def test_hybrid_vote_equals_its_definition_on_ties_nan_masks_and_abstentions(arrays, data):
     classes, mask, scores = arrays
     top_k = data.draw(st.integers(1, classes.shape[1] + 1))
@@ -281,14 +283,14 @@ def test_hybrid_vote_equals_its_definition_on_ties_nan_masks_and_abstentions(arr
 
 
 @settings(max_examples=300)
-@given(hostile_votes(), st.sampled_from([1e-9, 0.1, 0.25, 1 / 3, 0.5, 0.7, 0.999, 1.0]))
+@given(hostile_votes() | hostile_votes(complete=True), st.sampled_from([1e-9, 0.1, 0.25, 1 / 3, 0.5, 0.7, 0.999, 1.0]))
 def test_filtered_vote_equals_its_definition_on_ties_nan_masks_and_abstentions(arrays, keep):
     classes, mask, scores = arrays
     assert_same_selection(filtered_vote(classes, scores, mask, keep=keep), _filtered_reference(classes, scores, mask, keep))
 
 
 @settings(max_examples=40)
-@given(hostile_votes(max_n=70), st.data(), st.sampled_from([0.1, 0.5, 1.0]))
+@given(hostile_votes(max_n=70) | hostile_votes(max_n=70, complete=True), st.data(), st.sampled_from([0.1, 0.5, 1.0]))
 def test_hybrid_and_filtered_equal_their_definitions_on_wide_rows(arrays, data, keep):
     classes, mask, scores = arrays
     top_k = data.draw(st.integers(1, classes.shape[1] + 1))
@@ -302,3 +304,12 @@ def test_hybrid_after_majority_is_the_top1_hybrid_vote(arrays):
     classes, mask, scores = arrays
     got = _hybrid_after_majority(scores, majority_vote(classes, mask))
     assert_same_selection(got, _hybrid_reference(classes, scores, mask, 1))
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_the_selection_network_finds_every_order_statistic_of_every_zero_one_row(n):
+    # The 0-1 principle (Knuth, TAOCP vol. 3, 5.3.4): a network of compare-exchanges selects the
+    # r-th smallest of every input if it does for every input of 0s and 1s.
+    rows = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    for rank in range(n):
+        np.testing.assert_array_equal(_order_statistic(rows, rank), np.sort(rows, axis=1)[:, rank], err_msg=f"rank {rank}")
