@@ -524,7 +524,8 @@ def _keep_threshold(s: F64, scored: Bool | None, keep: float) -> F64:
     counts = scored.astype(np.float64) @ np.ones(n)  # a matrix product: no per-row overhead
     m = np.maximum(np.ceil(keep * counts).astype(np.int64), 1)
     ascending = np.sort(np.where(scored, s, -np.inf), axis=1)  # unscored first
-    return ascending.reshape(-1)[np.arange(0, problems * n, n) + n - m]
+    threshold: F64 = ascending.reshape(-1)[np.arange(0, problems * n, n) + n - m]
+    return threshold
 
 
 # Rows up to this wide take an order statistic from a selection network over their columns:
