@@ -239,3 +239,17 @@ def test_candidates_anywhere_in_the_row_are_moved_to_its_front_in_order():
     out = _candidates_first({"mask": mask, "x": x, "none": None})
     assert out["x"][:, :2].tolist() == [[1, 2], [3, 4]] and out["x"][1, 2] == 5 and out["none"] is None
     assert out["mask"].tolist() == [[True, True, False, False], [True, True, True, False]]
+
+
+def test_the_hybrid_curve_is_the_same_with_or_without_the_majority_vote_it_reuses(tmp_path):
+    # With the majority vote listed too, the hybrid (top_k=1) is read off its weights; alone,
+    # hybrid_vote runs: bit for bit the same credits, in either order of the methods.
+    rows = _rows(problems=40, n=6, seed=5)
+    for i in range(0, 40, 3):  # ragged, and candidates without an answer (class -1)
+        rows[i] = {k: (v[:4] if isinstance(v, list) else v) for k, v in rows[i].items()}
+        rows[i]["pred"][1] = None
+    cands = load_candidates(_write(tmp_path / "c.jsonl", rows))
+    alone = selection_curves(cands, methods=["hybrid"], equivalence="exact", max_subsets=5)
+    after = selection_curves(cands, methods=["hybrid", "majority"], equivalence="exact", max_subsets=5)
+    for n, credit in alone.per_problem["hybrid"].items():
+        np.testing.assert_array_equal(after.per_problem["hybrid"][n], credit, err_msg=f"n={n}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from rewardlab.errors import ArrayError
 from rewardlab.evaluate.passk import best_of_n as loop_best_of_n
@@ -20,6 +21,7 @@ from rewardlab.select import (
     to_weights,
     weighted_vote,
 )
+from rewardlab.select.selectors import _hybrid_after_majority, _order_statistic
 
 pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
 
@@ -223,3 +225,91 @@ def test_ragged_answers_are_padded_in_order():
 def test_normalized_classes_merge_distinct_strings_with_one_normal_form():
     answers = [["Paris", "paris ", "PARIS", "Lyon"], ["lyon", "Paris"]]
     assert answer_classes(answers, equivalence="normalized").tolist() == [[0, 0, 0, 1], [0, 1, -1, -1]]
+
+
+def _hybrid_reference(classes, scores, mask, top_k):
+    """The hybrid vote by its definition: per problem, count each class's voters, take the k-th
+    largest count (classes without voters count 0), keep the voters of classes with a count
+    >= it and > 0, then best-of-n among them."""
+    valid = (np.ones(classes.shape, dtype=bool) if mask is None else mask) & (classes >= 0)
+    problems, n = classes.shape
+    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + classes)[valid]
+    counts = np.bincount(flat, minlength=problems * n).reshape(problems, n)
+    kth = -np.sort(-counts, axis=1)[:, min(top_k, n) - 1]
+    eligible_class = (counts > 0) & (counts >= kth[:, None])
+    eligible = valid & eligible_class[np.arange(problems)[:, None], np.maximum(classes, 0)]
+    return best_of_n(scores, eligible)
+
+
+def _filtered_reference(classes, confidence, mask, keep):
+    """The confidence filter by its definition: sort each problem's scored confidences, keep
+    those >= the ceil(keep x scored)-th largest (at least one), then a majority vote."""
+    valid = (np.ones(classes.shape, dtype=bool) if mask is None else mask) & (classes >= 0)
+    scored = valid & ~np.isnan(confidence)
+    ordered = -np.sort(-np.where(scored, confidence, -np.inf), axis=1)
+    m = np.maximum(np.ceil(keep * scored.sum(axis=1)).astype(np.int64), 1)
+    threshold = ordered[np.arange(len(m)), np.minimum(m, classes.shape[1]) - 1]
+    return majority_vote(classes, scored & (confidence >= threshold[:, None]))
+
+
+HOSTILE_SCORES = st.sampled_from([0.0, -0.0, 0.5, 0.5, 0.5, 1.0, -1.0, 1e300, -1e300, -np.inf, np.nan, 5e-324])
+
+
+@st.composite
+def hostile_votes(draw, max_n=12, complete=False):
+    """Classes in -1..n-1 (often few distinct: many tied counts), a mask or None, tie-heavy
+    scores with NaN and -inf, for 0..9 problems of 1..max_n candidates. `complete`: every
+    candidate votes and is scored (no mask, no -1, no NaN: the selectors' fast paths)."""
+    problems, n = draw(st.integers(0, 9)), draw(st.integers(1, max_n))
+    highest = draw(st.sampled_from([min(n, 4), n])) - 1
+    classes = draw(hnp.arrays(np.int64, (problems, n), elements=st.integers(0 if complete else -1, highest)))
+    mask = None if complete else draw(st.none() | hnp.arrays(np.bool_, (problems, n)))
+    values = HOSTILE_SCORES.filter(lambda v: not np.isnan(v)) if complete else HOSTILE_SCORES
+    scores = draw(hnp.arrays(np.float64, (problems, n), elements=values))
+    return classes, mask, scores
+
+
+def assert_same_selection(got, want):
+    np.testing.assert_array_equal(got.chosen, want.chosen)
+    np.testing.assert_array_equal(got.weight, want.weight)
+
+
+@settings(max_examples=300)
+@given(hostile_votes() | hostile_votes(complete=True), st.data())
+def test_hybrid_vote_equals_its_definition_on_ties_nan_masks_and_abstentions(arrays, data):
+    classes, mask, scores = arrays
+    top_k = data.draw(st.integers(1, classes.shape[1] + 1))
+    assert_same_selection(hybrid_vote(classes, scores, mask, top_k=top_k), _hybrid_reference(classes, scores, mask, top_k))
+
+
+@settings(max_examples=300)
+@given(hostile_votes() | hostile_votes(complete=True), st.sampled_from([1e-9, 0.1, 0.25, 1 / 3, 0.5, 0.7, 0.999, 1.0]))
+def test_filtered_vote_equals_its_definition_on_ties_nan_masks_and_abstentions(arrays, keep):
+    classes, mask, scores = arrays
+    assert_same_selection(filtered_vote(classes, scores, mask, keep=keep), _filtered_reference(classes, scores, mask, keep))
+
+
+@settings(max_examples=40)
+@given(hostile_votes(max_n=70) | hostile_votes(max_n=70, complete=True), st.data(), st.sampled_from([0.1, 0.5, 1.0]))
+def test_hybrid_and_filtered_equal_their_definitions_on_wide_rows(arrays, data, keep):
+    classes, mask, scores = arrays
+    top_k = data.draw(st.integers(1, classes.shape[1] + 1))
+    assert_same_selection(hybrid_vote(classes, scores, mask, top_k=top_k), _hybrid_reference(classes, scores, mask, top_k))
+    assert_same_selection(filtered_vote(classes, scores, mask, keep=keep), _filtered_reference(classes, scores, mask, keep))
+
+
+@settings(max_examples=200)
+@given(hostile_votes())
+def test_hybrid_after_majority_is_the_top1_hybrid_vote(arrays):
+    classes, mask, scores = arrays
+    got = _hybrid_after_majority(scores, majority_vote(classes, mask))
+    assert_same_selection(got, _hybrid_reference(classes, scores, mask, 1))
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_the_selection_network_finds_every_order_statistic_of_every_zero_one_row(n):
+    # The 0-1 principle (Knuth, TAOCP vol. 3, 5.3.4): a network of compare-exchanges selects the
+    # r-th smallest of every input if it does for every input of 0s and 1s.
+    rows = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    for rank in range(n):
+        np.testing.assert_array_equal(_order_statistic(rows, rank), np.sort(rows, axis=1)[:, rank], err_msg=f"rank {rank}")

@@ -37,6 +37,7 @@ from rewardlab.select.candidates import Candidates
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,
+    _hybrid_after_majority,
     best_of_n,
     filtered_vote,
     hybrid_vote,
@@ -175,19 +176,27 @@ def _listed_credit(
     advance: Callable[[int], None],
 ) -> dict[str, F64]:
     """method -> `(problems,)` mean credit over the subsets `idx`, by running each method on
-    every subset, a chunk of problems at a time (gathered and renumbered once for all methods)."""
-    problems = len(inputs["mask"])  # type: ignore[arg-type]
+    every subset, a chunk of problems at a time (gathered and renumbered once for all methods).
+
+    `inputs` holds one group of problems with the same candidate count k, cut to their first k
+    columns, so every slot is a candidate: the methods get no mask.
+    """
+    problems = len(inputs["correct"])  # type: ignore[arg-type]
     rows = max(1, _CHUNK_CANDIDATES // idx.size)
     out = {m: np.empty(problems) for m in methods}
     for start in range(0, problems, rows):
         part = {k: None if v is None else _gather(v[start:start + rows], idx) for k, v in inputs.items()}
-        mask, correct, scores, weights = part["mask"], part["correct"], part["scores"], part["weights"]
-        assert mask is not None and correct is not None
+        correct, scores, weights = part["correct"], part["scores"], part["weights"]
+        assert correct is not None
         c = renumber_classes(part["classes"]) if part["classes"] is not None else None
-        for m in methods:  # the oracle is never listed: its closed form is exact
-            credit = _method(m, keep, top_k)(c, scores, weights, mask).credit(correct)
-            out[m][start:start + rows] = credit.reshape(-1, len(idx)).mean(axis=1)
-        advance(len(mask) // len(idx))
+        done: dict[str, Selection] = {}
+        for m in sorted(methods, key=list(METHODS).index):  # the majority vote before the hybrid
+            if m == "hybrid" and top_k == 1 and "majority" in done:
+                done[m] = _hybrid_after_majority(scores, done["majority"])
+            else:  # the oracle is never listed: its closed form is exact
+                done[m] = _method(m, keep, top_k)(c, scores, weights, None)
+            out[m][start:start + rows] = done[m].credit(correct).reshape(-1, len(idx)).mean(axis=1)
+        advance(len(correct) // len(idx))
     return out
 
 
@@ -235,7 +244,7 @@ def _curve_credit(
         for k, rows in groups:
             idx = _subsets(k, n, max_subsets, rng)
             whole = len(rows) == candidates.n_problems and k == candidates.mask.shape[1]  # no copy of a plain file
-            group = inputs if whole else {name: None if v is None else v[rows, :k] for name, v in inputs.items()}
+            group = {name: v if v is None or whole else v[rows, :k] for name, v in inputs.items() if name != "mask"}
             for m, credit in _listed_credit(listed, group, idx, keep, top_k, advance).items():
                 out[m][n][rows] = credit
     return out

@@ -438,16 +438,42 @@ def hybrid_vote(classes: Any, scores: Any, mask: Any = None, *, top_k: int = 1) 
     if top_k < 1:
         raise ArrayError("top_k", f"must be >= 1, got {top_k}")
     c, voters = _classes(classes, mask)
-    valid = _full(voters, c.shape)
     s = _as_2d(scores, "scores", c.shape)
+    return best_of_n(s, _top_classes(c, voters, top_k))
+
+
+def _top_classes(c: I64, voters: Bool | None, top_k: int) -> Bool:
+    """The voters whose class has a count among the `top_k` largest of its problem (ties with the
+    k-th count included; classes with no voter are counted as 0 and never kept)."""
     problems, n = c.shape
-    flat = (np.arange(problems, dtype=np.int64)[:, None] * n + c)[valid]
-    counts = np.bincount(flat, minlength=problems * n).reshape(problems, n)
-    kth = -np.sort(-counts, axis=1)[:, min(top_k, n) - 1]  # the k-th largest count per problem
-    eligible_class = (counts > 0) & (counts >= kth[:, None])
-    rows = np.arange(problems)[:, None]
-    eligible = valid & eligible_class[rows, np.maximum(c, 0)]
-    return best_of_n(s, eligible)
+    if top_k == 1:
+        return _voted_for(_vote(c, voters, None))
+    if top_k >= n:  # the k-th largest of n counts is the smallest: every voted class is kept
+        return _full(voters, c.shape)
+    size = problems * n
+    bins = c + np.arange(0, size, n, dtype=np.int64)[:, None]  # class c of problem p: bin p * n + c
+    if voters is not None:
+        np.copyto(bins, size, where=~voters)  # non-voters go to a spare bin that is never kept
+    counts = np.bincount(bins.ravel(), minlength=size + 1)
+    by_class = counts[:size].reshape(problems, n)
+    kth = np.partition(by_class, n - top_k, axis=1)[:, n - top_k]  # the k-th largest count
+    kept = np.empty(size + 1, dtype=bool)
+    np.greater_equal(by_class, kth[:, None], out=kept[:size].reshape(problems, n))  # read by voters only: count >= 1
+    kept[size] = False
+    return kept[bins]
+
+
+def _voted_for(majority: Selection) -> Bool:
+    """The voters of the classes with the largest count, from their majority vote: it gives them,
+    and only them, weight (1 / (members x winners) > 0)."""
+    return majority.weight > 0
+
+
+def _hybrid_after_majority(scores: Any, majority: Selection) -> Selection:
+    """`hybrid_vote(classes, scores, mask, top_k=1)` from `majority_vote(classes, mask)`, for a
+    caller that has the vote already (one pass over the classes fewer)."""
+    s = _as_2d(scores, "scores", majority.shape)
+    return best_of_n(s, _voted_for(majority))
 
 
 def filtered_vote(
@@ -472,17 +498,75 @@ def filtered_vote(
     """
     c, voters = _classes(classes, mask)
     s = _as_2d(confidence, "confidence", c.shape)
-    scored = _full(voters, c.shape) & ~np.isnan(s)
-    kept = scored.copy()
-    if keep is not None:
-        if not 0 < keep <= 1:
-            raise ArrayError("keep", f"must be in (0, 1], got {keep}")
-        ordered = -np.sort(-np.where(scored, s, -np.inf), axis=1)  # descending; unscored last
-        m = np.maximum(np.ceil(keep * scored.sum(axis=1)).astype(np.int64), 1)
-        threshold = ordered[np.arange(len(m)), np.minimum(m, c.shape[1]) - 1]
-        kept &= s >= threshold[:, None]
+    if keep is not None and not 0 < keep <= 1:
+        raise ArrayError("keep", f"must be in (0, 1], got {keep}")
+    unscored = np.isnan(s)
+    every_one = voters is None and not unscored.any()
+    kept = np.ones(c.shape, dtype=bool) if every_one else _full(voters, c.shape) & ~unscored
+    if keep is not None and c.size:
+        kept &= s >= _keep_threshold(s, None if every_one else kept, keep)[:, None]
     if min_score is not None:
         kept &= s >= min_score
     if weights is None:
         return _vote(c, kept, None)
     return weighted_vote(c, weights, kept)
+
+
+def _keep_threshold(s: F64, scored: Bool | None, keep: float) -> F64:
+    """Per row, the m-th largest scored confidence, m = ceil(keep x scored candidates) but at
+    least 1 (-inf for a row with none scored); `scored` None: every candidate is."""
+    problems, n = s.shape
+    if scored is None:  # one m for every row
+        m = max(math.ceil(keep * n), 1)
+        if n <= _NETWORK_MAX_WIDTH:
+            return _order_statistic(s, n - m)
+        return np.sort(s, axis=1)[:, n - m]
+    counts = scored.astype(np.float64) @ np.ones(n)  # a matrix product: no per-row overhead
+    m = np.maximum(np.ceil(keep * counts).astype(np.int64), 1)
+    ascending = np.sort(np.where(scored, s, -np.inf), axis=1)  # unscored first
+    threshold: F64 = ascending.reshape(-1)[np.arange(0, problems * n, n) + n - m]
+    return threshold
+
+
+# Rows up to this wide take an order statistic from a selection network over their columns:
+# a few long 1-D min/max passes, where a sort of each short row pays a per-row overhead (3-30x
+# slower for 7 down to 2 columns; about even at 8).
+_NETWORK_MAX_WIDTH = 8
+
+
+@lru_cache(maxsize=64)
+def _selection_network(n: int, rank: int) -> tuple[tuple[int, int, bool, bool], ...]:
+    """The compare-exchanges `(a, b, min_needed, max_needed)`, a < b, that the `rank`-th smallest
+    of n wires depends on, in order: Batcher's odd-even merge sort of n wires (K. E. Batcher,
+    "Sorting networks and their applications", AFIPS 1968; the form for any n), pruned backwards
+    from wire `rank`. A compare-exchange leaves min on wire a and max on wire b; only the outputs
+    read later are computed."""
+    pairs = []
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):  # both in one merged block
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    needed, kept = {rank}, []
+    for a, b in reversed(pairs):
+        if a in needed or b in needed:
+            kept.append((a, b, a in needed, b in needed))
+            needed |= {a, b}
+    return tuple(reversed(kept))
+
+
+def _order_statistic(s: F64, rank: int) -> F64:
+    """The `rank`-th smallest (0-based) of each row of `s`, which holds no NaN (min and max would
+    spread it), by the selection network run on its column views."""
+    wires = [s[:, j] for j in range(s.shape[1])]
+    for a, b, min_needed, max_needed in _selection_network(s.shape[1], rank):
+        low = np.minimum(wires[a], wires[b]) if min_needed else wires[a]
+        if max_needed:
+            wires[b] = np.maximum(wires[a], wires[b])
+        wires[a] = low
+    return wires[rank]
