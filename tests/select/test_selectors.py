@@ -21,7 +21,8 @@ from rewardlab.select import (
     to_weights,
     weighted_vote,
 )
-from rewardlab.select.selectors import _hybrid_after_majority, _order_statistic
+from rewardlab.select._order import order_statistic
+from rewardlab.select.selectors import _hybrid_after_majority
 
 pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
 
@@ -312,4 +313,4 @@ def test_the_selection_network_finds_every_order_statistic_of_every_zero_one_row
     # r-th smallest of every input if it does for every input of 0s and 1s.
     rows = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
     for rank in range(n):
-        np.testing.assert_array_equal(_order_statistic(rows, rank), np.sort(rows, axis=1)[:, rank], err_msg=f"rank {rank}")
+        np.testing.assert_array_equal(order_statistic(rows, rank), np.sort(rows, axis=1)[:, rank], err_msg=f"rank {rank}")
