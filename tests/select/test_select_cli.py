@@ -25,6 +25,9 @@ def test_curves_writes_json_and_html(tmp_path, capsys):
     payload = json.loads((out / "curves.json").read_text())
     assert payload["curves"]["majority"][-1]["estimate"] == 0.5  # problem 1 votes "2" (wrong), problem 2 "5"
     assert payload["curves"]["best_of_n"][-1]["estimate"] == 0.5
+    for points in payload["curves"].values():  # each point names its budget and its problems
+        assert [p["n"] for p in points] == [1, 2, 3]
+        assert {p["problems"] for p in points} == {2}
     assert (out / "curves.html").exists()
     assert "wrote" in capsys.readouterr().out
 

@@ -69,7 +69,10 @@ class CurvePoint:
     accuracy: Interval
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "tokens": self.tokens, **self.accuracy.to_dict()}
+        """The budget as `n`, and the interval's own count of items as `problems`."""
+        interval: dict[str, Any] = dict(self.accuracy.to_dict())
+        interval["problems"] = interval.pop("n")
+        return {"n": self.n, "tokens": self.tokens, **interval}
 
 
 @dataclass(frozen=True)
