@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
@@ -228,26 +229,52 @@ def paired_permutation_test(
 ) -> float:
     """Two-sided p-value that mean(a − b) = 0, by randomly swapping each pair (sign flips).
 
-    This is the paired permutation test of scipy.stats.permutation_test with
-    `permutation_type="samples"`; it makes no normality assumption.
+    The paired permutation test of `scipy.stats.permutation_test(permutation_type="samples")`,
+    with its conventions: every one of the 2^n swaps when there are at most `n_resamples` (exact),
+    else `n_resamples` random ones with p = (hits + 1) / (n_resamples + 1); two-sided is twice
+    the smaller one-sided p, at most 1; a relative tolerance of 1e-14 counts near-equal
+    statistics as equal. Swapping pair i flips the sign of d_i = a_i − b_i, so each resample is
+    a row of random signs times d: one matrix product per batch of resamples, where scipy
+    permutes the data of every resample (100,000 pairs × 10,000 resamples: a few seconds here,
+    over twenty minutes and 16 GB there). The random draws differ from scipy's, so a randomized
+    p-value agrees with scipy's to Monte-Carlo error; an exact one agrees exactly.
     """
-    from scipy import stats
-
     x = as_1d(a, "a", where="paired_permutation_test")
     y = as_1d(b, "b", where="paired_permutation_test")
     non_empty(same_length("paired_permutation_test", a=x, b=y), "paired_permutation_test")
     if np.allclose(x, y):
         return 1.0
-    result = stats.permutation_test(
-        (x, y),
-        lambda u, v, axis: np.mean(u - v, axis=axis),
-        permutation_type="samples",
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        random_state=np.random.default_rng(seed),
-        vectorized=True,
-    )
-    return float(result.pvalue)
+    d = x - y
+    observed = float(np.mean(d))
+    exact = d.size < 63 and 2**d.size <= n_resamples
+    null = _all_sign_flips(d) if exact else _random_sign_flips(d, n_resamples, np.random.default_rng(seed))
+    tolerance = abs(1e-14 * observed)
+    adjustment = 0 if exact else 1
+    count = null.size
+    less = (np.count_nonzero(null <= observed + tolerance) + adjustment) / (count + adjustment)
+    greater = (np.count_nonzero(null >= observed - tolerance) + adjustment) / (count + adjustment)
+    return float(min(1.0, 2 * min(less, greater)))
+
+
+def _all_sign_flips(d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """mean(s * d) for every sign vector s in {-1, 1}^n."""
+    bits = (np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1
+    flipped: NDArray[np.float64] = ((1 - 2 * bits) @ d) / d.size
+    return flipped
+
+
+def _random_sign_flips(d: NDArray[np.float64], resamples: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """mean(s * d) for `resamples` random sign vectors, ~4M signs at a time (bounded memory)."""
+    null = np.empty(resamples)
+    batch = max(1, _SIGN_BATCH // d.size)
+    for start in range(0, resamples, batch):
+        rows = min(batch, resamples - start)
+        signs = rng.integers(0, 2, size=(rows, d.size), dtype=np.int8).astype(np.float64)
+        null[start : start + rows] = (d.sum() - 2 * (signs @ d)) / d.size  # s = 1 - 2 * bit
+    return null
+
+
+_SIGN_BATCH = 1 << 22
 
 
 def mcnemar_exact(correct_a: Numbers, correct_b: Numbers) -> float:
