@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from caller_generators import caller_draws, seed_caller  # noqa: E402
 from rewardlab._seeding import TorchStream, all_seeded, torch_seeded  # noqa: E402
 
 
@@ -71,43 +70,33 @@ def _modules(obj):
     return found
 
 
-def _seed_caller(seed: int = 123) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def _caller_draws() -> tuple[list[float], list[float], list[float]]:
-    """The next draws of the three global generators a caller's code uses."""
-    return torch.rand(3).tolist(), np.random.rand(3).tolist(), [random.random() for _ in range(3)]
-
 
 def test_an_all_seeded_block_gives_torch_numpy_and_random_back():
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     with all_seeded(0):
-        inside = _caller_draws()
-    assert _caller_draws() == want
+        inside = caller_draws()
+    assert caller_draws() == want
     with all_seeded(0):
-        assert _caller_draws() == inside  # the block is reproducible in all three
+        assert caller_draws() == inside  # the block is reproducible in all three
 
 
 def test_an_all_seeded_block_that_raises_still_gives_the_state_back():
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     with pytest.raises(ZeroDivisionError), all_seeded(0):
-        _caller_draws()
+        caller_draws()
         _ = 1 / 0
-    assert _caller_draws() == want
+    assert caller_draws() == want
 
 
 def test_all_seeded_seeds_like_the_global_seed_functions():
     """Inside the block each generator is where `random.seed` / `np.random.seed` /
     `torch.manual_seed` would put it: trainings seeded globally before give the same weights."""
-    _seed_caller(5)
-    globally = _caller_draws()
-    _seed_caller(9)
+    seed_caller(5)
+    globally = caller_draws()
+    seed_caller(9)
     with all_seeded(5):
-        assert _caller_draws() == globally
+        assert caller_draws() == globally

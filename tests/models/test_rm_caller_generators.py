@@ -8,28 +8,17 @@ what it would have drawn had training not run — also when training stops with 
 from __future__ import annotations
 
 import dataclasses
-import random
 
-import numpy as np
 import pytest
 import torch
 
+from caller_generators import caller_draws, seed_caller
 from rewardlab.errors import InputError
 from rewardlab.models import TrainConfig, TrainingError, train_reward_model
 from rewardlab.models.backbones import EncodeConfig, HFBackbone
 from rewardlab.models.config import PRMConfig
 from rewardlab.models.prm import train_prm
 from rewardlab.models.synthetic import make_step_samples
-
-
-def _seed_caller(seed: int = 123) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def _caller_draws() -> tuple[list[float], list[float], list[float]]:
-    return torch.rand(3).tolist(), np.random.rand(3).tolist(), [random.random() for _ in range(3)]
 
 
 def _dropout_bert() -> HFBackbone:
@@ -69,49 +58,49 @@ def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
 
 def test_training_a_reward_model_leaves_the_callers_generators_alone(hashing, unbiased_pairs):
     train, val, _ = unbiased_pairs
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     _train_rm(train[:100], val[:40], hashing, head="mlp", seed=0)  # an MLP head draws its init
-    assert _caller_draws() == want
+    assert caller_draws() == want
 
 
 def test_training_a_prm_leaves_the_callers_generators_alone(hashing, steps):
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     _train_prm(steps, hashing, seed=0)
-    assert _caller_draws() == want
+    assert caller_draws() == want
 
 
 def test_a_reward_model_training_that_fails_midway_still_gives_the_state_back(hashing, unbiased_pairs):
     train, val, _ = unbiased_pairs
     extreme = [dataclasses.replace(p, margin=1e39) for p in train[:100]]  # inf in float32 at the first step
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     with pytest.raises(TrainingError, match="loss became inf at epoch 1"):
         _train_rm(extreme, val[:40], hashing, head="mlp", seed=0)
-    assert _caller_draws() == want
+    assert caller_draws() == want
 
 
 def test_a_prm_training_that_fails_midway_still_gives_the_state_back(hashing, steps):
     val_gold = steps[1][1]
     bad = [[2.0] * len(row) for row in val_gold]  # rejected after the head is built
-    _seed_caller()
-    want = _caller_draws()
-    _seed_caller()
+    seed_caller()
+    want = caller_draws()
+    seed_caller()
     with pytest.raises(InputError, match="validation sample 0: labels must be in"):
         _train_prm(steps, hashing, val_labels=bad, seed=0)
-    assert _caller_draws() == want
+    assert caller_draws() == want
 
 
 def test_same_seed_gives_the_same_mlp_head_whatever_the_caller_drew(hashing, unbiased_pairs):
     train, val, _ = unbiased_pairs
-    _seed_caller(1)
+    seed_caller(1)
     a = _weights(_train_rm(train[:200], val[:40], hashing, head="mlp", seed=7))
-    _seed_caller(2)
-    _caller_draws()
+    seed_caller(2)
+    caller_draws()
     b = _weights(_train_rm(train[:200], val[:40], hashing, head="mlp", seed=7))
     other = _weights(_train_rm(train[:200], val[:40], hashing, head="mlp", seed=8))
     assert _same(a, b)
@@ -122,7 +111,7 @@ def test_same_seed_gives_the_same_finetuned_layers_with_dropout(unbiased_pairs):
     train, val, _ = unbiased_pairs
     runs = []
     for caller_seed in (1, 2):
-        _seed_caller(caller_seed)
+        seed_caller(caller_seed)
         runs.append(_weights(_train_rm(train[:40], val[:20], _dropout_bert(), mode="finetune",
                                        finetune_layers=1, seed=7)))
     assert len(runs[0]) > 2 and _same(*runs)  # head and the top block's weights
@@ -131,6 +120,6 @@ def test_same_seed_gives_the_same_finetuned_layers_with_dropout(unbiased_pairs):
 def test_same_seed_gives_the_same_prm_with_dropout(steps):
     runs = []
     for caller_seed in (1, 2):
-        _seed_caller(caller_seed)
+        seed_caller(caller_seed)
         runs.append(_weights(_train_prm(steps, _dropout_bert(), mode="finetune", finetune_layers=1, seed=4)))
     assert len(runs[0]) > 2 and _same(*runs)
