@@ -10,7 +10,7 @@ LOCK ?= requirements/dev.lock
 CONSTRAINTS := $(if $(LOCK),-c $(LOCK))
 TYPESCRIPT_HOME := /usr/local/lib/rewardlab-ts
 
-.PHONY: demo test lint typecheck bench clean system-deps lock
+.PHONY: demo test lint typecheck bench clean system-deps lock docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -88,9 +88,13 @@ lint: $(STAMP)
 bench: $(STAMP) $(KERNEL)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# The docs site (mkdocs.yml) into site/; strict, so a broken link or reference fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
 # Re-resolve the open ranges of pyproject.toml in a throw-away venv and freeze them into the lock.
 lock:
 	PY=$(PY) bash scripts/lock.sh
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache $(KERNEL)
+	rm -rf $(VENV) build dist site .pytest_cache .mypy_cache .ruff_cache $(KERNEL)

@@ -302,7 +302,7 @@ class SandboxPool:
 
     Thread-safe: up to `size` jobs run at once, one per worker; more wait for a free worker.
 
-    Example:
+    Examples:
         >>> with SandboxPool(size=1) as pool:
         ...     pool.run("print(input()[::-1])", stdin="abc").stdout
         'cba\\n'

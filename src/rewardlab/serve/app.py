@@ -213,7 +213,7 @@ def create_app(
         A FastAPI app; ``app.state.service`` is its `RewardService` (close it with
         ``await app.state.service.aclose()`` when not run under a lifespan-aware server).
 
-    Example:
+    Examples:
         >>> from rewardlab.verify.text import ExactMatch
         >>> app = create_app({"exact": ExactMatch()}, settings=ServeSettings(workers=0))
         >>> sorted(r.path for r in app.routes if "rewards" in r.path)
