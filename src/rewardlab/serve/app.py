@@ -33,6 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -227,7 +228,9 @@ def create_app(
         yield
         await service.aclose()
 
-    app = FastAPI(
+    # The /docs and /redoc pages with their assets served from the package (fastapi-offline
+    # ships Swagger UI 5 and ReDoc): FastAPI's own pages load them from a CDN, blank offline.
+    app = FastAPIOffline(
         title="rewardlab reward server",
         version=__version__,
         description="Batched, cached reward scoring; see docs/serve.md.",
