@@ -90,7 +90,8 @@ class Language:
         return Limits(
             cpu_seconds=cpu_seconds, wall_seconds=max(wall_seconds, cpu_seconds), memory_bytes=data,
             address_space_bytes=space, processes=base.processes, open_files=base.open_files,
-            file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, output_bytes=base.output_bytes,
+            file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, tmp_inodes=base.tmp_inodes,
+            output_bytes=base.output_bytes,
         )  # fmt: skip
 
     def source_name(self, source: str) -> str:
@@ -196,7 +197,7 @@ def compile_limits() -> Limits:
     """Limits of a compile job: compilers are big programs (rustc, javac and tsc take seconds
     and hundreds of MiB), so they get their own, looser limits than the tests."""
     return Limits(cpu_seconds=30.0, wall_seconds=90.0, memory_bytes=2048 * _MIB, address_space_bytes=8192 * _MIB,
-                  processes=64, open_files=256, file_size_bytes=128 * _MIB, tmp_bytes=384 * _MIB,
+                  processes=64, open_files=256, file_size_bytes=128 * _MIB, tmp_bytes=384 * _MIB, tmp_inodes=16384,
                   output_bytes=96 * _MIB)  # fmt: skip
 
 
