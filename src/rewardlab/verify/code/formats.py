@@ -16,25 +16,28 @@ Accepted as they are (the whole row, or its test fields):
   given as a list of lines is joined with newlines. Rows with `fn_name` are call-based
   (Python functions): they become `check(candidate)` tests.
 
-A field that is present but malformed is a ScoringError("invalid_input") naming it.
+A field that is present but malformed is a ScoringError("invalid_input") naming it; so is one
+that would expand past the bounds of `payloads.py` (decompressed bytes, JSON containers, tests).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import io
-import json
 import math
-import pickle
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rewardlab.core import json_float
 from rewardlab.errors import ScoringError
+from rewardlab.verify.code.payloads import (
+    MAX_CASES,
+    MAX_CONTAINERS,
+    bounded_json,
+    check_case_count,
+    containers,
+    lcb_compressed,
+)
 
 HINT = ("code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}, "
         "or a CodeContests / LiveCodeBench / TACO row")  # fmt: skip
@@ -68,18 +71,14 @@ def _case(inp: Any, out: Any, where: str) -> dict[str, str]:
 
 
 def _json_field(value: Any, where: str) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError as exc:
-            raise _bad(f"{where} is not valid JSON: {exc}") from None
-    return value
+    return bounded_json(value, where) if isinstance(value, str) else value
 
 
 def native_cases(ref: Mapping[str, Any]) -> Problem:
     cases = ref["cases"]
     if not isinstance(cases, list) or not cases:
         raise _bad("'cases' must be a non-empty list")
+    check_case_count(len(cases), "cases")
     out = []
     for i, case in enumerate(cases):
         if not isinstance(case, Mapping):
@@ -149,6 +148,7 @@ def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTEST
         if len(tests["input"]) != len(tests["output"]):
             raise _bad(f"{split} has {len(tests['input'])} inputs but {len(tests['output'])} outputs")
         counts[split] = len(tests["input"])
+        check_case_count(sum(counts.values()), ", ".join(counts))
         cases += [_case(i, o, f"{split}[{n}]") for n, (i, o) in enumerate(zip(tests["input"], tests["output"], strict=True))]
     if not cases:
         raise _bad(f"no tests in {', '.join(splits)}")
@@ -157,22 +157,11 @@ def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTEST
     return Problem(cases, _seconds(ref.get("time_limit"), "time_limit"), memory_mb, None, "code_contests", counts)
 
 
-class _StringsOnly(pickle.Unpickler):
-    """LiveCodeBench pickles a plain JSON string; refuse every class, so loading the data set
-    can never run code (pickle's find_class is how objects are built)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a test field")
-
-
 def _lcb_tests(value: Any, where: str) -> list[Any]:
     if isinstance(value, str) and not value.lstrip().startswith("["):
-        try:
-            raw = _StringsOnly(io.BytesIO(zlib.decompress(base64.b64decode(value)))).load()
-        except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as exc:
-            raise _bad(f"{where} is neither JSON nor base64(zlib(pickle)): {exc}") from None
-        value = raw
-    tests = _json_field(value, where)
+        value = lcb_compressed(value, where)
+    # a list of objects of strings: one container per test, and the list itself
+    tests = bounded_json(value, where, MAX_CASES + 1) if isinstance(value, str) else value
     if not isinstance(tests, list):
         raise _bad(f"{where} must be a list of tests")
     return tests
@@ -190,6 +179,7 @@ def live_code_bench(ref: Mapping[str, Any]) -> Problem | dict[str, str]:
                 raise _bad(f"{split}[{n}] must be an object")
             tests.append((split, n, test))
         counts[split] = len(found)
+        check_case_count(len(tests), ", ".join(counts))
     if not tests:
         raise _bad("no tests in public_test_cases or private_test_cases")
     kinds = {test.get("testtype", "stdin") for _, _, test in tests}
@@ -219,6 +209,10 @@ def _lcb_functional(ref: Mapping[str, Any], tests: list[tuple[str, int, Mapping[
     name = metadata.get("func_name") if isinstance(metadata, Mapping) else None
     if not isinstance(name, str) or not name.isidentifier():
         raise _bad("functional LiveCodeBench tests need metadata.func_name, the method to call")
+    # The inputs and outputs are JSON literals, parsed here: their containers share one budget.
+    texts = [text for _, _, test in tests for text in (test.get("input"), test.get("output")) if isinstance(text, str)]
+    if sum(map(containers, texts)) > MAX_CONTAINERS:
+        raise _bad(f"the functional tests' inputs and outputs hold more than {MAX_CONTAINERS} JSON arrays and objects")
     lines = ["def _same(got, want):",
              "    return (list(got) if isinstance(got, tuple) else got) == want",
              "", "def check(candidate):"]  # fmt: skip
@@ -234,21 +228,14 @@ def _lcb_functional(ref: Mapping[str, Any], tests: list[tuple[str, int, Mapping[
 
 def _json_literal(text: str, where: str) -> str:
     """A JSON value as Python source; NaN and infinities (JSON extensions) are refused."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as exc:
-        raise _bad(f"{where} is not valid JSON: {exc}") from None
-    return repr(value)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    return repr(bounded_json(text, where))
 
 
 def taco_stdio(io_spec: Mapping[str, Any]) -> Problem:
     inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("input_output needs equally long, non-empty 'inputs' and 'outputs' lists")
+    check_case_count(len(inputs), "input_output")
     cases = [_case(i, o, f"input_output[{n}]") for n, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
     return Problem(cases, None, None, None, "taco", {"input_output": len(cases)})
 
@@ -261,6 +248,7 @@ def taco_check(io_spec: Mapping[str, Any]) -> dict[str, str]:
     name, inputs, outputs = io_spec.get("fn_name"), io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(name, str) or not name.isidentifier() or not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("call-based input_output needs an identifier 'fn_name' and equally long 'inputs'/'outputs' lists")
+    check_case_count(len(inputs), "input_output")
     lines = ["def _same(got, want):",
              "    got = list(got) if isinstance(got, tuple) else got",
              "    return got == want or (isinstance(want, list) and len(want) == 1 and got == want[0])",
@@ -276,8 +264,7 @@ def read_reference(ref: Any) -> Problem | dict[str, str]:
     latter with an optional `prelude` and `postlude`: source run before and after the program.
     A JSON string holding either is accepted. Raises ScoringError("invalid_input")."""
     if isinstance(ref, str):
-        with contextlib.suppress(ValueError):
-            ref = json.loads(ref)
+        ref = bounded_json(ref, "the reference (a string)")
     if not isinstance(ref, Mapping):
         raise _bad(f"got {type(ref).__name__}")
     if "cases" in ref:
