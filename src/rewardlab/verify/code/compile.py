@@ -99,6 +99,7 @@ class BuildCache:
         self._builds: OrderedDict[str, Build] = OrderedDict()
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
+        self._key: bytes | None = None  # the directory's secret, read once
 
     def get(self, key: str) -> Build | None:
         with self._lock:
@@ -133,20 +134,30 @@ class BuildCache:
         """The directory's HMAC secret (module doc): made once, 0600; refused if another user
         owns it or others may read it (then they could sign entries too)."""
         assert self.cache_dir is not None
+        if self._key is not None:
+            return self._key
         path = self.cache_dir / _SECRET
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(path):
+            fd, fresh = tempfile.mkstemp(dir=self.cache_dir, suffix=".part")  # mode 0600
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+                os.link(fresh, path)  # atomic and exclusive: a reader never sees it half written
+            except FileExistsError:
+                pass  # another process made it first
+            finally:
+                os.unlink(fresh)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(secrets.token_bytes(32))
-        except FileExistsError:
-            pass
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a symlink is refused too
+        except OSError as exc:
+            raise ConfigError(f"cannot read the build cache's secret {path}: {exc.strerror}; remove it to start a fresh cache") from None
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
                 raise ConfigError(f"{path} must be a file of this user readable by nobody else (mode 0600); remove it to start a fresh cache")
-            return f.read()
+            self._key = f.read()
+        return self._key
 
     def _digest(self, key: str, files: dict[str, bytes]) -> str:
         mac = hmac.new(self._secret(), key.encode(), hashlib.sha256)
