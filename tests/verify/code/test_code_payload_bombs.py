@@ -59,6 +59,8 @@ def test_zlib_bomb_in_private_tests_is_invalid_input(reward: CodeTests) -> None:
         message = _invalid(reward, {"public_test_cases": "[]", "private_test_cases": bomb})
     assert "private_test_cases expands to more than" in message
     assert growth.rss < 64 * MIB, f"the host process grew by {growth.rss / MIB:.0f} MiB"
+    healthy = reward.score(Sample(response=PROGRAM, reference={"cases": [{"input": "hi\n", "output": "hi\n"}]}))
+    assert healthy.score == 1.0, healthy  # the reward (and its sandbox pool) keeps working
 
 
 def test_decompression_within_the_limit_is_kept_whole() -> None:
