@@ -31,6 +31,10 @@ BYPASSES = [
     ("def shadow():\n    getattr = 1\n\n" + SIG + "    return getattr(obs, 'x')\n", "forbidden_name", 2),
     (SIG + "    class K:\n        pass\n    return 0.0\n", "forbidden_syntax", 2),
     (SIG + "    return obs.mro\n", "forbidden_attribute", 2),
+    # a module's attributes are all allowed: rebinding its name to another value must not be
+    ("import math\n" + SIG + "    math = (x for x in ())\n    return math.gi_frame\n", "forbidden_name", 3),
+    ("import math as m\n" + SIG + "    for m in [obs]:\n        pass\n    return m.gi_code\n", "forbidden_name", 3),
+    ("import math\n\ndef reward(obs, action, next_obs, info, math=None):\n    return 0.0\n", "forbidden_name", 3),
 ]
 
 

@@ -142,16 +142,22 @@ def _check_node(node: ast.AST, modules: frozenset[str]) -> None:
                                  "arithmetic, conditionals, loops and containers", line=line)  # fmt: skip
     if isinstance(node, ast.FunctionDef | ast.Lambda):
         _check_function(node)
+        if isinstance(node, ast.FunctionDef):
+            _check_not_a_module(node.name, modules, line)
     elif isinstance(node, ast.Attribute):
         _check_attribute(node, modules)
     elif isinstance(node, ast.Name):
         _check_name(node.id, line)
+        if not isinstance(node.ctx, ast.Load):
+            _check_not_a_module(node.id, modules, line)
     elif isinstance(node, ast.arg):
         _check_name(node.arg, line)
+        _check_not_a_module(node.arg, modules, line)
     elif isinstance(node, ast.alias):
         _check_name(node.asname or node.name.split(".")[0], line)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         _check_name(node.name, line)
+        _check_not_a_module(node.name, modules, line)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and ("__" in node.value if isinstance(node.value, str) else b"__" in node.value):
         raise RewardCodeRejected("dunder", "a string holding '__'; dunder names are not allowed, even spelled as text", line=line)
 
@@ -170,6 +176,12 @@ def _check_attribute(node: ast.Attribute, modules: frozenset[str]) -> None:
     if not on_module and node.attr not in ALLOWED_ATTRIBUTES:
         raise RewardCodeRejected("forbidden_attribute", f"access to the attribute {node.attr!r}; a reward may use the "
                                  "attributes of an imported module and container methods (get, items, append...)", line=node.lineno)  # fmt: skip
+
+
+def _check_not_a_module(name: str, modules: frozenset[str], line: int | None) -> None:
+    """Any attribute of a module name is allowed, so the name must stay the module's."""
+    if name in modules:
+        raise RewardCodeRejected("forbidden_name", f"{name!r} is bound to something other than the module imported under that name", line=line)
 
 
 def _check_name(name: str, line: int | None) -> None:
