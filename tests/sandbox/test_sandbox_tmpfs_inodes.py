@@ -76,3 +76,25 @@ def test_inode_cap_is_the_limit_asked_for(pool2: SandboxPool) -> None:
 def test_inode_cap_must_be_positive() -> None:
     with pytest.raises(ConfigError, match="tmp_inodes"):
         Limits(tmp_inodes=0)
+
+
+# Names without new inodes (hard links: a dentry each) and extended attributes: tmpfs charges
+# both to the same inode budget, so they stop at the cap as well.
+OTHER_FLOODS = {
+    "hard_links": "os.link('/tmp/f', f'/tmp/l{n}')",
+    "xattrs": "os.setxattr('/tmp/f', f'user.k{n}', b'x' * 200)",
+}
+
+
+@pytest.mark.parametrize("flood", sorted(OTHER_FLOODS))
+def test_link_and_xattr_floods_are_capped_too(pool2: SandboxPool, flood: str) -> None:
+    code = (
+        "import os\nopen('/tmp/f', 'w').close()\nn = 0\ntry:\n    while n < 3_000_000:\n"
+        f"        {OTHER_FLOODS[flood]}\n        n += 1\nexcept OSError as exc:\n    print(n, exc.errno)\n"
+    )
+    with peak_growth() as growth:
+        result = pool2.run(code, limits=FLOOD_LIMITS)
+    assert result.ok, result.reason()
+    assert result.stdout.split()[1] == "28"  # ENOSPC
+    assert growth.kernel < 64 * MIB, f"host kernel memory grew by {growth.kernel / MIB:.0f} MiB"
+    assert_pool_healthy(pool2)
