@@ -360,8 +360,8 @@ class RewardCodeError(RewardLabError):
 
 
 class RewardCodeRejected(RewardCodeError):
-    """The code fails a static check before it runs (syntax, an import off the allow-list, a
-    dunder, a forbidden name, its size, the `reward` signature); `line` is 1-based or None."""
+    """The code fails a static check before it runs (syntax, or a node, name, attribute or import
+    off the allow-lists, a dunder, its size, the `reward` signature); `line` is 1-based or None."""
 
     def __init__(self, kind: str, message: str, *, line: int | None = None):
         super().__init__(kind, f"line {line}: {message}" if line is not None else message)

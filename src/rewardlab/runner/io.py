@@ -221,7 +221,8 @@ _INT_LIMIT = re.compile(r";? *use sys\.set_int_max_str_digits\(\).*$")
 def loads(raw: str | bytes) -> Any:
     """One JSON document: orjson, and the stdlib for valid JSON orjson refuses (integers beyond
     64 bits). Raises `ValueError` with a message fit for a user: `json.JSONDecodeError` for bad
-    JSON, a plain `ValueError` for an integer of over 4,300 digits (which CPython will not read)."""
+    JSON, a plain `ValueError` for an integer of over 4,300 digits (which CPython will not read)
+    or nesting deeper than 1024 levels."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -230,6 +231,8 @@ def loads(raw: str | bytes) -> Any:
             return json.loads(text.rstrip("\r\n"))
         except json.JSONDecodeError:
             raise
+        except RecursionError:  # orjson stops at 1024 levels; the stdlib at the recursion limit
+            raise ValueError("the JSON is nested too deeply (at most 1024 levels of arrays and objects)") from None
         except ValueError as exc:
             raise ValueError(f"{_INT_LIMIT.sub('', str(exc))}; write such a number as a string") from None
 

@@ -47,6 +47,7 @@ def run_server(
     cache_max_rows: int = DEFAULT_MAX_ROWS,
     ray_address: str | None = None,
     log_level: str = "info",
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Build the rewards and the cache, then run uvicorn until interrupted.
 
@@ -59,6 +60,9 @@ def run_server(
         cache_max_rows: cached results kept (the least recently used are evicted).
         ray_address: Ray cluster to join with the ray backend; None: start a local one.
         log_level: uvicorn's log level.
+        forwarded_allow_ips: comma-separated addresses of the reverse proxies whose
+            X-Forwarded-For and X-Forwarded-Proto headers are believed; None: no proxy, the
+            socket peer is the client (what --openrlhf-trusted-network checks).
     """
     import uvicorn
 
@@ -78,7 +82,10 @@ def run_server(
     gc.collect()
     gc.freeze()
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: any local
+        # process could then claim a trusted network's address. Only named proxies are believed.
+        uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=forwarded_allow_ips is not None,
+                    forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
     finally:
         if cache is not None:
             cache.close()
