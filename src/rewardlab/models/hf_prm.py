@@ -32,7 +32,7 @@ import torch
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.models.hf_batch import InputBuilder, run_batches
+from rewardlab.models.hf_batch import Encoded, InputBuilder, run_batches
 from rewardlab.models.hf_load import Dtype, load_model, remote_kind
 
 __all__ = ["HFProcessReward"]
@@ -114,20 +114,20 @@ class HFProcessReward(BaseReward):
         seqs, where, cuts = [], [], []
         for i, sample in enumerate(samples):
             try:
-                ids, cut = self._encode(sample)
+                encoded = self._encode(sample)
             except ScoringError as exc:
                 results[i] = RewardResult.failure(exc.kind, exc.message)
                 continue
-            seqs.append(ids)
+            seqs.append(encoded)
             where.append(i)
-            cuts.append(cut)
+            cuts.append(encoded.cut)
         rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
                            max_batch=self.max_batch_size) if seqs else []
         for i, row, cut in zip(where, rows, cuts, strict=True):
             results[i] = row if isinstance(row, RewardResult) else self._result(row, cut)
         return [r for r in results if r is not None]
 
-    def _encode(self, sample: Sample) -> tuple[list[int], dict[str, JSON] | None]:
+    def _encode(self, sample: Sample) -> Encoded:
         if not sample.steps:
             raise ScoringError(ErrorKind.INVALID_INPUT, "no steps: a process reward model needs Sample.steps")
         content = "".join(step + self.after_step for step in sample.steps)
@@ -136,7 +136,7 @@ class HFProcessReward(BaseReward):
         if found != len(sample.steps):
             raise ScoringError(ErrorKind.INVALID_INPUT, f"{found} step tags in the input for {len(sample.steps)} steps: "
                                "a step or the prompt contains the step tag itself; remove it from the text")
-        return encoded.ids, encoded.cut
+        return encoded
 
     def _read(self, output: Any, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Per row: the step probabilities (n_steps,), read at the tag positions."""

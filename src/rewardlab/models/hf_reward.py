@@ -93,7 +93,7 @@ class HFReward(BaseReward):
         kind = remote_kind(model, "sequence", revision=revision, trust_remote_code=trust_remote_code)
         self.loaded = load_model(model, kind=kind, device=device, dtype=dtype, revision=revision,
                                  trust_remote_code=trust_remote_code)
-        _pool_last_position(self.loaded.config)
+        _pool_last_position(self.loaded.model)
         self.inputs = InputBuilder(self.loaded, chat_template=chat_template, system_prompt=system_prompt,
                                    max_length=max_length)
         self.heads = head_names(self.loaded.config)
@@ -132,7 +132,7 @@ class HFReward(BaseReward):
             except ScoringError as exc:
                 results[i] = RewardResult.failure(exc.kind, exc.message)
                 continue
-            seqs.append(encoded.ids)
+            seqs.append(encoded)
             where.append(i)
             cuts.append(encoded.cut)
         rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
@@ -195,19 +195,25 @@ class HFReward(BaseReward):
         return (score - self.mean) / self.std
 
 
-def _pool_last_position(config: Any) -> None:
+def _pool_last_position(model: Any) -> None:
     """Let a decoder without a pad token score batches as it scores one sample.
 
-    `*ForSequenceClassification` pools the rightmost token whose id is not `pad_token_id`, and
-    refuses batches when the config has none (alone, a sample pools its last position). Inputs
-    here are left-padded (`hf_batch`), so the last position is always a real token: a pad id
-    that no input holds (-1) makes every batch pool its last position, the one-sample rule.
+    A last-token `*ForSequenceClassification` pools the rightmost token whose id is not
+    `pad_token_id`, and refuses batches when the config has none (alone, a sample pools its last
+    position). Inputs of such a model are left-padded (`hf_batch.pools_last_token`), so the last
+    position is always a real token: a pad id that no input holds (-1) makes every batch pool its
+    last position, the one-sample rule. The text config is the one the classifier reads in
+    multimodal families (Gemma3).
     """
-    from rewardlab.models.backbones import is_decoder
+    from rewardlab.models.hf_batch import pools_last_token
 
-    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
-    if is_decoder(config) and getattr(text_config, "pad_token_id", None) is None:
-        text_config.pad_token_id = -1
+    if not pools_last_token(model):
+        return
+    config = model.config
+    for part in {id(c): c for c in (config, config.get_text_config() if hasattr(config, "get_text_config")
+                                     else config)}.values():
+        if getattr(part, "pad_token_id", None) is None:
+            part.pad_token_id = -1
 
 
 def _field(output: Any, name: str, *, required: bool = True) -> Any:

@@ -64,7 +64,10 @@ def tiny_tokenizer(arch: str, *, chat_template: bool = True) -> Any:
         tokens = {"unk_token": "[UNK]", "pad_token": "[PAD]", "bos_token": "<s>", "eos_token": "</s>",
                   "cls_token": "[CLS]" if bert else None, "sep_token": "[SEP]" if bert else None,
                   "additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<extra_0>"]}
-        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **tokens)  # type: ignore[no-untyped-call]
+        # a BERT tokenizer returns segment ids (0 for the prompt, 1 for the response), as real ones do
+        names = ["input_ids", "token_type_ids", "attention_mask"] if bert else ["input_ids", "attention_mask"]
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, model_input_names=names,  # type: ignore[no-untyped-call]
+                                            **tokens)
     if chat_template:
         tokenizer.chat_template = CHATML
     return tokenizer
