@@ -31,6 +31,7 @@ __all__ = [
     "ModelKind",
     "hf_cache_dir",
     "load_model",
+    "rebuild",
     "remote_kind",
     "resolve_device",
     "resolve_dtype",
@@ -153,6 +154,12 @@ def resolve_dtype(dtype: Dtype, device: torch.device) -> torch.dtype:
         raise ConfigError("dtype='fp16' needs a GPU (CPU half-precision kernels are slow or missing); "
                           "use 'bf16' or 'fp32' on CPU")
     return _TORCH_DTYPES[dtype]
+
+
+def rebuild(cls: type, params: dict[str, Any]) -> Any:
+    """`cls(**params)`: how a model reward is unpickled (a Ray task, a spawned worker). The
+    weights are not pickled; the receiving process loads them once, from the same directory."""
+    return cls(**params)
 
 
 def load_model(model: str, *, kind: ModelKind, device: str = "cpu", dtype: Dtype = "auto",

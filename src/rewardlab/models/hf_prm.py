@@ -33,7 +33,7 @@ from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import Encoded, InputBuilder, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, remote_kind
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
 
 __all__ = ["HFProcessReward"]
 
@@ -96,6 +96,11 @@ class HFProcessReward(BaseReward):
                        "bad_token": bad_token, "aggregate": aggregate, "chat_template": self.inputs.use_template,
                        "system_prompt": system_prompt, "max_length": self.inputs.max_length,
                        "trust_remote_code": trust_remote_code}
+
+    def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
+        """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""
+        batches = {"max_tokens_per_batch": self.max_tokens_per_batch, "max_batch_size": self.max_batch_size}
+        return rebuild, (type(self), {**self.params, **batches})
 
     def _single_token(self, text: str, what: str) -> int:
         tok = self.loaded.tokenizer

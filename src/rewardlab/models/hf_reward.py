@@ -37,7 +37,7 @@ from rewardlab.core.reward import UNBOUNDED
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, remote_kind
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
 
 __all__ = ["HFReward", "head_names"]
 
@@ -115,6 +115,11 @@ class HFReward(BaseReward):
                        "max_length": self.inputs.max_length, "combine": self.combine, "weights": self.weights,
                        "gate_temperature": gate_temperature, "normalize": normalize, "mean": mean, "std": std,
                        "trust_remote_code": trust_remote_code}
+
+    def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
+        """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""
+        batches = {"max_tokens_per_batch": self.max_tokens_per_batch, "max_batch_size": self.max_batch_size}
+        return rebuild, (type(self), {**self.params, **batches})
 
     # -- scoring ---------------------------------------------------------------------------
     def compute(self, sample: Sample) -> RewardResult:
