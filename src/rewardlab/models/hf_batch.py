@@ -83,15 +83,20 @@ class InputBuilder:
         loaded: the model and tokenizer.
         chat_template: apply the tokenizer's chat template (None: when it has one).
         system_prompt: a system message put first when the prompt has none.
+        truncation: `head_tail` (default): longer inputs keep the prompt's head and the response's
+            tail (where it states its answer); `longest_first`: what a model card's
+            `tokenizer(..., truncation=True, max_length=...)` does (a text pair loses tokens from
+            the end of its longer segment, a rendered chat loses its end), for parity checks.
         max_length: tokens per input; longer inputs keep the prompt's head and the response's
             tail (where it states its answer) and report the cut.
 
     Raises:
-        ConfigError: `chat_template=True` for a tokenizer without one, or `max_length` < 8.
+        ConfigError: `chat_template=True` for a tokenizer without one, `max_length` < 8, or an
+            unknown `truncation`.
     """
 
     def __init__(self, loaded: LoadedModel, *, chat_template: bool | None, system_prompt: str | None,
-                 max_length: int | None):
+                 max_length: int | None, truncation: str = "head_tail"):
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
@@ -104,6 +109,9 @@ class InputBuilder:
         self.max_length = default_max_length(loaded) if max_length is None else max_length
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
+        if truncation not in ("head_tail", "longest_first"):
+            raise ConfigError(f"truncation must be 'head_tail' or 'longest_first', got {truncation!r}")
+        self.truncation = truncation
 
     # -- one sample --------------------------------------------------------------------------
     def encode(self, prompt: Text, response: list[Message], *, cut_response: bool = True) -> Encoded:
@@ -120,18 +128,26 @@ class InputBuilder:
             ids, types = self._render(head, response)
             if len(ids) <= self.max_length:
                 return Encoded(ids, types=types)
+            if self.truncation == "longest_first" and cut_response:
+                total = len(ids)
+                ids, types = self._render(head, response, limit=self.max_length)
+                return Encoded(ids, types=types, cut={"max_length": self.max_length, "strategy": "longest_first",
+                                                      "tokens": total, "tokens_kept": len(ids)})
             return self._fit(head, response, len(ids), cut_response)
 
-    def _render(self, prompt: list[Message], response: list[Message]) -> tuple[list[int], list[int] | None]:
-        """Ids and segment ids, the latter only when the tokenizer returns them and the model takes them."""
+    def _render(self, prompt: list[Message], response: list[Message], *,
+                limit: int | None = None) -> tuple[list[int], list[int] | None]:
+        """Ids and segment ids, the latter only when the tokenizer returns them and the model
+        takes them; with `limit`, cut by the tokenizer itself (`truncation=True`)."""
         tok = self.tokenizer
+        cut: dict[str, Any] = {} if limit is None else {"truncation": True, "max_length": limit}
         if self.use_template:
             text = tok.apply_chat_template([*prompt, *response], tokenize=False)
-            encoded = tok(text, add_special_tokens=False)
+            encoded = tok(text, add_special_tokens=False, **cut)
         else:
             first = "\n".join(m["content"] for m in prompt)
             second = "\n".join(m["content"] for m in response)
-            encoded = tok(first, second) if first else tok(second)
+            encoded = tok(first, second, **cut) if first else tok(second, **cut)
         types = encoded.get("token_type_ids") if self.segments else None
         return list(encoded["input_ids"]), None if types is None else list(types)
 

@@ -42,6 +42,7 @@ from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
 __all__ = ["HFReward", "head_names"]
 
 Normalize = Literal["none", "sigmoid", "zscore"]
+Truncation = Literal["head_tail", "longest_first"]
 _COMBINE = ("auto", "mean", "sum", "weighted", "gated", "model")
 _DEFAULT_LABEL = re.compile(r"^LABEL_\d+$")
 
@@ -66,6 +67,9 @@ class HFReward(BaseReward):
         system_prompt: a system message put first when the prompt has none.
         max_length: tokens per input (default: the model's context); longer inputs keep the
             prompt's head and the response's tail, and `info["truncated"]` says what was cut.
+        truncation: `head_tail` (the above) or `longest_first`: the model card's
+            `tokenizer(..., truncation=True)`, which cuts the end of the longer segment of a pair
+            (the end of a rendered chat), for parity checks against a card's own numbers.
         max_tokens_per_batch: padded tokens per forward pass; the memory knob.
         max_batch_size: samples per forward pass.
         combine: how heads make the score (module doc); `auto` is the logit of a one-head model.
@@ -89,13 +93,14 @@ class HFReward(BaseReward):
                  chat_template: bool | None = None, system_prompt: str | None = None, max_length: int | None = None,
                  max_tokens_per_batch: int = 16384, max_batch_size: int = 64, combine: str = "auto",
                  weights: dict[str, float] | None = None, gate_temperature: float = 1.0, normalize: Normalize = "none",
-                 mean: float = 0.0, std: float = 1.0, trust_remote_code: bool = False):
+                 mean: float = 0.0, std: float = 1.0, trust_remote_code: bool = False,
+                 truncation: Truncation = "head_tail"):
         kind = remote_kind(model, "sequence", revision=revision, trust_remote_code=trust_remote_code)
         self.loaded = load_model(model, kind=kind, device=device, dtype=dtype, revision=revision,
                                  trust_remote_code=trust_remote_code)
         _pool_last_position(self.loaded.model)
         self.inputs = InputBuilder(self.loaded, chat_template=chat_template, system_prompt=system_prompt,
-                                   max_length=max_length)
+                                   max_length=max_length, truncation=truncation)
         self.heads = head_names(self.loaded.config)
         self.combine = _check_combine(combine, self.heads, weights, remote=trust_remote_code)
         self.weights = dict(weights or {})
@@ -114,7 +119,7 @@ class HFReward(BaseReward):
                        "chat_template": self.inputs.use_template, "system_prompt": system_prompt,
                        "max_length": self.inputs.max_length, "combine": self.combine, "weights": self.weights,
                        "gate_temperature": gate_temperature, "normalize": normalize, "mean": mean, "std": std,
-                       "trust_remote_code": trust_remote_code}
+                       "trust_remote_code": trust_remote_code, "truncation": truncation}
 
     def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
         """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""
