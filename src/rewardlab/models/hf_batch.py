@@ -9,7 +9,8 @@ of the model called on that sample alone (tested to 1e-5):
   or `tokenizer(prompt, response)` without a template, with the tokenizer's `token_type_ids`
   (segment A / B: BERT, MiniLM and ELECTRA cross-encoders read them) whenever it returns them
   and the model's forward takes them, as `model(**tokenizer(...))` passes them;
-* decoders are padded on the left with position ids counted from the attention mask, so the
+* models that read their last token (`pools_last_token`: causal decoders) are padded on the
+  left with position ids counted from the attention mask (when their forward takes them), so the
   last real token is the last position (what `*ForSequenceClassification` pools when the config
   has no pad token, and the rightmost non-pad token when it has one); encoders are padded on the
   right, where position 0 is `[CLS]` whatever the length;

@@ -56,6 +56,8 @@ class HFProcessReward(BaseReward):
 
     Raises:
         ModelNotFoundError: the model is not a directory and not in the local cache.
+        MissingWeightsError: the checkpoint lacks weights of the class it is loaded as (a base
+            encoder, a policy or a base model without its trained head); a `ConfigError`.
         ConfigError: a tag or token that is not one token, a label the model does not have.
     """
 

@@ -82,6 +82,8 @@ class HFReward(BaseReward):
 
     Raises:
         ModelNotFoundError: the model is not a directory and not in the local cache.
+        MissingWeightsError: the checkpoint lacks weights of the class it is loaded as (a base
+            encoder, a policy or a base model without its trained head); a `ConfigError`.
         ConfigError: an option that cannot be used with this model (named in the message).
     """
 
