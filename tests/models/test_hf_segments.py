@@ -17,17 +17,19 @@ from pathlib import Path
 import pytest
 import torch
 from transformers import (
+    AutoConfig,
     AutoModelForSequenceClassification,
     AutoTokenizer,
     BertForSequenceClassification,
 )
 
+from rewardlab._seeding import torch_seeded
 from rewardlab.compose import build
 from rewardlab.core import Sample, Status
 from rewardlab.models.backbones import default_model_path
 from rewardlab.models.hf_prm import HFProcessReward
 from rewardlab.models.hf_reward import HFReward
-from rewardlab.models.hf_tiny import WORDS, save_tiny
+from rewardlab.models.hf_tiny import WORDS, save_tiny, tiny_tokenizer
 
 DATA = Path("/work/shared/data/qwen25-math-cot-100.jsonl")
 
@@ -68,7 +70,7 @@ def card_scores(directory, samples, *, token_types: bool = True) -> torch.Tensor
 def _emphasise_segment_b(model: torch.nn.Module, seed: int) -> None:
     """A segment-B embedding far from segment A's, so a model that is fed all-zero segment ids
     scores visibly differently (fine-tuned cross-encoders do learn such a difference)."""
-    emb = model.bert.embeddings.token_type_embeddings.weight  # type: ignore[union-attr]
+    emb = model.base_model.embeddings.token_type_embeddings.weight  # type: ignore[union-attr]
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         emb[1] = emb[0] + torch.randn(emb.shape[1], generator=generator) * emb[0].abs().mean() * 4
@@ -80,6 +82,25 @@ def tiny_bert(tmp_path_factory):
     model = BertForSequenceClassification.from_pretrained(path)
     _emphasise_segment_b(model, 0)
     model.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=["deberta-v2", "electra", "roberta"])
+def tiny_encoder(request, tmp_path_factory):
+    """Other encoder families that take segment ids, config-built with two segment types and the
+    tiny BERT tokenizer (which returns them)."""
+    tokenizer = tiny_tokenizer("bert", chat_template=False)
+    config = AutoConfig.for_model(request.param, hidden_size=32, embedding_size=32, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=64, vocab_size=len(tokenizer),
+                                  type_vocab_size=2, num_labels=1, pad_token_id=tokenizer.pad_token_id,
+                                  max_position_embeddings=512, initializer_range=0.3, hidden_dropout_prob=0.0,
+                                  attention_probs_dropout_prob=0.0)
+    with torch_seeded(23):
+        model = AutoModelForSequenceClassification.from_config(config)
+    _emphasise_segment_b(model, 3)
+    path = tmp_path_factory.mktemp("seg") / request.param
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
     return path
 
 
@@ -118,6 +139,15 @@ def test_tiny_bert_pairs_equal_the_card_recipe(tiny_bert, budget):
     assert all(r.status is Status.OK for r in got)
     torch.testing.assert_close(torch.tensor([r.score for r in got]), card_scores(tiny_bert, samples),
                                atol=1e-5, rtol=0)
+
+
+def test_other_encoder_families_equal_the_card_recipe(tiny_encoder):
+    samples = tiny_pairs(seed=1)
+    expected = card_scores(tiny_encoder, samples)
+    assert (expected - card_scores(tiny_encoder, samples, token_types=False)).abs().max() > 0.05
+    got = HFReward(model=str(tiny_encoder), max_tokens_per_batch=200).score_batch(samples)
+    assert all(r.status is Status.OK for r in got)
+    torch.testing.assert_close(torch.tensor([r.score for r in got]), expected, atol=1e-5, rtol=0)
 
 
 def test_real_minilm_cross_encoder_equals_the_card_recipe_through_a_spec(minilm_cross_encoder):
