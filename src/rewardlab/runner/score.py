@@ -36,6 +36,11 @@ from rewardlab.store import RunStore, default_cache_path
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
+#: rows per `score_batch` call when a model reward streams a file: the model sorts each call's
+#: samples by length into token-budget batches, so a larger call pads less; this many rows of
+#: token ids still take little memory, and the output is written chunk by chunk
+MODEL_CHUNK_ROWS = 1024
+
 
 def as_sample(value: Sample | Mapping[str, JSON], index: int) -> Sample | RewardResult:
     """A Sample from a Sample or dict; an `invalid_input` result naming the index otherwise."""
@@ -158,9 +163,9 @@ def _stream_file(
 ) -> RunSummary:
     """`score_file` through the worker pool, rows in, output rows out, nothing recorded.
 
-    A reward that `batches_in_process` (a model) is scored in this process instead, `record_every`
-    rows per `score_batch` call: worker processes would each load the weights and score one row
-    at a time."""
+    A reward that `batches_in_process` (a model) is scored in this process instead,
+    `MODEL_CHUNK_ROWS` rows per `score_batch` call: worker processes would each load the weights
+    and score one row at a time."""
     if group_keys(reward):
         return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total)
     fmt = detect_format(input_path)
@@ -179,7 +184,7 @@ def _stream_file(
     scored_rows: Iterable[ScoredRow]
     if batches_in_process(reward):
         pool = None
-        scored_rows = _scored_in_batches(job, rows, opts.record_every)
+        scored_rows = _scored_in_batches(job, rows, MODEL_CHUNK_ROWS)
     else:
         pool = ProcessPool(job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
         scored_rows = pool.imap(rows)
