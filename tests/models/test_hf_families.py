@@ -30,6 +30,8 @@ from rewardlab.models.hf_batch import pools_last_token
 from rewardlab.models.hf_reward import HFReward
 from rewardlab.models.hf_tiny import WORDS, tiny_tokenizer
 
+pytestmark = pytest.mark.slow  # ~130 tiny models built and scored: about a minute and a half
+
 
 def _last_token_family(model_type: str, class_name: str) -> bool:
     """The class-level form of `hf_batch.pools_last_token` (no model is built to decide)."""

@@ -8,7 +8,9 @@ and `model.hf_prm` can be tried, tested and benchmarked offline (nothing is down
 Llama and BERT get a word-level tokenizer (`tokenizers` WordLevel over `WORDS`); Qwen2 gets a
 byte-level BPE without merges (one token per byte), because transformers always loads a
 `qwen2` directory with `Qwen2Tokenizer`. Both carry a ChatML chat template (unless
-`chat_template=False`) and the Qwen2.5-Math-PRM step tag `<extra_0>` as a special token.
+`chat_template=False`) and the Qwen2.5-Math-PRM step tag `<extra_0>` as a special token; the
+BERT one returns `token_type_ids` for pairs (segment B for the second text), as real BERT
+tokenizers do.
 Scores of such models mean nothing; they exercise the real loading and scoring code paths.
 """
 
