@@ -127,3 +127,47 @@ def test_ray_scores_a_model_reward_in_one_task_per_batch(ray_session, model_dir)
         assert [r.score for r in got] == pytest.approx([r.score for r in reward.score_batch(samples)], abs=1e-5)
     finally:
         executor.close()
+
+
+class _InProcessGroup:
+    """A group reward that batches in its own process (as a model in a group spec does): each
+    member scores its group's size and records the process that scored it."""
+
+    name = "test.in_process_group"
+    range = (0.0, 100.0)
+    group_keys = frozenset({"group"})
+    batches_in_process = True
+
+    def score(self, sample):
+        return self.score_batch([sample])[0]
+
+    def score_batch(self, samples):
+        import os
+
+        from rewardlab.core import RewardResult
+
+        sizes: dict = {}
+        for s in samples:
+            sizes[s.group] = sizes.get(s.group, 0) + 1
+        return [RewardResult.ok(float(sizes[s.group]), info={"pid": os.getpid()}) for s in samples]
+
+    async def ascore_batch(self, samples):
+        return self.score_batch(samples)
+
+    def describe(self):
+        return {"use": self.name}
+
+
+def test_a_group_file_with_an_in_process_reward_is_scored_here(tmp_path):
+    import os
+
+    from rewardlab.runner.options import ScoreFileOptions
+    from rewardlab.runner.score import score_file
+
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps({"response": f"r{i}", "group": f"g{i % 3}"}) + "\n" for i in range(12)))
+    out = tmp_path / "out.jsonl"
+    score_file(_InProcessGroup(), data, out, ScoreFileOptions(workers=2))
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["reward"] for r in rows] == [4.0] * 12  # whole groups
+    assert {r["reward_info"]["pid"] for r in rows} == {os.getpid()}

@@ -238,8 +238,12 @@ def _score_file_by_groups(
         prepared = [prepared[i] for i in keep]
     if on_total is not None:
         on_total(len(prepared))
-    with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
-        results = score_prepared([item for _, _, item in prepared], pool.map)
+    items = [item for _, _, item in prepared]
+    if batches_in_process(reward):  # a model in the spec: one loaded copy, its own batches
+        results = score_prepared(items, reward.score_batch)
+    else:
+        with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
+            results = score_prepared(items, pool.map)
     stamp, summary = core_spec_hash(reward), RunSummary()
     with RowWriter(output_path) as writer:
         for (number, row, _), result in zip(prepared, results, strict=True):
