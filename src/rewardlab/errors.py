@@ -5,7 +5,8 @@
     ├── SpecError                  a reward spec that cannot be built (carries every problem)
     │   └── UnknownRewardError     a `use = "..."` name that is not registered
     ├── ConfigError                a constructor or function argument that cannot be used (a ValueError)
-    │   └── ConfigTypeError        ... because it has the wrong type (also a TypeError)
+    │   ├── ConfigTypeError        ... because it has the wrong type (also a TypeError)
+    │   └── MissingWeightsError    ... a model checkpoint without weights its class needs (a head)
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
@@ -71,6 +72,7 @@ __all__ = [
     "InputError",
     "MappingError",
     "MissingReferenceWarning",
+    "MissingWeightsError",
     "ModelNotFoundError",
     "NoTransitionError",
     "NonFiniteError",
@@ -233,6 +235,23 @@ class ConfigError(RewardLabError, ValueError):
 
 class ConfigTypeError(ConfigError, TypeError):
     """An argument of a type that cannot be used; also a `TypeError`."""
+
+
+class MissingWeightsError(ConfigError):
+    """A checkpoint that lacks weights its model class needs, typically the scoring head: a base
+    encoder or a policy (causal-LM) checkpoint loaded as a reward model. transformers would fill
+    them with random values, so every score would be noise that differs in every process.
+
+    `missing` names the weights (transformers' `missing_keys` and shape-mismatched keys).
+    """
+
+    def __init__(self, model: str, model_class: str, missing: Sequence[str], *, hint: str = ""):
+        shown = ", ".join(list(missing)[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        super().__init__(f"model {model!r} has no trained weights for {shown} of {model_class}: transformers would "
+                         f"initialise them at random, so every score would be noise{hint}")
+        self.model = model
+        self.model_class = model_class
+        self.missing = tuple(missing)
 
 
 class FormulaError(RewardLabError):

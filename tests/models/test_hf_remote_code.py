@@ -11,7 +11,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from rewardlab.core import Sample
-from rewardlab.errors import ConfigError
+from rewardlab.errors import MissingWeightsError
 from rewardlab.models.hf_reward import HFReward
 from rewardlab.models.hf_tiny import save_tiny
 
@@ -85,6 +85,8 @@ def test_remote_code_score_and_objectives_match_the_direct_call(remote_dir):
         assert objectives == pytest.approx(out.rewards[0].tolist(), abs=1e-5)
 
 
-def test_without_trust_remote_code_a_multi_head_model_needs_combine(remote_dir):
-    with pytest.raises(ConfigError, match="3 heads"):
+def test_without_trust_remote_code_the_missing_standard_head_is_refused(remote_dir):
+    """Loaded as a plain LlamaForSequenceClassification, the remote model has no `score` head:
+    refused, naming the weight and the option, rather than scored by a random head."""
+    with pytest.raises(MissingWeightsError, match=r"score\.weight.*trust_remote_code = true"):
         HFReward(model=str(remote_dir))

@@ -68,3 +68,38 @@ def test_a_budget_below_the_template_is_an_error_result(tmp_path):
     result = HFReward(model=str(saved), max_length=8).score(Sample(prompt=PROMPT, response=RESPONSE))
     assert result.status is Status.ERROR and result.error.kind == "invalid_input"
     assert "max_length=8" in result.error.message
+
+
+@pytest.mark.parametrize("template", [True, False])
+def test_longest_first_is_the_model_card_cut(saved, template):
+    """`truncation = "longest_first"` scores what `tokenizer(..., truncation=True, max_length=64)`
+    then `model(**features)` scores: a pair loses the end of its longer segment, a rendered chat
+    its end. The default keeps the response's tail instead, so the two scores differ."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    sample = Sample(prompt=PROMPT, response=RESPONSE)
+    card = HFReward(model=str(saved), max_length=64, chat_template=template, truncation="longest_first")
+    result = card.score(sample)
+    tok = AutoTokenizer.from_pretrained(saved)
+    model = AutoModelForSequenceClassification.from_pretrained(saved).eval()
+    if template:
+        messages = [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": RESPONSE}]
+        text = tok.apply_chat_template(messages, tokenize=False)
+        features = tok(text, add_special_tokens=False, truncation=True, max_length=64, return_tensors="pt")
+    else:
+        features = tok(PROMPT, RESPONSE, truncation=True, max_length=64, return_tensors="pt")
+    with torch.no_grad():
+        expected = float(model(**features).logits[0, 0])
+    assert result.score == pytest.approx(expected, abs=1e-5)
+    cut = result.info["truncated"]
+    assert cut["strategy"] == "longest_first" and cut["tokens_kept"] == 64 and cut["tokens"] > 64
+    kept = HFReward(model=str(saved), max_length=64, chat_template=template).score(sample)
+    assert abs(kept.score - result.score) > 1e-4
+
+
+def test_an_unknown_truncation_is_a_config_error(saved):
+    from rewardlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="truncation"):
+        HFReward(model=str(saved), truncation="right")

@@ -6,8 +6,11 @@ of the model called on that sample alone (tested to 1e-5):
 
 * ids are built per sample exactly as transformers builds them: the rendered chat template
   tokenized with `add_special_tokens=False` (what `apply_chat_template(tokenize=True)` does),
-  or `tokenizer(prompt, response)` without a template;
-* decoders are padded on the left with position ids counted from the attention mask, so the
+  or `tokenizer(prompt, response)` without a template, with the tokenizer's `token_type_ids`
+  (segment A / B: BERT, MiniLM and ELECTRA cross-encoders read them) whenever it returns them
+  and the model's forward takes them, as `model(**tokenizer(...))` passes them;
+* models that read their last token (`pools_last_token`: causal decoders) are padded on the
+  left with position ids counted from the attention mask (when their forward takes them), so the
   last real token is the last position (what `*ForSequenceClassification` pools when the config
   has no pad token, and the rightmost non-pad token when it has one); encoders are padded on the
   right, where position 0 is `[CLS]` whatever the length;
@@ -18,6 +21,7 @@ of the model called on that sample alone (tested to 1e-5):
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +34,8 @@ from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.backbones import is_decoder
 from rewardlab.models.hf_load import LoadedModel
 
-__all__ = ["Encoded", "InputBuilder", "default_max_length", "messages_of", "run_batches", "token_budget_batches"]
+__all__ = ["Encoded", "InputBuilder", "accepts", "default_max_length", "messages_of", "pools_last_token", "run_batches",
+           "token_budget_batches"]
 
 Message = dict[str, str]
 #: reads what a batch's forward returned, given its inputs (`input_ids`, `attention_mask`), into
@@ -64,10 +69,12 @@ def default_max_length(loaded: LoadedModel) -> int:
 
 @dataclass(frozen=True)
 class Encoded:
-    """One sample's token ids, and what truncation cut (None when nothing was cut)."""
+    """One sample's token ids, its segment ids (`token_type_ids`; None when the tokenizer gives
+    none or the model takes none), and what truncation cut (None when nothing was cut)."""
 
     ids: list[int]
     cut: dict[str, JSON] | None = None
+    types: list[int] | None = None
 
 
 class InputBuilder:
@@ -77,15 +84,20 @@ class InputBuilder:
         loaded: the model and tokenizer.
         chat_template: apply the tokenizer's chat template (None: when it has one).
         system_prompt: a system message put first when the prompt has none.
+        truncation: `head_tail` (default): longer inputs keep the prompt's head and the response's
+            tail (where it states its answer); `longest_first`: what a model card's
+            `tokenizer(..., truncation=True, max_length=...)` does (a text pair loses tokens from
+            the end of its longer segment, a rendered chat loses its end), for parity checks.
         max_length: tokens per input; longer inputs keep the prompt's head and the response's
             tail (where it states its answer) and report the cut.
 
     Raises:
-        ConfigError: `chat_template=True` for a tokenizer without one, or `max_length` < 8.
+        ConfigError: `chat_template=True` for a tokenizer without one, `max_length` < 8, or an
+            unknown `truncation`.
     """
 
     def __init__(self, loaded: LoadedModel, *, chat_template: bool | None, system_prompt: str | None,
-                 max_length: int | None):
+                 max_length: int | None, truncation: str = "head_tail"):
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
@@ -93,10 +105,14 @@ class InputBuilder:
             raise ConfigError(f"chat_template=True, but the tokenizer of {loaded.directory} has no chat template; "
                               "set chat_template=false to score the (prompt, response) text pair")
         self.use_template = has_template if chat_template is None else chat_template
+        self.segments = accepts(loaded.model, "token_type_ids")
         self.system_prompt = system_prompt
         self.max_length = default_max_length(loaded) if max_length is None else max_length
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
+        if truncation not in ("head_tail", "longest_first"):
+            raise ConfigError(f"truncation must be 'head_tail' or 'longest_first', got {truncation!r}")
+        self.truncation = truncation
 
     # -- one sample --------------------------------------------------------------------------
     def encode(self, prompt: Text, response: list[Message], *, cut_response: bool = True) -> Encoded:
@@ -110,20 +126,31 @@ class InputBuilder:
         if self.system_prompt and not (head and head[0]["role"] == "system"):
             head = [{"role": "system", "content": self.system_prompt}, *head]
         with self.loaded.lock:
-            ids = self._render(head, response)
+            ids, types = self._render(head, response)
             if len(ids) <= self.max_length:
-                return Encoded(ids)
+                return Encoded(ids, types=types)
+            if self.truncation == "longest_first" and cut_response:
+                total = len(ids)
+                ids, types = self._render(head, response, limit=self.max_length)
+                return Encoded(ids, types=types, cut={"max_length": self.max_length, "strategy": "longest_first",
+                                                      "tokens": total, "tokens_kept": len(ids)})
             return self._fit(head, response, len(ids), cut_response)
 
-    def _render(self, prompt: list[Message], response: list[Message]) -> list[int]:
+    def _render(self, prompt: list[Message], response: list[Message], *,
+                limit: int | None = None) -> tuple[list[int], list[int] | None]:
+        """Ids and segment ids, the latter only when the tokenizer returns them and the model
+        takes them; with `limit`, cut by the tokenizer itself (`truncation=True`)."""
         tok = self.tokenizer
+        cut: dict[str, Any] = {} if limit is None else {"truncation": True, "max_length": limit}
         if self.use_template:
             text = tok.apply_chat_template([*prompt, *response], tokenize=False)
-            return list(tok(text, add_special_tokens=False)["input_ids"])
-        first = "\n".join(m["content"] for m in prompt)
-        second = "\n".join(m["content"] for m in response)
-        encoded = tok(first, second) if first else tok(second)
-        return list(encoded["input_ids"])
+            encoded = tok(text, add_special_tokens=False, **cut)
+        else:
+            first = "\n".join(m["content"] for m in prompt)
+            second = "\n".join(m["content"] for m in response)
+            encoded = tok(first, second, **cut) if first else tok(second, **cut)
+        types = encoded.get("token_type_ids") if self.segments else None
+        return list(encoded["input_ids"]), None if types is None else list(types)
 
     def _offsets(self, text: str) -> list[tuple[int, int]]:
         return list(self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"])
@@ -144,11 +171,11 @@ class InputBuilder:
                 keep_p, keep_r = min(n_prompt, budget - n_response), n_response
             if keep_p < 0 or keep_r < 1:
                 break
-            ids = self._render(_keep_head(prompt, p_offsets, keep_p), _keep_tail(response, r_offsets, keep_r))
+            ids, types = self._render(_keep_head(prompt, p_offsets, keep_p), _keep_tail(response, r_offsets, keep_r))
             if len(ids) <= self.max_length:
-                return Encoded(ids, {"max_length": self.max_length, "prompt_tokens": n_prompt,
-                                     "prompt_tokens_kept": keep_p, "response_tokens": n_response,
-                                     "response_tokens_kept": keep_r})
+                return Encoded(ids, types=types, cut={
+                    "max_length": self.max_length, "prompt_tokens": n_prompt, "prompt_tokens_kept": keep_p,
+                    "response_tokens": n_response, "response_tokens_kept": keep_r})
             budget -= len(ids) - self.max_length
         what = "the response alone" if not cut_response else "the template's own tokens"
         raise ScoringError(ErrorKind.INVALID_INPUT, f"input is {total} tokens and cannot be cut to "
@@ -203,17 +230,23 @@ def token_budget_batches(lengths: Sequence[int], *, max_tokens: int, max_batch: 
     return batches
 
 
-def _pad(seqs: Sequence[list[int]], *, pad_id: int, left: bool, device: torch.device) -> dict[str, torch.Tensor]:
-    """Model inputs, each (B, T)."""
-    width = max(len(s) for s in seqs)
+def _pad(seqs: Sequence[Encoded], *, pad_id: int, left: bool, positions: bool,
+         device: torch.device) -> dict[str, torch.Tensor]:
+    """Model inputs, each (B, T); `token_type_ids` when the sequences carry them (pads are segment 0)."""
+    width = max(len(s.ids) for s in seqs)
     ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    types = torch.zeros((len(seqs), width), dtype=torch.long)
     for row, seq in enumerate(seqs):
-        start = width - len(seq) if left else 0
-        ids[row, start : start + len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, start : start + len(seq)] = 1
+        start = width - len(seq.ids) if left else 0
+        ids[row, start : start + len(seq.ids)] = torch.tensor(seq.ids, dtype=torch.long)
+        mask[row, start : start + len(seq.ids)] = 1
+        if seq.types is not None:
+            types[row, start : start + len(seq.ids)] = torch.tensor(seq.types, dtype=torch.long)
     inputs = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
-    if left:  # positions count real tokens only, so left padding changes nothing (see module doc)
+    if any(s.types is not None for s in seqs):
+        inputs["token_type_ids"] = types.to(device)
+    if left and positions:  # positions count real tokens only, so left padding changes nothing (see module doc)
         inputs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0).to(device)
     return inputs
 
@@ -226,17 +259,54 @@ def _pad_id(loaded: LoadedModel) -> int:
     return 0  # masked out, and a config without pad_token_id pools the last position anyway
 
 
-def run_batches(loaded: LoadedModel, seqs: Sequence[list[int]], read: Reader, *, max_tokens: int,
+def accepts(model: Any, name: str) -> bool:
+    """Whether `model`'s forward takes the input `name` (a named parameter; `**kwargs` does not count,
+    since transformers forwards those to attention kernels, not to the embeddings)."""
+    try:
+        return name in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature
+        return False
+
+
+def pools_last_token(model: Any) -> bool:
+    """Whether `model` is a causal decoder that reads its last real token, read from the model
+    itself rather than a list of names: its class is transformers' generic last-token sequence
+    classifier, or its model type has a causal-LM class and no masked-LM class (BERT, RoBERTa,
+    ELECTRA and DeBERTa have both) and it is not an encoder-decoder."""
+    import importlib
+
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    try:  # transformers >= 4.53; before it, each decoder had its own class
+        generic = importlib.import_module("transformers.modeling_layers").GenericForSequenceClassification
+    except (ImportError, AttributeError):
+        generic = None
+    if generic is not None and isinstance(model, generic):
+        return True
+    config = model.config
+    if getattr(config, "is_encoder_decoder", False):
+        return False
+    model_type = getattr(config, "model_type", "")
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    return causal or is_decoder(config)
+
+
+def run_batches(loaded: LoadedModel, seqs: Sequence[Encoded], read: Reader, *, max_tokens: int,
                 max_batch: int) -> list[torch.Tensor | RewardResult]:
     """Forward every sequence in token-budget batches; one entry per sequence, in order: the
     row `read` made of it, or an `error` result when its batch failed (e.g. out of memory),
     while the other batches are still scored."""
     out: list[torch.Tensor | RewardResult | None] = [None] * len(seqs)
-    left, pad_id = is_decoder(loaded.config), _pad_id(loaded)
-    batches = token_budget_batches([len(s) for s in seqs], max_tokens=max_tokens, max_batch=max_batch)
+    left, pad_id = pools_last_token(loaded.model), _pad_id(loaded)
+    positions = accepts(loaded.model, "position_ids")
+    batches = token_budget_batches([len(s.ids) for s in seqs], max_tokens=max_tokens, max_batch=max_batch)
     for batch in batches:
         try:
-            inputs = _pad([seqs[i] for i in batch], pad_id=pad_id, left=left, device=loaded.device)
+            inputs = _pad([seqs[i] for i in batch], pad_id=pad_id, left=left, positions=positions,
+                          device=loaded.device)
             with torch.inference_mode():
                 rows: Sequence[torch.Tensor | RewardResult] = read(loaded.model(**inputs), inputs)
         except Exception as exc:  # one failed batch must not take the others down

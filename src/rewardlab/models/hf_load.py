@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 
-from rewardlab.errors import ConfigError, InputError, ModelNotFoundError
+from rewardlab.errors import ConfigError, InputError, MissingWeightsError, ModelNotFoundError
 
 __all__ = [
     "Dtype",
@@ -30,6 +31,7 @@ __all__ = [
     "ModelKind",
     "hf_cache_dir",
     "load_model",
+    "rebuild",
     "remote_kind",
     "resolve_device",
     "resolve_dtype",
@@ -154,6 +156,12 @@ def resolve_dtype(dtype: Dtype, device: torch.device) -> torch.dtype:
     return _TORCH_DTYPES[dtype]
 
 
+def rebuild(cls: type, params: dict[str, Any]) -> Any:
+    """`cls(**params)`: how a model reward is unpickled (a Ray task, a spawned worker). The
+    weights are not pickled; the receiving process loads them once, from the same directory."""
+    return cls(**params)
+
+
 def load_model(model: str, *, kind: ModelKind, device: str = "cpu", dtype: Dtype = "auto",
                revision: str | None = None, trust_remote_code: bool = False) -> LoadedModel:
     """The model and tokenizer of `model`, loaded once per process for each (kind, device, dtype).
@@ -206,10 +214,38 @@ def _load(name: str, directory: Path, kind: ModelKind, device: torch.device, dty
     try:
         tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True,
                                                   trust_remote_code=trust_remote_code)
-        model = auto.from_pretrained(directory, local_files_only=True, dtype=dtype,
-                                     trust_remote_code=trust_remote_code)
+        model, info = auto.from_pretrained(directory, local_files_only=True, dtype=dtype,
+                                           trust_remote_code=trust_remote_code, output_loading_info=True)
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(f"transformers cannot load it as {auto.__name__}: {exc}", source=name) from exc
+    _check_weights(str(name), model, info, trust_remote_code)
     model.to(device)
     model.eval()
     return LoadedModel(model, tokenizer, directory, device, dtype)
+
+
+def _check_weights(name: str, model: Any, info: Mapping[str, Any], trust_remote_code: bool) -> None:
+    """Refuse a checkpoint that lacks weights of the class it was loaded as.
+
+    transformers reports them in the loading info (`missing_keys`; `mismatched_keys` when a head
+    of another shape was dropped) and initialises them at random: a base encoder loaded as a
+    classifier, a policy checkpoint loaded as a reward model, a base model loaded as a PRM.
+
+    Raises:
+        MissingWeightsError: naming the checkpoint, the class and the missing weights.
+    """
+    missing = sorted(str(k) for k in info.get("missing_keys") or ())
+    missing += sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys") or ())
+    if not missing:
+        return
+    saved = list(getattr(model.config, "architectures", None) or [])
+    model_class = type(model).__name__
+    if getattr(model.config, "auto_map", None) and not trust_remote_code:
+        hint = (f"; the checkpoint's own code ({saved[0] if saved else 'auto_map'}) defines its head: set "
+                "trust_remote_code = true if you trust that code")
+    elif saved and saved[0] != model_class:
+        hint = (f"; the checkpoint was saved as {saved[0]}, not {model_class}: use a checkpoint saved with its "
+                "trained scoring head")
+    else:
+        hint = "; use a checkpoint saved with its trained scoring head"
+    raise MissingWeightsError(name, model_class, missing, hint=hint)

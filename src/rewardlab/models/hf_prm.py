@@ -32,8 +32,8 @@ import torch
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.models.hf_batch import InputBuilder, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, remote_kind
+from rewardlab.models.hf_batch import Encoded, InputBuilder, run_batches
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
 
 __all__ = ["HFProcessReward"]
 
@@ -56,6 +56,8 @@ class HFProcessReward(BaseReward):
 
     Raises:
         ModelNotFoundError: the model is not a directory and not in the local cache.
+        MissingWeightsError: the checkpoint lacks weights of the class it is loaded as (a base
+            encoder, a policy or a base model without its trained head); a `ConfigError`.
         ConfigError: a tag or token that is not one token, a label the model does not have.
     """
 
@@ -97,6 +99,11 @@ class HFProcessReward(BaseReward):
                        "system_prompt": system_prompt, "max_length": self.inputs.max_length,
                        "trust_remote_code": trust_remote_code}
 
+    def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
+        """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""
+        batches = {"max_tokens_per_batch": self.max_tokens_per_batch, "max_batch_size": self.max_batch_size}
+        return rebuild, (type(self), {**self.params, **batches})
+
     def _single_token(self, text: str, what: str) -> int:
         tok = self.loaded.tokenizer
         ids = tok(text, add_special_tokens=False)["input_ids"]
@@ -114,20 +121,20 @@ class HFProcessReward(BaseReward):
         seqs, where, cuts = [], [], []
         for i, sample in enumerate(samples):
             try:
-                ids, cut = self._encode(sample)
+                encoded = self._encode(sample)
             except ScoringError as exc:
                 results[i] = RewardResult.failure(exc.kind, exc.message)
                 continue
-            seqs.append(ids)
+            seqs.append(encoded)
             where.append(i)
-            cuts.append(cut)
+            cuts.append(encoded.cut)
         rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
                            max_batch=self.max_batch_size) if seqs else []
         for i, row, cut in zip(where, rows, cuts, strict=True):
             results[i] = row if isinstance(row, RewardResult) else self._result(row, cut)
         return [r for r in results if r is not None]
 
-    def _encode(self, sample: Sample) -> tuple[list[int], dict[str, JSON] | None]:
+    def _encode(self, sample: Sample) -> Encoded:
         if not sample.steps:
             raise ScoringError(ErrorKind.INVALID_INPUT, "no steps: a process reward model needs Sample.steps")
         content = "".join(step + self.after_step for step in sample.steps)
@@ -136,7 +143,7 @@ class HFProcessReward(BaseReward):
         if found != len(sample.steps):
             raise ScoringError(ErrorKind.INVALID_INPUT, f"{found} step tags in the input for {len(sample.steps)} steps: "
                                "a step or the prompt contains the step tag itself; remove it from the text")
-        return encoded.ids, encoded.cut
+        return encoded
 
     def _read(self, output: Any, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Per row: the step probabilities (n_steps,), read at the tag positions."""

@@ -37,11 +37,12 @@ from rewardlab.core.reward import UNBOUNDED
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, remote_kind
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
 
 __all__ = ["HFReward", "head_names"]
 
 Normalize = Literal["none", "sigmoid", "zscore"]
+Truncation = Literal["head_tail", "longest_first"]
 _COMBINE = ("auto", "mean", "sum", "weighted", "gated", "model")
 _DEFAULT_LABEL = re.compile(r"^LABEL_\d+$")
 
@@ -66,6 +67,9 @@ class HFReward(BaseReward):
         system_prompt: a system message put first when the prompt has none.
         max_length: tokens per input (default: the model's context); longer inputs keep the
             prompt's head and the response's tail, and `info["truncated"]` says what was cut.
+        truncation: `head_tail` (the above) or `longest_first`: the model card's
+            `tokenizer(..., truncation=True)`, which cuts the end of the longer segment of a pair
+            (the end of a rendered chat), for parity checks against a card's own numbers.
         max_tokens_per_batch: padded tokens per forward pass; the memory knob.
         max_batch_size: samples per forward pass.
         combine: how heads make the score (module doc); `auto` is the logit of a one-head model.
@@ -78,6 +82,8 @@ class HFReward(BaseReward):
 
     Raises:
         ModelNotFoundError: the model is not a directory and not in the local cache.
+        MissingWeightsError: the checkpoint lacks weights of the class it is loaded as (a base
+            encoder, a policy or a base model without its trained head); a `ConfigError`.
         ConfigError: an option that cannot be used with this model (named in the message).
     """
 
@@ -89,13 +95,14 @@ class HFReward(BaseReward):
                  chat_template: bool | None = None, system_prompt: str | None = None, max_length: int | None = None,
                  max_tokens_per_batch: int = 16384, max_batch_size: int = 64, combine: str = "auto",
                  weights: dict[str, float] | None = None, gate_temperature: float = 1.0, normalize: Normalize = "none",
-                 mean: float = 0.0, std: float = 1.0, trust_remote_code: bool = False):
+                 mean: float = 0.0, std: float = 1.0, trust_remote_code: bool = False,
+                 truncation: Truncation = "head_tail"):
         kind = remote_kind(model, "sequence", revision=revision, trust_remote_code=trust_remote_code)
         self.loaded = load_model(model, kind=kind, device=device, dtype=dtype, revision=revision,
                                  trust_remote_code=trust_remote_code)
-        _pool_last_position(self.loaded.config)
+        _pool_last_position(self.loaded.model)
         self.inputs = InputBuilder(self.loaded, chat_template=chat_template, system_prompt=system_prompt,
-                                   max_length=max_length)
+                                   max_length=max_length, truncation=truncation)
         self.heads = head_names(self.loaded.config)
         self.combine = _check_combine(combine, self.heads, weights, remote=trust_remote_code)
         self.weights = dict(weights or {})
@@ -114,7 +121,12 @@ class HFReward(BaseReward):
                        "chat_template": self.inputs.use_template, "system_prompt": system_prompt,
                        "max_length": self.inputs.max_length, "combine": self.combine, "weights": self.weights,
                        "gate_temperature": gate_temperature, "normalize": normalize, "mean": mean, "std": std,
-                       "trust_remote_code": trust_remote_code}
+                       "trust_remote_code": trust_remote_code, "truncation": truncation}
+
+    def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
+        """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""
+        batches = {"max_tokens_per_batch": self.max_tokens_per_batch, "max_batch_size": self.max_batch_size}
+        return rebuild, (type(self), {**self.params, **batches})
 
     # -- scoring ---------------------------------------------------------------------------
     def compute(self, sample: Sample) -> RewardResult:
@@ -132,7 +144,7 @@ class HFReward(BaseReward):
             except ScoringError as exc:
                 results[i] = RewardResult.failure(exc.kind, exc.message)
                 continue
-            seqs.append(encoded.ids)
+            seqs.append(encoded)
             where.append(i)
             cuts.append(encoded.cut)
         rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
@@ -195,19 +207,25 @@ class HFReward(BaseReward):
         return (score - self.mean) / self.std
 
 
-def _pool_last_position(config: Any) -> None:
+def _pool_last_position(model: Any) -> None:
     """Let a decoder without a pad token score batches as it scores one sample.
 
-    `*ForSequenceClassification` pools the rightmost token whose id is not `pad_token_id`, and
-    refuses batches when the config has none (alone, a sample pools its last position). Inputs
-    here are left-padded (`hf_batch`), so the last position is always a real token: a pad id
-    that no input holds (-1) makes every batch pool its last position, the one-sample rule.
+    A last-token `*ForSequenceClassification` pools the rightmost token whose id is not
+    `pad_token_id`, and refuses batches when the config has none (alone, a sample pools its last
+    position). Inputs of such a model are left-padded (`hf_batch.pools_last_token`), so the last
+    position is always a real token: a pad id that no input holds (-1) makes every batch pool its
+    last position, the one-sample rule. The text config is the one the classifier reads in
+    multimodal families (Gemma3).
     """
-    from rewardlab.models.backbones import is_decoder
+    from rewardlab.models.hf_batch import pools_last_token
 
-    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
-    if is_decoder(config) and getattr(text_config, "pad_token_id", None) is None:
-        text_config.pad_token_id = -1
+    if not pools_last_token(model):
+        return
+    config = model.config
+    for part in {id(c): c for c in (config, config.get_text_config() if hasattr(config, "get_text_config")
+                                     else config)}.values():
+        if getattr(part, "pad_token_id", None) is None:
+            part.pad_token_id = -1
 
 
 def _field(output: Any, name: str, *, required: bool = True) -> Any:

@@ -8,7 +8,9 @@ and `model.hf_prm` can be tried, tested and benchmarked offline (nothing is down
 Llama and BERT get a word-level tokenizer (`tokenizers` WordLevel over `WORDS`); Qwen2 gets a
 byte-level BPE without merges (one token per byte), because transformers always loads a
 `qwen2` directory with `Qwen2Tokenizer`. Both carry a ChatML chat template (unless
-`chat_template=False`) and the Qwen2.5-Math-PRM step tag `<extra_0>` as a special token.
+`chat_template=False`) and the Qwen2.5-Math-PRM step tag `<extra_0>` as a special token; the
+BERT one returns `token_type_ids` for pairs (segment B for the second text), as real BERT
+tokenizers do.
 Scores of such models mean nothing; they exercise the real loading and scoring code paths.
 """
 
@@ -64,7 +66,10 @@ def tiny_tokenizer(arch: str, *, chat_template: bool = True) -> Any:
         tokens = {"unk_token": "[UNK]", "pad_token": "[PAD]", "bos_token": "<s>", "eos_token": "</s>",
                   "cls_token": "[CLS]" if bert else None, "sep_token": "[SEP]" if bert else None,
                   "additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<extra_0>"]}
-        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **tokens)  # type: ignore[no-untyped-call]
+        # a BERT tokenizer returns segment ids (0 for the prompt, 1 for the response), as real ones do
+        names = ["input_ids", "token_type_ids", "attention_mask"] if bert else ["input_ids", "attention_mask"]
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, model_input_names=names,  # type: ignore[no-untyped-call]
+                                            **tokens)
     if chat_template:
         tokenizer.chat_template = CHATML
     return tokenizer

@@ -9,10 +9,15 @@ a resumable run (`rewardlab.runner.run`) and the server's batcher do not care wh
   hangs past the timeout or dies becomes an `error/timeout` or `error/crash` result and the
   worker is replaced, while the caller carries on.
 * ``ray`` — `rewardlab.runner.ray.RayExecutor`: chunks of the batch as Ray tasks.
+
+A reward that batches a model in its own process (`batches_in_process`: `model.hf`,
+`model.hf_prm`) is scored whole: ``pool`` becomes ``inline`` (worker processes would each load
+the weights and score the batch in slices), and on Ray each batch is one task.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -23,7 +28,8 @@ from rewardlab.errors import UsageError
 from rewardlab.runner.groups import scatter, units_of
 from rewardlab.runner.pool import ProcessPool, WorkerPool
 
-__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "executor_group_keys", "make_executor"]
+__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process", "executor_group_keys",
+           "make_executor"]
 
 Backend = Literal["inline", "pool", "ray"]
 
@@ -40,6 +46,13 @@ class Executor(Protocol):
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]: ...
 
     def close(self) -> None: ...
+
+
+def batches_in_process(reward: Reward) -> bool:
+    """Whether `reward`, or a component of it, sets `batches_in_process` (model rewards do)."""
+    if getattr(reward, "batches_in_process", False):
+        return True
+    return isinstance(reward, Composite) and any(batches_in_process(c.reward) for c in reward.components)
 
 
 def executor_group_keys(executor: object) -> frozenset[GroupKey]:
@@ -138,19 +151,21 @@ def make_executor(
     timeout: float | None = None,
     ray_address: str | None = None,
 ) -> Executor:
-    """Build the executor for `backend` (``pool`` with ``workers=0`` is ``inline``).
+    """Build the executor for `backend` (``pool`` with ``workers=0`` is ``inline``, and so is
+    ``pool`` for a reward that `batches_in_process`; on Ray such a reward is one task per batch).
 
     `ray_address` is the Ray cluster to join when Ray is not initialised yet (default: a local Ray).
 
     Raises:
         UsageError: unknown backend name.
     """
-    if backend == "inline" or (backend == "pool" and workers <= 0):
+    if backend == "inline" or (backend == "pool" and (workers <= 0 or batches_in_process(reward))):
         return InlineExecutor(reward)
     if backend == "pool":
         return PoolExecutor(reward, workers=workers, timeout=timeout)
     if backend == "ray":
         from rewardlab.runner.ray import RayExecutor
 
-        return RayExecutor(reward, timeout=timeout, address=ray_address)
+        whole = sys.maxsize if batches_in_process(reward) else None  # one task, one loaded copy per batch
+        return RayExecutor(reward, timeout=timeout, address=ray_address, chunk_size=whole)
     raise UsageError(f"unknown backend {backend!r}; use 'inline', 'pool' or 'ray'")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from rewardlab.compose import build
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
-from rewardlab.runner.executors import Executor, make_executor
+from rewardlab.runner.executors import Executor, batches_in_process, make_executor
 from rewardlab.runner.groups import whole_groups_within
 from rewardlab.runner.io import (
     RowScorer,
@@ -34,6 +35,11 @@ from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore, default_cache_path
 
 SpecLike = str | Path | dict[str, JSON] | Reward
+
+#: rows per `score_batch` call when a model reward streams a file: the model sorts each call's
+#: samples by length into token-budget batches, so a larger call pads less; this many rows of
+#: token ids still take little memory, and the output is written chunk by chunk
+MODEL_CHUNK_ROWS = 1024
 
 
 def as_sample(value: Sample | Mapping[str, JSON], index: int) -> Sample | RewardResult:
@@ -60,7 +66,8 @@ def score(
         samples: `Sample`s or dicts with the same field names. A malformed dict gets an
             `error/invalid_input` result; the others are still scored.
         workers: worker processes; 0 (default) scores in this process. With `timeout` set,
-            at least one worker is used so a hung sample can be killed.
+            at least one worker is used so a hung sample can be killed. A model reward
+            (`batches_in_process`) is always scored here, in its own batches.
         timeout: seconds a sample may take before it gets `error/timeout`.
 
     Examples:
@@ -80,7 +87,7 @@ def score(
     prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
     if timeout is not None and workers == 0:
         workers = 1
-    if workers == 0:
+    if workers == 0 or batches_in_process(reward):  # a model reward batches its one loaded copy here
         out = score_prepared(prepared, reward.score_batch)
     else:
         with WorkerPool(reward, workers=workers, timeout=timeout) as pool:
@@ -154,7 +161,11 @@ def _stream_file(
     progress: Callable[[int], None] | None,
     on_total: Callable[[int | None], None] | None,
 ) -> RunSummary:
-    """`score_file` through the worker pool, rows in, output rows out, nothing recorded."""
+    """`score_file` through the worker pool, rows in, output rows out, nothing recorded.
+
+    A reward that `batches_in_process` (a model) is scored in this process instead,
+    `MODEL_CHUNK_ROWS` rows per `score_batch` call: worker processes would each load the weights
+    and score one row at a time."""
     if group_keys(reward):
         return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total)
     fmt = detect_format(input_path)
@@ -170,11 +181,15 @@ def _stream_file(
         rows = explode_rows(rows, opts.explode, str(input_path))
     summary = RunSummary()
     started = time.perf_counter()
-    pool: ProcessPool[Any, ScoredRow] = ProcessPool(
-        job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size
-    )
-    with pool, writer:
-        for scored in pool.imap(rows):
+    scored_rows: Iterable[ScoredRow]
+    if batches_in_process(reward):
+        pool = None
+        scored_rows = _scored_in_batches(job, rows, MODEL_CHUNK_ROWS)
+    else:
+        pool = ProcessPool(job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
+        scored_rows = pool.imap(rows)
+    with pool or contextlib.nullcontext(), writer:
+        for scored in scored_rows:
             _, _, stats = scored
             _, _, _, error_kind, error, *_ = stats
             if opts.strict and error_kind == ErrorKind.INVALID_INPUT:
@@ -187,6 +202,16 @@ def _stream_file(
         progress(summary.rows % 64)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _scored_in_batches(job: RowScorer, rows: Iterable[Any], size: int) -> Iterator[ScoredRow]:
+    """Output rows of `job`'s reward scored in this process, `size` rows per `score_batch`."""
+    iterator = iter(rows)
+    while chunk := list(itertools.islice(iterator, size)):
+        prepared = [prepare_row(raw_row, job.source, job.fields, job.keep_input) for raw_row in chunk]
+        results = score_prepared([item for _, _, item in prepared], job.reward.score_batch)
+        for (number, row, _), result in zip(prepared, results, strict=True):
+            yield job.output(row, number, result)
 
 
 def _score_file_by_groups(
@@ -213,8 +238,12 @@ def _score_file_by_groups(
         prepared = [prepared[i] for i in keep]
     if on_total is not None:
         on_total(len(prepared))
-    with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
-        results = score_prepared([item for _, _, item in prepared], pool.map)
+    items = [item for _, _, item in prepared]
+    if batches_in_process(reward):  # a model in the spec: one loaded copy, its own batches
+        results = score_prepared(items, reward.score_batch)
+    else:
+        with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
+            results = score_prepared(items, pool.map)
     stamp, summary = core_spec_hash(reward), RunSummary()
     with RowWriter(output_path) as writer:
         for (number, row, _), result in zip(prepared, results, strict=True):

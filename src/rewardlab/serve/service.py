@@ -18,7 +18,7 @@ from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, Sample, group_keys, spec_hash
 from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
-from rewardlab.runner.executors import Executor, make_executor
+from rewardlab.runner.executors import Executor, batches_in_process, make_executor
 from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
@@ -65,13 +65,6 @@ def _refuse_group_reward_on_get_reward(rewards: Mapping[str, Reward], settings: 
     if problem is not None:
         raise GroupSplitError(f"{problem}. Started without --openrlhf-error-reward and --openrlhf-reward, the server "
                               "serves it on the batch endpoint alone")  # fmt: skip
-
-
-def batches_in_process(reward: Reward) -> bool:
-    """Whether `reward`, or a component of it, sets `batches_in_process` (model rewards do)."""
-    if getattr(reward, "batches_in_process", False):
-        return True
-    return isinstance(reward, Composite) and any(batches_in_process(c.reward) for c in reward.components)
 
 
 @dataclass
