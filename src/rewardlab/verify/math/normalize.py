@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -77,7 +77,25 @@ def named_value(s: str) -> str | None:
     if len(parts) < 2 or any(len(split_top_level(part)) > 1 for part in parts):
         return None  # `AB=4, CD=5` is a list of named values, not one equation
     rhs = parts[-1].strip()
-    return rhs if rhs and (len(parts) > 2 or is_name(parts[0])) else None
+    if not rhs:
+        return None
+    if len(parts) > 2 or is_name(parts[0]):
+        return rhs
+    # `\sqrt{4} = 2`: a computation stating its value (`7 = 11a+c` is an equation in a and c)
+    return rhs if is_computation(parts[0]) and is_computation(rhs) else None
+
+
+# Letters that are constants, not unknowns, once LaTeX command names are removed: `e^{i\pi}`.
+_COMMAND_NAME_RE = re.compile(r"\\(?:operatorname|text|mathrm|begin|end)\s*\{[a-zA-Z* ]{0,20}\}|\\[a-zA-Z]+")
+_UNKNOWN_RE = re.compile(r"[a-df-hj-zA-Z]")  # any letter but the constants e and i
+
+
+def is_computation(side: str) -> bool:
+    """Whether `side` is a closed computation with no unknown (`\\sqrt{4}`, `\\binom{5}{2}`,
+    `\\log_2 8`, `3^2+4^2`, `e^{i\\pi}`): in `\\sqrt{4} = 2` the stated value, 2, is the
+    answer. `2x`, `x+y` and `f(2)` name unknowns: their equations stay equations."""
+    bare = _COMMAND_NAME_RE.sub(" ", side)
+    return (any(ch.isdigit() for ch in bare) or "\\" in side) and _UNKNOWN_RE.search(bare) is None
 
 
 def assignment_tuples(s: str) -> str | None:
