@@ -17,7 +17,9 @@ from rewardlab.verify.math.screen import screen
     ("answer", "why"),
     [
         ("9^9^9^9", "power tower"),
-        ("2^{3^{4}}", "power tower"),
+        ("2^{3^{10}}", "power tower"),  # 2^59049: the exponent is estimated, not computed
+        ("9**9**9", "power tower"),  # Python's spelling
+        ("x^{2^{100}}", "power tower"),
         ("10^{1000000}", "exponent"),
         ("2004!", "factorial"),
         ("(10!)!", "nested factorial"),
@@ -31,7 +33,10 @@ def test_screen_refuses(answer: str, why: str) -> None:
     assert problem is not None and why in problem
 
 
-@pytest.mark.parametrize("answer", ["2^{10}", "(n+1)!", "5!", "\\frac{1}{2^{99}}", "x^2+2x+1"])
+@pytest.mark.parametrize(
+    "answer",
+    ["2^{10}", "(n+1)!", "5!", "\\frac{1}{2^{99}}", "x^2+2x+1", "3^{2^{2}}", "e^{-x^2/2}", "\\sum_{k=1}^{10^{9}} k", "2^{3^{4}}"],
+)
 def test_screen_lets_ordinary_answers_through(answer: str) -> None:
     assert screen(answer) is None
 

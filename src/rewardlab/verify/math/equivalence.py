@@ -24,13 +24,12 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from fractions import Fraction
 
 from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.cache import BoundedCache, kept_chars
 from rewardlab.verify.math.clock import clock_equal, parse_clock
-from rewardlab.verify.math.extract import choice_letter
+from rewardlab.verify.math.extract import choice_letter, extract_answer, is_sentence
 from rewardlab.verify.math.fastpath import (
     SHORT_LITERAL_CHARS,
     Num,
@@ -52,70 +51,13 @@ from rewardlab.verify.math.normalize import (
 )
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
+from rewardlab.verify.math.verdict import Outcome, Verdict
+from rewardlab.verify.math.verdict import equivalent as _eq
+from rewardlab.verify.math.verdict import not_equivalent as _ne
+from rewardlab.verify.math.verdict import undecided as _undecided
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
 __all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives"]
-
-
-class Outcome(StrEnum):
-    """The three possible verdicts."""
-
-    EQUIVALENT = "equivalent"
-    NOT_EQUIVALENT = "not_equivalent"
-    UNDECIDED = "undecided"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The result of `check`.
-
-    Attributes:
-        outcome: equivalent, not equivalent, or undecided.
-        reason: why, in words (shown in `RewardResult.info`).
-        method: which step decided (`string`, `number`, `choice`, `text`, `structure`,
-            `sympy`, `screen`, `timeout`, ...).
-        reference: the reference after normalisation.
-        candidate: the candidate after normalisation.
-        error_kind: for undecided verdicts, the `rewardlab.core.ErrorKind` value it maps to
-            (`parse`, `timeout`, `unsupported`, `crash`).
-    """
-
-    outcome: Outcome
-    reason: str
-    method: str
-    reference: str = ""
-    candidate: str = ""
-    error_kind: str | None = None
-
-    @property
-    def equivalent(self) -> bool:
-        """True only for `Outcome.EQUIVALENT` (undecided is not equivalent, nor wrong)."""
-        return self.outcome is Outcome.EQUIVALENT
-
-    @property
-    def decided(self) -> bool:
-        return self.outcome is not Outcome.UNDECIDED
-
-    @property
-    def needs_symbolic(self) -> bool:
-        """True when only sympy could decide and `allow_symbolic` was False: the same pair
-        checked with `allow_symbolic=True` may be decided (every other verdict is final)."""
-        return self.outcome is Outcome.UNDECIDED and self.method == "fastpath"
-
-    def __bool__(self) -> bool:
-        raise TypeError("a Verdict is three-valued: use .equivalent, .decided or .outcome")
-
-
-def _eq(method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.EQUIVALENT, reason, method, r, c)
-
-
-def _ne(method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.NOT_EQUIVALENT, reason, method, r, c)
-
-
-def _undecided(kind: str, method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.UNDECIDED, reason, method, r, c, kind)
 
 
 class _Uncached(Exception):
@@ -225,7 +167,19 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
         return _ne("empty", "candidate is empty", r, c)
+    if is_sentence(c) and text_answer(r) is None and choice_letter(unwrap_text(r)) is None:
+        return _sentence_verdict(reference, candidate, opts, pool, (r, c))
     return _decide_clean(r, c, run)
+
+
+def _sentence_verdict(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None, cleaned: tuple[str, str]) -> Verdict:
+    """A candidate that is a sentence (a whole response passed to `check`) against a reference
+    that is not text: its extracted answer is compared, never the sentence read as a product of
+    letters. Each extraction is shorter than its text, so this ends."""
+    found = extract_answer(candidate).answer
+    if found is None or len(found.strip()) >= len(candidate.strip()):
+        return _ne("extract", "the candidate is a sentence and holds no answer (pass the extracted answer: extract_answer)", *cleaned)
+    return _decide(reference, found, opts, pool)
 
 
 def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
@@ -259,9 +213,12 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
             return _decide_clean(r_rhs, c, run)
         if r_rhs is not None and c_rhs is not None and comparison_key(equation_name(r)) == comparison_key(equation_name(c)):
             return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
-    letter = choice_letter(unwrap_text(r))
+    # An option letter is the same option in either case when the candidate writes it (`a` for
+    # `A`); a lower-case reference is an option only in brackets (`(a)`; a bare `a` may be a name).
+    r_text = unwrap_text(r)
+    letter = choice_letter(r_text, lowercase=r_text.startswith("("))
     if letter is not None:
-        got = choice_letter(unwrap_text(c))
+        got = choice_letter(unwrap_text(c), lowercase=True)
         if got == letter:
             return _eq("choice", f"both choose option {letter}", r, c)
         return _ne("choice", f"reference is option {letter}, candidate is {got or c!r}", r, c)
@@ -388,7 +345,8 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
             return _shape(body)
         inner = _entries(body)
         if len(inner) > 1 and split_top_level(s) == [s] and _balanced(body):
-            return s[0] + s[-1], inner
+            # `[1, 2, 3]` is a list: an interval has two ends, so three entries are a sequence
+            return ("()" if s[0] + s[-1] == "[]" and len(inner) > 2 else s[0] + s[-1]), inner
     items = _entries(s)
     if len(items) > 1:
         return "set", items

@@ -55,6 +55,7 @@ __all__ = [
     "gold_boxes",
     "gold_statement",
     "is_placeholder",
+    "is_sentence",
     "strip_chat_tokens",
 ]
 
@@ -531,7 +532,17 @@ def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
 _MATHS_RE = re.compile(r"\d|\\[a-zA-Z]|\$")
 
 
-def choice_letter(answer: str) -> str | None:
-    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`, `(B) 12`; None otherwise."""
-    m = _CHOICE_RE.match(answer.strip())
+def is_sentence(answer: str) -> bool:
+    """Whether `answer` reads as prose (two words in a row: ``The answer is 12 because ...``)
+    rather than as an answer (``12``, ``x + 1``, ``\\frac{1}{2}``)."""
+    return _PROSE_RE.search(answer) is not None
+
+
+def choice_letter(answer: str, *, lowercase: bool = False) -> str | None:
+    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`, `(B) 12`; None otherwise. With
+    `lowercase=True` an option written in lower case (`b`, `(b)`, `b.`) is `B` too."""
+    text = answer.strip()
+    m = _CHOICE_RE.match(text)
+    if m is None and lowercase and len(text) <= 8:
+        m = _CHOICE_RE.match(text.upper()) if text.upper() != text else None
     return next((g for g in m.groups() if g), None) if m else None

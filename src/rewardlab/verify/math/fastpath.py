@@ -21,7 +21,10 @@ Comparison rules (`numbers_equal`), the reason each exists:
     candidate (`13.1849`, or the exact `\\frac{659}{50}`) must round to it; a less precise one
     (`13.2`) is wrong;
   * the reference is exact (`\\frac{1}{3}`, or sympy's value of `\\sqrt{2}`): a decimal candidate
-    with >= `min_sig_figs` figures must be its correct rounding (`0.333` yes, `0.33` no).
+    with >= `PRINTED_SIG_FIGS` (6) figures that is its correct rounding is the value as printed
+    (`0.333333` for 1/3); a shorter one is an approximation and wrong (the graders' convention:
+    the question asked for the value), unless `CheckOptions.approximate` is set; then
+    `min_sig_figs` figures will do (`0.333` yes, `0.33` no).
 """
 
 from __future__ import annotations
@@ -35,8 +38,12 @@ from fractions import Fraction
 from rewardlab.verify.math.normalize import comparison_key
 from rewardlab.verify.math.options import CheckOptions
 
-__all__ = ["MAX_LITERAL_CHARS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
+__all__ = ["MAX_LITERAL_CHARS", "PRINTED_SIG_FIGS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
 
+# A decimal correct to this many significant figures is an exact value as a computer prints it
+# (`0.0833333333333333` for 1/12, `3.141593` for pi), not an approximation by hand; Math-Verify
+# reads 6 decimal places the same way (absolutely).
+PRINTED_SIG_FIGS = 6
 _MAX_DIGITS = 400  # longer literals are `LongNum`s (int() is quadratic and has a 4300-digit cap)
 _MAX_EXP = 400
 SHORT_LITERAL_CHARS = _MAX_DIGITS  # `parse_number` takes up to this many characters
@@ -302,8 +309,9 @@ def _equal(ref: Num | LongNum, cand: Num | LongNum, opts: CheckOptions) -> bool:
         if cand.place is not None and cand.place >= ref.place:
             return False  # candidate less (or as) precise than the reference, and different
         return _rounds_to(cand, ref)
-    if cand.place is not None:
-        return cand.sig >= opts.min_sig_figs and _rounds_to(ref, cand)
+    if cand.place is not None:  # a decimal for an exact value: its value printed, or a rounding
+        figures = opts.min_sig_figs if opts.approximate else max(opts.min_sig_figs, PRINTED_SIG_FIGS)
+        return cand.sig >= figures and _rounds_to(ref, cand)
     return False
 
 

@@ -40,6 +40,34 @@ _PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/^_])(\d+) +(\d+)/(\d+)(?![\d./])")
 # `3 million`, `2.5 \\text{ billion}`: a number word is a power of ten, not a unit to strip.
 _SCALES = {"million": 6, "billion": 9, "trillion": 12}
 _SCALE_WORD_RE = re.compile(r"(\d) ?(?:\\(?:text|mbox)\{ ?)?(million|billion|trillion)(?![a-zA-Z]) ?\}?", re.IGNORECASE)
+# A brace group is grouping, never a set (that is `\{`): `{1,000}` in `\frac{1,000}{3}` is 1000.
+_BRACED_THOUSANDS_RE = re.compile(r"(?:(?<=^\{)|(?<=[^\\]\{))-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?=\})")
+# A whole answer that is a number word (`five`, `\text{twenty-one}`) is that number.
+_UNITS_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS_WORDS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_NUMBER_WORDS = {
+    **{word: n for n, word in enumerate(_UNITS_WORDS)},
+    **_TENS_WORDS,
+    **{f"{tens}{sep}{_UNITS_WORDS[k]}": n + k for tens, n in _TENS_WORDS.items() for k in range(1, 10) for sep in ("-", " ")},
+    "hundred": 100, "one hundred": 100, "a hundred": 100,
+}
+# `\text{5 cm}`: a number and its unit in one text group is the number with a unit.
+_TEXT_WITH_NUMBER_RE = re.compile(r"\\(?:text|mbox|textrm|textnormal|mathrm)\{\s*(-?\d[\d.,]*)\s+([a-zA-Z][a-zA-Z .^\d/]*)\}")
+
+
+def _number_word(s: str) -> str:
+    """`5` for `five`, `\\text{Five}`, `twenty-one`; `s` itself otherwise (and `\\text{5 cm}` is
+    `5 \\text{cm}`, the number with its unit outside the text)."""
+    if len(s) > 40:
+        return s
+    match = _TEXT_WITH_NUMBER_RE.fullmatch(s)
+    if match is not None:
+        return f"{match.group(1)} \\text{{ {match.group(2)}}}"
+    word = unwrap_text(s).strip().rstrip(".").casefold()
+    value = _NUMBER_WORDS.get(word)
+    return str(value) if value is not None else s
+
+
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
@@ -95,7 +123,13 @@ def is_computation(side: str) -> bool:
     `\\log_2 8`, `3^2+4^2`, `e^{i\\pi}`): in `\\sqrt{4} = 2` the stated value, 2, is the
     answer. `2x`, `x+y` and `f(2)` name unknowns: their equations stay equations."""
     bare = _COMMAND_NAME_RE.sub(" ", side)
+    for bound in _BOUND_VARIABLE_RE.findall(side):  # `\\lim_{x \\to 0} \\frac{\\sin x}{x}` has no unknown
+        bare = bare.replace(bound, " ")
     return (any(ch.isdigit() for ch in bare) or "\\" in side) and _UNKNOWN_RE.search(bare) is None
+
+
+# The variable a limit, sum or product binds: `\\lim_{x \\to 0}`, `\\sum_{k=1}`.
+_BOUND_VARIABLE_RE = re.compile(r"\\(?:lim|sum|prod)\s*_\s*\{\s*([a-zA-Z])\s*(?:\\to|\\rightarrow|=)")
 
 
 def assignment_tuples(s: str) -> str | None:
@@ -137,6 +171,8 @@ def clean(answer: str, opts: CheckOptions) -> str:
         s = _THOUSANDS_RE.sub("", s)
         if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
             s = s.replace(",", "")
+        s = _BRACED_THOUSANDS_RE.sub(lambda m: m.group(0).replace(",", ""), s)  # `\frac{1,000}{3}`
+    s = _number_word(s)
     s = _PLAIN_MIXED_RE.sub(r"\1\\frac{\2}{\3}", s)
     s = _SCALE_WORD_RE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALES[m.group(2).lower()]}}}", s)
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")

@@ -77,22 +77,26 @@ _NUMERIC_RE = re.compile(r"[\d\s+\-*/().]{1,200}")
 _HUGE = float(MAX_EXPONENT) * 1e6
 
 
-def _tower(s: str, start: int) -> tuple[str, int]:
-    """(exponent, end) of the power whose exponent starts at `start`: the exponent together
-    with every power stacked on it without braces (`9^9^9` is `9^(9^9)`)."""
+def _tower(s: str, start: int) -> str:
+    """The exponent of the power whose exponent starts at `start`, with every power stacked on
+    it without braces (`9^9^9` is `9^(9^9)`, so the first exponent is `9^{9}`)."""
     parts: list[str] = []
-    while True:
+    while start < len(s):
         exponent = _exponent_text(s, start)
-        end = start + len(exponent) + (2 if start < len(s) and s[start] == "{" else 0)
-        parts.append(exponent if len(parts) == 0 or s[start] != "{" else "{" + exponent + "}")
-        rest = end
+        if not exponent:
+            break
+        parts.append(exponent)
+        rest = start + len(exponent) + (2 if s[start] == "{" else 0)
         while rest < len(s) and s[rest] == " ":
             rest += 1
-        if rest >= len(s) or s[rest] != "^" or not exponent:
-            return "^".join(parts) if len(parts) == 1 else parts[0] + "^{" + "^".join(parts[1:]) + "}", end
+        if rest >= len(s) or s[rest] != "^":
+            break
         start = rest + 1
         while start < len(s) and s[start] == " ":
             start += 1
+    if len(parts) <= 1:
+        return parts[0] if parts else ""
+    return parts[0] + "".join("^{" + part for part in parts[1:]) + "}" * (len(parts) - 1)
 
 
 def _estimate(node: ast.expr) -> float:
@@ -135,7 +139,7 @@ def _power_problem(s: str) -> str | None:
     for m in _POWER_RE.finditer(s):
         if _BOUND_RE.search(s, max(0, m.start() - 120), m.start()):
             continue  # `\sum_{k=1}^{10^{9}}`: a bound; its own powers are matched separately
-        exponent, _ = _tower(s, m.start(1))
+        exponent = _tower(s, m.start(1))
         if "^" not in exponent:
             for digits in _INT_RE.findall(exponent):
                 if len(digits) > 6 or int(digits) > MAX_EXPONENT:
