@@ -387,7 +387,13 @@ def _leading_answer(answer: str) -> str | None:
     head = _strip_wrappers(answer[:cut].rstrip(" ,;:"))
     if not head or not _closed(head):
         return None
+    span = _SPAN_THEN_WORDS_RE.fullmatch(head)
+    if span is not None:  # `$\frac{3}{4}$ cups`: the maths span is the answer, the word its unit
+        return span.group(1).strip()
     return head if _MATHS_RE.search(head) or len(head.split()) == 1 else None
+
+
+_SPAN_THEN_WORDS_RE = re.compile(r"\$([^$]{1,400})\$[ \t]*[a-zA-Z][a-zA-Z \t]{0,40}")
 
 
 def _closed(text: str) -> bool:
