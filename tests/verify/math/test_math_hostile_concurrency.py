@@ -153,6 +153,44 @@ def test_worker_that_cannot_start_is_a_crash_verdict_with_the_reason(monkeypatch
     pool.close()
 
 
+def _wait_for_ready_worker(pool: SympyPool) -> None:
+    deadline = time.monotonic() + 120  # a worker start on a loaded machine can take many seconds
+    while not pool.has_ready_worker():
+        assert time.monotonic() < deadline, "no worker became ready"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_the_call_after_a_kill_finds_a_spare_worker() -> None:
+    pool = SympyPool(max_workers=2)
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        verdict = check("\\frac{1}{3}", hard, CheckOptions(timeout=4.0), pool=pool)
+        assert verdict.error_kind == "timeout", verdict.reason
+        # The spare was launched while the call ran (past SLOW_CALL), not after the kill.
+        assert pool.restarts == 1 and pool.launched == 2
+        _wait_for_ready_worker(pool)
+        assert check("\\sqrt{8}", "2\\sqrt{2}", pool=pool).equivalent
+        assert pool.launched == 2  # served by the spare: nothing was restarted for it
+    finally:
+        pool.close()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_replaced_at_once() -> None:
+    pool = SympyPool(max_workers=1)  # no room for a spare: the replacement starts at the kill
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        assert check("\\frac{1}{3}", hard, CheckOptions(timeout=1.5), pool=pool).error_kind == "timeout"
+        assert pool.launched == 2 and len(pool._starting) == 1
+        assert check("\\sqrt{8}", "2\\sqrt{2}", CheckOptions(timeout=120), pool=pool).equivalent
+        assert pool.launched == 2
+    finally:
+        pool.close()
+
+
 @pytest.mark.slow
 def test_one_deadline_for_all_entries_of_a_structure() -> None:
     pool = SympyPool(max_workers=1)
