@@ -253,3 +253,4 @@ def test_no_wrong_accept_where_math_verify_agrees_with_the_label() -> None:
             wrong_accepts.append((response, reference))
     assert wrong_accepts == []
     assert ours_agree == len(TABLES) and ours_agree >= mv_agree
+

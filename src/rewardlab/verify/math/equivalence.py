@@ -141,7 +141,7 @@ class _Run:
     deadline: float
 
 
-def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None, *, read_sentence: bool = True) -> Verdict:
     # A long answer that is a bare literal (a megabyte of digits) is decided before `clean`,
     # whose linear passes cost ~1-2 s per megabyte of hostile text. Past `100 * max_chars`
     # nothing else is even cleaned (so grouped `1,000,...` literals count up to that length).
@@ -167,7 +167,7 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
         return _ne("empty", "candidate is empty", r, c)
-    if is_sentence(c) and text_answer(r) is None and choice_letter(unwrap_text(r)) is None:
+    if read_sentence and is_sentence(c) and text_answer(r) is None and choice_letter(unwrap_text(r)) is None:
         return _sentence_verdict(reference, candidate, opts, pool, (r, c))
     return _decide_clean(r, c, run)
 
@@ -175,11 +175,12 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
 def _sentence_verdict(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None, cleaned: tuple[str, str]) -> Verdict:
     """A candidate that is a sentence (a whole response passed to `check`) against a reference
     that is not text: its extracted answer is compared, never the sentence read as a product of
-    letters. Each extraction is shorter than its text, so this ends."""
+    letters. The answer is extracted once: what it holds is not read as a sentence again,
+    which bounds the work whatever the response nests."""
     found = extract_answer(candidate).answer
     if found is None or len(found.strip()) >= len(candidate.strip()):
         return _ne("extract", "the candidate is a sentence and holds no answer (pass the extracted answer: extract_answer)", *cleaned)
-    return _decide(reference, found, opts, pool)
+    return _decide(reference, found, opts, pool, read_sentence=False)
 
 
 def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
