@@ -254,3 +254,21 @@ def test_no_wrong_accept_where_math_verify_agrees_with_the_label() -> None:
     assert wrong_accepts == []
     assert ours_agree == len(TABLES) and ours_agree >= mv_agree
 
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "outcome"),
+    [
+        ("x \\ge 5", "x \\le 5", Outcome.NOT_EQUIVALENT),
+        ("x < 3", "x \\lt 3", Outcome.EQUIVALENT),
+        ("-1 < x \\le 4", "4 \\ge x > -1", Outcome.EQUIVALENT),
+        ("|x| < 2", "-2 < x < 2", Outcome.EQUIVALENT),  # the set of x either way
+        ("x > 3", "x \\ge 3", Outcome.NOT_EQUIVALENT),
+    ],
+)
+def test_inequalities_in_one_variable_compare_as_intervals_without_sympy(reference: str, candidate: str, outcome: Outcome) -> None:
+    assert check(reference, candidate, allow_symbolic=False).outcome is outcome
+
+
+def test_inequalities_in_different_variables_are_left_to_sympy() -> None:
+    assert check("x > 3", "y > 3", allow_symbolic=False).needs_symbolic

@@ -37,7 +37,7 @@ from rewardlab.verify.math.fastpath import (
     parse_literal,
     parse_number,
 )
-from rewardlab.verify.math.intervals import inequality_interval
+from rewardlab.verify.math.intervals import inequality_interval, inequality_variable
 from rewardlab.verify.math.normalize import (
     assignment_tuples,
     clean,
@@ -407,6 +407,12 @@ def _interval_reading(r: str, c: str) -> tuple[str, str] | None:
     if _is_interval_set(r_shape) and c_shape is None:
         intervals = _as_intervals(c)
         return (r, intervals) if intervals is not None else None
+    if r_shape is None and c_shape is None:  # `x \ge 5` against `x \le 5`: both one variable's intervals
+        rv, cv = inequality_variable(r), inequality_variable(c)
+        if rv is not None and cv is not None and comparison_key(rv) == comparison_key(cv):
+            ri, ci = inequality_interval(r), inequality_interval(c)
+            if ri is not None and ci is not None:
+                return ri, ci
     return None
 
 
