@@ -467,18 +467,25 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
     if overrides:
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
     if "<" in text:
+        reasoning_end = last_match(_REASONING_END_RE, text)
         text = strip_chat_tokens(text)
-        reasoning_end = text.rfind(_THINK_CLOSE)
-        if reasoning_end >= 0:
+        if reasoning_end is not None:
             # What follows the reasoning block is the response proper: boxes inside the block
             # are drafts, not alternatives offered next to the final answer.
-            after = _extract(text[reasoning_end + len(_THINK_CLOSE) :], opts)
+            after = _extract(strip_chat_tokens(_text_after(reasoning_end)), opts)
             if after:
                 return after
     return _extract(text, opts)
 
 
-_THINK_CLOSE = "</think>"
+# The end of a reasoning block: `</think>` (DeepSeek-R1, Qwen3), `<|end_of_thought|>` (SkyThought,
+# Bespoke), `</reasoning>`, `</thinking>`.
+_REASONING_END_RE = re.compile(r"</think>|</thinking>|</reasoning>|<\|end_of_thought\|>", re.IGNORECASE)
+
+
+def _text_after(match: re.Match[str]) -> str:
+    """The text after `match` in the string it was found in."""
+    return match.string[match.end() :]
 # Chat-template control tokens a decoder may leave in the text (`<|im_end|>`, `<|endoftext|>`,
 # `<|eot_id|>`, `</s>`): never part of an answer.
 _CHAT_TOKEN_RE = re.compile(r"<\|[A-Za-z0-9_.\-]{1,40}\|>|</s>|<eos>|<end_of_turn>")
