@@ -118,6 +118,7 @@ OPTIONS_LISTS_WORDS_UNITS = [
     ("\\boxed{5}", "\\text{5 cm}", True),
     ("\\boxed{\\text{5 cm}}", "5", True),
     ("\\boxed{6}", "\\text{5 cm}", False),
+    ("\\boxed{5}", "\\text{5 apples and 3 pears}", False),  # not a number and its unit
     ("\\boxed{6 cm^2}", "5", False),
 ]
 TABLES = EXPRESSION_EQUALS_VALUE + PROSE_AFTER_ANSWER + THINK_BLOCK + CHAT_TOKENS + IMAGINARY_UNIT + OPTIONS_LISTS_WORDS_UNITS

@@ -52,7 +52,7 @@ _NUMBER_WORDS = {
     "hundred": 100, "one hundred": 100, "a hundred": 100,
 }
 # `\text{5 cm}`: a number and its unit in one text group is the number with a unit.
-_TEXT_WITH_NUMBER_RE = re.compile(r"\\(?:text|mbox|textrm|textnormal|mathrm)\{\s*(-?\d[\d.,]*)\s+([a-zA-Z][a-zA-Z .^\d/]*)\}")
+_TEXT_WITH_NUMBER_RE = re.compile(r"\\(?:text|mbox|textrm|textnormal|mathrm)\{\s*(-?\d[\d.,]*)\s+([a-zA-Z][a-zA-Z ./]{0,40}(?:\^\{?[23]\}?)?)\}")
 
 
 def _number_word(s: str) -> str:
