@@ -277,3 +277,10 @@ def test_inequalities_in_one_variable_compare_as_intervals_without_sympy(referen
 
 def test_inequalities_in_different_variables_are_left_to_sympy() -> None:
     assert check("x > 3", "y > 3", allow_symbolic=False).needs_symbolic
+
+
+@pytest.mark.parametrize(("reference", "candidate"), [("6", "2x = 6"), ("5", "x + y = 5"), ("2", "2 = 2x")])
+def test_an_equation_in_unknowns_is_no_value_without_sympy(reference: str, candidate: str) -> None:
+    verdict = check(reference, candidate, allow_symbolic=False)
+    assert verdict.outcome is Outcome.NOT_EQUIVALENT and verdict.method == "equation"
+    assert check("3", "x = 3", allow_symbolic=False).equivalent  # a named unknown's value still counts

@@ -43,6 +43,8 @@ from rewardlab.verify.math.normalize import (
     clean,
     comparison_key,
     equation_name,
+    is_computation,
+    is_equation,
     named_value,
     split_top_level,
     split_unit,
@@ -214,6 +216,9 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
             return _decide_clean(r_rhs, c, run)
         if r_rhs is not None and c_rhs is not None and comparison_key(equation_name(r)) == comparison_key(equation_name(c)):
             return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
+        if c_rhs is None and "=" not in r and _is_equation_in_unknowns(c) and parse_number(rk) is not None:
+            # `2x = 6` for `6`: an equation is no value (sympy says the same after ~40 ms of parsing)
+            return _ne("equation", "the candidate is an equation in its unknowns, the reference a number", r, c)
     # An option letter is the same option in either case when the candidate writes it (`a` for
     # `A`); a lower-case reference is an option only in brackets (`(a)`; a bare `a` may be a name).
     r_text = unwrap_text(r)
@@ -242,6 +247,15 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
+
+
+def _is_equation_in_unknowns(s: str) -> bool:
+    """One top-level `=` between two sides, at least one naming an unknown (`2x = 6`, `x+y=5`);
+    not a list, a relation, a matrix or a computation stating its value."""
+    if "\\begin" in s or not is_equation(s):
+        return False
+    lhs, rhs = split_top_level(s, "=")
+    return not (is_computation(lhs) and is_computation(rhs))
 
 
 def _long_number_verdict(r: str, c: str, opts: CheckOptions, keys: tuple[str, str] | None = None) -> Verdict | None:

@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -130,6 +130,14 @@ def is_computation(side: str) -> bool:
 
 # The variable a limit, sum or product binds: `\\lim_{x \\to 0}`, `\\sum_{k=1}`.
 _BOUND_VARIABLE_RE = re.compile(r"\\(?:lim|sum|prod)\s*_\s*\{\s*([a-zA-Z])\s*(?:\\to|\\rightarrow|=)")
+
+
+def is_equation(s: str) -> bool:
+    """Whether `s` is one equation `lhs = rhs` (one top-level `=`, no inequality, not a list)."""
+    if "=" not in s or _RELATION_RE.search(s) or len(split_top_level(s)) > 1:
+        return False
+    parts = split_top_level(s, "=")
+    return len(parts) == 2 and all(parts)
 
 
 def assignment_tuples(s: str) -> str | None:
