@@ -10,11 +10,15 @@ Order of decision, cheapest first (most answers never reach sympy):
    two plain number literals of which one is longer than the fast path takes (a 3,000-digit
    integer, a megabyte of digits) are compared exactly right then (fastpath.parse_long_number),
    a bare one even before cleaning: nothing later rescans them, and the screen never sees them;
-2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`),
-   multiple-choice letters, text answers (`\\text{Monday}`);
+   a candidate that reads as a sentence (a whole response) is extracted first, once;
+2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`), named values
+   and computations stating their value (`x = 3`, `\\sqrt{4} = 2`; an equation in unknowns is
+   no value), multiple-choice letters (either case in the candidate), text answers
+   (`\\text{Monday}`);
 3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
 4. structures at the string level: tuples, intervals (an inequality in one variable is read as
-   the interval it describes when the other answer is one), sets, unions, matrices; each entry
+   the interval it describes when the other answer is one, or is an inequality in the same
+   variable), sets, unions, matrices; each entry
    recursively through this same list;
 5. screening of hostile input (screen.py), then sympy in a killable worker (worker.py).
 """
