@@ -76,6 +76,8 @@ THINK_BLOCK = [
     ("<think>maybe \\boxed{5}</think> so \\boxed{6}", "6", True),
     ("<think>it is 42</think> \\boxed{8} or \\boxed{42}", "42", False),  # a hedge after the reasoning still hedges
     ("<think>so \\boxed{42}</think>", "42", True),  # nothing after the block: the block is read
+    ("<think>so \\boxed{42}</think> I checked 3 cases.", "42", True),  # a stray number after it does not beat the box
+    ("<think>maybe \\boxed{41}</think>\n\n42", "42", True),  # a bare answer after the block is the answer
     ("Let me think. \\boxed{5}?\n</think>\n\nSo \\boxed{6}.", "6", True),  # the opening tag was in the prompt
     # SkyThought's format: the thought, then the solution, between special markers
     ("<|begin_of_thought|>\\boxed{5}? no<|end_of_thought|>\n<|begin_of_solution|>\\boxed{6}<|end_of_solution|>", "6", True),

@@ -473,8 +473,10 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
             # What follows the reasoning block is the response proper: boxes inside the block
             # are drafts, not alternatives offered next to the final answer.
             after = _extract(strip_chat_tokens(_text_after(reasoning_end)), opts)
-            if after:
+            if after and not _weak_after_reasoning(after):
                 return after
+            # Only a stray number, maths span or words after the block: the whole text decides
+            # (a box in the block beats them, as it would anywhere)
     return _extract(text, opts)
 
 
@@ -489,6 +491,15 @@ def _text_after(match: re.Match[str]) -> str:
 # Chat-template control tokens a decoder may leave in the text (`<|im_end|>`, `<|endoftext|>`,
 # `<|eot_id|>`, `</s>`): never part of an answer.
 _CHAT_TOKEN_RE = re.compile(r"<\|[A-Za-z0-9_.\-]{1,40}\|>|</s>|<eos>|<end_of_turn>")
+
+
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+
+
+def _weak_after_reasoning(found: Extraction) -> bool:
+    """Whether what follows a reasoning block only has a fallback reading (a last number or
+    span), or is words read whole (`I checked 3 cases.`): no answer stated there."""
+    return found.source in _FALLBACKS or (found.source == "whole" and _WORD_RE.search(found.answer or "") is not None)
 
 
 def strip_chat_tokens(text: str) -> str:
