@@ -286,3 +286,19 @@ def test_an_equation_in_unknowns_is_no_value_without_sympy(reference: str, candi
     verdict = check(reference, candidate, allow_symbolic=False)
     assert verdict.outcome is Outcome.NOT_EQUIVALENT and verdict.method == "equation"
     assert check("3", "x = 3", allow_symbolic=False).equivalent  # a named unknown's value still counts
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "outcome"),
+    [
+        ("1000000000", "10^{9}", Outcome.EQUIVALENT),  # AReaL test_gsm8k_scientific_notation: `10^3` for 1000
+        ("1024", "2^{10}", Outcome.EQUIVALENT),
+        ("0.001", "10^{-3}", Outcome.EQUIVALENT),
+        ("-4", "-2^2", Outcome.EQUIVALENT),  # the sign applies to the power
+        ("4", "-2^2", Outcome.NOT_EQUIVALENT),
+        ("1025", "2^{10}", Outcome.NOT_EQUIVALENT),
+    ],
+)
+def test_integer_powers_are_numbers_without_sympy(reference: str, candidate: str, outcome: Outcome) -> None:
+    verdict = check(reference, candidate, allow_symbolic=False)
+    assert verdict.outcome is outcome and verdict.method == "number"

@@ -1,5 +1,5 @@
 """Numbers without sympy: integers, decimals, fractions, mixed numbers, percentages, scientific
-notation and repeating decimals, parsed into exact `Fraction`s in microseconds.
+notation, integer powers (`10^{9}`, `2^{-3}`) and repeating decimals, parsed into exact `Fraction`s in microseconds.
 
 A whole number before a proper fraction, `9999\\frac{6}{7}`, is a mixed number (9999 + 6/7); before
 an improper one (`2\\frac{3}{2}`) it is a product, since a mixed numeral's fraction is proper.
@@ -79,6 +79,8 @@ _FRAC_RE = re.compile(
     r"^(?P<sign>[-+]?)(?P<whole>\d+)?\\frac(?:\{(?P<a>[-+]?\d+)\}|(?P<a1>\d))(?:\{(?P<b>[-+]?\d+)\}|(?P<b1>\d))(?P<pct>%)?$"
 )
 _SLASH_RE = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)/(?P<b>\d+)(?P<pct>%)?$")
+# An integer power `10^{9}`, `2^{10}`, `10^{-3}` (the sign in front applies to the power: `-2^2` is -4).
+_POWER_RE = re.compile(r"^(?P<sign>[-+]?)(?P<base>[1-9]\d{0,5})\^(?:\{(?P<e>[-+]?\d{1,4})\}|(?P<e1>\d))$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,19 @@ def parse_number(s: str) -> Num | None:
     m = _REPEAT_RE.match(s)
     if m:
         return _repeating(m)
+    m = _POWER_RE.match(s)
+    if m:
+        return _power(m)
     return None
+
+
+def _power(m: re.Match[str]) -> Num | None:
+    """`base^exp` exactly, when the value has at most `_MAX_DIGITS` digits (else sympy decides)."""
+    base, exp = int(m.group("base")), int(m.group("e") or m.group("e1"))
+    if abs(exp) * len(m.group("base")) > _MAX_DIGITS:
+        return None
+    value = Fraction(base) ** exp
+    return Num(-value if m.group("sign") == "-" else value)
 
 
 def _repeating(m: re.Match[str]) -> Num:
