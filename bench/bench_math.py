@@ -24,11 +24,13 @@ throughput ratio. Disputed labels are counted apart.
 
 Run:  .venv/bin/python bench/bench_math.py [--repeat 3] [--only '(a)'] [--no-memory]
       .venv/bin/python bench/bench_math.py --external
+      .venv/bin/python bench/bench_math.py --external --cases graders   (the failure-class tables)
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -147,13 +149,30 @@ def _memory(tool: str) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def external_cases() -> list[dict[str, object]]:
-    return [json.loads(line) for line in EXTERNAL.read_text().splitlines() if line.strip()]
+GRADERS = ROOT / "tests" / "verify" / "math" / "test_math_grader_suites.py"
+GRADER_TABLES = ("EXPRESSION_EQUALS_VALUE", "PROSE_AFTER_ANSWER", "THINK_BLOCK", "CHAT_TOKENS", "IMAGINARY_UNIT", "OPTIONS_LISTS_WORDS_UNITS")
 
 
-def external_child(tool: str) -> None:
+def external_cases(which: str = "external") -> list[dict[str, object]]:
+    """The labelled cases: Math-Verify's (`external`), or the failure-class tables built from
+    other graders' suites (`graders`, tests/verify/math/test_math_grader_suites.py), one source
+    per table."""
+    if which == "external":
+        return [json.loads(line) for line in EXTERNAL.read_text().splitlines() if line.strip()]
+    spec = importlib.util.spec_from_file_location("grader_suites", GRADERS)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return [
+        # the gold in `$...$`, as Math-Verify's own tests write it (its default parse needs the delimiters)
+        {"reference": f"${ref}$", "candidate": resp, "expected": label, "source": {"repo": "graders", "path": name.lower()}}
+        for name in GRADER_TABLES
+        for resp, ref, label in getattr(module, name)
+    ]
+
+
+def external_child(tool: str, which: str = "external") -> None:
     """Score every external case once, cold, and print the verdicts and the seconds taken."""
-    cases = external_cases()
+    cases = external_cases(which)
     if tool == "rewardlab":
         from rewardlab.core import Sample
         from rewardlab.verify.math import MathAnswer, warm_up
@@ -174,18 +193,19 @@ def external_child(tool: str) -> None:
     print(json.dumps({"seconds": time.perf_counter() - started, "verdicts": verdicts}))
 
 
-def _external_run(tool: str) -> dict[str, object]:
+def _external_run(tool: str, which: str) -> dict[str, object]:
     env = {**os.environ, "REWARDLAB_MATH_WORKERS": "1"}
-    out = subprocess.run([sys.executable, __file__, "--external-child", tool], capture_output=True, text=True, check=True, env=env)
+    command = [sys.executable, __file__, "--external-child", tool, "--cases", which]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def external_main(repeat: int) -> None:
-    cases = external_cases()
+def external_main(repeat: int, which: str = "external") -> None:
+    cases = external_cases(which)
     runs: dict[str, list[dict[str, object]]] = {"rewardlab": [], "math-verify": []}
     for _ in range(repeat):  # alternating, best time of `repeat` cold runs
         for tool in runs:
-            runs[tool].append(_external_run(tool))
+            runs[tool].append(_external_run(tool, which))
     verdicts = {tool: runs[tool][0]["verdicts"] for tool in runs}
     seconds = {tool: min(float(run["seconds"]) for run in runs[tool]) for tool in runs}  # type: ignore[arg-type]
     groups: dict[str, list[int]] = {}
@@ -224,12 +244,16 @@ def main() -> None:
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS subprocesses")
     parser.add_argument("--external", action="store_true", help="the external labelled cases, per source")
     parser.add_argument("--external-child", choices=["rewardlab", "math-verify"])
+    parser.add_argument(
+        "--cases", choices=["external", "graders"], default="external",
+        help="with --external: Math-Verify's labelled tests, or the failure-class tables from other graders' suites",
+    )
     args = parser.parse_args()
     if args.external_child:
-        external_child(args.external_child)
+        external_child(args.external_child, args.cases)
         return
     if args.external:
-        external_main(args.repeat)
+        external_main(args.repeat, args.cases)
         return
     if args.memory_child:
         memory_child(args.memory_child)

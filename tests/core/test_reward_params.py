@@ -114,7 +114,7 @@ def test_rm_trace_params_are_its_signature(tmp_path):
 # spec hashes of built-ins as the explicit params dicts gave them before params were recorded
 # from the signature: the same reward with the same parameters keeps its hash across versions
 HASHES = {
-    ("math.answer", ()): "7c15d6a0ded609b1387f73228d7175ff",
+    ("math.answer", ()): "2c5d3405070d44c8c338c1fc71039ebf",  # with approximate (the decimal convention changed verdicts)
     ("code.tests", ()): "3e187d29281abd17aecdfea04e2ddb59",  # with the language, judge and limit parameters
     ("text.exact", ()): "de1ed8bec7556d2675dc888fe98f9d24",
     ("format.tags", ()): "ecead7fcadb375e2122278ff2bd0baa0",

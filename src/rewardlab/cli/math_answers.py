@@ -22,11 +22,12 @@ def check_command(
     candidate: str = typer.Argument(..., help="The answer to judge (already extracted)."),
     timeout: float = typer.Option(5.0, "--timeout", help="Seconds of sympy work before the verdict is undecided."),
     min_sig_figs: int = typer.Option(3, "--min-sig-figs", help="Figures a decimal needs to count as a rounding."),
+    approximate: bool = typer.Option(False, "--approximate", help="Accept a decimal that rounds an exact reference (0.333 for 1/3)."),
 ) -> int:
     """Print the verdict as JSON. Exit code: 0 equivalent, 1 not equivalent, 3 undecided."""
     from rewardlab.verify.math import CheckOptions, Outcome, check
 
-    verdict = check(reference, candidate, CheckOptions(timeout=timeout, min_sig_figs=min_sig_figs))
+    verdict = check(reference, candidate, CheckOptions(timeout=timeout, min_sig_figs=min_sig_figs, approximate=approximate))
     typer.echo(
         json.dumps(
             {

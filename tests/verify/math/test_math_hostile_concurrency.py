@@ -17,7 +17,9 @@ from rewardlab.verify.math.screen import screen
     ("answer", "why"),
     [
         ("9^9^9^9", "power tower"),
-        ("2^{3^{4}}", "power tower"),
+        ("2^{3^{10}}", "power tower"),  # 2^59049: the exponent is estimated, not computed
+        ("9**9**9", "power tower"),  # Python's spelling
+        ("x^{2^{100}}", "power tower"),
         ("10^{1000000}", "exponent"),
         ("2004!", "factorial"),
         ("(10!)!", "nested factorial"),
@@ -31,7 +33,10 @@ def test_screen_refuses(answer: str, why: str) -> None:
     assert problem is not None and why in problem
 
 
-@pytest.mark.parametrize("answer", ["2^{10}", "(n+1)!", "5!", "\\frac{1}{2^{99}}", "x^2+2x+1"])
+@pytest.mark.parametrize(
+    "answer",
+    ["2^{10}", "(n+1)!", "5!", "\\frac{1}{2^{99}}", "x^2+2x+1", "3^{2^{2}}", "e^{-x^2/2}", "\\sum_{k=1}^{10^{9}} k", "2^{3^{4}}"],
+)
 def test_screen_lets_ordinary_answers_through(answer: str) -> None:
     assert screen(answer) is None
 
@@ -146,6 +151,44 @@ def test_worker_that_cannot_start_is_a_crash_verdict_with_the_reason(monkeypatch
     assert verdict.outcome is Outcome.UNDECIDED and verdict.error_kind == "crash"
     assert "did not start" in verdict.reason and "Error" in verdict.reason  # the worker's stderr tail
     pool.close()
+
+
+def _wait_for_ready_worker(pool: SympyPool) -> None:
+    deadline = time.monotonic() + 120  # a worker start on a loaded machine can take many seconds
+    while not pool.has_ready_worker():
+        assert time.monotonic() < deadline, "no worker became ready"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_the_call_after_a_kill_finds_a_spare_worker() -> None:
+    pool = SympyPool(max_workers=2)
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        verdict = check("\\frac{1}{3}", hard, CheckOptions(timeout=4.0), pool=pool)
+        assert verdict.error_kind == "timeout", verdict.reason
+        # The spare was launched while the call ran (past SLOW_CALL), not after the kill.
+        assert pool.restarts == 1 and pool.launched == 2
+        _wait_for_ready_worker(pool)
+        assert check("\\sqrt{8}", "2\\sqrt{2}", pool=pool).equivalent
+        assert pool.launched == 2  # served by the spare: nothing was restarted for it
+    finally:
+        pool.close()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_replaced_at_once() -> None:
+    pool = SympyPool(max_workers=1)  # no room for a spare: the replacement starts at the kill
+    try:
+        pool.warm_up()
+        hard = "\\sin(" + "*".join(["10^{9999}"] * 40) + ")"
+        assert check("\\frac{1}{3}", hard, CheckOptions(timeout=1.5), pool=pool).error_kind == "timeout"
+        assert pool.launched == 2 and len(pool._starting) == 1
+        assert check("\\sqrt{8}", "2\\sqrt{2}", CheckOptions(timeout=120), pool=pool).equivalent
+        assert pool.launched == 2
+    finally:
+        pool.close()
 
 
 @pytest.mark.slow

@@ -48,11 +48,11 @@ def test_peer_differs_from_the_label_only_where_documented(peer: str, verdicts: 
 
 def test_peer_wrong_accepts_are_prime_math_tolerances(verdicts: tuple[list[dict[str, Any]], dict[str, list[bool]]]) -> None:
     """The only wrong accepts among the peers are prime_math's numeric conventions (rel_tol,
-    x100 and /100, interval brackets); rewardlab has none."""
+    pi = 3.14, x100 and /100, interval brackets); rewardlab has none."""
     cases, got = verdicts
     wrong = {tool: [c["candidate"] for c, ok in zip(cases, got[tool], strict=True) if ok and not c["expected"]] for tool in got}
     assert wrong["rewardlab"] == [] and wrong["hendrycks"] == [] and wrong["math_dapo"] == []
-    assert sorted(wrong["prime_math"]) == sorted(["1.0002", "0.5", "50", "(1,2)"])
+    assert sorted(wrong["prime_math"]) == sorted(["1.0002", "0.5", "50", "(1,2)", "3.14", "6.28"])
 
 
 def test_every_case_names_its_rule_and_licence() -> None:

@@ -143,3 +143,21 @@ def test_rewardlab_score_cli_on_the_real_file(pairs, tmp_path: Path) -> None:
     assert errors == []  # the damaged '4:30p..' gold is read as a clock time since it was added
     agree = sum(1 for r in rows if r.get("reward") is not None and (r["reward"] == 1.0) == r["label"])
     assert agree == 791
+
+
+@pytest.mark.slow
+def test_no_wrong_accept_where_math_verify_agrees_with_the_label(pairs) -> None:
+    # Differential check on real answers: where Math-Verify's verdict and the grader's label
+    # agree, rewardlab must never accept a response that both call wrong. The labels adjudicated
+    # wrong by hand (CORRECTED: the 8 right answers to the damaged '4:30p..' gold, which both
+    # call wrong) are left out: there the label is not the truth.
+    math_verify = pytest.importorskip("math_verify")
+    ours = _ours(pairs)
+    agreed = wrong_accepts = 0
+    for idx, k, gt, response, label in pairs:
+        mv = bool(math_verify.verify(math_verify.parse("$" + gt + "$"), math_verify.parse(response)))
+        if mv != label or (idx, k) in CORRECTED:
+            continue
+        agreed += 1
+        wrong_accepts += ours[idx, k] is Outcome.EQUIVALENT and not label
+    assert agreed >= 790 and wrong_accepts == 0, (agreed, wrong_accepts)

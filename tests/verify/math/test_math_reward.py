@@ -99,7 +99,7 @@ def test_importing_the_package_does_not_import_sympy() -> None:
 def test_reward_pickles_for_spawned_workers() -> None:
     import pickle
 
-    reward = pickle.loads(pickle.dumps(MathAnswer(strict=True, min_sig_figs=4)))
+    reward = pickle.loads(pickle.dumps(MathAnswer(strict=True, min_sig_figs=4, approximate="always")))
     assert reward.params["min_sig_figs"] == 4 and reward.extract_options.strict
     assert reward.score(Sample(response="\\boxed{0.3333}", reference="\\frac13")).score == 1.0
     assert reward.score(Sample(response="\\boxed{0.333}", reference="\\frac13")).score == 0.0

@@ -33,13 +33,17 @@ TABLE: list[tuple[str, str, str]] = [
     ("13.18", "13.1849", "eq"),  # a more precise candidate rounding to the reference
     ("13.18", "13.2", "ne"),  # a less precise one does not
     ("0.5", "0.54", "ne"),  # one significant figure is not read as a rounding
-    ("\\frac{1}{3}", "0.333", "eq"),
-    ("\\frac{1}{3}", "0.33", "ne"),  # below min_sig_figs
+    ("\\frac{1}{3}", "0.333", "ne"),  # an approximation of an exact value (approximate=False)
+    ("\\frac{1}{3}", "0.333333", "eq"),  # 6 correct figures: the value as printed
+    ("\\frac{1}{3}", "0.333334", "ne"),
+    ("\\frac{1}{3}", "0.33", "ne"),
     ("\\frac{1}{3}", "0.334", "ne"),
     ("\\pi", "3.14159", "eq"),
-    ("\\pi", "3.14", "eq"),
+    ("\\pi", "3.14", "ne"),
+    ("3.14", "\\pi", "eq"),  # a decimal reference accepts the exact value that rounds to it
     ("\\pi", "3.15", "ne"),
-    ("\\sqrt{2}", "1.414", "eq"),
+    ("\\sqrt{2}", "1.414", "ne"),
+    ("\\sqrt{2}", "1.414214", "eq"),
     ("1/2^{99}", "1/2^{98}", "ne"),  # issue
     ("\\frac{1}{2^{99}}", "2^{-99}", "eq"),
     # fractions and mixed numbers
@@ -64,7 +68,8 @@ TABLE: list[tuple[str, str, str]] = [
     ("\\frac{\\sqrt{3}}{2}", "\\sin(\\pi/3)", "eq"),
     ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}", "eq"),
     ("7\\pi", "7\\pi", "eq"),
-    ("7\\pi", "21.99", "eq"),
+    ("7\\pi", "21.99", "ne"),
+    ("21.99", "7\\pi", "eq"),
     ("e^{2}", "e^2", "eq"),
     ("28", "\\sqrt{34}+3\\sqrt{10}", "ne"),
     # symbolic expressions and equations
@@ -122,9 +127,11 @@ TABLE: list[tuple[str, str, str]] = [
     ("x \\le 5", "5 \\ge x", "eq"),
     ("\\emptyset", "\\varnothing", "eq"),
     ("\\text{(A) } 12", "A", "eq"),
-    ("e", "2.718", "eq"),
+    ("e", "2.718", "ne"),
+    ("e", "2.718282", "eq"),
     ("e", "2.719", "ne"),
-    ("\\ln 2", "0.693", "eq"),
+    ("\\ln 2", "0.693", "ne"),
+    ("\\ln 2", "0.693147", "eq"),
     ("\\binom{5}{2}", "10", "eq"),
     ("5!", "120", "eq"),
     # hedges inside one box, in every spelling
@@ -204,7 +211,14 @@ def test_units_kept_when_not_stripped(pool) -> None:
 
 
 def test_min_sig_figs_is_an_option() -> None:
-    assert check("\\frac{1}{3}", "0.33", min_sig_figs=2).equivalent
+    assert check("\\frac{1}{3}", "0.33", min_sig_figs=2, approximate=True).equivalent
+    assert not check("\\frac{1}{3}", "0.33", approximate=True).equivalent  # 3 figures by default
+
+
+@pytest.mark.parametrize(("reference", "candidate"), [("\\frac{1}{3}", "0.333"), ("\\pi", "3.14"), ("\\sqrt{2}", "1.414"), ("e", "2.718"), ("7\\pi", "21.99")])
+def test_roundings_of_exact_values_count_only_with_approximate(reference: str, candidate: str, pool) -> None:
+    assert check(reference, candidate, pool=pool).outcome is Outcome.NOT_EQUIVALENT
+    assert check(reference, candidate, CheckOptions(approximate=True), pool=pool).equivalent
 
 
 def test_fast_paths_need_no_sympy() -> None:

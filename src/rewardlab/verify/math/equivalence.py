@@ -10,11 +10,15 @@ Order of decision, cheapest first (most answers never reach sympy):
    two plain number literals of which one is longer than the fast path takes (a 3,000-digit
    integer, a megabyte of digits) are compared exactly right then (fastpath.parse_long_number),
    a bare one even before cleaning: nothing later rescans them, and the screen never sees them;
-2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`),
-   multiple-choice letters, text answers (`\\text{Monday}`);
+   a candidate that reads as a sentence (a whole response) is extracted first, once;
+2. clock times (`4:30 p.m.` vs `16:30`, clock.py), hedged candidates (`1 or 2`), named values
+   and computations stating their value (`x = 3`, `\\sqrt{4} = 2`; an equation in unknowns is
+   no value), multiple-choice letters (either case in the candidate), text answers
+   (`\\text{Monday}`);
 3. numbers: integers, decimals, fractions, percentages, repeating decimals (fastpath.py);
 4. structures at the string level: tuples, intervals (an inequality in one variable is read as
-   the interval it describes when the other answer is one), sets, unions, matrices; each entry
+   the interval it describes when the other answer is one, or is an inequality in the same
+   variable), sets, unions, matrices; each entry
    recursively through this same list;
 5. screening of hostile input (screen.py), then sympy in a killable worker (worker.py).
 """
@@ -24,13 +28,12 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from fractions import Fraction
 
 from rewardlab.errors import ConfigTypeError
 from rewardlab.verify.math.cache import BoundedCache, kept_chars
 from rewardlab.verify.math.clock import clock_equal, parse_clock
-from rewardlab.verify.math.extract import choice_letter
+from rewardlab.verify.math.extract import choice_letter, extract_answer, is_sentence
 from rewardlab.verify.math.fastpath import (
     SHORT_LITERAL_CHARS,
     Num,
@@ -38,12 +41,14 @@ from rewardlab.verify.math.fastpath import (
     parse_literal,
     parse_number,
 )
-from rewardlab.verify.math.intervals import inequality_interval
+from rewardlab.verify.math.intervals import inequality_interval, inequality_variable
 from rewardlab.verify.math.normalize import (
     assignment_tuples,
     clean,
     comparison_key,
     equation_name,
+    is_computation,
+    is_equation,
     named_value,
     split_top_level,
     split_unit,
@@ -52,70 +57,13 @@ from rewardlab.verify.math.normalize import (
 )
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
+from rewardlab.verify.math.verdict import Outcome, Verdict
+from rewardlab.verify.math.verdict import equivalent as _eq
+from rewardlab.verify.math.verdict import not_equivalent as _ne
+from rewardlab.verify.math.verdict import undecided as _undecided
 from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
 
 __all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives"]
-
-
-class Outcome(StrEnum):
-    """The three possible verdicts."""
-
-    EQUIVALENT = "equivalent"
-    NOT_EQUIVALENT = "not_equivalent"
-    UNDECIDED = "undecided"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The result of `check`.
-
-    Attributes:
-        outcome: equivalent, not equivalent, or undecided.
-        reason: why, in words (shown in `RewardResult.info`).
-        method: which step decided (`string`, `number`, `choice`, `text`, `structure`,
-            `sympy`, `screen`, `timeout`, ...).
-        reference: the reference after normalisation.
-        candidate: the candidate after normalisation.
-        error_kind: for undecided verdicts, the `rewardlab.core.ErrorKind` value it maps to
-            (`parse`, `timeout`, `unsupported`, `crash`).
-    """
-
-    outcome: Outcome
-    reason: str
-    method: str
-    reference: str = ""
-    candidate: str = ""
-    error_kind: str | None = None
-
-    @property
-    def equivalent(self) -> bool:
-        """True only for `Outcome.EQUIVALENT` (undecided is not equivalent, nor wrong)."""
-        return self.outcome is Outcome.EQUIVALENT
-
-    @property
-    def decided(self) -> bool:
-        return self.outcome is not Outcome.UNDECIDED
-
-    @property
-    def needs_symbolic(self) -> bool:
-        """True when only sympy could decide and `allow_symbolic` was False: the same pair
-        checked with `allow_symbolic=True` may be decided (every other verdict is final)."""
-        return self.outcome is Outcome.UNDECIDED and self.method == "fastpath"
-
-    def __bool__(self) -> bool:
-        raise TypeError("a Verdict is three-valued: use .equivalent, .decided or .outcome")
-
-
-def _eq(method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.EQUIVALENT, reason, method, r, c)
-
-
-def _ne(method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.NOT_EQUIVALENT, reason, method, r, c)
-
-
-def _undecided(kind: str, method: str, reason: str, r: str, c: str) -> Verdict:
-    return Verdict(Outcome.UNDECIDED, reason, method, r, c, kind)
 
 
 class _Uncached(Exception):
@@ -199,7 +147,7 @@ class _Run:
     deadline: float
 
 
-def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None) -> Verdict:
+def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None, *, read_sentence: bool = True) -> Verdict:
     # A long answer that is a bare literal (a megabyte of digits) is decided before `clean`,
     # whose linear passes cost ~1-2 s per megabyte of hostile text. Past `100 * max_chars`
     # nothing else is even cleaned (so grouped `1,000,...` literals count up to that length).
@@ -225,7 +173,20 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
         return _undecided("parse", "empty", "reference is empty", r, c)
     if not c:
         return _ne("empty", "candidate is empty", r, c)
+    if read_sentence and is_sentence(c) and text_answer(r) is None and choice_letter(unwrap_text(r)) is None:
+        return _sentence_verdict(reference, candidate, opts, pool, (r, c))
     return _decide_clean(r, c, run)
+
+
+def _sentence_verdict(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool | None, cleaned: tuple[str, str]) -> Verdict:
+    """A candidate that is a sentence (a whole response passed to `check`) against a reference
+    that is not text: its extracted answer is compared, never the sentence read as a product of
+    letters. The answer is extracted once: what it holds is not read as a sentence again,
+    which bounds the work whatever the response nests."""
+    found = extract_answer(candidate).answer
+    if found is None or len(found.strip()) >= len(candidate.strip()):
+        return _ne("extract", "the candidate is a sentence and holds no answer (pass the extracted answer: extract_answer)", *cleaned)
+    return _decide(reference, found, opts, pool, read_sentence=False)
 
 
 def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
@@ -259,9 +220,15 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
             return _decide_clean(r_rhs, c, run)
         if r_rhs is not None and c_rhs is not None and comparison_key(equation_name(r)) == comparison_key(equation_name(c)):
             return _decide_clean(r_rhs, c_rhs, run)  # the same name on both sides: its values
-    letter = choice_letter(unwrap_text(r))
+        if c_rhs is None and "=" not in r and _is_equation_in_unknowns(c) and parse_number(rk) is not None:
+            # `2x = 6` for `6`: an equation is no value (sympy says the same after ~40 ms of parsing)
+            return _ne("equation", "the candidate is an equation in its unknowns, the reference a number", r, c)
+    # An option letter is the same option in either case when the candidate writes it (`a` for
+    # `A`); a lower-case reference is an option only in brackets (`(a)`; a bare `a` may be a name).
+    r_text = unwrap_text(r)
+    letter = choice_letter(r_text, lowercase=r_text.startswith("("))
     if letter is not None:
-        got = choice_letter(unwrap_text(c))
+        got = choice_letter(unwrap_text(c), lowercase=True)
         if got == letter:
             return _eq("choice", f"both choose option {letter}", r, c)
         return _ne("choice", f"reference is option {letter}, candidate is {got or c!r}", r, c)
@@ -284,6 +251,15 @@ def _decide_clean(r: str, c: str, run: _Run) -> Verdict:
     if structured is not None:
         return structured
     return _symbolic(r, c, rn, cn, run)
+
+
+def _is_equation_in_unknowns(s: str) -> bool:
+    """One top-level `=` between two sides, at least one naming an unknown (`2x = 6`, `x+y=5`);
+    not a list, a relation, a matrix or a computation stating its value."""
+    if "\\begin" in s or not is_equation(s):
+        return False
+    lhs, rhs = split_top_level(s, "=")
+    return not (is_computation(lhs) and is_computation(rhs))
 
 
 def _long_number_verdict(r: str, c: str, opts: CheckOptions, keys: tuple[str, str] | None = None) -> Verdict | None:
@@ -388,7 +364,8 @@ def _shape(s: str) -> tuple[str, list[str]] | None:
             return _shape(body)
         inner = _entries(body)
         if len(inner) > 1 and split_top_level(s) == [s] and _balanced(body):
-            return s[0] + s[-1], inner
+            # `[1, 2, 3]` is a list: an interval has two ends, so three entries are a sequence
+            return ("()" if s[0] + s[-1] == "[]" and len(inner) > 2 else s[0] + s[-1]), inner
     items = _entries(s)
     if len(items) > 1:
         return "set", items
@@ -448,6 +425,12 @@ def _interval_reading(r: str, c: str) -> tuple[str, str] | None:
     if _is_interval_set(r_shape) and c_shape is None:
         intervals = _as_intervals(c)
         return (r, intervals) if intervals is not None else None
+    if r_shape is None and c_shape is None:  # `x \ge 5` against `x \le 5`: both one variable's intervals
+        rv, cv = inequality_variable(r), inequality_variable(c)
+        if rv is not None and cv is not None and comparison_key(rv) == comparison_key(cv):
+            ri, ci = inequality_interval(r), inequality_interval(c)
+            if ri is not None and ci is not None:
+                return ri, ci
     return None
 
 

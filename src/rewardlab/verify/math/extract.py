@@ -45,7 +45,19 @@ from rewardlab.verify.math.scan import (
     tag_contents,
 )
 
-__all__ = ["SOURCES", "ExtractOptions", "Extraction", "boxed_section", "extract_answer", "find_boxed", "gold_boxes", "gold_statement", "is_placeholder"]
+__all__ = [
+    "SOURCES",
+    "ExtractOptions",
+    "Extraction",
+    "boxed_section",
+    "extract_answer",
+    "find_boxed",
+    "gold_boxes",
+    "gold_statement",
+    "is_placeholder",
+    "is_sentence",
+    "strip_chat_tokens",
+]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
@@ -315,7 +327,7 @@ def _from_source(text: str, source: str, opts: ExtractOptions) -> tuple[str, tup
             hit = whole
     elif source == "answer_line":
         line = next(answer_lines(text), None)
-        hit = _strip_wrappers(line) if line is not None else None
+        hit = _answer_in_phrase(line) if line is not None else None
     elif source == "bold":
         spans = _BOLD_RE.findall(text[-opts.tail_chars :])
         hit = _strip_wrappers(spans[-1]) if spans else None
@@ -335,9 +347,14 @@ def gold_statement(text: str) -> str | None:
 
 def _answer_in_phrase(phrase: str) -> str:
     """The answer in what follows "the final answer is". Usually that is the answer itself; when
-    it is a sentence (Minerva's ``Final Answer: The largest $n$ is 34.``) it is what follows its
-    last "is", else its last maths span or number, else the sentence as written."""
+    it goes on in prose (``12 because the two sides are equal``, ``12 (since x = 3)``) it is the
+    maths before the remark; when it is a sentence (Minerva's ``Final Answer: The largest $n$ is
+    34.``) it is what follows its last "is", else its last maths span or number, else the
+    sentence as written."""
     answer = _strip_wrappers(phrase)
+    head = _leading_answer(answer)
+    if head is not None:
+        return head
     if not _PROSE_RE.search(answer):
         return answer
     verbs = list(_IS_RE.finditer(answer))
@@ -347,6 +364,47 @@ def _answer_in_phrase(phrase: str) -> str:
             return rest
     numbers = _NUMBER_RE.findall(answer)
     return _last_latex(answer) or (numbers[-1].rstrip(",") if numbers else answer)
+
+
+# Where a remark starts after an answer: a parenthesis or a comma opening a word ("12 (since x
+# = 3)", "34, the largest"), or a semicolon.
+_REMARK_RE = re.compile(r"\s\((?=[a-zA-Z]{2,}\b)|,\s+(?=[a-zA-Z]{2,}\b)|;\s")
+# A remark that offers another answer or adds a part is no remark: "3, or 4", "1, and 2".
+_ALTERNATIVE_RE = re.compile(r"[\s,;(]*(?:or|and)\b", re.IGNORECASE)
+
+
+def _leading_answer(answer: str) -> str | None:
+    """The maths at the head of a phrase that goes on in prose or a remark, or None when the
+    phrase does not start with one: `12` for ``12 because the two sides are equal`` and for
+    ``12 (since x = 3)``; None for ``The largest $n$ is 34`` (prose first) and ``3, or 4``."""
+    cut = len(answer)
+    for pattern in (_PROSE_RE, _REMARK_RE):
+        m = pattern.search(answer)
+        if m is not None and m.start() < cut:
+            cut = m.start()
+    if cut == len(answer) or _ALTERNATIVE_RE.match(answer, cut):
+        return None
+    head = _strip_wrappers(answer[:cut].rstrip(" ,;:"))
+    if not head or not _closed(head):
+        return None
+    span = _SPAN_THEN_WORDS_RE.fullmatch(head)
+    if span is not None:  # `$\frac{3}{4}$ cups`: the maths span is the answer, the word its unit
+        return span.group(1).strip()
+    return head if _MATHS_RE.search(head) or len(head.split()) == 1 else None
+
+
+_SPAN_THEN_WORDS_RE = re.compile(r"\$([^$]{1,400})\$[ \t]*[a-zA-Z][a-zA-Z \t]{0,40}")
+
+
+def _closed(text: str) -> bool:
+    """Whether every bracket and `$` opened in `text` is closed in it (a head cut inside a
+    `\\text{...}` or a maths span is not an answer)."""
+    return (
+        text.count("$") % 2 == 0
+        and text.count("{") == text.count("}")
+        and text.count("(") == text.count(")")
+        and text.count("[") == text.count("]")
+    )
 
 
 def _last_span(text: str) -> tuple[str, int] | None:
@@ -408,6 +466,48 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
     opts = options or _DEFAULT_OPTIONS
     if overrides:
         opts = replace(opts, **overrides)  # type: ignore[arg-type]
+    if "<" in text:
+        reasoning_end = last_match(_REASONING_END_RE, text)
+        text = strip_chat_tokens(text)
+        if reasoning_end is not None:
+            # What follows the reasoning block is the response proper: boxes inside the block
+            # are drafts, not alternatives offered next to the final answer.
+            after = _extract(strip_chat_tokens(_text_after(reasoning_end)), opts)
+            if after and not _weak_after_reasoning(after):
+                return after
+            # Only a stray number, maths span or words after the block: the whole text decides
+            # (a box in the block beats them, as it would anywhere)
+    return _extract(text, opts)
+
+
+# The end of a reasoning block: `</think>` (DeepSeek-R1, Qwen3), `<|end_of_thought|>` (SkyThought,
+# Bespoke), `</reasoning>`, `</thinking>`.
+_REASONING_END_RE = re.compile(r"</think>|</thinking>|</reasoning>|<\|end_of_thought\|>", re.IGNORECASE)
+
+
+def _text_after(match: re.Match[str]) -> str:
+    """The text after `match` in the string it was found in."""
+    return match.string[match.end() :]
+# Chat-template control tokens a decoder may leave in the text (`<|im_end|>`, `<|endoftext|>`,
+# `<|eot_id|>`, `</s>`): never part of an answer.
+_CHAT_TOKEN_RE = re.compile(r"<\|[A-Za-z0-9_.\-]{1,40}\|>|</s>|<eos>|<end_of_turn>")
+
+
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+
+
+def _weak_after_reasoning(found: Extraction) -> bool:
+    """Whether what follows a reasoning block only has a fallback reading (a last number or
+    span), or is words read whole (`I checked 3 cases.`): no answer stated there."""
+    return found.source in _FALLBACKS or (found.source == "whole" and _WORD_RE.search(found.answer or "") is not None)
+
+
+def strip_chat_tokens(text: str) -> str:
+    """`text` without chat-template control tokens (`42<|im_end|>` is `42`)."""
+    return _CHAT_TOKEN_RE.sub("", text) if "<" in text else text
+
+
+def _extract(text: str, opts: ExtractOptions) -> Extraction:
     fallbacks_tried = False
     for source in opts._sources:
         if source in _FALLBACKS:  # both read at once, by position
@@ -456,7 +556,17 @@ def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
 _MATHS_RE = re.compile(r"\d|\\[a-zA-Z]|\$")
 
 
-def choice_letter(answer: str) -> str | None:
-    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`, `(B) 12`; None otherwise."""
-    m = _CHOICE_RE.match(answer.strip())
+def is_sentence(answer: str) -> bool:
+    """Whether `answer` reads as prose (two words in a row: ``The answer is 12 because ...``)
+    rather than as an answer (``12``, ``x + 1``, ``\\frac{1}{2}``)."""
+    return _PROSE_RE.search(answer) is not None
+
+
+def choice_letter(answer: str, *, lowercase: bool = False) -> str | None:
+    """`B` for answers like `B`, `(B)`, `\\text{(B)}`, `B.`, `(B) 12`; None otherwise. With
+    `lowercase=True` an option written in lower case (`b`, `(b)`, `b.`) is `B` too."""
+    text = answer.strip()
+    m = _CHOICE_RE.match(text)
+    if m is None and lowercase and len(text) <= 8:
+        m = _CHOICE_RE.match(text.upper()) if text.upper() != text else None
     return next((g for g in m.groups() if g), None) if m else None

@@ -1,5 +1,5 @@
 """Numbers without sympy: integers, decimals, fractions, mixed numbers, percentages, scientific
-notation and repeating decimals, parsed into exact `Fraction`s in microseconds.
+notation, integer powers (`10^{9}`, `2^{-3}`) and repeating decimals, parsed into exact `Fraction`s in microseconds.
 
 A whole number before a proper fraction, `9999\\frac{6}{7}`, is a mixed number (9999 + 6/7); before
 an improper one (`2\\frac{3}{2}`) it is a product, since a mixed numeral's fraction is proper.
@@ -21,7 +21,10 @@ Comparison rules (`numbers_equal`), the reason each exists:
     candidate (`13.1849`, or the exact `\\frac{659}{50}`) must round to it; a less precise one
     (`13.2`) is wrong;
   * the reference is exact (`\\frac{1}{3}`, or sympy's value of `\\sqrt{2}`): a decimal candidate
-    with >= `min_sig_figs` figures must be its correct rounding (`0.333` yes, `0.33` no).
+    with >= `PRINTED_SIG_FIGS` (6) figures that is its correct rounding is the value as printed
+    (`0.333333` for 1/3); a shorter one is an approximation and wrong (the graders' convention:
+    the question asked for the value), unless `CheckOptions.approximate` is set; then
+    `min_sig_figs` figures will do (`0.333` yes, `0.33` no).
 """
 
 from __future__ import annotations
@@ -35,8 +38,12 @@ from fractions import Fraction
 from rewardlab.verify.math.normalize import comparison_key
 from rewardlab.verify.math.options import CheckOptions
 
-__all__ = ["MAX_LITERAL_CHARS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
+__all__ = ["MAX_LITERAL_CHARS", "PRINTED_SIG_FIGS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
 
+# A decimal correct to this many significant figures is an exact value as a computer prints it
+# (`0.0833333333333333` for 1/12, `3.141593` for pi), not an approximation by hand; Math-Verify
+# reads 6 decimal places the same way (absolutely).
+PRINTED_SIG_FIGS = 6
 _MAX_DIGITS = 400  # longer literals are `LongNum`s (int() is quadratic and has a 4300-digit cap)
 _MAX_EXP = 400
 SHORT_LITERAL_CHARS = _MAX_DIGITS  # `parse_number` takes up to this many characters
@@ -72,6 +79,8 @@ _FRAC_RE = re.compile(
     r"^(?P<sign>[-+]?)(?P<whole>\d+)?\\frac(?:\{(?P<a>[-+]?\d+)\}|(?P<a1>\d))(?:\{(?P<b>[-+]?\d+)\}|(?P<b1>\d))(?P<pct>%)?$"
 )
 _SLASH_RE = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)/(?P<b>\d+)(?P<pct>%)?$")
+# An integer power `10^{9}`, `2^{10}`, `10^{-3}` (the sign in front applies to the power: `-2^2` is -4).
+_POWER_RE = re.compile(r"^(?P<sign>[-+]?)(?P<base>[1-9]\d{0,5})\^(?:\{(?P<e>[-+]?\d{1,4})\}|(?P<e1>\d))$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +173,19 @@ def parse_number(s: str) -> Num | None:
     m = _REPEAT_RE.match(s)
     if m:
         return _repeating(m)
+    m = _POWER_RE.match(s)
+    if m:
+        return _power(m)
     return None
+
+
+def _power(m: re.Match[str]) -> Num | None:
+    """`base^exp` exactly, when the value has at most `_MAX_DIGITS` digits (else sympy decides)."""
+    base, exp = int(m.group("base")), int(m.group("e") or m.group("e1"))
+    if abs(exp) * len(m.group("base")) > _MAX_DIGITS:
+        return None
+    value = Fraction(base) ** exp
+    return Num(-value if m.group("sign") == "-" else value)
 
 
 def _repeating(m: re.Match[str]) -> Num:
@@ -302,8 +323,9 @@ def _equal(ref: Num | LongNum, cand: Num | LongNum, opts: CheckOptions) -> bool:
         if cand.place is not None and cand.place >= ref.place:
             return False  # candidate less (or as) precise than the reference, and different
         return _rounds_to(cand, ref)
-    if cand.place is not None:
-        return cand.sig >= opts.min_sig_figs and _rounds_to(ref, cand)
+    if cand.place is not None:  # a decimal for an exact value: its value printed, or a rounding
+        figures = opts.min_sig_figs if opts.approximate else max(opts.min_sig_figs, PRINTED_SIG_FIGS)
+        return cand.sig >= figures and _rounds_to(ref, cand)
     return False
 
 

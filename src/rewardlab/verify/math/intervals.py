@@ -16,7 +16,7 @@ import re
 from rewardlab.verify.math.fastpath import parse_number
 from rewardlab.verify.math.normalize import comparison_key
 
-__all__ = ["inequality_interval"]
+__all__ = ["inequality_interval", "inequality_variable"]
 
 _INEQ_SPLIT_RE = re.compile(r"(<=|>=|<|>|\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![a-zA-Z]))")
 _STRICT = {"<", ">", "\\lt", "\\gt"}
@@ -66,6 +66,23 @@ def inequality_interval(s: str) -> str | None:
             return _abs_band(a, c, op1 in _STRICT, op2 in _STRICT)
         return f"{'(' if op1 in _STRICT else '['}{a},{c}{')' if op2 in _STRICT else ']'}"
     return None
+
+
+def inequality_variable(s: str) -> str | None:
+    """The variable whose values `inequality_interval(s)` describes (`x` for `-1 < x \\le 4`, and
+    for `|x| < 2`), or None when `s` is not an inequality in one variable."""
+    parts = [part.strip() for part in _INEQ_SPLIT_RE.split(s)]
+    if len(parts) == 3:
+        found = [part for part in (parts[0], parts[2]) if _is_variable(part)]
+        return _unbarred(found[0]) if len(found) == 1 else None
+    if len(parts) == 5 and _is_variable(parts[2]):
+        return _unbarred(parts[2])
+    return None
+
+
+def _unbarred(variable: str) -> str:
+    m = _ABS_RE.match(variable)
+    return next(g for g in m.groups() if g is not None).strip() if m is not None else variable
 
 
 def _sign(bound: str) -> int | None:

@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -40,6 +40,34 @@ _PLAIN_MIXED_RE = re.compile(r"(?<![\d.,/^_])(\d+) +(\d+)/(\d+)(?![\d./])")
 # `3 million`, `2.5 \\text{ billion}`: a number word is a power of ten, not a unit to strip.
 _SCALES = {"million": 6, "billion": 9, "trillion": 12}
 _SCALE_WORD_RE = re.compile(r"(\d) ?(?:\\(?:text|mbox)\{ ?)?(million|billion|trillion)(?![a-zA-Z]) ?\}?", re.IGNORECASE)
+# A brace group is grouping, never a set (that is `\{`): `{1,000}` in `\frac{1,000}{3}` is 1000.
+_BRACED_THOUSANDS_RE = re.compile(r"(?:(?<=^\{)|(?<=[^\\]\{))-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?=\})")
+# A whole answer that is a number word (`five`, `\text{twenty-one}`) is that number.
+_UNITS_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS_WORDS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_NUMBER_WORDS = {
+    **{word: n for n, word in enumerate(_UNITS_WORDS)},
+    **_TENS_WORDS,
+    **{f"{tens}{sep}{_UNITS_WORDS[k]}": n + k for tens, n in _TENS_WORDS.items() for k in range(1, 10) for sep in ("-", " ")},
+    "hundred": 100, "one hundred": 100, "a hundred": 100,
+}
+# `\text{5 cm}`: a number and its unit in one text group is the number with a unit.
+_TEXT_WITH_NUMBER_RE = re.compile(r"\\(?:text|mbox|textrm|textnormal|mathrm)\{\s*(-?\d[\d.,]*)\s+([a-zA-Z][a-zA-Z ./]{0,40}(?:\^\{?[23]\}?)?)\}")
+
+
+def _number_word(s: str) -> str:
+    """`5` for `five`, `\\text{Five}`, `twenty-one`; `s` itself otherwise (and `\\text{5 cm}` is
+    `5 \\text{cm}`, the number with its unit outside the text)."""
+    if len(s) > 40:
+        return s
+    match = _TEXT_WITH_NUMBER_RE.fullmatch(s)
+    if match is not None:
+        return f"{match.group(1)} \\text{{ {match.group(2)}}}"
+    word = unwrap_text(s).strip().rstrip(".").casefold()
+    value = _NUMBER_WORDS.get(word)
+    return str(value) if value is not None else s
+
+
 _PLAIN_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")  # `0,111` is no grouping
 _WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _UNICODE = str.maketrans({"−": "-", "–": "-", "∞": "\\infty ", "π": "\\pi ", "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge "})
@@ -77,7 +105,39 @@ def named_value(s: str) -> str | None:
     if len(parts) < 2 or any(len(split_top_level(part)) > 1 for part in parts):
         return None  # `AB=4, CD=5` is a list of named values, not one equation
     rhs = parts[-1].strip()
-    return rhs if rhs and (len(parts) > 2 or is_name(parts[0])) else None
+    if not rhs:
+        return None
+    if len(parts) > 2 or is_name(parts[0]):
+        return rhs
+    # `\sqrt{4} = 2`: a computation stating its value (`7 = 11a+c` is an equation in a and c)
+    return rhs if is_computation(parts[0]) and is_computation(rhs) else None
+
+
+# Letters that are constants, not unknowns, once LaTeX command names are removed: `e^{i\pi}`.
+_COMMAND_NAME_RE = re.compile(r"\\(?:operatorname|text|mathrm|begin|end)\s*\{[a-zA-Z* ]{0,20}\}|\\[a-zA-Z]+")
+_UNKNOWN_RE = re.compile(r"[a-df-hj-zA-Z]")  # any letter but the constants e and i
+
+
+def is_computation(side: str) -> bool:
+    """Whether `side` is a closed computation with no unknown (`\\sqrt{4}`, `\\binom{5}{2}`,
+    `\\log_2 8`, `3^2+4^2`, `e^{i\\pi}`): in `\\sqrt{4} = 2` the stated value, 2, is the
+    answer. `2x`, `x+y` and `f(2)` name unknowns: their equations stay equations."""
+    bare = _COMMAND_NAME_RE.sub(" ", side)
+    for bound in _BOUND_VARIABLE_RE.findall(side):  # `\\lim_{x \\to 0} \\frac{\\sin x}{x}` has no unknown
+        bare = bare.replace(bound, " ")
+    return (any(ch.isdigit() for ch in bare) or "\\" in side) and _UNKNOWN_RE.search(bare) is None
+
+
+# The variable a limit, sum or product binds: `\\lim_{x \\to 0}`, `\\sum_{k=1}`.
+_BOUND_VARIABLE_RE = re.compile(r"\\(?:lim|sum|prod)\s*_\s*\{\s*([a-zA-Z])\s*(?:\\to|\\rightarrow|=)")
+
+
+def is_equation(s: str) -> bool:
+    """Whether `s` is one equation `lhs = rhs` (one top-level `=`, no inequality, not a list)."""
+    if "=" not in s or _RELATION_RE.search(s) or len(split_top_level(s)) > 1:
+        return False
+    parts = split_top_level(s, "=")
+    return len(parts) == 2 and all(parts)
 
 
 def assignment_tuples(s: str) -> str | None:
@@ -119,6 +179,8 @@ def clean(answer: str, opts: CheckOptions) -> str:
         s = _THOUSANDS_RE.sub("", s)
         if _PLAIN_THOUSANDS_RE.match(s):  # `32,349`; `32, 349` (a space) is a list of two
             s = s.replace(",", "")
+        s = _BRACED_THOUSANDS_RE.sub(lambda m: m.group(0).replace(",", ""), s)  # `\frac{1,000}{3}`
+    s = _number_word(s)
     s = _PLAIN_MIXED_RE.sub(r"\1\\frac{\2}{\3}", s)
     s = _SCALE_WORD_RE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALES[m.group(2).lower()]}}}", s)
     s = _DROP_RE.sub(_drop, s).replace("\\varnothing", "\\emptyset").replace("\\{\\}", "\\emptyset")

@@ -19,8 +19,15 @@ class CheckOptions:
             fast paths (numbers, fractions, strings, structures) do not count against it.
         rel_tol: relative tolerance for values sympy can only compare numerically (floats
             produced by evaluation). Never absolute: 1e-7 and 2e-7 differ by 100%.
-        min_sig_figs: a candidate decimal that rounds an exact reference (`0.333` for 1/3)
-            needs at least this many significant figures; `0.3` for 1/3 is not accepted.
+        approximate: accept a decimal candidate that rounds an exact reference to
+            `min_sig_figs` figures (`0.333` for 1/3, `3.14` for pi). Off by default, as in
+            Math-Verify, the MATH convention and most graders: as a training reward it would pay
+            for approximating instead of solving. Without it a decimal needs 6 correct
+            significant figures (`0.333333`: the value as printed). A decimal *reference* always
+            accepts a candidate that rounds to it.
+        min_sig_figs: a decimal read as a rounding (of an exact reference with `approximate`,
+            or a decimal reference itself) needs at least this many significant figures; `0.3`
+            for 1/3 is not accepted.
         strip_units: drop trailing unit text (`5 \\text{ cm}`, `\\mbox{dollars}`) before
             comparing. No unit conversion is attempted.
         convert_units: compare `number unit` answers after converting both to SI with
@@ -44,6 +51,7 @@ class CheckOptions:
 
     timeout: float = 5.0
     rel_tol: float = 1e-9
+    approximate: bool = False
     min_sig_figs: int = 3
     strip_units: bool = True
     convert_units: bool = False

@@ -8,9 +8,12 @@ verdict that cannot be reached (reference unparseable, sympy timeout, refused in
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
+from rewardlab.errors import ConfigError
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
 from rewardlab.verify.math.extract import (
@@ -34,6 +37,10 @@ class MathAnswer(BaseReward):
     reduced to its boxed answer first. `info` holds the extracted and normalised answers, the
     verdict, the step that decided it and why; a hedged response has `method="hedge"` and the
     answers it offered in `info["candidates"]`.
+
+    `approximate` decides whether a decimal that rounds an exact gold (`0.333` for `\\frac13`)
+    counts: `"auto"` (the default) when the prompt asks for a decimal or a rounding ("to the
+    nearest tenth", "as a decimal", "significant figures"), `"never"`, or `"always"`.
     """
 
     name = "math.answer"
@@ -50,6 +57,7 @@ class MathAnswer(BaseReward):
         reference_key: str | None = None,
         reference_mode: Literal["auto", "answer", "solution"] = "auto",
         timeout: float = 5.0,
+        approximate: Literal["auto", "never", "always"] = "auto",
         min_sig_figs: int = 3,
         strip_units: bool = True,
         convert_units: bool = False,
@@ -71,6 +79,11 @@ class MathAnswer(BaseReward):
             equations=equations,
             unparsed_reference=unparsed_reference,
         )
+        if approximate not in ("auto", "never", "always"):
+            raise ConfigError(f"approximate must be 'auto', 'never' or 'always', got {approximate!r}")
+        self.check_options = replace(self.check_options, approximate=approximate == "always")
+        self._approximate_options = replace(self.check_options, approximate=True)
+        self._approximate = approximate
         self._reference_key = reference_key
         self._reference_mode = reference_mode
         self.params = {**self.params, "priority": list(self.extract_options.priority)}  # the order used
@@ -89,8 +102,16 @@ class MathAnswer(BaseReward):
             return extracted if extracted is not None else ref
         return ref
 
+    def _options_for(self, sample: Sample) -> CheckOptions:
+        """The check options for one sample: with `approximate="auto"`, decimal roundings of an
+        exact gold count only when the question asks for a decimal or a rounding."""
+        if self._approximate == "auto" and _asks_for_decimal(sample.prompt_text):
+            return self._approximate_options
+        return self.check_options
+
     def compute(self, sample: Sample) -> RewardResult:
         refs = [self._reference_answer(r) for r in references(sample, key=self._reference_key)]
+        options = self._options_for(sample)
         extraction = extract_answer(sample.response_text, self.extract_options)
         info: dict[str, JSON] = {"extracted": extraction.answer, "source": extraction.source}
         if extraction.answer is None:
@@ -99,11 +120,11 @@ class MathAnswer(BaseReward):
         verdicts: list[Verdict] = []
         hedge: Hedge | None = None
         for ref in refs:
-            answer = final_answer(extraction, ref, self.check_options)
+            answer = final_answer(extraction, ref, options)
             if isinstance(answer, Hedge):
                 hedge = answer
             elif answer is not None:
-                verdicts.append(check(ref, answer, self.check_options))
+                verdicts.append(check(ref, answer, options))
         if not verdicts and hedge is not None:  # hedged for every reference: a wrong answer
             info.update(verdict=Outcome.NOT_EQUIVALENT.value, method="hedge", reason=hedge.reason, candidates=list(hedge.candidates))
             return RewardResult.ok(0.0, info=info)
@@ -120,6 +141,21 @@ class MathAnswer(BaseReward):
         if best.outcome is Outcome.UNDECIDED:
             return RewardResult.failure(best.error_kind or "unsupported", best.reason, info=info)
         return RewardResult.ok(1.0 if best.equivalent else 0.0, info=info)
+
+
+# A question that asks for a decimal or a rounding: "as a decimal", "to the nearest tenth",
+# "round your answer", "3 significant figures", "approximately how many".
+_ASKS_DECIMAL_RE = re.compile(
+    r"decimal|nearest\s+(?:tenth|hundredth|thousandth|whole|integer|cent|percent|degree|dollar|unit)"
+    r"|\bround(?:ed|ing)?\b|significant\s+(?:figure|digit)|\bapproximat|\bestimat",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_decimal(prompt: str) -> bool:
+    """Whether a question asks for a decimal or a rounded value (then a decimal that rounds an
+    exact gold answer is what was asked for)."""
+    return _ASKS_DECIMAL_RE.search(prompt[-4000:]) is not None
 
 
 def _best(verdicts: list[Verdict]) -> Verdict:

@@ -172,9 +172,24 @@ def compare(reference: str, candidate: str, rel_tol: float, equations: bool, rad
         cand = parse(candidate, radians)
     except Exception as exc:
         return "not_equivalent", f"candidate could not be parsed: {exc}", str(ref)[:200], ""
+    ref, cand = _imaginary_unit(ref, cand)
     same, reason = _equal(ref, cand, rel_tol, equations)
     outcome = "equivalent" if same else "undecided" if same is None else "not_equivalent"
     return outcome, reason, str(ref)[:200], str(cand)[:200]
+
+
+def _imaginary_unit(a: Any, b: Any) -> tuple[Any, Any]:
+    """Both answers with `i` read as the imaginary unit when it is the only letter either has
+    (`(1+4i)^2` against `-15+8i`, `i^2` against `-1`): a closed-form answer whose one letter is
+    `i` is a complex number. With any other unknown, `i` stays a name (an index, a variable)."""
+    names = set()
+    for x in (a, b):
+        if isinstance(x, Basic):
+            names |= x.free_symbols
+    if not names or any(getattr(sym, "name", None) != "i" for sym in names):
+        return a, b
+    unit = {sym: sympy.I for sym in names}
+    return (a.xreplace(unit) if isinstance(a, Basic) else a), (b.xreplace(unit) if isinstance(b, Basic) else b)
 
 
 def _equal(a: Any, b: Any, rel_tol: float, equations: bool) -> tuple[bool | None, str]:

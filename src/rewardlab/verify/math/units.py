@@ -90,8 +90,9 @@ def split_unit_tail(s: str) -> tuple[str, str]:
         if start is None:
             break
         cut = _strip_end(s, start)
-    if cut == end:  # no group: bare words after a space (`20 dollars`)
-        start = _word_run_start(s, end)
+    if cut == end:  # no group: bare words after a space (`20 dollars`, `5 cm^2`)
+        power = _POWER_RE.search(s, max(0, end - 4), end)
+        start = _word_run_start(s, power.start() if power is not None else end)
         if start is None:
             return s, ""
         cut = _strip_end(s, start)

@@ -6,7 +6,9 @@ between bytecodes). A process can always be killed.
 
 Why persistent: starting Python, importing sympy + latex2sympy2_extended and warming up the
 LaTeX parser costs ~2 s; a worker that stays up answers a request in about a millisecond. A
-worker that times out or dies is killed and a fresh one starts on the next request. A caller
+worker that times out or dies is killed and a replacement starts at once in the background. A
+call still running after `SLOW_CALL` seconds starts a spare worker too (when there is room
+under `max_workers`), so the call after a kill usually finds one ready. A caller
 that knows it will need sympy soon launches a worker in the background (`warm_up(wait=False)`)
 so that start overlaps its own work.
 
@@ -35,6 +37,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from rewardlab.errors import ConfigError, WorkerCrashed
@@ -43,6 +46,10 @@ __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 
 _HEADER = struct.Struct(">I")
 STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
+# A call still running after this long (most answer in milliseconds) may end in a kill: a spare
+# worker starts then, so the call after a kill finds one ready instead of waiting ~2 s or more
+# for a restart.
+SLOW_CALL = 1.0
 
 # The worker runs `_server.main`, which needs symbolic.py and what it imports (sympy,
 # latex2sympy2_extended, rewardlab.errors), not the `__init__`s of the packages above it: those
@@ -131,14 +138,19 @@ class _Worker:
         (size,) = _HEADER.unpack(_read_exact(self._out, _HEADER.size, deadline))
         return pickle.loads(_read_exact(self._out, size, deadline))  # type: ignore[no-any-return]
 
-    def call(self, func: str, args: tuple[Any, ...], timeout: float) -> Any:
+    def call(self, func: str, args: tuple[Any, ...], timeout: float, on_slow: Callable[[], None] | None = None) -> Any:
+        """Run `func(*args)` in this worker; `on_slow` is called once when no answer has come
+        after `SLOW_CALL` seconds (the call may be on its way to a timeout and a kill)."""
         payload = pickle.dumps((func, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)  # type: ignore[union-attr]
             self.proc.stdin.flush()  # type: ignore[union-attr]
         except (BrokenPipeError, OSError) as exc:
             raise WorkerCrashed(f"sympy worker is gone: {exc}") from exc
-        kind, value = self._receive(time.monotonic() + timeout)
+        deadline = time.monotonic() + timeout
+        if on_slow is not None and timeout > SLOW_CALL and not select.select([self._out], [], [], SLOW_CALL)[0]:
+            on_slow()
+        kind, value = self._receive(deadline)
         if kind == "err":
             raise RuntimeError(value)
         return value
@@ -226,6 +238,25 @@ class SympyPool:
             else:
                 self._idle.append(worker)
             self._cond.notify()
+        if broken:
+            self._spare()  # the replacement starts now, not when the next call comes
+
+    def _spare(self) -> None:
+        """Launch a worker in the background when none is idle or starting and there is room:
+        a spare for the call that comes after a kill."""
+        with self._cond:
+            if self._idle or self._starting or self._alive >= self.max_workers:
+                return
+            self._alive += 1
+        try:
+            worker = self._launch()
+        except OSError:
+            with self._cond:  # the next call launches one itself and reports the failure
+                self._alive -= 1
+            return
+        with self._cond:
+            self._starting.append(worker)
+            self._cond.notify()
 
     def call(self, func: str, args: tuple[Any, ...], *, timeout: float) -> Any:
         """Run `rewardlab.verify.math.symbolic.<func>(*args)` in a worker.
@@ -239,7 +270,7 @@ class SympyPool:
         worker = self._acquire(time.monotonic() + timeout)
         broken = True
         try:
-            value = worker.call(func, args, timeout)
+            value = worker.call(func, args, timeout, on_slow=self._spare)
             broken = False
             return value
         except RuntimeError as exc:
@@ -271,21 +302,7 @@ class SympyPool:
             worker = self._acquire(time.monotonic() + STARTUP_TIMEOUT)
             self._release(worker, broken=False)
             return
-        with self._cond:
-            if self._idle or self._starting or self._alive >= self.max_workers:
-                return
-            self._alive += 1
-        try:
-            worker = self._launch()
-        except OSError:
-            # Nothing was waiting on this worker: the first call launches one again and
-            # reports the failure as its verdict (`crash`).
-            with self._cond:
-                self._alive -= 1
-            return
-        with self._cond:
-            self._starting.append(worker)
-            self._cond.notify()
+        self._spare()
 
     def close(self) -> None:
         """Stop every idle or starting worker (busy ones are stopped when they come back broken
