@@ -8,14 +8,14 @@ import typer
 
 
 def check_command(
-    specs: list[Path] = typer.Argument(..., help="Reward spec files (TOML)."),
+    specs: list[Path] = typer.Argument(..., help="Reward spec files (TOML), or registered reward names."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only report problems."),
 ) -> int:
     """Validate SPEC files: TOML syntax, keys, types, reward names, parameters, gates, formulas."""
     from rewardlab.cli._render import console
     from rewardlab.compose import build
     from rewardlab.core import spec_hash
-    from rewardlab.errors import SpecError
+    from rewardlab.errors import DependencyError, SpecError
 
     failed = 0
     for path in specs:
@@ -26,6 +26,11 @@ def check_command(
             console.print(f"[red]✗[/] {path}: {len(exc.problems)} problem(s)")
             for problem in exc.problems:
                 console.print(f"  {problem}", highlight=False, markup=False)
+            continue
+        except DependencyError as exc:  # a sound spec this installation cannot run
+            failed += 1
+            console.print(f"[red]✗[/] {path}: unavailable here")
+            console.print(f"  {exc}", highlight=False, markup=False)
             continue
         console.print(f"[green]✓[/] {path}  spec_hash={spec_hash(reward)}")
         if not quiet:

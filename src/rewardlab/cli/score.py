@@ -39,6 +39,7 @@ OPTIONS = (
     Flag("timeout", help="Seconds one sample may take before it becomes error/timeout."),
     Flag("strict", help="Stop with exit code 1 at the first malformed row."),
     Flag("keep_input", help="Copy the input fields into each output row."),
+    Flag("encoding", help="Text encoding of a JSONL input (default: UTF-8, or what a byte-order mark says)."),
     Flag("limit", help="Score only the first N rows (a group reward scores the whole groups of the first N rows)."),
     Flag("resume", help="Resume an interrupted run: rows in the run store are not scored again."),
     Flag("backend", help="local (worker processes) or ray."),

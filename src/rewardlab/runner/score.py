@@ -163,7 +163,7 @@ def _stream_file(
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
     job = RowScorer(reward, str(input_path), core_spec_hash(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
-    rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
+    rows: Iterable[Any] = iter_raw_rows(input_path, fmt, encoding=opts.encoding)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
     if opts.explode:
@@ -204,7 +204,7 @@ def _score_file_by_groups(
     started = time.perf_counter()
     source = str(input_path)
     ordinals, prepared = [], []
-    for ordinal, raw_row in enumerate(iter_raw_rows(input_path)):
+    for ordinal, raw_row in enumerate(iter_raw_rows(input_path, encoding=opts.encoding)):
         for one in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
             ordinals.append(ordinal)
             prepared.append(prepare_row(one, source, opts.fields, opts.keep_input))

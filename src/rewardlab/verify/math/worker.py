@@ -37,7 +37,8 @@ import time
 import weakref
 from typing import Any
 
-from rewardlab.errors import ConfigError, WorkerCrashed
+from rewardlab._lazy import extras_for, missing
+from rewardlab.errors import ConfigError, DependencyError, WorkerCrashed
 
 __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 
@@ -80,6 +81,18 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
             raise WorkerCrashed("sympy worker exited")
         buf += chunk
     return bytes(buf)
+
+
+# What the worker imports (symbolic.py); missing, it would die on start with a traceback.
+_DEPENDENCIES = ("sympy", "latex2sympy2_extended")
+
+
+def _check_dependencies() -> None:
+    """Raise `DependencyError` (kind `dependency` in results) when the worker could not import
+    what it needs, before a process is launched to find out."""
+    gone = missing(*_DEPENDENCIES)
+    if gone:
+        raise DependencyError("the maths verifier's symbolic step", gone, extras_for(gone))
 
 
 class _Worker:
@@ -211,6 +224,7 @@ class SympyPool:
             raise
 
     def _launch(self) -> _Worker:
+        _check_dependencies()
         worker = _Worker()
         with self._cond:
             self.launched += 1
@@ -277,7 +291,7 @@ class SympyPool:
             self._alive += 1
         try:
             worker = self._launch()
-        except OSError:
+        except (OSError, DependencyError):
             # Nothing was waiting on this worker: the first call launches one again and
             # reports the failure as its verdict (`crash`).
             with self._cond:
