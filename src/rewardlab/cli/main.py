@@ -29,6 +29,7 @@ app = typer.Typer(
 
 # One module per command group; each defines `register(app)`.
 GROUPS = [
+    "rewardlab.cli.init",
     "rewardlab.cli.score",
     "rewardlab.cli.check",
     "rewardlab.cli.list_rewards",

@@ -275,9 +275,14 @@ def param_infos(factory: Any) -> list[ParamInfo]:
     for p in params:
         default = preset.get(p.name, None if p.default is p.empty else p.default)
         annotation = hints.get(p.name, p.annotation)
-        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-        if text is inspect.Parameter.empty:
+        if annotation is inspect.Parameter.empty:
             text = "any"
+        elif isinstance(annotation, str):
+            text = annotation
+        elif typing.get_args(annotation):  # Literal['a', 'b'], list[str] | None: the whole type
+            text = str(annotation)
+        else:
+            text = getattr(annotation, "__name__", str(annotation))
         out.append(ParamInfo(p.name, str(text).replace("typing.", ""), default, p.default is p.empty and p.name not in preset))
     return out
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import orjson
 
@@ -437,12 +437,23 @@ class RowWriter:
 
     def __init__(self, path: str | Path, *, batch_rows: int = 8192):
         self.path = Path(path)
+        if self.path.is_dir():
+            raise InputError("is a folder; name the output file in it (e.g. `-o DIR/scored.jsonl`)", source=str(path))
         suffix = self.path.suffix.lower()
         if suffix not in (".jsonl", ".json", ".ndjson", ".parquet", ".pq"):
             raise InputError("output must end in .jsonl or .parquet", source=str(path))
         self.parquet = suffix in (".parquet", ".pq")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = None if self.parquet else self.path.open("wb")
+        self._file: IO[bytes] | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Parquet opens its file at the first flush: open it now, so an unwritable place
+            # fails before any row is scored
+            self._file = self.path.open("ab" if self.parquet else "wb")
+        except OSError as exc:
+            raise InputError(f"cannot write the output here: {exc.strerror or exc}", source=str(path)) from exc
+        if self.parquet:
+            self._file.close()
+            self._file = None
         self._buffer: list[dict[str, Any]] = []
         self._batch_rows = batch_rows
         self._writer: Any = None

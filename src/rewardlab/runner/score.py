@@ -36,12 +36,13 @@ from rewardlab.store import RunStore, default_cache_path
 SpecLike = str | Path | dict[str, JSON] | Reward
 
 
-def as_sample(value: Sample | Mapping[str, JSON], index: int) -> Sample | RewardResult:
-    """A Sample from a Sample or dict; an `invalid_input` result naming the index otherwise."""
+def as_sample(value: Sample | Mapping[str, JSON], index: int, fields: Mapping[str, str] | None = None) -> Sample | RewardResult:
+    """A Sample from a Sample or dict (its columns mapped by `fields`, as `Sample.from_dict`
+    does); an `invalid_input` result naming the index otherwise."""
     if isinstance(value, Sample):
         return value
     try:
-        return Sample.from_dict(value, source="samples", line=index)
+        return Sample.from_dict(value, fields=fields, source="samples", line=index)
     except InputError as exc:
         return RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))
 
@@ -52,16 +53,20 @@ def score(
     *,
     workers: int = 0,
     timeout: float | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> list[RewardResult]:
     """Score samples with a reward spec; one stamped result per sample, in order.
 
     Args:
-        spec: a path to a TOML spec, TOML text, a dict, or a built Reward.
+        spec: a path to a TOML spec, TOML text, a dict, a built Reward, or the registered
+            name of one reward (`"math.answer"`, with its default parameters).
         samples: `Sample`s or dicts with the same field names. A malformed dict gets an
             `error/invalid_input` result; the others are still scored.
         workers: worker processes; 0 (default) scores in this process. With `timeout` set,
             at least one worker is used so a hung sample can be killed.
         timeout: seconds a sample may take before it gets `error/timeout`.
+        fields: maps Sample field names to the dicts' keys, as `--response-field` and
+            `--field` do on the command line: `{"response": "completion", "reference": "answer"}`.
 
     Example:
         >>> import rewardlab
@@ -74,10 +79,13 @@ def score(
         ... '''
         >>> [r.score for r in rewardlab.score(spec, [{"response": "Paris", "reference": "paris"}])]
         [1.0]
+        >>> rows = [{"completion": "Paris", "answer": "paris"}]
+        >>> [r.score for r in rewardlab.score("text.exact", rows, fields={"response": "completion", "reference": "answer"})]
+        [1.0]
     """
     reward = build(spec)
     stamp_hash = core_spec_hash(reward)
-    prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
+    prepared = [as_sample(s, i, fields) for i, s in enumerate(samples, start=1)]
     if timeout is not None and workers == 0:
         workers = 1
     if workers == 0:
