@@ -120,7 +120,7 @@ def read_spec_source(
     if named is not None:
         return named, None
     path: Path | None = None
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.strip().endswith(".toml")):
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and (source.strip().endswith(".toml") or _is_file(source))):
         path = Path(source)
         if not path.is_file():
             raise SpecError(f"spec file not found: {path}")
@@ -133,6 +133,13 @@ def read_spec_source(
         raise SpecError([SpecProblem("", f"TOML syntax error: {exc}")], source=str(path) if path else None) from exc
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
 def single_reward_spec(name: str, registry_: Registry) -> dict[str, JSON] | None:
     """The spec of the one registered reward `name` with its defaults, or None when `name` is
     not a reward name, or is also a file (the file wins).
@@ -140,7 +147,7 @@ def single_reward_spec(name: str, registry_: Registry) -> dict[str, JSON] | None
         >>> single_reward_spec("text.exact", registry)
         {'reward': {'name': 'text.exact', 'components': [{'name': 'text_exact', 'use': 'text.exact'}]}}
     """
-    if not name or any(c in name for c in "\n=[/\\") or Path(name).exists() or name not in registry_:
+    if not name or any(c in name for c in "\n=[/\\") or _is_file(name) or name not in registry_:
         return None
     component = re.sub(r"\W", "_", name)
     if not re.match(IDENTIFIER, component):

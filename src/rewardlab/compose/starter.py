@@ -6,11 +6,11 @@
     weight = 1.0
     on_error = "fail"    # zero | skip | fail: what an error becomes in the total
     # params: the reward's own parameters, with their defaults (`rewardlab list text.exact`)
-    # params.case_sensitive = false  (bool)
-    # params.strip_punctuation = false  (bool)
-    # params.collapse_whitespace = true  (bool)
-    # params.extract =   # default: none  (str | None)
-    # params.reference_key =   # default: none  (str | None)
+    # params.case_sensitive = false  # bool
+    # params.strip_punctuation = false  # bool
+    # params.collapse_whitespace = true  # bool
+    # params.extract =   # str | None, no default
+    # params.reference_key =   # str | None, no default
 
 Without names it is the bundled demo spec: format-gated maths correctness with a length term.
 """
@@ -66,11 +66,10 @@ def _component(use: str, reg: Registry) -> str:
         lines.append(f"# params: the reward's own parameters, with their defaults (`rewardlab list {use}`)")
     for p in info.params:
         if p.required:
-            lines.append(f"# params.{p.name} =   # REQUIRED ({p.annotation}): fill it in and uncomment")
+            lines.append(f"# params.{p.name} =   # {p.annotation}, REQUIRED: fill it in and uncomment")
         else:
             value = _toml_value(p.default)
-            shown = f"params.{p.name} = {value}" if value is not None else f"params.{p.name} =   # default: none"
-            lines.append(f"# {shown}  ({p.annotation})")
+            lines.append(f"# params.{p.name} = {value}  # {p.annotation}" if value is not None else f"# params.{p.name} =   # {p.annotation}, no default")
     return "\n".join(lines) + "\n"
 
 

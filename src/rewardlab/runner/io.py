@@ -47,6 +47,8 @@ _MAX_RAW = 1000  # characters of a malformed line kept in the output
 
 def detect_format(path: Path) -> Format:
     """The format of a data path, from its suffix (a directory is a saved `datasets` dataset)."""
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
     if path.is_dir():
         return "hf"
     suffix = path.suffix.lower()
