@@ -189,3 +189,7 @@ def test_input_errors_survive_a_worker_process():
 
     error = pickle.loads(pickle.dumps(InputError("bad bytes", source="data.jsonl", line=3)))
     assert str(error) == "data.jsonl:3: bad bytes" and (error.source, error.line, error.reason) == ("data.jsonl", 3, "bad bytes")
+
+
+def test_advantages_of_an_unscored_file(data, capsys):
+    _fails(["advantages", str(data)], capsys, "no row has an ok score in column 'reward'", "rewardlab score")
