@@ -75,3 +75,11 @@ def test_require_imports_or_names_the_extra():
         require("rewardlab_no_such_module", needed_by="test", extra="demo")
     assert missing("json", "rewardlab_no_such_module", "rewardlab_no_such_module.sub") == ["rewardlab_no_such_module", "rewardlab_no_such_module.sub"]
     assert extras_for(["torch", "sympy", "transformers", "json"]) == ["models", "math"]
+
+
+def test_a_command_group_names_its_own_extra_only_for_what_it_provides():
+    from rewardlab.cli.main import GROUP_EXTRAS
+
+    for group, (extra, modules) in GROUP_EXTRAS.items():
+        provided = _own(extra) | {d for r in EXTRAS[extra] if r.startswith("rewardlab[") for x in r[10:-1].split(",") for d in _own(x)}
+        assert {OPTIONAL[m][1].lower().replace("_", "-") for m in modules} <= provided, group

@@ -72,6 +72,8 @@ def test_the_child_really_cannot_import_a_blocked_package(tmp_path):
         (["audit", "exact.toml", "--data", "data.jsonl", "-o", "audit"], "eval"),
         (["eval", "--data", "cands.jsonl", "-o", "eval"], "eval"),
         (["select", "curves", "cands.jsonl", "-o", "curves"], "select"),
+        (["select", "simulate", "-n", "5"], "select"),
+        (["math", "check", "x^2+2x+1", "(x+1)^2"], "math"),
         (["check", "text.toml"], "text"),
         (["score", "text.toml", "data.jsonl", "-w", "0"], "text"),
         (["check", "maths.toml"], "math"),

@@ -100,13 +100,25 @@ def _command(argv: list[str]) -> str:
     return "rewardlab " + " ".join(words[: 2 if words and words[0] in groups else 1])
 
 
+# Command groups with an extra of their own: a module it provides is named under it, not
+# under the extra `_lazy.OPTIONAL` lists (`select` = `eval` + scikit-learn + httpx).
+GROUP_EXTRAS: dict[str, tuple[str, frozenset[str]]] = {
+    "select": ("select", frozenset({"scipy", "matplotlib", "jinja2", "sklearn", "httpx"})),
+}
+
+
 def _user_error(exc: Exception, argv: list[str]) -> str | None:
     """The message for an exception that is the user's to fix (a missing extra, a file that
     cannot be opened or written), or None for a bug, whose traceback should be seen."""
     from rewardlab._lazy import dependency_error
+    from rewardlab.errors import DependencyError
 
-    missing_extra = dependency_error(exc, _command(argv)) if isinstance(exc, ImportError) else None
+    command = _command(argv)
+    missing_extra = dependency_error(exc, command) if isinstance(exc, ImportError) else None
     if missing_extra is not None:
+        extra, covers = GROUP_EXTRAS.get(command.split(" ")[1] if " " in command else "", ("", frozenset()))
+        if extra and set(missing_extra.modules) <= covers:
+            missing_extra = DependencyError(missing_extra.needed_by, missing_extra.modules, [extra])
         return str(missing_extra)
     if isinstance(exc, OSError) and exc.filename is not None:
         reason = exc.strerror or type(exc).__name__
