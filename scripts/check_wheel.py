@@ -54,6 +54,8 @@ class Case:
     code: int
     says: tuple[str, ...]
     extra: str | None = None  # the extra it needs: once installed, the command must not name it
+    then: int | None = None  # its exit code once `extra` is installed (None: only that it does not ask)
+    serves: bool = False  # it would serve forever once its extra is installed: not run then
 
 
 def _extra(name: str) -> str:
@@ -63,13 +65,13 @@ def _extra(name: str) -> str:
 CASES = (
     Case("version", ("--version",), 0, ("rewardlab ",)),
     Case("core reward scores", ("score", "text.exact", "data.jsonl", "-o", "out/exact.jsonl", "-w", "0"), 0, ("wrote 6 rows",)),
-    Case("list marks unavailable rewards", ("list", "math."), 0, ("math.answer  [0, 1]  (unavailable)", _extra("math")), "math"),
-    Case("check without math", ("check", "maths.toml"), 1, (_extra("math"),), "math"),
-    Case("check without text", ("check", "text.toml"), 1, (_extra("text"),), "text"),
-    Case("score without text", ("score", "text.toml", "data.jsonl", "-w", "0"), 1, (_extra("text"),), "text"),
-    Case("score a reward name without math", ("score", "math.answer", "data.jsonl", "-w", "0"), 1, (_extra("math"),), "math"),
-    Case("demo without math", ("demo", "-o", "out/demo.jsonl", "-w", "0"), 1, (_extra("math"),), "math"),
-    Case("serve without serve", ("serve", "exact.toml", "--port", "0"), 1, (_extra("serve"),), "serve"),
+    Case("list marks unavailable rewards", ("list", "math."), 0, ("math.answer  [0, 1]  (unavailable)", _extra("math")), "math", 0),
+    Case("check without math", ("check", "maths.toml"), 1, (_extra("math"),), "math", 0),
+    Case("check without text", ("check", "text.toml"), 1, (_extra("text"),), "text", 0),
+    Case("score without text", ("score", "text.toml", "data.jsonl", "-w", "0", "-o", "out/text.jsonl"), 1, (_extra("text"),), "text", 0),
+    Case("score a reward name without math", ("score", "math.answer", "data.jsonl", "-w", "0", "-o", "out/math.jsonl"), 1, (_extra("math"),), "math", 0),
+    Case("demo without math", ("demo", "-o", "out/demo.jsonl", "-w", "0"), 1, (_extra("math"),), "math", 0),
+    Case("serve without serve", ("serve", "exact.toml", "--port", "0"), 1, (_extra("serve"),), "serve", serves=True),
     Case("audit without eval", ("audit", "exact.toml", "--data", "data.jsonl", "-o", "out/audit"), 1, (_extra("eval"),), "eval"),
     Case("eval without eval", ("eval", "--data", "cands.jsonl", "-o", "out/eval"), 1, (_extra("eval"),), "eval"),
     Case("select curves without select", ("select", "curves", "cands.jsonl", "-o", "out/curves"), 1, (_extra("select"),), "select"),
@@ -84,7 +86,7 @@ CASES = (
     Case("error rate above the limit", ("score", "exact.toml", "mixed.jsonl", "-o", "out/rate.jsonl", "--max-error-rate", "0.1"), 1, ("above --max-error-rate",)),
     Case("bytes not in the encoding", ("score", "exact.toml", "latin1.jsonl", "-o", "out/latin1.jsonl", "-w", "0"), 0, ("latin1.jsonl:2: bytes that are not valid utf-8",)),
     Case("byte-order mark", ("score", "exact.toml", "bom.jsonl", "-o", "out/bom.jsonl", "-w", "0"), 0, ("wrote 1 rows",)),
-    Case("init then check", ("init", "out/reward.toml", "--use", "text.exact"), 0, ("wrote out/reward.toml",)),
+    Case("init then check", ("init", "out/reward.toml", "--use", "text.exact", "--force"), 0, ("wrote out/reward.toml",)),
 )
 
 PYTHON_CASES = (
@@ -162,12 +164,16 @@ def check_cases(venv_dir: Path, env: dict[str, str], work: Path, installed: froz
     failures = []
     script = str(venv_dir / "bin" / "rewardlab")
     for case in CASES:
+        if case.serves and case.extra in installed:
+            continue
         done = _run([script, *case.argv], cwd=work, env=env)
         output = done.stdout + done.stderr
         problems = []
         if case.extra in installed:  # the extra is there: the command must no longer ask for it
             if _extra(case.extra) in output:
                 problems.append(f"still asks for [{case.extra}] after it was installed")
+            if case.then is not None and done.returncode != case.then:
+                problems.append(f"exit code {done.returncode} with [{case.extra}] installed, expected {case.then}")
         else:
             if done.returncode != case.code:
                 problems.append(f"exit code {done.returncode}, expected {case.code}")
