@@ -126,8 +126,12 @@ def test_the_python_api_raises_dependency_error(tmp_path):
     code = """
 import rewardlab
 from rewardlab.errors import DependencyError
+from rewardlab.evaluate.stats import mcnemar_exact
+from rewardlab.runner.ray import ensure_ray
 for attempt in (lambda: rewardlab.score("math.answer", [{"response": "1", "reference": "1"}]),
-                lambda: __import__("rewardlab.serve", fromlist=["create_app"]).create_app):
+                lambda: __import__("rewardlab.serve", fromlist=["create_app"]).create_app,
+                lambda: mcnemar_exact([1, 0, 1], [0, 1, 1]),
+                ensure_ray):
     try:
         attempt()
     except DependencyError as exc:
@@ -138,4 +142,6 @@ for attempt in (lambda: rewardlab.score("math.answer", [{"response": "1", "refer
     assert run.stdout.splitlines() == [
         "DependencyError True ('math',) pip install 'rewardlab[math]'",
         "DependencyError True ('serve',) pip install 'rewardlab[serve]'",
+        "DependencyError True ('eval',) pip install 'rewardlab[eval]'",
+        "DependencyError True ('ray',) pip install 'rewardlab[ray]'",
     ]
