@@ -193,3 +193,14 @@ def test_input_errors_survive_a_worker_process():
 
 def test_advantages_of_an_unscored_file(data, capsys):
     _fails(["advantages", str(data)], capsys, "no row has an ok score in column 'reward'", "rewardlab score")
+
+
+@pytest.mark.parametrize("command", [["eval", "--data"], ["select", "curves"]])
+def test_report_folders_that_cannot_be_made(tmp_path, capsys, command):
+    candidates = tmp_path / "cands.jsonl"
+    rows = [{"question": "p1", "gt": "1", "code": ["\\boxed{1}", "\\boxed{2}"], "pred": ["1", "2"], "score": [True, False]}]
+    candidates.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    for out in ("/proc/rewardlab-report", str(a_file)):
+        _fails([*command, str(candidates), "-o", out], capsys, out)
