@@ -150,6 +150,9 @@ def test_a_reward_name_is_a_spec_everywhere(data, tmp_path, capsys):
     from rewardlab.integrations.trl import as_trl_reward
 
     assert as_trl_reward("text.exact")(prompts=["q", "q"], completions=["Paris", "Rome"], solution=["paris"] * 2) == [1.0, 0.0]
+    from rewardlab.serve.launch import load_rewards  # what `rewardlab serve text.exact exact=text.exact` serves
+
+    assert sorted(load_rewards(["text.exact", "exact=text.exact"])) == ["exact", "text.exact"]
 
 
 def test_a_file_named_like_a_reward_is_read_as_the_file(tmp_path, monkeypatch):
