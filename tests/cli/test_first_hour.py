@@ -150,8 +150,9 @@ def test_a_reward_name_is_a_spec_everywhere(data, tmp_path, capsys):
     from rewardlab.integrations.trl import as_trl_reward
 
     assert as_trl_reward("text.exact")(prompts=["q", "q"], completions=["Paris", "Rome"], solution=["paris"] * 2) == [1.0, 0.0]
-    from rewardlab.serve.launch import load_rewards  # what `rewardlab serve text.exact exact=text.exact` serves
+    from rewardlab.serve.launch import load_rewards
 
+    # what `rewardlab serve text.exact exact=text.exact` serves
     assert sorted(load_rewards(["text.exact", "exact=text.exact"])) == ["exact", "text.exact"]
 
 
@@ -207,3 +208,13 @@ def test_report_folders_that_cannot_be_made(tmp_path, capsys, command):
     a_file.write_text("")
     for out in ("/proc/rewardlab-report", str(a_file)):
         _fails([*command, str(candidates), "-o", out], capsys, out)
+
+
+def test_list_survives_a_broken_registration(capsys, monkeypatch):
+    from rewardlab.core import registry
+
+    monkeypatch.setitem(registry._lazy, "acme.broken", "rewardlab_no_such_package.rewards:Broken")
+    assert main(["list", "acme."]) == 0
+    out = capsys.readouterr().out
+    assert "acme.broken  ?  (unavailable)" in out and "cannot be imported" in out
+    assert main(["list", "text.exact"]) == 0

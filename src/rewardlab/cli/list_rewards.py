@@ -27,17 +27,15 @@ def _row(name: str) -> dict[str, Any]:
     from rewardlab.core import registry
     from rewardlab.errors import DependencyError, SpecError
 
-    missing = registry.unavailable(name)
-    row: dict[str, Any] = {
-        "name": name, "range": None, "params": [], "summary": "", "doc": "",
-        "available": missing is None, "unavailable": str(missing) if missing else None,
-    }
+    row: dict[str, Any] = {"name": name, "range": None, "params": [], "summary": "", "doc": ""}
     try:
+        missing = registry.unavailable(name)
+        row.update(available=missing is None, unavailable=str(missing) if missing else None)
         info = registry.info(name)
     except DependencyError:  # its module imports the extra at the top: nothing more to show
         return row
-    except SpecError as exc:  # a broken entry point
-        row["available"], row["unavailable"] = False, exc.problems[0].message
+    except SpecError as exc:  # an entry point whose module is broken
+        row.update(available=False, unavailable=exc.problems[0].message)
         return row
     row["params"] = [{"name": p.name, "type": p.annotation, "default": p.default, "required": p.required} for p in info.params]
     row.update(range=info.range, summary=info.summary, doc=info.doc)
