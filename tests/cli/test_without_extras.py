@@ -145,3 +145,22 @@ for attempt in (lambda: rewardlab.score("math.answer", [{"response": "1", "refer
         "DependencyError True ('eval',) pip install 'rewardlab[eval]'",
         "DependencyError True ('ray',) pip install 'rewardlab[ray]'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("call", "extra"),
+    [
+        ("from rewardlab.evaluate.passk import pass_at_k_many; pass_at_k_many([4], [1], 2)", "eval"),
+        ("from rewardlab.select.adaptive import beta_stop_confidence; beta_stop_confidence(3, 1)", "select"),
+        ("from rewardlab.integrations.openai_graders import spec_to_toml; spec_to_toml({'reward': {}})", "text"),
+        ("from rewardlab.author.tasks import gym_task_env; gym_task_env('CliffWalking-v1')", "rl"),
+        ("from rewardlab.serve.launch import run_server; from rewardlab.serve.settings import ServeSettings; "
+         "run_server(['text.exact'], ServeSettings(), port=0)", "serve"),
+    ],
+    ids=["passk", "adaptive", "graders", "author", "serve"],
+)
+def test_library_functions_name_their_extra(tmp_path, call, extra):
+    code = f"from rewardlab.errors import DependencyError\ntry:\n    {call}\nexcept DependencyError as exc:\n    print(exc.install)"
+    run = run_python(code, tmp_path)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.strip() == f"pip install 'rewardlab[{extra}]'"

@@ -6,6 +6,7 @@ import gc
 from collections.abc import Sequence
 from pathlib import Path
 
+from rewardlab._lazy import require
 from rewardlab.core import Reward
 from rewardlab.errors import UsageError
 from rewardlab.serve.settings import ServeSettings
@@ -60,6 +61,7 @@ def run_server(
         ray_address: Ray cluster to join with the ray backend; None: start a local one.
         log_level: uvicorn's log level.
     """
+    require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
 
     from rewardlab.serve.app import create_app
