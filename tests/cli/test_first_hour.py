@@ -12,7 +12,7 @@ import pytest
 
 import rewardlab
 from rewardlab.cli.main import main
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, SpecError
 
 SPEC = """
 [reward]
@@ -218,3 +218,13 @@ def test_list_survives_a_broken_registration(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "acme.broken  ?  (unavailable)" in out and "cannot be imported" in out
     assert main(["list", "text.exact"]) == 0
+
+
+def test_a_misspelled_reward_name_is_not_read_as_toml(tmp_path, capsys):
+    with pytest.raises(SpecError, match=r"not a registered reward name \(did you mean 'math.answer'\?\)"):
+        rewardlab.build("math.anwser")
+    _fails(["score", "math.anwser", str(tmp_path / "x.jsonl")], capsys, "did you mean 'math.answer'?")
+    odd = tmp_path / "odd[1]=.toml"
+    odd.write_text(SPEC)
+    assert rewardlab.build(str(odd)).name == "exact"  # a .toml path, whatever its characters
+    assert rewardlab.build('[reward]\nname = "x"\n[[reward.components]]\nname = "a"\nuse = "text.exact"').name == "x"

@@ -26,6 +26,7 @@ key, so a bad spec fails at `rewardlab check` and not after an hour of scoring.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from pathlib import Path
@@ -120,10 +121,14 @@ def read_spec_source(
     if named is not None:
         return named, None
     path: Path | None = None
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and (source.strip().endswith(".toml") or _is_file(source))):
+    # TOML text has a newline, a `key = value` or a `[table]`; one line without them, or
+    # ending in .toml, is a path
+    one_line = isinstance(source, str) and "\n" not in source
+    toml_text = isinstance(source, str) and not (one_line and (source.strip().endswith(".toml") or not any(c in source for c in "=[")))
+    if not toml_text:
         path = Path(source)
-        if not path.is_file():
-            raise SpecError(f"spec file not found: {path}")
+        if not _is_file(str(path)):
+            raise SpecError(_not_found(str(source), registry_ or registry))
         text = path.read_text(encoding="utf-8-sig")
     else:
         text = str(source)
@@ -131,6 +136,16 @@ def read_spec_source(
         return tomllib.loads(text), str(path) if path else None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([SpecProblem("", f"TOML syntax error: {exc}")], source=str(path) if path else None) from exc
+
+
+def _not_found(source: str, registry_: Registry) -> str:
+    """Why `source` is no spec: not a file, and (for what could be one) not a reward name."""
+    message = f"spec file not found: {source}"
+    if source.endswith(".toml") or any(c in source for c in "/\\"):
+        return message
+    close = difflib.get_close_matches(source, registry_.names(), n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "`rewardlab list` shows them"
+    return f"{message}, and it is not a registered reward name ({hint})"
 
 
 def _is_file(text: str) -> bool:
