@@ -164,3 +164,14 @@ def test_library_functions_name_their_extra(tmp_path, call, extra):
     run = run_python(code, tmp_path)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert run.stdout.strip() == f"pip install 'rewardlab[{extra}]'"
+
+
+def test_a_replacement_registered_under_a_builtin_name_brings_its_own_needs(tmp_path):
+    code = """
+import rewardlab
+rewardlab.register("math.answer", rewardlab.registry.factory("text.exact"), overwrite=True)
+print(rewardlab.registry.unavailable("math.answer"), [r.score for r in rewardlab.score("math.answer", [{"response": "a", "reference": "a"}])])
+"""
+    run = run_python(code, tmp_path, blocked=["sympy", "latex2sympy2_extended"])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "None [1.0]"
