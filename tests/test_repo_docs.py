@@ -41,7 +41,18 @@ def test_local_links_and_paths_exist(page):
     assert not missing
 
 
+# The README is also the package's page on a package index, where a relative link leads nowhere.
+PROJECT_FILES = "https://github.com/rewardlab/rewardlab/blob/main/"
+
+
 def test_readme_links_both_pages():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for page in PAGES:
-        assert f"]({page})" in readme
+        assert f"]({PROJECT_FILES}{page})" in readme
+
+
+def test_readme_links_are_absolute_and_name_files_that_exist():
+    links = re.findall(r"\]\(([^)#]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert links and not [link for link in links if "://" not in link]
+    files = [link.removeprefix(PROJECT_FILES) for link in links if link.startswith(PROJECT_FILES)]
+    assert len(files) >= 20 and not [f for f in files if not (ROOT / f).exists()]

@@ -16,6 +16,7 @@
     ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
     │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── RegistryError              registering a name twice, a broken entry point
+    ├── DependencyError            an optional dependency is not installed; names the extra (also an ImportError)
     ├── ScoringError               raised *inside* a reward to return a typed error result
     ├── ParseFailure               a maths answer that latex2sympy cannot parse (a ValueError)
     ├── NoTransitionError          a reward machine with no edge for the labels (`no_match="error"`)
@@ -65,6 +66,7 @@ __all__ = [
     "CandidateError",
     "ConfigError",
     "ConfigTypeError",
+    "DependencyError",
     "EncodeError",
     "FormulaError",
     "GenerationError",
@@ -102,6 +104,19 @@ class RewardLabError(Exception):
     """Root of every rewardlab exception. `exit_code` is what the CLI exits with."""
 
     exit_code: int = 1
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its state, not by calling `__init__` again with the formatted message
+        # (which would prefix the source twice, or miss keyword arguments), so an error
+        # survives a trip to a worker process unchanged.
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(cls: type[RewardLabError], args: tuple[Any, ...], state: dict[str, Any]) -> RewardLabError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class UsageError(RewardLabError):
@@ -206,6 +221,33 @@ class NonFiniteError(ArrayError):
 
 class RegistryError(RewardLabError):
     """A registration conflict or a third-party entry point that fails to load."""
+
+
+class DependencyError(RewardLabError, ImportError):
+    """An optional dependency is not installed; the message says which extra provides it.
+
+    Attributes:
+        needed_by: what needs it (a reward name, a command, a module).
+        modules: the import names that are missing (`sympy`).
+        extras: rewardlab's extras that provide them (`math`), empty when none does.
+        install: the command that installs them (`pip install 'rewardlab[math]'`, quoted so that
+            zsh does not expand the brackets).
+
+    Also an `ImportError`, so `except ImportError` around an optional feature keeps working.
+    `rewardlab._lazy.require` raises it; results of a reward that hits it carry the kind
+    `dependency`.
+    """
+
+    def __init__(self, needed_by: str, modules: Sequence[str] = (), extras: Sequence[str] = ()):
+        self.needed_by = needed_by
+        self.modules = tuple(modules)
+        self.extras = tuple(extras)
+        if self.extras:
+            self.install = f"pip install 'rewardlab[{','.join(self.extras)}]'"
+        else:
+            self.install = "pip install " + " ".join(self.modules)
+        names = ", ".join(self.modules) or "an optional dependency"
+        super().__init__(f"{needed_by} needs {names} (not installed): {self.install}", name=self.modules[0] if self.modules else None)
 
 
 class ScoringError(RewardLabError):

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.errors import SpecError
 
 __all__ = ["FiniteTask", "grid_task_env", "gym_task_env", "office_task_env", "task_by_name"]
@@ -241,6 +242,7 @@ def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: An
     of FrozenLake, CliffWalking); other terminations are failures (a hole). The env's rewards
     are hidden from the candidate: `obs` is the state (and its `x`, `y` on grid envs).
     """
+    require("gymnasium", needed_by="the author tasks")
     import gymnasium as gym
 
     env = gym.make(env_id, **make_kwargs).unwrapped

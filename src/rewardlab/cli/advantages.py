@@ -76,6 +76,11 @@ def advantages_command(
     rows = [r for r, _, _ in parsed]
     scores = [s for _, s, _ in parsed]
     groups = [g for _, _, g in parsed]
+    if all(s is None for s in scores):
+        raise InputError(
+            f"no row has an ok score in column {score_column!r}; score the file first (`rewardlab score`) "
+            "or name the score column with --score-column", source=source,
+        )
     placed = np.array([g is not None for g in groups])
     ok = np.array([s is not None for s in scores])[placed]
     values = np.array([np.nan if s is None else s for s in scores], dtype=np.float64)[placed]

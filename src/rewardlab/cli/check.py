@@ -8,26 +8,34 @@ import typer
 
 
 def check_command(
-    specs: list[Path] = typer.Argument(..., help="Reward spec files (TOML)."),
+    specs: list[Path] = typer.Argument(..., help="Reward spec files (TOML), or registered reward names."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only report problems."),
 ) -> int:
     """Validate SPEC files: TOML syntax, keys, types, reward names, parameters, gates, formulas."""
+    from rich.markup import escape
+
     from rewardlab.cli._render import console
     from rewardlab.compose import build
     from rewardlab.core import spec_hash
-    from rewardlab.errors import SpecError
+    from rewardlab.errors import DependencyError, SpecError
 
     failed = 0
     for path in specs:
+        shown = escape(str(path))  # a path is text, not markup
         try:
             reward = build(path)
         except SpecError as exc:
             failed += 1
-            console.print(f"[red]✗[/] {path}: {len(exc.problems)} problem(s)")
+            console.print(f"[red]✗[/] {shown}: {len(exc.problems)} problem(s)")
             for problem in exc.problems:
                 console.print(f"  {problem}", highlight=False, markup=False)
             continue
-        console.print(f"[green]✓[/] {path}  spec_hash={spec_hash(reward)}")
+        except DependencyError as exc:  # a sound spec this installation cannot run
+            failed += 1
+            console.print(f"[red]✗[/] {shown}: unavailable here")
+            console.print(f"  {exc}", highlight=False, markup=False)
+            continue
+        console.print(f"[green]✓[/] {shown}  spec_hash={spec_hash(reward)}")
         if not quiet:
             console.print(repr(reward), highlight=False, markup=False)
     return 1 if failed else 0

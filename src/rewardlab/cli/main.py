@@ -22,10 +22,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # plain help: docstrings print as written (rich markup would eat `[0, 1]`), and flags show
+    # no `<bool>` value they do not take
+    rich_markup_mode=None,
 )
 
 # One module per command group; each defines `register(app)`.
 GROUPS = [
+    "rewardlab.cli.init",
     "rewardlab.cli.score",
     "rewardlab.cli.check",
     "rewardlab.cli.list_rewards",
@@ -80,8 +84,46 @@ def main(argv: list[str] | None = None) -> int:
         if callable(show) and isinstance(code, int):
             show()
             return code
-        raise
+        message = _user_error(exc, argv if argv is not None else sys.argv[1:])
+        if message is None:
+            raise
+        err_console.print("[bold red]error:[/] ", end="")
+        err_console.print(message, highlight=False, markup=False)
+        return 1
     return int(result) if isinstance(result, int) else 0
+
+
+def _command(argv: list[str]) -> str:
+    """`rewardlab select curves` for argv `["select", "curves", "data.jsonl"]`."""
+    groups = {group.name for group in app.registered_groups}
+    words = [w for w in argv[:2] if not w.startswith("-")]
+    return "rewardlab " + " ".join(words[: 2 if words and words[0] in groups else 1])
+
+
+# Command groups with an extra of their own: a module it provides is named under it, not
+# under the extra `_lazy.OPTIONAL` lists (`select` = `eval` + scikit-learn + httpx).
+GROUP_EXTRAS: dict[str, tuple[str, frozenset[str]]] = {
+    "select": ("select", frozenset({"scipy", "matplotlib", "jinja2", "sklearn", "httpx"})),
+}
+
+
+def _user_error(exc: Exception, argv: list[str]) -> str | None:
+    """The message for an exception that is the user's to fix (a missing extra, a file that
+    cannot be opened or written), or None for a bug, whose traceback should be seen."""
+    from rewardlab._lazy import dependency_error
+    from rewardlab.errors import DependencyError
+
+    command = _command(argv)
+    missing_extra = dependency_error(exc, command) if isinstance(exc, ImportError) else None
+    if missing_extra is not None:
+        extra, covers = GROUP_EXTRAS.get(command.split(" ")[1] if " " in command else "", ("", frozenset()))
+        if extra and set(missing_extra.modules) <= covers:
+            missing_extra = DependencyError(missing_extra.needed_by, missing_extra.modules, [extra])
+        return str(missing_extra)
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = exc.strerror or type(exc).__name__
+        return f"{exc.filename}: {reason}"
+    return None
 
 
 def run() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.errors import UsageError
+from rewardlab.errors import InputError, RewardLabError, UsageError
 from rewardlab.runner.options import (
     ScoreFileOptions,  # dataclasses only: cheap to import at start-up
 )
@@ -39,6 +39,7 @@ OPTIONS = (
     Flag("timeout", help="Seconds one sample may take before it becomes error/timeout."),
     Flag("strict", help="Stop with exit code 1 at the first malformed row."),
     Flag("keep_input", help="Copy the input fields into each output row."),
+    Flag("encoding", help="Text encoding of a JSONL input (default: UTF-8, or what a byte-order mark says)."),
     Flag("limit", help="Score only the first N rows (a group reward scores the whole groups of the first N rows)."),
     Flag("resume", help="Resume an interrupted run: rows in the run store are not scored again."),
     Flag("backend", help="local (worker processes) or ray."),
@@ -49,7 +50,7 @@ OPTIONS = (
 
 @with_options(settings_options(ScoreFileOptions, OPTIONS), after="output")
 def score_command(
-    spec: Path = typer.Argument(..., help="Reward spec (TOML)."),
+    spec: Path = typer.Argument(..., help="Reward spec (TOML), or a registered reward name (`math.answer`)."),
     input: Path = typer.Argument(..., help="Data: .jsonl, .parquet, or a saved `datasets` folder."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write (.jsonl or .parquet). Default: INPUT.scored.jsonl"),
     prompt_field: str | None = typer.Option(None, "--prompt-field", help="Column holding the prompt."),
@@ -59,6 +60,10 @@ def score_command(
     explode: list[str] = typer.Option([], "--explode", help="List field(s) to score element by element (one output row per element, with explode_index)."),
     progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
+    max_error_rate: float | None = typer.Option(
+        None, "--max-error-rate", min=0.0, max=1.0,
+        help="Exit with code 1 when more than this fraction of rows are errors (the output is still written).",
+    ),
     remote: str | None = typer.Option(None, "--remote", help="Score on a reward server at URL; SPEC is then the served name or its spec file."),
     token: str | None = typer.Option(None, "--token", envvar="REWARDLAB_TOKEN", help="Bearer token for --remote."),
     **settings: Any,
@@ -94,9 +99,23 @@ def score_command(
         if executor is not None:
             executor.close()
     print_summary(summary)
-    console.print(f"wrote {summary.rows} rows to {out}")
+    console.print(f"wrote {summary.rows} rows to {out}", markup=False, highlight=False)
     if summary_json is not None:
         summary_json.write_text(json.dumps(summary.to_dict(), indent=2))
+    _check_outcome(summary, input, max_error_rate, values["limit"])
+
+
+def _check_outcome(summary: Any, input: Path, max_error_rate: float | None, limit: int | None) -> None:
+    """Exit code 1 for a run that scored nothing (as `eval` does: an empty file is a mistake
+    more often than a plan) or whose error rate is above `--max-error-rate`."""
+    if summary.rows == 0 and limit != 0:
+        raise InputError("no rows; the file needs at least one (blank lines are not rows)", source=str(input))
+    errors = sum(summary.total.errors.values())
+    if max_error_rate is not None and summary.rows and errors / summary.rows > max_error_rate:
+        raise RewardLabError(
+            f"{errors} of {summary.rows} rows are errors ({errors / summary.rows:.1%}), above --max-error-rate "
+            f"{max_error_rate:g}; the rows are written, with each error's kind and message"
+        )
 
 
 def register(app: typer.Typer) -> None:

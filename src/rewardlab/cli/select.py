@@ -143,7 +143,11 @@ def curves_command(
     **columns: str,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
+    from rewardlab._lazy import require
     from rewardlab.cli._render import console, progress_bar
+
+    for module in ("scipy", "matplotlib", "jinja2"):  # the statistics and the report page
+        require(module, needed_by="rewardlab select curves", extra="select")
     from rewardlab.select.curves import METHODS, selection_curves
     from rewardlab.select.report import write_curves
 

@@ -26,6 +26,8 @@ key, so a bad spec fails at `rewardlab check` and not after an hour of scoring.
 
 from __future__ import annotations
 
+import difflib
+import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rewardlab.core import JSON, Reward
 from rewardlab.core.registry import Registry, registry
-from rewardlab.errors import SpecError, SpecProblem
+from rewardlab.errors import DependencyError, SpecError, SpecProblem
 
 if TYPE_CHECKING:
     from rewardlab.compose.combinators import Component
@@ -104,25 +106,68 @@ def _pydantic_problems(exc: ValidationError) -> list[SpecProblem]:
     return problems
 
 
-def read_spec_source(source: str | Path | dict[str, JSON]) -> tuple[dict[str, JSON], str | None]:
-    """The raw spec dict and the file it came from (None for text or dicts).
+def read_spec_source(
+    source: str | Path | dict[str, JSON], *, registry_: Registry | None = None
+) -> tuple[dict[str, JSON], str | None]:
+    """The raw spec dict and the file it came from (None for text, dicts and reward names).
 
-    `source` is a path to a TOML file, TOML text, or an already parsed dict.
+    `source` is a path to a TOML file, TOML text, an already parsed dict, or the registered
+    name of one reward (`"math.answer"`: that reward with its default parameters, when no file
+    of that name exists).
     """
     if isinstance(source, dict):
         return source, None
+    named = single_reward_spec(str(source), registry_ or registry)
+    if named is not None:
+        return named, None
     path: Path | None = None
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.strip().endswith(".toml")):
+    # TOML text has a newline, a `key = value` or a `[table]`; one line without them, or
+    # ending in .toml, is a path
+    one_line = isinstance(source, str) and "\n" not in source
+    toml_text = isinstance(source, str) and not (one_line and (source.strip().endswith(".toml") or not any(c in source for c in "=[")))
+    if not toml_text:
         path = Path(source)
-        if not path.is_file():
-            raise SpecError(f"spec file not found: {path}")
-        text = path.read_text(encoding="utf-8")
+        if not _is_file(str(path)):
+            raise SpecError(_not_found(str(source), registry_ or registry))
+        text = path.read_text(encoding="utf-8-sig")
     else:
         text = str(source)
     try:
         return tomllib.loads(text), str(path) if path else None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([SpecProblem("", f"TOML syntax error: {exc}")], source=str(path) if path else None) from exc
+
+
+def _not_found(source: str, registry_: Registry) -> str:
+    """Why `source` is no spec: not a file, and (for what could be one) not a reward name."""
+    message = f"spec file not found: {source}"
+    if source.endswith(".toml") or any(c in source for c in "/\\"):
+        return message
+    close = difflib.get_close_matches(source, registry_.names(), n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "`rewardlab list` shows them"
+    return f"{message}, and it is not a registered reward name ({hint})"
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
+def single_reward_spec(name: str, registry_: Registry) -> dict[str, JSON] | None:
+    """The spec of the one registered reward `name` with its defaults, or None when `name` is
+    not a reward name, or is also a file (the file wins).
+
+        >>> single_reward_spec("text.exact", registry)
+        {'reward': {'name': 'text.exact', 'components': [{'name': 'text_exact', 'use': 'text.exact'}]}}
+    """
+    if not name or any(c in name for c in "\n=[/\\") or _is_file(name) or name not in registry_:
+        return None
+    component = re.sub(r"\W", "_", name)
+    if not re.match(IDENTIFIER, component):
+        component = f"r_{component}"
+    return {"reward": {"name": name, "components": [{"name": component, "use": name}]}}
 
 
 def parse_spec(source: str | Path | dict[str, JSON]) -> SpecFile:
@@ -142,6 +187,8 @@ def check(source: str | Path | dict[str, JSON] | Reward, *, registry_: Registry 
         build(source, registry_=registry_)
     except SpecError as exc:
         return list(exc.problems)
+    except DependencyError as exc:
+        return [SpecProblem("", str(exc))]
     return []
 
 
@@ -153,12 +200,14 @@ def build(source: str | Path | dict[str, JSON] | Reward, *, registry_: Registry 
 
     Raises:
         SpecError: listing every problem found, with spec keys.
+        DependencyError: the spec is sound but a reward in it needs an extra that is not
+            installed (every missing extra is named).
     """
     from rewardlab.compose.combinators import FormulaCombine, combinator_for
 
     if isinstance(source, Reward):
         return source
-    raw, origin = read_spec_source(source)
+    raw, origin = read_spec_source(source, registry_=registry_)
     problems: list[SpecProblem] = []
     spec: SpecFile | None = None
     try:
@@ -167,11 +216,15 @@ def build(source: str | Path | dict[str, JSON] | Reward, *, registry_: Registry 
     except ValidationError as exc:
         problems.extend(_pydantic_problems(exc))
         component_specs = _valid_components(raw)  # keep checking what can be checked
-    components = _build_components(component_specs, registry_ or registry, problems)
+    unavailable: list[DependencyError] = []
+    components = _build_components(component_specs, registry_ or registry, problems, unavailable)
     if spec is not None:
         problems.extend(_structure_problems(spec.reward))
     if problems or spec is None:
+        problems.extend(SpecProblem("", str(exc)) for exc in unavailable)
         raise SpecError(problems, source=origin)
+    if unavailable:  # a sound spec that this installation cannot run
+        raise _merged(unavailable)
     spec_r = spec.reward
     if spec_r.combine == "formula":
         built: Reward = FormulaCombine(components, spec_r.formula or "", name=spec_r.name, clip=spec_r.clip)
@@ -193,8 +246,20 @@ def _valid_components(raw: dict[str, JSON]) -> list[tuple[int, ComponentSpec]]:
     return out
 
 
+def _merged(errors: list[DependencyError]) -> DependencyError:
+    """One error naming every missing module and extra, so one `pip install` fixes the spec."""
+    if len(errors) == 1:
+        return errors[0]
+    needed_by = " and ".join(dict.fromkeys(e.needed_by for e in errors))
+    modules = list(dict.fromkeys(m for e in errors for m in e.modules))
+    return DependencyError(needed_by, modules, list(dict.fromkeys(x for e in errors for x in e.extras)))
+
+
 def _build_components(
-    specs: list[tuple[int, ComponentSpec]], reg: Registry, problems: list[SpecProblem]
+    specs: list[tuple[int, ComponentSpec]],
+    reg: Registry,
+    problems: list[SpecProblem],
+    unavailable: list[DependencyError],
 ) -> list[Component]:
     from rewardlab.compose.combinators import Component
 
@@ -205,6 +270,9 @@ def _build_components(
             reward_ = reg.create(comp.use, comp.params, location=where)
         except SpecError as exc:
             problems.extend(SpecProblem(p.location or f"{where}.use", p.message) for p in exc.problems)
+            continue
+        except DependencyError as exc:
+            unavailable.append(exc)
             continue
         components.append(Component(comp.name, reward_, comp.weight, tuple(comp.requires), comp.on_error, comp.threshold))
     return components

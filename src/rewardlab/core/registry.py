@@ -23,9 +23,16 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
+from rewardlab._lazy import dependency_error, extras_for, missing
 from rewardlab.core.reward import FunctionReward, Reward
 from rewardlab.core.sample import JSON
-from rewardlab.errors import RegistryError, SpecError, SpecProblem, UnknownRewardError
+from rewardlab.errors import (
+    DependencyError,
+    RegistryError,
+    SpecError,
+    SpecProblem,
+    UnknownRewardError,
+)
 
 ENTRY_POINT_GROUP = "rewardlab.rewards"
 
@@ -78,6 +85,27 @@ BUILTINS: dict[str, str] = {
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
 }
 
+# Optional modules (import names) a built-in imports only when it scores, so importing its
+# class succeeds without them; `rewardlab list`/`check` mark it unavailable and building it
+# raises `DependencyError` naming the extra (`rewardlab._lazy.OPTIONAL`). Built-ins whose
+# module imports an extra at the top (torch for `model.*`) are found missing on import.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "similarity.bleu": ("sacrebleu",),
+    "similarity.chrf": ("sacrebleu",),
+    "similarity.rouge": ("rouge_score",),
+    "similarity.fuzzy": ("rapidfuzz",),
+    "structure.json_schema": ("jsonschema",),
+    "graders.text_similarity": ("rapidfuzz", "sacrebleu", "rouge_score"),
+    "judge.llm": ("httpx",),
+    "judge.pairwise": ("httpx",),
+    "judge.rubric": ("httpx",),
+    "math.answer": ("sympy", "latex2sympy2_extended"),
+    "model.rm": ("torch",),
+    "model.prm": ("torch",),
+    "model.hf": ("torch", "transformers"),
+    "model.hf_prm": ("torch", "transformers"),
+}
+
 
 @dataclass(frozen=True)
 class ParamInfo:
@@ -98,6 +126,7 @@ class RewardInfo:
     range: tuple[float, float] | None
     params: tuple[ParamInfo, ...]
     origin: str
+    doc: str = ""  # the whole docstring (`rewardlab list NAME`)
 
 
 class Registry:
@@ -106,6 +135,7 @@ class Registry:
     def __init__(self, builtins: Mapping[str, str] | None = None, *, use_entry_points: bool = True):
         self._factories: dict[str, Any] = {}
         self._lazy: dict[str, str] = dict(BUILTINS if builtins is None else builtins)
+        self._needs: dict[str, tuple[str, ...]] = dict(NEEDS) if builtins is None else {}
         self._use_entry_points = use_entry_points
         self._entry_points_loaded = False
 
@@ -116,6 +146,7 @@ class Registry:
             raise RegistryError(f"reward name {name!r} is already registered; pass overwrite=True")
         self._factories[name] = factory
         self._lazy.pop(name, None)
+        self._needs.pop(name, None)  # a replacement brings its own imports
 
     # -- lookup ------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -141,20 +172,42 @@ class Registry:
             try:
                 factory = getattr(importlib.import_module(module), attr)
             except ImportError as exc:
+                missing_extra = dependency_error(exc, f"reward {name!r}")
+                if missing_extra is not None:
+                    raise missing_extra from exc
                 raise SpecError(
-                    [SpecProblem(location, f"reward {name!r} needs a missing dependency: {exc}")]
+                    [SpecProblem(location, f"reward {name!r} cannot be imported: {exc}")]
                 ) from exc
             self._factories[name] = factory
             return factory
         suggestions = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
         raise UnknownRewardError(name, suggestions, location=location)
 
+    def unavailable(self, name: str) -> DependencyError | None:
+        """Why `name` cannot be built here (its optional dependencies are missing), or None.
+
+        Raises:
+            UnknownRewardError: `name` is not registered.
+        """
+        gone = missing(*self._needs.get(name, ()))
+        if gone:
+            return DependencyError(f"reward {name!r}", gone, extras_for(gone))
+        try:
+            self.factory(name)
+        except DependencyError as exc:
+            return exc
+        return None
+
     def create(self, name: str, params: Mapping[str, JSON] | None = None, *, location: str = "") -> Reward:
         """Build the reward `name` with `params`, validating them first.
 
         Raises:
             SpecError: unknown name, unknown parameter (with a suggestion), wrong type.
+            DependencyError: the reward needs an extra that is not installed.
         """
+        gone = missing(*self._needs.get(name, ()))
+        if gone:
+            raise DependencyError(f"reward {name!r}", gone, extras_for(gone))
         factory = self.factory(name, location=f"{location}.use" if location else "")
         params = dict(params or {})
         problems = check_params(factory, params, location=location)
@@ -177,7 +230,8 @@ class Registry:
         doc = inspect.getdoc(target) or ""
         range_ = getattr(factory, "range", None)
         origin = self._lazy.get(name) or str(getattr(target, "__module__", "?"))
-        return RewardInfo(name, doc.split("\n\n")[0].replace("\n", " "), range_, tuple(param_infos(factory)), origin)
+        summary = doc.split("\n\n")[0].replace("\n", " ")
+        return RewardInfo(name, summary, range_, tuple(param_infos(factory)), origin, doc)
 
     # -- entry points ------------------------------------------------------------------------
     def _load_entry_points(self) -> None:
@@ -221,9 +275,14 @@ def param_infos(factory: Any) -> list[ParamInfo]:
     for p in params:
         default = preset.get(p.name, None if p.default is p.empty else p.default)
         annotation = hints.get(p.name, p.annotation)
-        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-        if text is inspect.Parameter.empty:
+        if annotation is inspect.Parameter.empty:
             text = "any"
+        elif isinstance(annotation, str):
+            text = annotation
+        elif typing.get_args(annotation):  # Literal['a', 'b'], list[str] | None: the whole type
+            text = str(annotation)
+        else:
+            text = getattr(annotation, "__name__", str(annotation))
         out.append(ParamInfo(p.name, str(text).replace("typing.", ""), default, p.default is p.empty and p.name not in preset))
     return out
 

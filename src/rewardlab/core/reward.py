@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from rewardlab._lazy import dependency_error
 from rewardlab.core.numbers import json_float
 from rewardlab.core.result import ErrorKind, RewardResult, Status
 from rewardlab.core.sample import JSON, Sample, content_hash
@@ -227,7 +228,10 @@ def crash_result(exc: BaseException) -> RewardResult:
     if isinstance(exc, TimeoutError):
         return RewardResult.failure(ErrorKind.TIMEOUT, str(exc) or "timed out")
     if isinstance(exc, ImportError):
-        return RewardResult.failure(ErrorKind.DEPENDENCY, f"{exc}; install the extra that provides it")
+        missing_extra = dependency_error(exc, "this reward")
+        if missing_extra is not None:
+            return RewardResult.failure(ErrorKind.DEPENDENCY, str(missing_extra))
+        return RewardResult.failure(ErrorKind.DEPENDENCY, f"{exc}; install the package that provides it")
     return RewardResult.failure(ErrorKind.CRASH, f"{type(exc).__name__}: {exc}")
 
 

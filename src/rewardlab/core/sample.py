@@ -231,7 +231,12 @@ def _check_text(
     column = mapping[name]
     if name not in values:
         if required:
-            raise _field_error(f"missing field {column!r}", column, where)
+            hint = (
+                f"; if another column holds it, map it: fields={{{name!r}: 'completion'}} in Python, "
+                f"--{name}-field COLUMN on the command line"
+                if column == name else ""
+            )
+            raise _field_error(f"missing field {column!r}{hint}", column, where)
         return
     value = values[name]
     if isinstance(value, str):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.core import RewardResult
 from rewardlab.errors import InputError
 from rewardlab.evaluate.calibration import ece
@@ -57,6 +58,7 @@ def _score(item: RewardResult | float | None) -> float | None:
 def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     if len(set(a.tolist()) | set(b.tolist())) < 2:
         return None  # one class only: chance agreement is 1 and kappa is 0/0
+    require("sklearn", needed_by="judge agreement (Cohen's kappa)", extra="select")
     from sklearn.metrics import cohen_kappa_score
 
     value = float(cohen_kappa_score(a, b))
@@ -94,6 +96,7 @@ def judge_vs_judge(first: Scores, second: Scores, *, threshold: float = 0.5) -> 
     va, vb = (a >= threshold).astype(int), (b >= threshold).astype(int)
     spearman: float | None = None
     if len(pairs) > 1 and np.ptp(a) > 0 and np.ptp(b) > 0:
+        require("scipy", needed_by="judge agreement (Spearman)")
         from scipy.stats import spearmanr
 
         spearman = float(spearmanr(a, b).statistic)

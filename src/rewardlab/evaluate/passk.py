@@ -24,6 +24,7 @@ from typing import Literal
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, same_length
 
@@ -53,6 +54,7 @@ def pass_at_k_many(n: Numbers, c: Numbers, k: int) -> np.ndarray:
     C(n−c, k)/C(n, k) is computed in log space with `scipy.special.gammaln`, so a million
     problems take milliseconds instead of a Python loop; agrees with the product form to ~1e-12.
     """
+    require("scipy", needed_by="pass@k")
     from scipy.special import gammaln
 
     n_arr = np.asarray(n, dtype=float)

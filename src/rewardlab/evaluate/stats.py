@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab._lazy import require
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
@@ -136,7 +137,7 @@ def bootstrap_ci(
     Raises:
         InputError: empty or non-finite input.
     """
-    from scipy import stats
+    stats = require("scipy.stats", needed_by="rewardlab.evaluate statistics")
 
     if clusters is not None:
         if statistic is not np.mean:
@@ -284,7 +285,7 @@ def mcnemar_exact(correct_a: Numbers, correct_b: Numbers) -> float:
     each discordant item is a fair coin, so p = two-sided binomial test of b01 out of b01 + b10
     (McNemar 1947; exact form as in statsmodels `mcnemar(exact=True)`).
     """
-    from scipy import stats
+    stats = require("scipy.stats", needed_by="rewardlab.evaluate statistics")
 
     x = as_binary(correct_a, "correct_a", where="mcnemar_exact")
     y = as_binary(correct_b, "correct_b", where="mcnemar_exact")
@@ -344,7 +345,7 @@ def compare_paired(
 
 
 def _correlation(name: str, a: Numbers, b: Numbers) -> tuple[float, float]:
-    from scipy import stats
+    stats = require("scipy.stats", needed_by="rewardlab.evaluate statistics")
 
     x = as_1d(a, "a", where=name)
     y = as_1d(b, "b", where=name)

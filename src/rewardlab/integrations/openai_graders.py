@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rewardlab._lazy import require
 from rewardlab.errors import InputError, SpecError, SpecProblem
 
 __all__ = ["SUPPORTED", "grader_to_spec", "import_grader", "spec_to_toml"]
@@ -142,6 +143,7 @@ def grader_to_spec(
 
 def spec_to_toml(spec: Mapping[str, Any]) -> str:
     """TOML text of a spec dict (multi-line strings kept readable)."""
+    require("tomli_w", needed_by="writing an imported grader's spec")
     import tomli_w
 
     return tomli_w.dumps(dict(spec), multiline_strings=True)

@@ -18,6 +18,7 @@ Output: one row per input row, in order: the input's own fields, then
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 import re
@@ -25,10 +26,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import orjson
 
+from rewardlab._lazy import require
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 
@@ -45,6 +47,8 @@ _MAX_RAW = 1000  # characters of a malformed line kept in the output
 
 def detect_format(path: Path) -> Format:
     """The format of a data path, from its suffix (a directory is a saved `datasets` dataset)."""
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
     if path.is_dir():
         return "hf"
     suffix = path.suffix.lower()
@@ -62,24 +66,71 @@ def count_rows(path: Path, fmt: Format | None = None) -> int | None:
         with path.open("rb") as f:
             return sum(1 for line in f if line.strip())
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        return int(pq.ParquetFile(path).metadata.num_rows)
+        return int(_parquet_file(path).metadata.num_rows)
     return None
 
 
-def iter_raw_rows(path: str | Path, fmt: Format | None = None) -> Iterator[RawRow]:
-    """Rows of a data file as `(line, raw)`; JSONL lines are not parsed here."""
+def iter_raw_rows(path: str | Path, fmt: Format | None = None, *, encoding: str | None = None) -> Iterator[RawRow]:
+    """Rows of a data file as `(line, raw)`; JSONL lines are not parsed here.
+
+    `encoding` is the text encoding of a JSONL file; None reads UTF-8, or what a byte-order
+    mark at the start says (UTF-8 with BOM, UTF-16, UTF-32). A line whose bytes are not valid
+    in the encoding is an `InputError` row naming the line, never decoded with replacement
+    characters.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", source=str(path))
     fmt = fmt or detect_format(path)
     if fmt == "jsonl":
-        yield from _iter_jsonl(path)
+        yield from _iter_jsonl(path, encoding)
     elif fmt == "parquet":
         yield from _iter_parquet(path)
     else:
         yield from _iter_hf(path)
+
+
+_BOMS = (  # longest first: the UTF-32 LE mark begins with the UTF-16 LE one
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# bytes that `errors="surrogateescape"` could not decode come out as U+DC80..U+DCFF
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+def text_encoding(path: Path, encoding: str | None = None) -> str:
+    """The encoding to read `path` with: `encoding` if given (UTF-8 also strips a BOM),
+    else the one its byte-order mark names, else UTF-8."""
+    if encoding is not None:
+        try:
+            name = codecs.lookup(encoding).name
+        except LookupError:
+            raise InputError(f"unknown encoding {encoding!r} (e.g. utf-8, utf-16, latin-1, cp1252)", source=str(path)) from None
+        return "utf-8-sig" if name == "utf-8" else name
+    with path.open("rb") as f:
+        head = f.read(4)
+    return next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8")
+
+
+def _iter_jsonl(path: Path, encoding: str | None = None) -> Iterator[RawRow]:
+    used = text_encoding(path, encoding)
+    with path.open("r", encoding=used, errors="surrogateescape") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            bad = None if line.isascii() else _UNDECODABLE.search(line)
+            if bad is None:
+                yield number, line
+                continue
+            byte = ord(bad.group()) - 0xDC00
+            yield number, InputError(
+                f"bytes that are not valid {used.removesuffix('-sig')} (0x{byte:02x} at character {bad.start() + 1}); "
+                "pass the file's encoding (`--encoding latin-1`, `encoding=` in Python) or fix the line",
+                source=str(path), line=number,
+            )
 
 
 @contextmanager
@@ -136,29 +187,38 @@ def read_objects(path: str | Path, on_error: Callable[[InputError], None] | None
     return rows
 
 
-def _iter_jsonl(path: Path) -> Iterator[RawRow]:
-    with path.open("r", encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                yield number, line
+def _parquet_file(path: Path) -> Any:
+    """`pyarrow.parquet.ParquetFile(path)`, or an `InputError` saying the file is not Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})", source=str(path)) from exc
 
 
 def _iter_parquet(path: Path) -> Iterator[RawRow]:
-    import pyarrow.parquet as pq
+    import pyarrow as pa
 
     number = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
-        for row in batch.to_pylist():
-            number += 1
-            yield number, row
+    try:
+        for batch in _parquet_file(path).iter_batches(batch_size=4096):
+            for row in batch.to_pylist():
+                number += 1
+                yield number, row
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"Parquet data cannot be read after row {number} ({exc})", source=str(path)) from exc
 
 
 def _iter_hf(path: Path) -> Iterator[RawRow]:
+    if not any(path.iterdir()):
+        raise InputError("an empty folder; give a .jsonl or .parquet file, or a folder written by `datasets`' save_to_disk", source=str(path))
+    load_from_disk = require("datasets", needed_by=f"reading the saved dataset {path}").load_from_disk
     try:
-        from datasets import load_from_disk
-    except ImportError as exc:
-        raise InputError("reading a saved dataset needs `pip install rewardlab[hf]`", source=str(path)) from exc
-    dataset = load_from_disk(str(path))
+        dataset = load_from_disk(str(path))
+    except FileNotFoundError as exc:  # what `datasets` raises for a folder it did not write
+        raise InputError(f"not a saved `datasets` dataset ({exc}); give a .jsonl or .parquet file", source=str(path)) from exc
     if hasattr(dataset, "keys"):  # a DatasetDict: take the only split, or refuse
         splits = list(dataset.keys())
         if len(splits) != 1:
@@ -382,12 +442,23 @@ class RowWriter:
 
     def __init__(self, path: str | Path, *, batch_rows: int = 8192):
         self.path = Path(path)
+        if self.path.is_dir():
+            raise InputError("is a folder; name the output file in it (e.g. `-o DIR/scored.jsonl`)", source=str(path))
         suffix = self.path.suffix.lower()
         if suffix not in (".jsonl", ".json", ".ndjson", ".parquet", ".pq"):
             raise InputError("output must end in .jsonl or .parquet", source=str(path))
         self.parquet = suffix in (".parquet", ".pq")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = None if self.parquet else self.path.open("wb")
+        self._file: IO[bytes] | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Parquet opens its file at the first flush: open it now, so an unwritable place
+            # fails before any row is scored
+            self._file = self.path.open("ab" if self.parquet else "wb")
+        except OSError as exc:
+            raise InputError(f"cannot write the output here: {exc.strerror or exc}", source=str(path)) from exc
+        if self.parquet:
+            self._file.close()
+            self._file = None
         self._buffer: list[dict[str, Any]] = []
         self._batch_rows = batch_rows
         self._writer: Any = None

@@ -23,6 +23,8 @@ class ScoreFileOptions:
     workers: int | None = None  # None: all cores
     timeout: float | None = 60.0
     fields: Mapping[str, str] | None = None
+    # Text encoding of a JSONL input; None: UTF-8, or what a byte-order mark at its start names
+    encoding: str | None = None
     keep_input: bool = True
     strict: bool = False
     chunk_size: int | None = None  # rows per message to a worker; None adapts to ~50 ms of work

@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rewardlab._lazy import require
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes, Observation
 from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
@@ -34,8 +35,12 @@ __all__ = ["RayExecutor", "ensure_ray"]
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> Any:
-    """Connect to Ray (``address``) or start a local one; returns the `ray` module."""
-    import ray
+    """Connect to Ray (``address``) or start a local one; returns the `ray` module.
+
+    Raises:
+        DependencyError: Ray is not installed (the `ray` extra).
+    """
+    ray = require("ray", needed_by="the Ray backend")
 
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}

@@ -139,7 +139,7 @@ def score_file_resumable(
     if progress is not None and done:
         progress(len(done))
     keys = executor_group_keys(executor)
-    rows: Iterable[RawRow] = iter_raw_rows(input_path)
+    rows: Iterable[RawRow] = iter_raw_rows(input_path, encoding=opts.encoding)
     if opts.limit is not None and not keys:
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()

@@ -42,12 +42,13 @@ SpecLike = str | Path | dict[str, JSON] | Reward
 MODEL_CHUNK_ROWS = 1024
 
 
-def as_sample(value: Sample | Mapping[str, JSON], index: int) -> Sample | RewardResult:
-    """A Sample from a Sample or dict; an `invalid_input` result naming the index otherwise."""
+def as_sample(value: Sample | Mapping[str, JSON], index: int, fields: Mapping[str, str] | None = None) -> Sample | RewardResult:
+    """A Sample from a Sample or dict (its columns mapped by `fields`, as `Sample.from_dict`
+    does); an `invalid_input` result naming the index otherwise."""
     if isinstance(value, Sample):
         return value
     try:
-        return Sample.from_dict(value, source="samples", line=index)
+        return Sample.from_dict(value, fields=fields, source="samples", line=index)
     except InputError as exc:
         return RewardResult.failure(ErrorKind.INVALID_INPUT, str(exc))
 
@@ -58,17 +59,21 @@ def score(
     *,
     workers: int = 0,
     timeout: float | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> list[RewardResult]:
     """Score samples with a reward spec; one stamped result per sample, in order.
 
     Args:
-        spec: a path to a TOML spec, TOML text, a dict, or a built Reward.
+        spec: a path to a TOML spec, TOML text, a dict, a built Reward, or the registered
+            name of one reward (`"math.answer"`, with its default parameters).
         samples: `Sample`s or dicts with the same field names. A malformed dict gets an
             `error/invalid_input` result; the others are still scored.
         workers: worker processes; 0 (default) scores in this process. With `timeout` set,
             at least one worker is used so a hung sample can be killed. A model reward
             (`batches_in_process`) is always scored here, in its own batches.
         timeout: seconds a sample may take before it gets `error/timeout`.
+        fields: maps Sample field names to the dicts' keys, as `--response-field` and
+            `--field` do on the command line: `{"response": "completion", "reference": "answer"}`.
 
     Examples:
         >>> import rewardlab
@@ -81,10 +86,13 @@ def score(
         ... '''
         >>> [r.score for r in rewardlab.score(spec, [{"response": "Paris", "reference": "paris"}])]
         [1.0]
+        >>> rows = [{"completion": "Paris", "answer": "paris"}]
+        >>> [r.score for r in rewardlab.score("text.exact", rows, fields={"response": "completion", "reference": "answer"})]
+        [1.0]
     """
     reward = build(spec)
     stamp_hash = core_spec_hash(reward)
-    prepared = [as_sample(s, i) for i, s in enumerate(samples, start=1)]
+    prepared = [as_sample(s, i, fields) for i, s in enumerate(samples, start=1)]
     if timeout is not None and workers == 0:
         workers = 1
     if workers == 0 or batches_in_process(reward):  # a model reward batches its one loaded copy here
@@ -174,7 +182,7 @@ def _stream_file(
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
     job = RowScorer(reward, str(input_path), core_spec_hash(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
-    rows: Iterable[Any] = iter_raw_rows(input_path, fmt)
+    rows: Iterable[Any] = iter_raw_rows(input_path, fmt, encoding=opts.encoding)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
     if opts.explode:
@@ -229,7 +237,7 @@ def _score_file_by_groups(
     started = time.perf_counter()
     source = str(input_path)
     ordinals, prepared = [], []
-    for ordinal, raw_row in enumerate(iter_raw_rows(input_path)):
+    for ordinal, raw_row in enumerate(iter_raw_rows(input_path, encoding=opts.encoding)):
         for one in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
             ordinals.append(ordinal)
             prepared.append(prepare_row(one, source, opts.fields, opts.keep_input))

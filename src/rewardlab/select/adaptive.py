@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.errors import ArrayError
 from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
@@ -65,6 +66,7 @@ def fit_calibrator(
         min_examples: depths with fewer examples are pooled with the depth before (when even
             the first depth has fewer, one map is fitted on every prefix of every depth).
     """
+    require("sklearn", needed_by="PRM calibration", extra="select")
     from sklearn.isotonic import IsotonicRegression
 
     by_depth: dict[int, tuple[list[float], list[float]]] = {}
@@ -149,6 +151,7 @@ def rejection_threshold(
 
 def beta_stop_confidence(top: int, second: int) -> float:
     """P(p1 > p2) under Beta(top + 1, second + 1): Adaptive-Consistency's stopping statistic."""
+    require("scipy", needed_by="adaptive budgets", extra="select")
     from scipy.special import betainc
 
     return float(1.0 - betainc(top + 1, second + 1, 0.5))

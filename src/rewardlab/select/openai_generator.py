@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rewardlab._lazy import require
 from rewardlab.errors import GenerationError
 from rewardlab.select.generate import Problem, Step
 
@@ -61,6 +62,7 @@ class OpenAIStepGenerator:
         answer: Callable[[str], str | None] = _math_answer, api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 60.0, retries: int = 3, backoff: float = 0.5,
     ):
+        require("httpx", needed_by="the OpenAI-compatible generator", extra="select")
         import httpx
 
         if not base_url.startswith(("http://", "https://")):

@@ -6,6 +6,7 @@ import gc
 from collections.abc import Sequence
 from pathlib import Path
 
+from rewardlab._lazy import require
 from rewardlab.core import Reward
 from rewardlab.errors import UsageError
 from rewardlab.serve.settings import ServeSettings
@@ -64,6 +65,7 @@ def run_server(
             X-Forwarded-For and X-Forwarded-Proto headers are believed; None: no proxy, the
             socket peer is the client (what --openrlhf-trusted-network checks).
     """
+    require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
 
     from rewardlab.serve.app import create_app

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from rewardlab._lazy import require
 from rewardlab.core import JSON, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 
@@ -92,6 +93,7 @@ def _unbounded(results: Sequence[RewardResult]) -> bool:
 
 def _auroc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
     """Mann-Whitney AUROC: P(score of a positive > score of a negative), ties half."""
+    require("scipy", needed_by="the cross-check's AUROC")
     from scipy.stats import rankdata
 
     pos = int(sum(positive))
@@ -119,6 +121,7 @@ def _pairwise_within_groups(scores: Sequence[float], positive: Sequence[bool], g
 def ranking_check(results_a: Sequence[RewardResult], results_b: Sequence[RewardResult], samples: Sequence[Sample],
                   *, names: tuple[str, str], threshold: float) -> dict[str, JSON]:
     """Ranking agreement when a side is unbounded (see the module docstring)."""
+    require("scipy", needed_by="the cross-check's rank agreement")
     from scipy import stats
 
     both = [i for i, (a, b) in enumerate(zip(results_a, results_b, strict=True)) if a.score is not None and b.score is not None]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.core import JSON, RewardResult, Sample
 from rewardlab.errors import InputError
 
@@ -123,6 +124,7 @@ def rollout_diagnostics(
     lows = np.asarray([max(v) <= lo + tol for v in groups.values()])
     rho = None
     if scores.size >= 2 and np.std(scores) > 0 and np.std(lengths) > 0:
+        require("scipy", needed_by="the rollout diagnostics")
         from scipy import stats
 
         rho = _finite_or_none(stats.spearmanr(scores, lengths).statistic)

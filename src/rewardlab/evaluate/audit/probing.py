@@ -32,6 +32,7 @@ from typing import Literal
 
 import numpy as np
 
+from rewardlab._lazy import require
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status
 from rewardlab.errors import RunnerError
 from rewardlab.evaluate.audit.answers import (
@@ -113,6 +114,7 @@ def _broke(delta: float, expect: Check, tol: float) -> bool:
 
 def _significant(deltas: np.ndarray, expect: Check, scale: float, opts: ProbeOptions, n_tests: int) -> tuple[bool, float | None]:
     """Continuous rewards: is the effect beyond noise? Returns (broke the expectation, p)."""
+    require("scipy", needed_by="the probes' significance test")
     from scipy import stats
 
     threshold = opts.min_effect * scale

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab._lazy import require
 from rewardlab._version import __version__
 from rewardlab.core import JSON
 
@@ -93,6 +94,7 @@ def new_figure(width: float = 5.0, height: float = 3.6) -> tuple[Any, Any]:
     """A figure and its axes, drawn off-screen: a bare `matplotlib.figure.Figure` renders with
     the Agg canvas, so neither pyplot's global state nor the caller's backend (a notebook's
     inline one) is touched."""
+    require("matplotlib", needed_by="the report's plots")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=100)
@@ -281,6 +283,7 @@ class Report:
 
     def html(self) -> str:
         """The self-contained HTML page (autoescaped; no external resources)."""
+        require("jinja2", needed_by="the HTML report")
         import jinja2
 
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)

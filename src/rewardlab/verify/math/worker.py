@@ -40,7 +40,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from rewardlab.errors import ConfigError, WorkerCrashed
+from rewardlab._lazy import extras_for, missing
+from rewardlab.errors import ConfigError, DependencyError, WorkerCrashed
 
 __all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
 
@@ -87,6 +88,18 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
             raise WorkerCrashed("sympy worker exited")
         buf += chunk
     return bytes(buf)
+
+
+# What the worker imports (symbolic.py); missing, it would die on start with a traceback.
+_DEPENDENCIES = ("sympy", "latex2sympy2_extended")
+
+
+def _check_dependencies() -> None:
+    """Raise `DependencyError` (kind `dependency` in results) when the worker could not import
+    what it needs, before a process is launched to find out."""
+    gone = missing(*_DEPENDENCIES)
+    if gone:
+        raise DependencyError("the maths verifier's symbolic step", gone, extras_for(gone))
 
 
 class _Worker:
@@ -223,6 +236,7 @@ class SympyPool:
             raise
 
     def _launch(self) -> _Worker:
+        _check_dependencies()
         worker = _Worker()
         with self._cond:
             self.launched += 1
@@ -250,7 +264,7 @@ class SympyPool:
             self._alive += 1
         try:
             worker = self._launch()
-        except OSError:
+        except (OSError, DependencyError):
             with self._cond:  # the next call launches one itself and reports the failure
                 self._alive -= 1
             return
