@@ -6,8 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from reward_logs import ROWS, SPEC, assert_step, histogram_values, offline_runs, tensorboard_steps, wandb_history
 
+from reward_logs import (
+    ROWS,
+    SPEC,
+    assert_step,
+    histogram_values,
+    offline_runs,
+    tensorboard_steps,
+    wandb_history,
+)
 from rewardlab.cli.main import main
 
 pytest.importorskip("tensorboard")

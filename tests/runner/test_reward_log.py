@@ -9,6 +9,8 @@ import sys
 import threading
 
 import pytest
+
+import rewardlab
 from reward_logs import (
     EXPECTED,
     ROWS,
@@ -19,12 +21,16 @@ from reward_logs import (
     tensorboard_steps,
     wandb_history,
 )
-
-import rewardlab
 from rewardlab.core import RewardResult
 from rewardlab.errors import ConfigError, UsageError
 from rewardlab.runner import ScoreFileOptions, score_file
-from rewardlab.runner.reward_log import BatchStats, RowBuffer, TensorBoardLogger, WandbLogger, open_logger
+from rewardlab.runner.reward_log import (
+    BatchStats,
+    RowBuffer,
+    TensorBoardLogger,
+    WandbLogger,
+    open_logger,
+)
 
 pytest.importorskip("tensorboard")
 
