@@ -24,6 +24,7 @@ SERVER = (
     Flag("cache_max_rows"),
     Flag("ray_address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     Flag("log_level"),
+    Flag("log", help="Log reward statistics per computed batch to tensorboard:DIR or wandb:PROJECT (needs the log extra)."),
 )
 
 # ServeSettings fields offered on the command line; defaults and help come from the fields.

@@ -47,6 +47,7 @@ def run_server(
     cache_max_rows: int = DEFAULT_MAX_ROWS,
     ray_address: str | None = None,
     log_level: str = "info",
+    log: str | None = None,
 ) -> None:
     """Build the rewards and the cache, then run uvicorn until interrupted.
 
@@ -59,6 +60,8 @@ def run_server(
         cache_max_rows: cached results kept (the least recently used are evicted).
         ray_address: Ray cluster to join with the ray backend; None: start a local one.
         log_level: uvicorn's log level.
+        log: log reward statistics per computed batch to tensorboard:DIR or wandb:PROJECT
+            (`rewardlab.runner.reward_log`; pip install 'rewardlab[log]').
     """
     import uvicorn
 
@@ -69,8 +72,11 @@ def run_server(
         from rewardlab.runner.ray import ensure_ray
 
         ensure_ray(ray_address)
+    from rewardlab.runner.reward_log import open_logger
+
+    logger = open_logger(log) if log is not None else None
     cache = ResultStore(cache_path, max_rows=cache_max_rows) if cache_path is not None else None
-    app = create_app(rewards, cache, settings)
+    app = create_app(rewards, cache, settings, logger=logger)
     # Everything loaded so far (modules, the app, the rewards) lives as long as the server:
     # move it out of the cyclic GC's reach, so full collections triggered by the short-lived
     # request objects do not walk it again and again (bench/RESULTS.md, "Result-cache layout
@@ -82,3 +88,5 @@ def run_server(
     finally:
         if cache is not None:
             cache.close()
+        if logger is not None:
+            logger.close()
