@@ -147,3 +147,15 @@ def test_wandb_offline_run_holds_the_exact_values(tmp_path):
     assert second["reward/mean"] == 1.5 and second["reward/error_rate"] == 0.0
     assert first["reward/hist._type"] == "histogram" and sum(first["reward/hist.values"]) == 2
     assert sum(first["reward/exact/hist.values"]) == 2 and set(EXPECTED) <= set(first)
+
+
+def test_row_buffer_without_every_logs_each_call_as_a_step(tmp_path):
+    logger = TensorBoardLogger(tmp_path / "tb")
+    buffer = RowBuffer(logger, every=None)
+    buffer.add(_results())
+    buffer.add(_results()[:1])
+    buffer.flush()  # nothing left: no empty step
+    logger.close()
+    assert tensorboard_steps(tmp_path / "tb")["reward/rows"] == {0: 3.0, 1: 1.0}
+    with pytest.raises(ConfigError, match="log_every must be >= 1"):
+        RowBuffer(logger, every=0)

@@ -320,27 +320,30 @@ class RowBuffer:
 
     A scored file logs a step per `every` rows; callers that score a row at a time (verl's
     `compute_score`, OpenRLHF's `reward_func`) log a step per `every` calls, since a step of
-    one row says little. Thread-safe; `flush` logs what is left.
+    one row says little. With `every` None, each `add` call is one step (a trainer's batch).
+    Thread-safe; `flush` logs what is left.
 
     Raises:
         ConfigError: `every` < 1.
     """
 
-    def __init__(self, logger: RewardLogger, *, every: int = 1, prefix: str = "reward"):
-        if every < 1:
-            raise ConfigError(f"log_every must be >= 1 row, got {every}")
+    def __init__(self, logger: RewardLogger, *, every: int | None = 1, prefix: str = "reward"):
+        if every is not None and every < 1:
+            raise ConfigError(f"log_every must be >= 1 row (or None: a step per call), got {every}")
         self.logger, self.every, self.prefix = logger, every, prefix
         self._lock = threading.Lock()
         self._stats = BatchStats(prefix)
 
     def add(self, results: Iterable[RewardResult]) -> None:
-        """Count results; log a step each time `every` rows are gathered."""
+        """Count results; log a step each time `every` rows are gathered (or this call's rows)."""
         full = []
         with self._lock:
             for result in results:
                 self._stats.add(result)
-                if (step := self._take(self.every)) is not None:
+                if self.every is not None and (step := self._take(self.every)) is not None:
                     full.append(step)
+            if self.every is None and (step := self._take(1)) is not None:
+                full.append(step)
         for step in full:
             self.logger.log(step)
 
@@ -348,7 +351,7 @@ class RowBuffer:
         """Count one scored file row; log a step once `every` rows are gathered."""
         with self._lock:
             self._stats.add_row(row)
-            full = self._take(self.every)
+            full = self._take(self.every or 1)
         if full is not None:
             self.logger.log(full)
 
