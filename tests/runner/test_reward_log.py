@@ -159,3 +159,17 @@ def test_row_buffer_without_every_logs_each_call_as_a_step(tmp_path):
     assert tensorboard_steps(tmp_path / "tb")["reward/rows"] == {0: 3.0, 1: 1.0}
     with pytest.raises(ConfigError, match="log_every must be >= 1"):
         RowBuffer(logger, every=0)
+
+
+@pytest.mark.slow
+def test_wandb_logger_logs_into_a_run_it_is_given_and_leaves_it_open(tmp_path):
+    wandb = pytest.importorskip("wandb")
+    run = wandb.init(project="rewardlab-test", dir=str(tmp_path), mode="offline", reinit="create_new")
+    logger = WandbLogger(run=run)
+    logger.log(BatchStats.of(_results()))
+    logger.close()
+    run.log({"train/loss": 0.25})  # the trainer's run goes on
+    run.finish()
+    ours, trainers = wandb_history(offline_runs(tmp_path)[0])
+    assert_step(ours)
+    assert ours["rewardlab/step"] == 0 and trainers["train/loss"] == 0.25
