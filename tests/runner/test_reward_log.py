@@ -173,3 +173,16 @@ def test_wandb_logger_logs_into_a_run_it_is_given_and_leaves_it_open(tmp_path):
     ours, trainers = wandb_history(offline_runs(tmp_path)[0])
     assert_step(ours)
     assert ours["rewardlab/step"] == 0 and trainers["train/loss"] == 0.25
+
+
+def test_a_run_stopped_by_strict_still_logs_the_rows_it_scored(tmp_path):
+    from rewardlab.errors import InputError
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps(ROWS[1]) + "\n{not json\n" + json.dumps(ROWS[0]) + "\n")
+    logger = TensorBoardLogger(tmp_path / "tb")
+    with pytest.raises(InputError, match="--strict"):
+        score_file(SPEC, data, tmp_path / "out.jsonl", ScoreFileOptions(workers=0, strict=True, log_every=100), logger=logger)
+    logger.close()
+    steps = tensorboard_steps(tmp_path / "tb")
+    assert steps["reward/rows"] == {0: 2.0} and steps["reward/mean"] == {0: 1.5}

@@ -25,6 +25,7 @@ wandb's own, so ``WANDB_MODE=offline`` is honoured). `open_logger("tensorboard:D
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import Counter
@@ -33,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import numpy as np
-
 from rewardlab.core import RewardResult
 from rewardlab.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from rewardlab.runner.io import RowStats
 
 __all__ = [
@@ -78,7 +79,7 @@ class ColumnBatch:
     @property
     def mean(self) -> float | None:
         """Mean of the ok scores; None without any (never an error read as 0)."""
-        return float(np.mean(self.scores)) if self.scores else None
+        return math.fsum(self.scores) / len(self.scores) if self.scores else None
 
     @property
     def error_rate(self) -> float:
@@ -152,6 +153,8 @@ class BatchStats:
 
     def histograms(self) -> dict[str, np.ndarray]:
         """The ok scores of each column that has any, by ``<key>/hist``."""
+        import numpy as np  # not at import: `rewardlab --help` loads the runner without numpy
+
         return {f"{key}/hist": np.asarray(c.scores, dtype=np.float64) for key, c in self.columns().items() if c.scores}
 
 

@@ -151,17 +151,19 @@ def score_file_resumable(
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
     pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
-    for chunk in _prepared_chunks(pending, opts, source, keys):
-        out = _score_chunk(chunk, executor, log)
-        if opts.strict:
-            bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
-            if bad is not None:
-                raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
-        store.record_rows(run_id, out)
-        if progress is not None:
-            progress(len(out))
-    if log is not None:
-        log.flush()
+    try:
+        for chunk in _prepared_chunks(pending, opts, source, keys):
+            out = _score_chunk(chunk, executor, log)
+            if opts.strict:
+                bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
+                if bad is not None:
+                    raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
+            store.record_rows(run_id, out)
+            if progress is not None:
+                progress(len(out))
+    finally:  # an interrupted run still logs the rows it scored
+        if log is not None:
+            log.flush()
     summary = _write_output(store, run_id, output_path, spec_hash)
     summary.seconds = time.perf_counter() - started
     store.finish_run(run_id)

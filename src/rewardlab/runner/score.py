@@ -128,10 +128,11 @@ def score_file(
     opts = options or ScoreFileOptions()
     log = RowBuffer(logger, every=opts.log_every) if logger is not None else None
     if executor is None and not opts.resume and opts.backend == "local":
-        summary = _stream_file(build(spec), Path(input_path), output_path, opts, progress, on_total, log)
-        if log is not None:
-            log.flush()
-        return summary
+        try:
+            return _stream_file(build(spec), Path(input_path), output_path, opts, progress, on_total, log)
+        finally:  # a run that stops early still logs the rows it scored
+            if log is not None:
+                log.flush()
     if opts.explode:
         raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
     if executor is not None and spec_hash is None:
