@@ -48,6 +48,7 @@ else `extra_info["uid"]`, else the row's prompt (`extra_info["prompt"]` / `["que
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -198,8 +199,19 @@ def make_compute_score(
     return VerlScorer(spec, error_score=error_score, logger=logger, log_every=log_every)
 
 
-@lru_cache(maxsize=8)
+_BUILDING = threading.Lock()
+
+
 def _cached(spec: str, error_score: float | None, log: str | None = None, log_every: int = 256) -> VerlScorer:
+    """One scorer per configuration and process. verl calls `compute_score` from several threads
+    at once, and `lru_cache` does not hold the others back while the first builds: without the
+    lock each would build its own scorer, each with its own log file or W&B run."""
+    with _BUILDING:
+        return _build(spec, error_score, log, log_every)
+
+
+@lru_cache(maxsize=8)
+def _build(spec: str, error_score: float | None, log: str | None, log_every: int) -> VerlScorer:
     return VerlScorer(spec, error_score=error_score, logger=log, log_every=log_every)
 
 
