@@ -16,7 +16,7 @@ that route with the same two pure functions re-exported here, `samples_from_open
 Or point `--reward.remote_url` at this module's file and set `REWARDLAB_SPEC=/abs/reward.toml` and
 `REWARDLAB_ERROR_REWARD=0.0` (optionally `REWARDLAB_TOKENIZER=/path/to/tokenizer`, whose special
 tokens are then the ones removed, and `REWARDLAB_LOG=tensorboard:/abs/logdir` or `wandb:PROJECT`
-to log reward statistics every 256 samples); loaded that way, the module checks them at load time, so a
+to log reward statistics every `REWARDLAB_LOG_EVERY` samples, default 256); loaded that way, the module checks them at load time, so a
 missing one stops OpenRLHF at start-up instead of failing every reward call.
 
 The special tokens are removed from prompt and response before scoring (a correct answer
@@ -239,7 +239,11 @@ def _from_environment() -> OpenRLHFRewardFunc:
     except ValueError as exc:
         raise ConfigError(f"REWARDLAB_ERROR_REWARD={error!r} is not a number") from exc
     tokenizer = os.environ.get("REWARDLAB_TOKENIZER") or None
-    return OpenRLHFRewardFunc(spec, error_reward=error_reward, tokenizer=tokenizer, logger=os.environ.get("REWARDLAB_LOG") or None)
+    every = os.environ.get("REWARDLAB_LOG_EVERY") or "256"
+    if not every.isdigit() or int(every) < 1:
+        raise ConfigError(f"REWARDLAB_LOG_EVERY={every!r} is not a number of samples >= 1")
+    return OpenRLHFRewardFunc(spec, error_reward=error_reward, tokenizer=tokenizer, logger=os.environ.get("REWARDLAB_LOG") or None,
+                              log_every=int(every))  # fmt: skip
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
