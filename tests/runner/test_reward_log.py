@@ -186,3 +186,18 @@ def test_a_run_stopped_by_strict_still_logs_the_rows_it_scored(tmp_path):
     logger.close()
     steps = tensorboard_steps(tmp_path / "tb")
     assert steps["reward/rows"] == {0: 2.0} and steps["reward/mean"] == {0: 1.5}
+
+
+@pytest.mark.slow
+def test_wandb_mode_and_dir_set_after_wandb_started_are_honoured(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    first = WandbLogger("rewardlab-test", dir=tmp_path / "first", mode="offline")  # wandb sets itself up here
+    first.close()
+    monkeypatch.setenv("WANDB_MODE", "offline")  # set later: wandb itself would not read them again
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "later"))
+    logger = open_logger("wandb:rewardlab-test")
+    logger.log(BatchStats.of(_results()))
+    logger.close()
+    (run,) = offline_runs(tmp_path / "later")
+    (row,) = wandb_history(run)
+    assert_step(row)

@@ -26,13 +26,14 @@ wandb's own, so ``WANDB_MODE=offline`` is honoured). `open_logger("tensorboard:D
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from rewardlab.core import RewardResult
 from rewardlab.errors import ConfigError, UsageError
@@ -251,8 +252,8 @@ class WandbLogger:
 
     Args:
         project: the W&B project.
-        dir: where wandb keeps its files (default: wandb's, ``WANDB_DIR`` or ``./wandb``).
-        mode: ``online``, ``offline`` or ``disabled``; None leaves it to wandb (``WANDB_MODE``).
+        dir: where wandb keeps its files (None: ``WANDB_DIR``, else wandb's default ``./wandb``).
+        mode: ``online``, ``offline`` or ``disabled``; None: ``WANDB_MODE`` (wandb's default without).
         name: the run's name.
         config: recorded as the run's config (e.g. the spec hash).
         run: log into this run instead of starting one (a trainer's own); it is not finished
@@ -282,6 +283,10 @@ class WandbLogger:
         self._wandb = wandb
         self._own = run is None
         if run is None:
+            # WANDB_MODE and WANDB_DIR as they are now: wandb reads the environment once per
+            # process, when it first sets itself up, so a value set later would be ignored.
+            mode = mode or cast(Any, os.environ.get("WANDB_MODE") or None)
+            dir = dir or os.environ.get("WANDB_DIR") or None
             if dir is not None:
                 Path(dir).mkdir(parents=True, exist_ok=True)
             run = wandb.init(project=project, dir=None if dir is None else str(dir), mode=mode, name=name,
