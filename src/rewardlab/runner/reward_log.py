@@ -17,8 +17,8 @@ are over the rows that reached it. The server puts the served name first
 (``<name>/reward/mean``), since one server hosts several rewards.
 
 Backends: `TensorBoardLogger` (the `tensorboard` package's own event-file writer and summary
-protobufs; no TensorFlow or torch needed) and `WandbLogger` (`wandb.init`; the run's mode is
-wandb's own, so ``WANDB_MODE=offline`` is honoured). `open_logger("tensorboard:DIR")` and
+protobufs; no TensorFlow or torch needed) and `WandbLogger` (`wandb.init`; ``WANDB_MODE`` and
+``WANDB_DIR`` are read when its run starts, so ``WANDB_MODE=offline`` is honoured). `open_logger("tensorboard:DIR")` and
 `open_logger("wandb:PROJECT")` are the `--log` option of `rewardlab score` and
 `rewardlab serve`. Both backends are the `log` extra: ``pip install 'rewardlab[log]'``.
 """
