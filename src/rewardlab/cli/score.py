@@ -45,6 +45,7 @@ OPTIONS = (
     Flag("backend", help="local (worker processes) or ray."),
     Flag("ray_address", help="Ray cluster for --backend ray (default: start a local Ray)."),
     Flag("run_store", ("--cache",), help="Run store for --resume/--remote/--backend ray (default: $REWARDLAB_CACHE)."),
+    Flag("log_every", help="Rows per logged step with --log."),
 )
 
 
@@ -66,6 +67,7 @@ def score_command(
     ),
     remote: str | None = typer.Option(None, "--remote", help="Score on a reward server at URL; SPEC is then the served name or its spec file."),
     token: str | None = typer.Option(None, "--token", envvar="REWARDLAB_TOKEN", help="Bearer token for --remote."),
+    log: str | None = typer.Option(None, "--log", help="Log reward statistics every --log-every rows to tensorboard:DIR or wandb:PROJECT (needs the log extra)."),
     **settings: Any,
 ) -> None:
     """Score every row of INPUT with SPEC; every input row gets exactly one output row."""
@@ -85,19 +87,28 @@ def score_command(
         fields=_field_mapping(prompt_field, response_field, reference_field, field) or None,
         explode=tuple(f for item in explode for f in item.split(",") if f),
     )
-    executor, served_hash = None, None
+    if values["log_every"] < 1:
+        raise UsageError("--log-every must be >= 1")
+    executor, served_hash, logger = None, None, None
     if remote is not None:  # the server computes; this process records the run
         from rewardlab.serve.remote import RemoteExecutor
 
         executor, served_hash = RemoteExecutor.for_spec(remote, spec, token=token)
     try:
+        if log is not None:
+            from rewardlab.runner.reward_log import open_logger
+
+            logger = open_logger(log)
         with progress_bar(progress, f"scoring {input.name}") as (advance, set_total):
             summary = score_file(
-                spec, input, out, options, executor=executor, spec_hash=served_hash, progress=advance, on_total=set_total
+                spec, input, out, options, executor=executor, spec_hash=served_hash, progress=advance,
+                on_total=set_total, logger=logger,
             )
     finally:
         if executor is not None:
             executor.close()
+        if logger is not None:
+            logger.close()
     print_summary(summary)
     console.print(f"wrote {summary.rows} rows to {out}", markup=False, highlight=False)
     if summary_json is not None:

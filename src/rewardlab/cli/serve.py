@@ -25,6 +25,7 @@ SERVER = (
     Flag("ray_address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     Flag("log_level"),
     Flag("forwarded_allow_ips", help="Comma-separated reverse-proxy addresses whose X-Forwarded-For is believed (default: none; the socket peer is the client)."),
+    Flag("log", help="Log reward statistics per computed batch to tensorboard:DIR or wandb:PROJECT (needs the log extra)."),
 )
 
 # ServeSettings fields offered on the command line; defaults and help come from the fields.

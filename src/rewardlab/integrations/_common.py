@@ -7,6 +7,7 @@ per-component breakdown and never turning an error into a number silently.
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, Status
 from rewardlab.errors import GroupSplitError
+from rewardlab.runner.reward_log import RewardLogger, RowBuffer, open_logger
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 
@@ -117,3 +119,25 @@ def error_value(result: RewardResult, policy: float | None) -> float | None:
 
 def first_key(columns: Mapping[str, Any], candidates: Sequence[str]) -> str | None:
     return next((k for k in candidates if k in columns), None)
+
+
+def row_log(logger: RewardLogger | str | None, every: int | None) -> RowBuffer | None:
+    """Where an adapter's results are logged: a `RowBuffer` over `logger`, or None.
+
+    `logger` is a `RewardLogger` (the caller closes it; the adapter's `close` logs what is
+    left) or a ``--log`` string (``tensorboard:DIR``, ``wandb:PROJECT``), opened here and
+    flushed and closed when the process exits.
+    """
+    if logger is None:
+        return None
+    if not isinstance(logger, str):
+        return RowBuffer(logger, every=every)
+    opened = open_logger(logger)
+    buffer = RowBuffer(opened, every=every)
+    atexit.register(_close_log, buffer)
+    return buffer
+
+
+def _close_log(buffer: RowBuffer) -> None:
+    buffer.flush()
+    buffer.logger.close()

@@ -15,7 +15,8 @@ that route with the same two pure functions re-exported here, `samples_from_open
 
 Or point `--reward.remote_url` at this module's file and set `REWARDLAB_SPEC=/abs/reward.toml` and
 `REWARDLAB_ERROR_REWARD=0.0` (optionally `REWARDLAB_TOKENIZER=/path/to/tokenizer`, whose special
-tokens are then the ones removed); loaded that way, the module checks them at load time, so a
+tokens are then the ones removed, and `REWARDLAB_LOG=tensorboard:/abs/logdir` or `wandb:PROJECT`
+to log reward statistics every `REWARDLAB_LOG_EVERY` samples, default 256); loaded that way, the module checks them at load time, so a
 missing one stops OpenRLHF at start-up instead of failing every reward call.
 
 The special tokens are removed from prompt and response before scoring (a correct answer
@@ -49,7 +50,14 @@ from typing import Any
 from rewardlab.core import Reward, Sample, group_keys
 from rewardlab.core.columns import component_names
 from rewardlab.errors import ConfigError, GroupSplitError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward, layout_groups, with_groups
+from rewardlab.integrations._common import (
+    SpecLike,
+    build_reward,
+    layout_groups,
+    row_log,
+    with_groups,
+)
+from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
@@ -87,8 +95,10 @@ def get_reward_mapping(
     error_reward: float,
     special_tokens: Sequence[str] = COMMON_SPECIAL_TOKENS,
     n_samples_per_prompt: int | None = None,
+    log: RowBuffer | None = None,
 ) -> dict[str, Any]:
-    """Answer one `/get_reward` JSON payload with `reward` (pure apart from scoring).
+    """Answer one `/get_reward` JSON payload with `reward` (pure apart from scoring; `log`
+    gathers the results for TensorBoard or W&B).
 
     For a group reward the payload must hold whole groups: blocks of `n_samples_per_prompt`
     samples of one prompt (None: runs of identical prompts; see the module doc).
@@ -105,7 +115,10 @@ def get_reward_mapping(
     )
     if group_keys(reward):
         samples = with_groups(samples, openrlhf_groups(samples, n_samples_per_prompt))
-    return openrlhf_reply(reward.score_batch(samples), error_reward=error_reward, components=component_names(reward))
+    results = reward.score_batch(samples)
+    if log is not None:
+        log.add(results)
+    return openrlhf_reply(results, error_reward=error_reward, components=component_names(reward))
 
 
 def openrlhf_groups(samples: Sequence[Sample], n_samples_per_prompt: int | None = None) -> list[str]:
@@ -140,6 +153,10 @@ class OpenRLHFRewardFunc:
         tokenizer: a tokenizer or its local path; its `all_special_tokens` replace the default.
         n_samples_per_prompt: for a group reward only: the samples per prompt in calls that
             hold whole groups (your own calls; OpenRLHF 0.11.2 sends one sample per call).
+        logger: also log reward statistics (component means, histograms, error rates) to
+            TensorBoard or W&B: a `RewardLogger`, or ``"tensorboard:DIR"`` / ``"wandb:PROJECT"``
+            (`rewardlab.runner.reward_log`; from the environment: ``REWARDLAB_LOG``).
+        log_every: samples per logged step (OpenRLHF sends one sample per call).
 
     Raises:
         RewardLabError: no `error_reward`, or both `special_tokens` and `tokenizer`.
@@ -154,6 +171,8 @@ class OpenRLHFRewardFunc:
         special_tokens: Sequence[str] | None = None,
         tokenizer: Any = None,
         n_samples_per_prompt: int | None = None,
+        logger: RewardLogger | str | None = None,
+        log_every: int = 256,
     ):
         if error_reward is None:
             raise RewardLabError(
@@ -173,13 +192,14 @@ class OpenRLHFRewardFunc:
             special_tokens_of(tokenizer) if tokenizer is not None else COMMON_SPECIAL_TOKENS
         )  # fmt: skip
         self.__name__ = "reward_func"
+        self.log = row_log(logger, log_every)
 
     def __call__(self, queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
         import torch
 
         payload = {"query": list(queries), "prompts": prompts, "labels": labels, "metas": kwargs.get("metas")}
         reply = get_reward_mapping(self.reward, payload, error_reward=self.error_reward, special_tokens=self.special_tokens,
-                                   n_samples_per_prompt=self.n_samples_per_prompt)  # fmt: skip
+                                   n_samples_per_prompt=self.n_samples_per_prompt, log=self.log)  # fmt: skip
         return {
             "rewards": torch.tensor(reply["rewards"], dtype=torch.float32),
             "scores": torch.tensor(reply["scores"], dtype=torch.float32),
@@ -194,10 +214,12 @@ def make_reward_func(
     special_tokens: Sequence[str] | None = None,
     tokenizer: Any = None,
     n_samples_per_prompt: int | None = None,
+    logger: RewardLogger | str | None = None,
+    log_every: int = 256,
 ) -> OpenRLHFRewardFunc:
     """An OpenRLHF `reward_func` for `spec` (see `OpenRLHFRewardFunc` for the options)."""
     return OpenRLHFRewardFunc(spec, error_reward=error_reward, special_tokens=special_tokens, tokenizer=tokenizer,
-                              n_samples_per_prompt=n_samples_per_prompt)  # fmt: skip
+                              n_samples_per_prompt=n_samples_per_prompt, logger=logger, log_every=log_every)  # fmt: skip
 
 
 _DEFAULT: OpenRLHFRewardFunc | None = None
@@ -217,7 +239,11 @@ def _from_environment() -> OpenRLHFRewardFunc:
     except ValueError as exc:
         raise ConfigError(f"REWARDLAB_ERROR_REWARD={error!r} is not a number") from exc
     tokenizer = os.environ.get("REWARDLAB_TOKENIZER") or None
-    return OpenRLHFRewardFunc(spec, error_reward=error_reward, tokenizer=tokenizer)
+    every = os.environ.get("REWARDLAB_LOG_EVERY") or "256"
+    if not every.isdigit() or int(every) < 1:
+        raise ConfigError(f"REWARDLAB_LOG_EVERY={every!r} is not a number of samples >= 1")
+    return OpenRLHFRewardFunc(spec, error_reward=error_reward, tokenizer=tokenizer, logger=os.environ.get("REWARDLAB_LOG") or None,
+                              log_every=int(every))  # fmt: skip
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, Any]:

@@ -59,9 +59,11 @@ from rewardlab.integrations._common import (
     build_reward,
     first_key,
     layout_groups,
+    row_log,
     unreferenced_components,
     with_groups,
 )
+from rewardlab.runner.reward_log import RewardLogger
 
 __all__ = [
     "REFERENCE_COLUMNS",
@@ -164,6 +166,10 @@ class TRLReward:
         num_generations: `GRPOConfig.num_generations`, for group rewards (see the module doc);
             None groups runs of identical prompts. TRL's evaluation groups by
             `num_generations_eval`: leave this None if the two differ.
+        logger: also log each call's reward statistics (component means, histograms, error
+            rates) to TensorBoard or W&B without TRL's own logging: a `RewardLogger`, or
+            ``"tensorboard:DIR"`` / ``"wandb:PROJECT"`` (`rewardlab.runner.reward_log`).
+        log_every: completions per logged step (None: each call is a step).
     """
 
     def __init__(
@@ -179,6 +185,8 @@ class TRLReward:
         timeout: float | None = None,
         name: str | None = None,
         num_generations: int | None = None,
+        logger: RewardLogger | str | None = None,
+        log_every: int | None = None,
     ):
         if not (on_error in ("skip", "raise") or isinstance(on_error, int | float)):
             raise ConfigError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
@@ -201,6 +209,7 @@ class TRLReward:
         self.__name__ = name or str(getattr(self.reward, "name", "rewardlab")).replace(" ", "_")
         self._pool: Any = None
         self.last_results: list[RewardResult] = []
+        self.log = row_log(logger, log_every)
 
     def __call__(
         self,
@@ -233,6 +242,8 @@ class TRLReward:
 
     def _finish(self, samples: list[Sample], results: list[RewardResult], columns: dict[str, Any]) -> list[float | None]:
         self.last_results = results
+        if self.log is not None:
+            self.log.add(results)
         unreferenced = [unreferenced_components(s, r) if r.status is Status.OK else [] for s, r in zip(samples, results, strict=True)]
         if any(unreferenced):
             self._warn_missing_reference(unreferenced)
@@ -300,7 +311,9 @@ class TRLReward:
                 log_extra(f"rewardlab/{name}", [_component_score(r, name) for r in results])
 
     def close(self) -> None:
-        """Stop the worker pool, if one was started."""
+        """Stop the worker pool, if one was started, and log the completions not logged yet."""
+        if self.log is not None:
+            self.log.flush()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -310,6 +323,7 @@ class TRLReward:
         state = dict(self.__dict__)
         state["_pool"] = None
         state["last_results"] = []
+        state["log"] = None  # a log file or run belongs to one process
         return state
 
     def __repr__(self) -> str:

@@ -48,6 +48,7 @@ else `extra_info["uid"]`, else the row's prompt (`extra_info["prompt"]` / `["que
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -55,7 +56,8 @@ from typing import Any
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys
 from rewardlab.core.columns import component_columns, component_names
 from rewardlab.errors import ConfigError, GroupSplitError, MappingError, RewardLabError
-from rewardlab.integrations._common import SpecLike, build_reward, with_groups
+from rewardlab.integrations._common import SpecLike, build_reward, row_log, with_groups
+from rewardlab.runner.reward_log import RewardLogger
 
 __all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl", "verl_groups"]
 
@@ -94,10 +96,21 @@ def verl_groups(samples: Sequence[Sample], extra_infos: Sequence[Mapping[str, JS
 
 
 class VerlScorer:
-    """`compute_score` for verl backed by a rewardlab Reward (see the module doc)."""
+    """`compute_score` for verl backed by a rewardlab Reward (see the module doc).
 
-    def __init__(self, spec: SpecLike, *, error_score: float | None = None):
+    Args:
+        spec: a TOML spec path or text, a dict, or a built Reward.
+        error_score: what an `error`/`skipped` result becomes (None: raise).
+        logger: also log reward statistics (component means, histograms, error rates) to
+            TensorBoard or W&B, without verl's own logging: a `RewardLogger`, or
+            ``"tensorboard:DIR"`` / ``"wandb:PROJECT"`` (`rewardlab.runner.reward_log`).
+        log_every: responses per logged step (verl calls `compute_score` once per response).
+    """
+
+    def __init__(self, spec: SpecLike, *, error_score: float | None = None, logger: RewardLogger | str | None = None,
+                 log_every: int = 256):  # fmt: skip
         self.reward: Reward = build_reward(spec)
+        self.log = row_log(logger, log_every)
         self.error_score = error_score
         self.components = component_names(self.reward)
         self.group_keys = group_keys(self.reward)
@@ -136,7 +149,7 @@ class VerlScorer:
                 "name=RewardlabBatchManager), which waits for each prompt's whole group"
             )
         sample = sample_from_verl(data_source, solution_str, ground_truth, extra_info)
-        return self.row(self.reward.score_batch([sample])[0])
+        return self._rows(self.reward.score_batch([sample]))[0]
 
     def batch(
         self,
@@ -166,17 +179,40 @@ class VerlScorer:
                     f"the reward groups by prompt and verl row {unprompted} has none; put the prompt in "
                     "extra_info['prompt'], or group by 'group' (group_by='group', filled from verl's uid)"
                 )
-        return [self.row(r) for r in self.reward.score_batch(samples)]
+        return self._rows(self.reward.score_batch(samples))
+
+    def _rows(self, results: list[RewardResult]) -> list[dict[str, float]]:
+        if self.log is not None:  # logged before `row` may raise: an error is counted, not lost
+            self.log.add(results)
+        return [self.row(r) for r in results]
+
+    def flush_log(self) -> None:
+        """Log the responses not logged yet (fewer than `log_every`)."""
+        if self.log is not None:
+            self.log.flush()
 
 
-def make_compute_score(spec: SpecLike, *, error_score: float | None = None) -> VerlScorer:
+def make_compute_score(
+    spec: SpecLike, *, error_score: float | None = None, logger: RewardLogger | str | None = None, log_every: int = 256
+) -> VerlScorer:
     """A verl `compute_score` for `spec`; its `.batch` method is the batched form."""
-    return VerlScorer(spec, error_score=error_score)
+    return VerlScorer(spec, error_score=error_score, logger=logger, log_every=log_every)
+
+
+_BUILDING = threading.Lock()
+
+
+def _cached(spec: str, error_score: float | None, log: str | None = None, log_every: int = 256) -> VerlScorer:
+    """One scorer per configuration and process. verl calls `compute_score` from several threads
+    at once, and `lru_cache` does not hold the others back while the first builds: without the
+    lock each would build its own scorer, each with its own log file or W&B run."""
+    with _BUILDING:
+        return _build(spec, error_score, log, log_every)
 
 
 @lru_cache(maxsize=8)
-def _cached(spec: str, error_score: float | None) -> VerlScorer:
-    return VerlScorer(spec, error_score=error_score)
+def _build(spec: str, error_score: float | None, log: str | None, log_every: int) -> VerlScorer:
+    return VerlScorer(spec, error_score=error_score, logger=log, log_every=log_every)
 
 
 def compute_score(
@@ -187,18 +223,22 @@ def compute_score(
     *,
     spec: str | None = None,
     error_score: float | None = None,
+    log: str | None = None,
+    log_every: int = 256,
     **kwargs: Any,
 ) -> dict[str, float]:
     """verl's `compute_score` with the spec given by `reward_kwargs` (`spec=/path/reward.toml`).
 
-    The spec is built once per process and cached.
+    The spec is built once per process and cached. `log` (``tensorboard:DIR`` or
+    ``wandb:PROJECT``, also a `reward_kwargs` entry) logs reward statistics every `log_every`
+    responses (`rewardlab.runner.reward_log`).
     """
     if spec is None:
         raise ConfigError(
             "rewardlab.integrations.verl.compute_score needs the spec: set "
             "+reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
         )
-    return _cached(spec, error_score)(data_source, solution_str, ground_truth, extra_info)
+    return _cached(spec, error_score, log, log_every)(data_source, solution_str, ground_truth, extra_info)
 
 
 def compute_score_batch(
@@ -209,6 +249,8 @@ def compute_score_batch(
     *,
     spec: str | None = None,
     error_score: float | None = None,
+    log: str | None = None,
+    log_every: int = 256,
     **kwargs: Any,
 ) -> list[dict[str, float]]:
     """Batched `compute_score`, the signature of the legacy `BatchRewardManager`.
@@ -224,6 +266,6 @@ def compute_score_batch(
         )
     if spec is None:
         raise ConfigError("compute_score_batch needs spec=/abs/path/reward.toml")
-    return _cached(spec, error_score).batch(data_sources, solution_strs, ground_truths, extra_infos)
+    return _cached(spec, error_score, log, log_every).batch(data_sources, solution_strs, ground_truths, extra_infos)
 
 

@@ -13,6 +13,7 @@ error policy are the `reward_kwargs` that `compute_score` takes:
     reward.reward_manager.name=RewardlabBatchManager
     +reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml
     +reward.custom_reward_function.reward_kwargs.error_score=0.0
+    +reward.custom_reward_function.reward_kwargs.log=tensorboard:/abs/logdir   # optional
 
 Each row's result is what `compute_score` returns for it (`rewardlab.integrations.verl`).
 
@@ -81,7 +82,9 @@ class RewardlabBatchManager(RewardManagerBase):
                 "RewardlabBatchManager needs the spec: set +reward.custom_reward_function.reward_kwargs.spec=/abs/path/reward.toml"
             )
         error_score = kwargs.get("error_score")
-        self.scorer = VerlScorer(str(kwargs["spec"]), error_score=None if error_score is None else float(error_score))
+        log, log_every = kwargs.get("log"), int(kwargs.get("log_every", 256))
+        self.scorer = VerlScorer(str(kwargs["spec"]), error_score=None if error_score is None else float(error_score),
+                                 logger=None if log is None else str(log), log_every=log_every)  # fmt: skip
         self.group_size = _checked_group_size(config, kwargs) if self.scorer.group_keys else None
         self.group_wait = float(kwargs.get("group_wait", GROUP_WAIT))
         self._pending: list[_Waiting] = []  # rows of this turn

@@ -38,3 +38,5 @@ class ScoreFileOptions:
     # One record is one transaction and, remotely, one request: 256 rows keep a request well
     # under the server's body limit and lose at most 256 rows of work to a crash.
     record_every: int = 256
+    # With a logger (`--log`): one TensorBoard/W&B step per this many rows.
+    log_every: int = 256

@@ -34,6 +34,7 @@ from rewardlab.runner.io import (
     score_prepared,
 )
 from rewardlab.runner.options import ScoreFileOptions
+from rewardlab.runner.reward_log import RowBuffer
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore
 
@@ -86,12 +87,15 @@ def _prepared_chunks(
         yield [prepared[i] for i in piece]
 
 
-def _score_chunk(prepared: Sequence[PreparedRow], executor: Executor) -> list[tuple[int, dict[str, Any]]]:
+def _score_chunk(prepared: Sequence[PreparedRow], executor: Executor, log: RowBuffer | None = None) -> list[tuple[int, dict[str, Any]]]:
     """Recorded payloads for a chunk: ``{"row": input fields, "result": RewardResult dict}``.
 
-    Bad rows are already `invalid_input` results naming file and line; the rest go out as one batch.
+    Bad rows are already `invalid_input` results naming file and line; the rest go out as one
+    batch. With `log`, the chunk's results are counted for the logged statistics.
     """
     results = score_prepared([item for _, _, item in prepared], executor.map)
+    if log is not None:
+        log.add(results)
     return [(number, {"row": row, "result": result.to_dict()}) for (number, row, _), result in zip(prepared, results, strict=True)]
 
 
@@ -106,6 +110,7 @@ def score_file_resumable(
     run_id: str | None = None,
     resume: bool = True,
     progress: Progress | None = None,
+    log: RowBuffer | None = None,
 ) -> tuple[RunSummary, str]:
     """Score a data file through `executor`, recording rows in `store` so the run can resume.
 
@@ -119,6 +124,8 @@ def score_file_resumable(
         run_id: the run to start or resume (default: `run_id_for` spec, input, output).
         resume: keep the rows a previous attempt of `run_id` recorded; ``False`` starts over.
         progress: called with the number of rows just recorded.
+        log: gathers the statistics of the rows scored now (not of resumed ones) and logs
+            them a step per `log.every` rows; flushed at the end.
 
     Returns:
         The run summary (over every row, resumed ones included) and the run id.
@@ -144,15 +151,19 @@ def score_file_resumable(
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
     pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
-    for chunk in _prepared_chunks(pending, opts, source, keys):
-        out = _score_chunk(chunk, executor)
-        if opts.strict:
-            bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
-            if bad is not None:
-                raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
-        store.record_rows(run_id, out)
-        if progress is not None:
-            progress(len(out))
+    try:
+        for chunk in _prepared_chunks(pending, opts, source, keys):
+            out = _score_chunk(chunk, executor, log)
+            if opts.strict:
+                bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
+                if bad is not None:
+                    raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
+            store.record_rows(run_id, out)
+            if progress is not None:
+                progress(len(out))
+    finally:  # an interrupted run still logs the rows it scored
+        if log is not None:
+            log.flush()
     summary = _write_output(store, run_id, output_path, spec_hash)
     summary.seconds = time.perf_counter() - started
     store.finish_run(run_id)

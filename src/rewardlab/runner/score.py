@@ -30,6 +30,7 @@ from rewardlab.runner.io import (
 )
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.pool import ProcessPool, WorkerPool, default_workers
+from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.runner.run import score_file_resumable
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore, default_cache_path
@@ -113,6 +114,7 @@ def score_file(
     spec_hash: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int | None], None] | None = None,
+    logger: RewardLogger | None = None,
 ) -> RunSummary:
     """Score every row of a data file and write one output row per input row.
 
@@ -131,14 +133,21 @@ def score_file(
         spec_hash: see `executor`.
         progress: called with the number of rows just written (for progress bars).
         on_total: called once with the number of input rows, when it is known.
+        logger: where each `options.log_every` rows' statistics go (TensorBoard, W&B:
+            `rewardlab.runner.reward_log`); the caller closes it.
 
     Raises:
         InputError: with `strict`, at the first row that cannot be read.
         UsageError: `explode` with a recorded run; `executor` without `spec_hash`.
     """
     opts = options or ScoreFileOptions()
+    log = RowBuffer(logger, every=opts.log_every) if logger is not None else None
     if executor is None and not opts.resume and opts.backend == "local":
-        return _stream_file(build(spec), Path(input_path), output_path, opts, progress, on_total)
+        try:
+            return _stream_file(build(spec), Path(input_path), output_path, opts, progress, on_total, log)
+        finally:  # a run that stops early still logs the rows it scored
+            if log is not None:
+                log.flush()
     if opts.explode:
         raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
     if executor is not None and spec_hash is None:
@@ -153,7 +162,7 @@ def score_file(
     store = RunStore(opts.run_store or default_cache_path())
     try:
         summary, _ = score_file_resumable(executor, input_path, output_path, store=store, spec_hash=str(spec_hash),
-                                          options=opts, run_id=opts.run_id, resume=opts.resume, progress=progress)  # fmt: skip
+                                          options=opts, run_id=opts.run_id, resume=opts.resume, progress=progress, log=log)  # fmt: skip
     finally:
         store.close()
         if own is not None:
@@ -168,6 +177,7 @@ def _stream_file(
     opts: ScoreFileOptions,
     progress: Callable[[int], None] | None,
     on_total: Callable[[int | None], None] | None,
+    log: RowBuffer | None = None,
 ) -> RunSummary:
     """`score_file` through the worker pool, rows in, output rows out, nothing recorded.
 
@@ -175,7 +185,7 @@ def _stream_file(
     `MODEL_CHUNK_ROWS` rows per `score_batch` call: worker processes would each load the weights
     and score one row at a time."""
     if group_keys(reward):
-        return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total)
+        return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total, log)
     fmt = detect_format(input_path)
     if on_total is not None:
         total = None if opts.explode else count_rows(input_path, fmt)
@@ -204,6 +214,8 @@ def _stream_file(
                 raise InputError(f"{error} (--strict stops at the first bad row)")
             writer.write(scored)
             summary.add(stats)
+            if log is not None:
+                log.add_row(stats)
             if progress is not None and summary.rows % 64 == 0:
                 progress(64)
     if progress is not None and summary.rows % 64:
@@ -229,6 +241,7 @@ def _score_file_by_groups(
     opts: ScoreFileOptions,
     progress: Callable[[int], None] | None,
     on_total: Callable[[int | None], None] | None,
+    log: RowBuffer | None = None,
 ) -> RunSummary:
     """`_stream_file` for a group reward: every row is read and decoded first, so each group is
     scored whole in the worker pool wherever its rows are in the file (`runner.groups`); the
@@ -260,6 +273,8 @@ def _score_file_by_groups(
             flat, stats = flatten(row, number, result, __version__, stamp)
             writer.write(flat)
             summary.add(stats)
+            if log is not None:
+                log.add_row(stats)
     if progress is not None:
         progress(summary.rows)
     summary.seconds = time.perf_counter() - started

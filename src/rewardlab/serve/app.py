@@ -43,6 +43,7 @@ from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
 from rewardlab.errors import InputError, SampleFieldError
 from rewardlab.runner.io import loads
+from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
@@ -201,6 +202,7 @@ def create_app(
     settings: ServeSettings | None = None,
     *,
     executor_factory: ExecutorFactory | None = None,
+    logger: RewardLogger | None = None,
 ) -> FastAPI:
     """The reward server as an ASGI app, with every dependency passed in.
 
@@ -209,6 +211,8 @@ def create_app(
         cache: result store shared by all rewards; ``None`` disables caching.
         settings: limits, batching, backend and auth (`ServeSettings()` by default).
         executor_factory: ``(name, reward) -> Executor`` to override the backend (tests, Ray).
+        logger: gets each computed batch's reward statistics (TensorBoard, W&B:
+            `rewardlab.runner.reward_log`); the caller closes it.
 
     Returns:
         A FastAPI app; ``app.state.service`` is its `RewardService` (close it with
@@ -221,7 +225,7 @@ def create_app(
         ['/v1/rewards', '/v1/rewards/{name}:score']
     """
     settings = settings or ServeSettings()
-    service = RewardService(rewards, cache, settings, executor_factory=executor_factory)
+    service = RewardService(rewards, cache, settings, executor_factory=executor_factory, logger=logger)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -36,6 +36,7 @@ from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys
 from rewardlab.errors import BackendError, Overloaded
 from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.runner.groups import units_of
+from rewardlab.runner.reward_log import BatchStats, RewardLogger
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
 from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
@@ -105,6 +106,9 @@ class Batcher:
         cache_write_delay: idle seconds before results are written to the cache.
         component_times: the observer of `reward`'s components (`Composite.observed`),
             drained into the component histograms after every batch.
+        reward_logger: gets each computed batch's statistics under ``<name>/reward``
+            (TensorBoard, W&B: `rewardlab.runner.reward_log`); cache hits are not computed
+            batches and are not logged again.
     """
 
     def __init__(
@@ -122,8 +126,10 @@ class Batcher:
         concurrency: int = 2,
         cache_write_delay: float = 0.05,
         component_times: ComponentTimes | None = None,
+        reward_logger: RewardLogger | None = None,
     ):
         self.name = name
+        self.reward_logger = reward_logger
         self.component_times = component_times
         self.reward = reward
         self.group_keys = group_keys(reward)
@@ -331,6 +337,8 @@ class Batcher:
         self.metrics.batch_size.labels(self.name).observe(len(batch))
         self.metrics.cache_misses.labels(self.name).inc(len(batch))
         self.metrics.observe_results(self.name, results)
+        if self.reward_logger is not None:
+            self.reward_logger.log(BatchStats.of(results, prefix=f"{self.name}/reward"))
         if self.component_times is not None:
             self.metrics.observe_component_times(self.name, self.component_times.drain())
         if self.cache is not None:

@@ -49,6 +49,7 @@ def run_server(
     ray_address: str | None = None,
     log_level: str = "info",
     forwarded_allow_ips: str | None = None,
+    log: str | None = None,
 ) -> None:
     """Build the rewards and the cache, then run uvicorn until interrupted.
 
@@ -64,6 +65,8 @@ def run_server(
         forwarded_allow_ips: comma-separated addresses of the reverse proxies whose
             X-Forwarded-For and X-Forwarded-Proto headers are believed; None: no proxy, the
             socket peer is the client (what --openrlhf-trusted-network checks).
+        log: log reward statistics per computed batch to tensorboard:DIR or wandb:PROJECT
+            (`rewardlab.runner.reward_log`; pip install 'rewardlab[log]').
     """
     require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
@@ -75,8 +78,11 @@ def run_server(
         from rewardlab.runner.ray import ensure_ray
 
         ensure_ray(ray_address)
+    from rewardlab.runner.reward_log import open_logger
+
+    logger = open_logger(log) if log is not None else None
     cache = ResultStore(cache_path, max_rows=cache_max_rows) if cache_path is not None else None
-    app = create_app(rewards, cache, settings)
+    app = create_app(rewards, cache, settings, logger=logger)
     # Everything loaded so far (modules, the app, the rewards) lives as long as the server:
     # move it out of the cyclic GC's reach, so full collections triggered by the short-lived
     # request objects do not walk it again and again (bench/RESULTS.md, "Result-cache layout
@@ -91,3 +97,5 @@ def run_server(
     finally:
         if cache is not None:
             cache.close()
+        if logger is not None:
+            logger.close()

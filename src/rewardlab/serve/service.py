@@ -19,6 +19,7 @@ from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, Sample, group_keys, spec_hash
 from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
 from rewardlab.runner.executors import Executor, batches_in_process, make_executor
+from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.schemas import ResultOut, SampleIn
@@ -85,6 +86,8 @@ class RewardService:
         cache: result store shared by all rewards, or ``None``.
         settings: limits, batching and backend.
         executor_factory: ``(name, reward) -> Executor``; default from `settings`.
+        logger: gets every computed batch's statistics, under ``<name>/reward``
+            (`rewardlab.runner.reward_log`); the caller closes it.
 
     Raises:
         UsageError: no rewards, or a name that cannot be part of a URL.
@@ -97,6 +100,7 @@ class RewardService:
         settings: ServeSettings,
         *,
         executor_factory: ExecutorFactory | None = None,
+        logger: RewardLogger | None = None,
     ):
         if not rewards:
             raise UsageError("no rewards to serve; pass at least one spec")
@@ -134,6 +138,7 @@ class RewardService:
                 concurrency=own.concurrency,
                 cache_write_delay=own.cache_write_delay_ms / 1000.0,
                 component_times=times,
+                reward_logger=logger,
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
