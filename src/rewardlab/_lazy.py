@@ -42,6 +42,7 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "uvicorn": ("serve", "uvicorn"),
     "httpx": ("serve", "httpx"),
     "prometheus_client": ("serve", "prometheus-client"),
+    "fastapi_offline": ("serve", "fastapi-offline"),
     "ray": ("ray", "ray"),
     "scipy": ("eval", "scipy"),
     "matplotlib": ("eval", "matplotlib"),
@@ -49,6 +50,8 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "gymnasium": ("rl", "gymnasium"),
     "stable_baselines3": ("sb3", "stable-baselines3"),
     "datasets": ("hf", "datasets"),
+    "tensorboard": ("log", "tensorboard"),
+    "wandb": ("log", "wandb"),
 }
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
+from rewardlab._lazy import require
 from rewardlab.core import RewardResult
 from rewardlab.errors import ConfigError, UsageError
 
@@ -53,7 +54,6 @@ __all__ = [
     "open_logger",
 ]
 
-INSTALL = "pip install 'rewardlab[log]'"
 
 
 @dataclass
@@ -201,17 +201,14 @@ class TensorBoardLogger:
         buckets: histogram buckets.
 
     Raises:
-        ConfigError: the `tensorboard` package is not installed (names the extra).
+        DependencyError: the `tensorboard` package is not installed (names the extra).
     """
 
     def __init__(self, logdir: str | Path, *, flush_secs: float = 5.0, buckets: int = 30):
-        try:
-            from tensorboard.summary.writer.event_file_writer import EventFileWriter
-        except ImportError as exc:
-            raise ConfigError(f"logging to TensorBoard needs the tensorboard package (not installed): {INSTALL}") from exc
+        writers = require("tensorboard.summary.writer.event_file_writer", needed_by="logging to TensorBoard")
         self.logdir = Path(logdir)
         self.buckets = buckets
-        self._writer = EventFileWriter(str(self.logdir), flush_secs=flush_secs)
+        self._writer = writers.EventFileWriter(str(self.logdir), flush_secs=flush_secs)
         self._steps = _Steps()
         self._closed = False
 
@@ -263,7 +260,7 @@ class WandbLogger:
     neither finished nor replaced.
 
     Raises:
-        ConfigError: the `wandb` package is not installed (names the extra).
+        DependencyError: the `wandb` package is not installed (names the extra).
     """
 
     def __init__(
@@ -276,10 +273,7 @@ class WandbLogger:
         config: Mapping[str, Any] | None = None,
         run: Any = None,
     ):
-        try:
-            import wandb
-        except ImportError as exc:
-            raise ConfigError(f"logging to Weights & Biases needs the wandb package (not installed): {INSTALL}") from exc
+        wandb = require("wandb", needed_by="logging to Weights & Biases")
         self._wandb = wandb
         self._own = run is None
         if run is None:
