@@ -3,39 +3,10 @@ the pool is never left waiting for an answer that will not come."""
 
 import threading
 
+from deadlines import nested, within_deadline
 from rewardlab.core import ErrorKind, Sample, Status
 from rewardlab.runner import ProcessPool, WorkerPool
 from rewardlab.verify.text import ExactMatch
-
-# Generous: every call here takes well under a second on an idle machine; a wedged pool never returns.
-DEADLINE = 60.0
-
-
-def nested(depth: int, leaf: object = "x") -> object:
-    value = leaf
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-def within_deadline(call, *args):
-    """`call(*args)` on a thread; fails the test (instead of hanging it) past `DEADLINE`."""
-    out: list[object] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            out.append(call(*args))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(DEADLINE)
-    assert not thread.is_alive(), f"{call} did not return within {DEADLINE}s: the pool is wedged"
-    if errors:
-        raise errors[0]
-    return out[0]
 
 
 def test_a_value_nested_too_deep_to_pickle_is_that_rows_invalid_input_and_the_pool_goes_on():
@@ -98,3 +69,16 @@ def test_a_pass_abandoned_midway_does_not_answer_into_the_next():
         assert next(stream) == 1000
         stream.close()  # the workers were still on chunks of this pass
         assert within_deadline(pool.map, range(40)) == list(range(40))
+
+
+def test_workers_outlive_the_thread_that_started_the_pool():
+    """A trainer may call from a thread that then ends (a rollout thread, `asyncio.to_thread`):
+    the workers must not die with it (they are killed when the thread that forked them ends)."""
+    pool = WorkerPool(ExactMatch(), workers=2, timeout=30)
+    try:
+        first = within_deadline(pool.map, [Sample(response="a", reference="a")] * 4)  # starts the pool on that thread
+        again = within_deadline(pool.map, [Sample(response="a", reference="a")] * 8)
+        assert [r.score for r in first + again] == [1.0] * 12
+        assert pool.stats.crashes == 0 and pool.stats.restarts == 0
+    finally:
+        pool.close()

@@ -30,6 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
@@ -200,6 +201,7 @@ class ProcessPool(Generic[Item, Out]):
         self._ids = itertools.count()
         self._seconds_per_item: float | None = None
         self._closed = False
+        self._spawner: ThreadPoolExecutor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> ProcessPool[Item, Out]:
@@ -230,8 +232,19 @@ class ProcessPool(Generic[Item, Out]):
                 w.process.join()
             w.conn.close()
         self._workers.clear()
+        if self._spawner is not None:
+            self._spawner.shutdown(wait=False)
+            self._spawner = None
 
     def _spawn(self) -> _Worker:
+        # Forked from the pool's own thread, which lives as long as the pool: a worker is
+        # SIGKILLed when the thread that forked it ends (`_exit_with_parent`), and the thread
+        # calling `map` may be short-lived (a trainer's rollout thread, `asyncio.to_thread`).
+        if self._spawner is None:
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="rewardlab-pool")
+        return self._spawner.submit(self._fork).result()
+
+    def _fork(self) -> _Worker:
         parent, child = self._ctx.Pipe()
         progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
         process = self._ctx.Process(
