@@ -9,6 +9,7 @@
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
+    ├── NestingError               JSON nested deeper than the parser allows (a ValueError)
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
     │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     │   └── GroupSplitError        a group reward's group cannot be kept in one batch or request
@@ -72,6 +73,7 @@ __all__ = [
     "MappingError",
     "MissingReferenceWarning",
     "ModelNotFoundError",
+    "NestingError",
     "NoTransitionError",
     "NonFiniteError",
     "Overloaded",
@@ -237,6 +239,10 @@ class ConfigTypeError(ConfigError, TypeError):
 
 class FormulaError(RewardLabError):
     """A formula that cannot be parsed, names an unknown variable, or fails at evaluation."""
+
+
+class NestingError(RewardLabError, ValueError):
+    """A JSON document nested deeper than the parser allows (its stack would overflow)."""
 
 
 class MappingError(RewardLabError, ValueError):

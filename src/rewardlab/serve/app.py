@@ -34,13 +34,13 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
-from rewardlab.errors import InputError, SampleFieldError
+from rewardlab.errors import InputError, NestingError, SampleFieldError
 from rewardlab.runner.io import loads
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
@@ -236,7 +236,7 @@ def create_app(
     app.state.service = service
     _install_error_handlers(app)
     _install_routes(app, service)
-    _install_openapi(app, (ScoreRequest,))
+    _install_openapi(app, (ScoreRequest, OpenRLHFRequest))
     score_route = next(r for r in app.routes if getattr(r, "path", None) == _SCORE_ROUTE)
     app.add_middleware(_ScoreFastPath, service=service, route=score_route)
     app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # added last: outermost
@@ -264,10 +264,7 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     Raises:
         ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
     """
-    try:
-        data = loads(body)
-    except ValueError as exc:
-        raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
+    data = _json_body(body)
     problems = _envelope_problems(data)
     if problems:
         raise _invalid(problems, ("body",))
@@ -282,6 +279,27 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     if problems:
         raise _invalid(problems, ("body",))
     return samples, data.get("use_cache", True), data.get("reply", "results")
+
+
+def _json_body(body: bytes) -> Any:
+    """The request body as JSON (raises `ApiError` 400: ``malformed_json``, or ``invalid_input``
+    for JSON nested deeper than the parser allows)."""
+    try:
+        return loads(body)
+    except NestingError as exc:
+        raise ApiError(400, "invalid_input", f"the request body is {exc}") from exc
+    except ValueError as exc:
+        raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
+
+
+def parse_openrlhf_body(body: bytes) -> OpenRLHFRequest:
+    """An OpenRLHF request (`OpenRLHFRequest`), parsed like a score request: 400 for bytes that
+    are not JSON or are nested too deep, 422 (naming the field) for the wrong shape."""
+    data = _json_body(body)
+    try:
+        return OpenRLHFRequest.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(list(exc.errors()), ("body",)) from exc
 
 
 def _envelope_problems(data: Any) -> list[dict[str, Any]]:
@@ -451,19 +469,26 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
         # Served by `_ScoreFastPath` before routing; this body answers only if it is bypassed.
         return Response(await score_reply(service, name, await request.body()), media_type="application/json")
 
-    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
-    async def get_reward(body: OpenRLHFRequest, request: Request) -> Any:
+    # The body is parsed by hand (`parse_openrlhf_body`), as on the score route: FastAPI's own
+    # parsing turns JSON nested too deep into an untyped error.
+    body = _body_schema(OpenRLHFRequest)
+
+    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS, openapi_extra=body)
+    async def get_reward(request: Request) -> Any:
         """OpenRLHF's remote reward protocol (``--reward.remote_url http://host:port/get_reward``).
 
         With ``--token``: the bearer header, or a client in ``--openrlhf-trusted-network``."""
         _check_openrlhf_access(service, request, None)
-        return await _openrlhf_answer(service, body)
+        return await _openrlhf_answer(service, parse_openrlhf_body(await request.body()))
 
-    @app.post("/openrlhf/{token}/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
-    async def get_reward_with_token(token: str, body: OpenRLHFRequest, request: Request) -> Any:
+    @app.post(
+        "/openrlhf/{token}/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS,
+        openapi_extra=body,
+    )
+    async def get_reward_with_token(token: str, request: Request) -> Any:
         """``/get_reward`` with the server's token in the path, for OpenRLHF (it sends no headers)."""
         _check_openrlhf_access(service, request, token)
-        return await _openrlhf_answer(service, body)
+        return await _openrlhf_answer(service, parse_openrlhf_body(await request.body()))
 
 
 def _check_openrlhf_access(service: RewardService, request: Request, path_token: str | None) -> None:

@@ -88,6 +88,15 @@ class _Item:
     unit_size: int = 0  # a group reward: the size of the group this item opens (0: not the first)
 
 
+def _digest(sample: Sample) -> bytes:
+    """The sample's cache key, or b"" for a sample nested too deep to serialise for hashing:
+    it is computed (the reward decides what it makes of it), never cached or shared."""
+    try:
+        return sample_digest(sample)
+    except RecursionError:
+        return b""
+
+
 class Batcher:
     """Queue, batch and compute the samples of one reward (see the module doc).
 
@@ -210,7 +219,8 @@ class Batcher:
             if key in hits:
                 request.encoded[i] = hits[key]
                 continue
-            item = mine.get(key) or self._inflight.get(key)  # identical samples are computed once
+            # identical samples are computed once; an unkeyed one (see `_lookup`) is never shared
+            item = (mine.get(key) or self._inflight.get(key)) if key else None
             if item is None:
                 item = _Item(sample, key)
                 fresh.append(item)
@@ -228,10 +238,10 @@ class Batcher:
 
     def _lookup(self, samples: Sequence[Sample]) -> tuple[list[bytes], dict[bytes, bytes]]:
         assert self.cache is not None
-        keys = [sample_digest(s) for s in samples]
+        keys = [_digest(s) for s in samples]
         assert self._writes is not None
-        hits = self._writes.lookup(keys)
-        missing = [k for k in keys if k not in hits]
+        hits = self._writes.lookup([k for k in keys if k])
+        missing = [k for k in keys if k and k not in hits]
         if missing:
             hits.update(self.cache.get_encoded(self.spec_hash, missing))
         return keys, hits
@@ -340,7 +350,7 @@ class Batcher:
                 # An error may pass on a retry: never cache it. `use_cache=false` neither reads
                 # nor writes (the request's schema says so), unless another request waits too.
                 # (`store` is only set on keyed items, which are always encoded)
-                if r.status is not Status.ERROR and item.store and isinstance(text, bytes)
+                if r.status is not Status.ERROR and item.store and item.key and isinstance(text, bytes)
             ]
             self._write_later(keep)
         return encoded
