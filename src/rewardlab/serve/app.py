@@ -47,7 +47,7 @@ from rewardlab.serve.openrlhf import (
     MappingError,
     in_trusted_network,
     openrlhf_reply,
-    samples_from_openrlhf,
+    openrlhf_rows,
 )
 from rewardlab.serve.schemas import (
     ErrorResponse,
@@ -518,7 +518,7 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
     name = service.openrlhf_name
     tokens = settings.openrlhf_special_tokens if settings.openrlhf_special_tokens is not None else COMMON_SPECIAL_TOKENS
     try:
-        samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
+        rows = openrlhf_rows(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
     except MappingError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
     if service.openrlhf_group_problem is not None:  # a server not set up for OpenRLHF (else it did not start)
@@ -531,7 +531,10 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
             "scored (they are counted in extra_logs['rewardlab/error'])",
         )
     start = time.perf_counter()
-    outcome = await service.score(name, samples)
+    samples = [row for row in rows if isinstance(row, Sample)]
+    scored = iter((await service.score(name, samples)).results if samples else ())
     service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+    # A row whose prompt could not be located in its query keeps its error result, in place.
+    results = [next(scored) if isinstance(row, Sample) else row for row in rows]
     components = component_names(service.get(name).reward)
-    return JSONResponse(openrlhf_reply(outcome.results, error_reward=settings.openrlhf_error_reward, components=components))
+    return JSONResponse(openrlhf_reply(results, error_reward=settings.openrlhf_error_reward, components=components))
