@@ -291,11 +291,17 @@ class ProcessPool(Generic[Item, Out]):
         self._seconds_per_item = per_item if old is None else 0.7 * old + 0.3 * per_item
 
     def replace(self, worker: _Worker) -> _Worker:
-        """Kill `worker` and start a new one in its place."""
+        """Kill `worker` and start a new one in its place.
+
+        Raises:
+            RunnerError: the pool was closed (its workers killed) while a pass was running.
+        """
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
         worker.conn.close()
+        if self._closed:
+            raise RunnerError("the worker pool was closed while a batch was running (the server is shutting down)")
         fresh = self._spawn()
         self._workers[self._workers.index(worker)] = fresh
         self.stats.restarts += 1
@@ -338,7 +344,8 @@ class _Dispatch(Generic[Item, Out]):
         for w in list(self.pool._workers):
             if w.task is not None:
                 w.task = None
-                self.pool.replace(w)
+                if not self.pool._closed:
+                    self.pool.replace(w)
 
     def _next_chunk(self) -> list[tuple[int, Item]] | None:
         if self.queue:
@@ -376,6 +383,9 @@ class _Dispatch(Generic[Item, Out]):
             if encoded is not None:
                 break
         payload, chunk = encoded
+        if not w.process.is_alive():  # died while idle (OOM killer, kill -9): no item is to blame
+            self.pool.stats.crashes += 1
+            w = self.pool.replace(w)
         w.progress[0] = 0  # so a death before the first item blames the right one
         try:
             w.conn.send_bytes(payload)

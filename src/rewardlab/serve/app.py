@@ -435,17 +435,35 @@ def _install_routes(app: FastAPI, service: RewardService) -> None:
 
 
 def _install_ops_routes(app: FastAPI, service: RewardService) -> None:
-    @app.get("/healthz", tags=["ops"])
-    async def healthz() -> dict[str, str]:
-        """The process is up."""
+    @app.get("/healthz", tags=["ops"], responses={503: {"model": ErrorResponse}})
+    async def healthz() -> Any:
+        """Liveness: 200 while every reward can take work again; 503 ``wedged`` when all of a
+        reward's batch slots are held by batches running past its request timeout (only a
+        restart frees them)."""
+        wedged = {n: s for n, s in service.health().items() if not s["alive"]}
+        if wedged:
+            return _json_error(ApiError(
+                503, "wedged", f"every batch slot of {', '.join(map(repr, wedged))} is held by a batch running past "
+                "its request timeout; restart the server (set a per-sample --timeout so hung samples are killed)",
+                details=[{"reward": n, **s} for n, s in wedged.items()],
+            ))  # fmt: skip
         return {"status": "ok", "version": __version__}
 
     @app.get("/readyz", tags=["ops"], responses={503: {"model": ErrorResponse}})
     async def readyz() -> Any:
-        """The server accepts work: 200 with queue depths, 503 while shutting down."""
+        """Readiness: 200 with queue depths when every reward can take work now; 503 while
+        shutting down, or when a reward has a batch stuck past its request timeout or a full queue."""
         if service.closing:
             return _json_error(ApiError(503, "shutting_down", "the server is shutting down"))
-        return {"ready": True, "queued": {n: h.batcher.queued for n, h in service.hosted.items()}}
+        states = service.health()
+        busy = {n: s for n, s in states.items() if not s["ready"]}
+        if busy:
+            return _json_error(ApiError(
+                503, "not_ready", f"{', '.join(map(repr, busy))} cannot take work now (a batch stuck past the request "
+                "timeout, or a full queue); send to another replica",
+                details=[{"reward": n, **s} for n, s in busy.items()],
+            ))  # fmt: skip
+        return {"ready": True, "queued": {n: s["queued"] for n, s in states.items()}}
 
     @app.get("/metrics", tags=["ops"], response_class=Response)
     async def metrics() -> Response:

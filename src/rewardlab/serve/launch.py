@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,6 +63,7 @@ def run_server(
     """
     import uvicorn
 
+    from rewardlab.serve._draining import DrainingServer
     from rewardlab.serve.app import create_app
 
     rewards = load_rewards(specs)
@@ -77,8 +79,16 @@ def run_server(
     # and server start-up").
     gc.collect()
     gc.freeze()
+    # On SIGTERM/SIGINT: readiness fails at once and new work is refused (`RewardService.drain`);
+    # running requests get `drain_timeout` seconds, then are cancelled; running batches get what
+    # is left of it, then the executors are closed. uvicorn then re-raises the signal, so the
+    # process ends even if a reward's thread never returns.
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=math.ceil(settings.drain_timeout)
+    )
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        DrainingServer(config, app.state.service).run()
     finally:
         if cache is not None:
             cache.close()
+
