@@ -459,6 +459,7 @@ class _Dispatch(Generic[Item, Out]):
         try:
             payload = w.conn.recv_bytes()
         except (EOFError, OSError):
+            w.process.join(1.0)  # its end of the pipe closed: it is exiting; collect the exit code
             self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
             return
         task = w.task
