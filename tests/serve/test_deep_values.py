@@ -92,3 +92,15 @@ def test_a_value_too_deep_to_hash_for_the_cache_is_scored_and_not_cached(make_ap
             assert reply.status_code == 200
             assert reply.json()["results"][0]["score"] == 1.0 and reply.json()["cached"] == 0
     cache.close()
+
+
+@pytest.mark.network
+def test_the_client_sends_values_deeper_than_orjson_writes(make_app):
+    """orjson writes 254 levels and the server reads 1,024: `Client.score` with a `meta` 400 deep
+    reaches the server (it raised TypeError before sending anything)."""
+    from rewardlab.serve.client import Client
+
+    app = make_app({"exact": ExactMatch()}, None, ServeSettings(workers=0))
+    with LiveServer(app) as server, Client(server.url) as client:
+        results = within_deadline(client.score, "exact", [{"response": "a", "reference": "a", "meta": {"m": nested(400)}}, {"response": "b", "reference": "a"}])
+    assert [r.score for r in results] == [1.0, 0.0]
