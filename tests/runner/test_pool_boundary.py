@@ -2,8 +2,9 @@
 the pool is never left waiting for an answer that will not come."""
 
 import threading
+import time
 
-from deadlines import nested, within_deadline
+from deadlines import DEADLINE, nested, within_deadline
 from rewardlab.core import ErrorKind, Sample, Status
 from rewardlab.runner import ProcessPool, WorkerPool
 from rewardlab.verify.text import ExactMatch
@@ -82,3 +83,37 @@ def test_workers_outlive_the_thread_that_started_the_pool():
         assert pool.stats.crashes == 0 and pool.stats.restarts == 0
     finally:
         pool.close()
+
+
+def test_closing_the_pool_under_a_running_call_ends_that_call_with_a_runner_error():
+    """What a server's shutdown does to a batch still running: the call ends (the workers are
+    killed), with an error saying why, and no worker is forked for a closed pool."""
+    import pytest
+
+    from rewardlab.errors import RunnerError
+
+    from .rewards_for_tests import misbehave
+
+    pool = WorkerPool(misbehave, workers=1)  # no timeout: the sleeping sample would run a minute
+    pool.__enter__()
+    outcome: list[BaseException | None] = []
+
+    def call() -> None:
+        try:
+            pool.map([Sample(response="sleep"), Sample(response="a")])
+            outcome.append(None)
+        except BaseException as exc:  # handed to the test below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + DEADLINE
+    while pool.stats.items == 0 and not any(w.task for w in pool._pool._workers) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the sleeping sample is on its worker
+    pool.close()
+    thread.join(DEADLINE)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], RunnerError) and "closed" in str(outcome[0])
+    assert pool._pool._workers == []
+    with pytest.raises(RunnerError, match="closed"):
+        pool.map([Sample(response="a")])
