@@ -155,3 +155,10 @@ def test_a_prompt_not_in_its_query_is_that_rows_error_never_the_whole_query(spec
     assert error.kind.value == "invalid_input" and "row 1: the prompt" in error.message and "truncated" in error.message
     with pytest.raises(MappingError, match="row 1: the prompt"):
         samples_from_openrlhf(payload["query"], payload["prompts"])
+
+
+def test_a_prompt_of_special_tokens_only_that_the_decoder_dropped_leaves_the_whole_query():
+    from rewardlab.serve.openrlhf import openrlhf_rows
+
+    (sample,) = openrlhf_rows(["<answer>Paris</answer>"], ["<s>"])
+    assert sample.response == "<answer>Paris</answer>"

@@ -130,7 +130,9 @@ def _response_of(query: str, prompt: str | None, clean_prompt: str, special_toke
     if end is not None:
         return strip_special_tokens(query[end:], special_tokens)
     clean = strip_special_tokens(query, special_tokens)
-    end = prompt_end(clean, clean_prompt) if clean_prompt else None
+    if not clean_prompt:  # the prompt was special tokens only (a BOS the decoder dropped): nothing precedes the response
+        return clean
+    end = prompt_end(clean, clean_prompt)
     return clean[end:] if end is not None else None
 
 
