@@ -4,15 +4,19 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Every install pins to the lock (scripts/lock.sh writes it), so a fresh clone on any day installs
+# what the suite last passed with. `make test LOCK=` installs the newest versions the ranges allow.
+LOCK ?= requirements/dev.lock
+CONSTRAINTS := $(if $(LOCK),-c $(LOCK))
 TYPESCRIPT_HOME := /usr/local/lib/rewardlab-ts
 
-.PHONY: demo test lint typecheck bench clean system-deps
+.PHONY: demo test lint typecheck bench clean system-deps lock docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
 	@# system-deps (apt, npm) and pip need nothing of each other (every Python package comes as a
 	@# wheel; rewardlab's own compiles its kernel if gcc is already there, and the $(KERNEL) rule
 	@# builds it otherwise), so system-deps runs meanwhile; its output is printed once pip is
@@ -25,7 +29,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
 	@$(MAKE) --no-print-directory system-deps > $(VENV)/system-deps.log 2>&1 & deps=$$!; \
 	$(BIN)/pip install "torch==2.13.0" \
-	  && $(BIN)/pip install -e ".[dev]" "tensordict==0.10.0" omegaconf \
+	  && $(BIN)/pip install $(CONSTRAINTS) -e ".[dev]" "tensordict==0.10.0" omegaconf \
 	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1"; \
 	pip_status=$$?; wait $$deps; deps_status=$$?; \
 	echo "== make system-deps"; cat $(VENV)/system-deps.log; \
@@ -84,5 +88,13 @@ lint: $(STAMP)
 bench: $(STAMP) $(KERNEL)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# The docs site (mkdocs.yml) into site/; strict, so a broken link or reference fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
+# Re-resolve the open ranges of pyproject.toml in a throw-away venv and freeze them into the lock.
+lock:
+	PY=$(PY) bash scripts/lock.sh
+
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache $(KERNEL)
+	rm -rf $(VENV) build dist site .pytest_cache .mypy_cache .ruff_cache $(KERNEL)

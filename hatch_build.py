@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -45,8 +46,29 @@ def compile_kernel(target: Path) -> str | None:
     return f"{shlex.join(command)}:\n{done.stderr}" if done.returncode else None
 
 
-def _platform_tag() -> str:
-    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+# PEP 600: a manylinux_X_Y wheel runs on any Linux with glibc >= X.Y. The kernel links libc
+# (and libm) only, both on the manylinux allow-list, so X.Y is the newest glibc symbol version it
+# asks for; a package index refuses a plain linux_x86_64 wheel.
+MANYLINUX_LIBS = {"libc.so.6", "libm.so.6"}
+MANYLINUX_FLOOR = (2, 17)  # manylinux2014: the oldest tag installers still list for x86_64/aarch64
+
+
+def _platform_tag(library: Path) -> str:
+    """`manylinux_X_Y_<arch>` from the library's glibc symbol versions; the plain platform tag
+    where they cannot be read (no objdump) or it links more than libc and libm."""
+    plain = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    if not plain.startswith("linux_"):
+        return plain
+    try:
+        dump = subprocess.run(["objdump", "-T", "-p", str(library)], capture_output=True, text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return plain
+    needed = set(re.findall(r"NEEDED\s+(\S+)", dump))
+    versions = {tuple(int(x) for x in v.split(".")[:2]) for v in re.findall(r"GLIBC_(\d+\.\d+(?:\.\d+)?)", dump)}
+    if not needed <= MANYLINUX_LIBS or not versions:
+        return plain
+    major, minor = max(*versions, MANYLINUX_FLOOR)
+    return f"manylinux_{major}_{minor}_{plain.removeprefix('linux_')}"
 
 
 if __name__ == "__main__":
@@ -72,7 +94,7 @@ else:  # imported by hatchling, which is installed only in the build environment
                 if not problem:
                     build_data["force_include"][str(library)] = IN_WHEEL
                     build_data["pure_python"] = False
-                    build_data["tag"] = f"py3-none-{_platform_tag()}"  # no Python ABI: ctypes loads it
+                    build_data["tag"] = f"py3-none-{_platform_tag(library)}"  # no Python ABI: ctypes loads it
             if problem:
                 self.app.display_warning(f"rewardlab: the selection kernel did not build, numpy is used instead\n{problem}")
 

@@ -9,7 +9,7 @@
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
-    ├── NestingError               JSON nested deeper than the parser allows (a ValueError)
+    ├── NestingError               JSON nested too deeply for the parser (a ValueError)
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
     │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     │   └── GroupSplitError        a group reward's group cannot be kept in one batch or request
@@ -242,7 +242,7 @@ class FormulaError(RewardLabError):
 
 
 class NestingError(RewardLabError, ValueError):
-    """A JSON document nested deeper than the parser allows (its stack would overflow)."""
+    """A JSON document nested too deeply for the parser (its stack would overflow)."""
 
 
 class MappingError(RewardLabError, ValueError):
@@ -366,8 +366,8 @@ class RewardCodeError(RewardLabError):
 
 
 class RewardCodeRejected(RewardCodeError):
-    """The code fails a static check before it runs (syntax, an import off the allow-list, a
-    dunder, a forbidden name, its size, the `reward` signature); `line` is 1-based or None."""
+    """The code fails a static check before it runs (syntax, or a node, name, attribute or import
+    off the allow-lists, a dunder, its size, the `reward` signature); `line` is 1-based or None."""
 
     def __init__(self, kind: str, message: str, *, line: int | None = None):
         super().__init__(kind, f"line {line}: {message}" if line is not None else message)

@@ -109,5 +109,5 @@ def test_rows_nested_too_deep_are_invalid_input_rows_naming_the_line_and_the_res
         rows = _rows(out)
         assert summary.rows == 4 and [r["reward_status"] for r in rows] == ["ok", "error", "error", "ok"]
         assert rows[1]["reward_error_kind"] == "invalid_input"
-        assert "data.jsonl:2" in rows[1]["reward_error"] and "nested deeper than the parser allows" in rows[1]["reward_error"]
+        assert "data.jsonl:2" in rows[1]["reward_error"] and "nested too deeply" in rows[1]["reward_error"]
         assert rows[2]["reward_error_kind"] == "component" and "reference must be a string" in rows[2]["reward_error"]

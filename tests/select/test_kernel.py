@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from packaging.tags import sys_tags
+from packaging.utils import parse_wheel_filename
 
 from rewardlab.errors import ArrayError
 from rewardlab.select import (
@@ -212,8 +215,12 @@ def test_the_wheel_carries_the_kernel_or_is_pure_python_without_a_compiler(tmp_p
             assert "rewardlab/select/lib_kernel.so.1" not in names
             assert "Root-Is-Purelib: true" in metadata and "Tag: py3-none-any" in metadata
             return
-        platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
-        assert "Root-Is-Purelib: false" in metadata and f"Tag: py3-none-{platform}" in metadata
+        # a manylinux tag (PEP 600), which a package index accepts, and one this machine installs
+        arch = sysconfig.get_platform().split("-", 1)[1].replace("-", "_")
+        assert "Root-Is-Purelib: false" in metadata
+        assert re.search(rf"^Tag: py3-none-manylinux_2_\d+_{arch}$", metadata, flags=re.M), metadata
+        _, _, _, tags = parse_wheel_filename(wheel.name)
+        assert tags & set(sys_tags()), (tags, "not installable here")
         assert names.count("rewardlab/select/lib_kernel.so.1") == 1
         library = tmp_path / "lib_kernel.so.1"
         library.write_bytes(archive.read("rewardlab/select/lib_kernel.so.1"))

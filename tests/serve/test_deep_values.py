@@ -35,7 +35,7 @@ def test_json_nested_deeper_than_the_parser_allows_is_a_typed_400(make_app, rout
     refused, after = run(go())
     assert refused.status_code == 400
     error = refused.json()["error"]
-    assert error["code"] == "invalid_input" and "nested deeper than the parser allows" in error["message"]
+    assert error["code"] == "invalid_input" and "nested too deeply" in error["message"]
     assert after.status_code == 200 and after.json()["results"][0]["score"] == 1.0
 
 

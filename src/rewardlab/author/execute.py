@@ -116,8 +116,9 @@ def _table(answer: Any, transitions: Sequence[tuple[Any, int, Any, Any]], shape:
             x = parts[name]
             if type(x) not in (int, float, bool):
                 raise RewardCodeFailed("bad_return", f"component {name!r} is {_short(x)}, not a number, on {_where(transitions, i)}")
-            if not math.isfinite(x) or abs(x) > 1e12:
-                raise RewardCodeFailed("non_finite", f"component {name!r} is {x!r} on {_where(transitions, i)}")
+            # the magnitude first: an int like 10**400 is exact here but has no float (OverflowError)
+            if abs(x) > 1e12 or not math.isfinite(x):
+                raise RewardCodeFailed("non_finite", f"component {name!r} is {_short(x)} on {_where(transitions, i)}")
             columns[j, i] = x
     components = {name: columns[j].reshape(shape) for j, name in enumerate(names)}
     return RewardTable(columns.sum(axis=0).reshape(shape), components)
@@ -135,4 +136,6 @@ def _component_names(first: Any) -> tuple[str, ...]:
 
 
 def _short(value: Any) -> str:
+    if type(value) is int and value.bit_length() > 256:  # repr refuses ints past 4300 digits
+        return f"an int of {value.bit_length()} bits"
     return repr(value)[:120]

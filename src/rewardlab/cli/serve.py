@@ -24,6 +24,7 @@ SERVER = (
     Flag("cache_max_rows"),
     Flag("ray_address", help="Ray cluster to join with --backend ray (default: start a local one)."),
     Flag("log_level"),
+    Flag("forwarded_allow_ips", help="Comma-separated reverse-proxy addresses whose X-Forwarded-For is believed (default: none; the socket peer is the client)."),
 )
 
 # ServeSettings fields offered on the command line; defaults and help come from the fields.

@@ -18,7 +18,7 @@ def json_float(value: object) -> float | None:
     Integers beyond float's range become `inf` or `-inf`, so a caller's finiteness check refuses
     them with the other infinite values.
 
-    Example:
+    Examples:
         >>> json_float(3), json_float(10**400), json_float(True), json_float("1.5")
         (3.0, inf, None, None)
     """

@@ -89,7 +89,7 @@ class BaseReward:
     more telling value (a default order spelled out) replaces that entry after recording:
     ``self.params = {**self.params, "priority": list(order)}``.
 
-    Example:
+    Examples:
         >>> class Short(BaseReward):
         ...     name = "demo.short"
         ...     def __init__(self, *, max_chars: int = 20, unit: str = "chars"):
@@ -315,7 +315,7 @@ def reward(
     Returning `None` gives a `skipped` result; raising gives an `error` result (use
     `rewardlab.errors.ScoringError(kind, message)` to choose the kind).
 
-    Example:
+    Examples:
         >>> from rewardlab import reward, Sample
         >>> @reward("demo.short", range=(0, 1))
         ... def short(sample, *, max_chars=20):

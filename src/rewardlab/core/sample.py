@@ -165,7 +165,8 @@ class Sample:
             row: the row; keys other than the mapped fields go to `meta`.
             fields: maps Sample field names to the row's column names, e.g.
                 `{"response": "completion", "reference": "answer"}`.
-            source, line: where the row came from, for error messages.
+            source: the file or stream the row came from, for error messages.
+            line: the row's line number in `source`, for error messages.
 
         Raises:
             InputError: the row is not an object.

@@ -74,7 +74,7 @@ def reliability(probs: Numbers, labels: Numbers, *, n_bins: int = 10) -> Reliabi
 def ece(probs: Numbers, labels: Numbers, *, n_bins: int = 10) -> float:
     """Expected calibration error (count-weighted mean |accuracy − confidence| over bins).
 
-    Example:
+    Examples:
         >>> round(ece([0.9, 0.9, 0.1, 0.1], [1, 0, 0, 0], n_bins=10), 4)
         0.25
     """

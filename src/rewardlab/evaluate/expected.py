@@ -52,7 +52,7 @@ def _candidate_counts(mask: NDArray[np.bool_], n: int) -> NDArray[np.intp]:
 def expected_oracle(correct: F64, mask: NDArray[np.bool_], n: int) -> F64:
     """`(problems,)` probability that n candidates drawn from each row hold a right one.
 
-    Example:
+    Examples:
         >>> expected_oracle(np.array([[1.0, 0.0, 0.0, 0.0]]), np.ones((1, 4), bool), 2).tolist()
         [0.5]
     """
@@ -69,7 +69,7 @@ def expected_best_of_n(scores: F64, correct: F64, mask: NDArray[np.bool_], n: in
     NaN scores are drawn but never picked, padding (mask False) is never drawn (as in
     `best_of_n`); labels are read as given (NaN labels must be filled by the caller).
 
-    Example:
+    Examples:
         >>> s = np.array([[0.9, 0.9, 0.1]]); y = np.array([[1.0, 0.0, 1.0]])
         >>> expected_best_of_n(s, y, np.ones((1, 3), bool), 1).tolist()  # each slot alone: 2/3 right
         [0.6666666666666666]

@@ -66,7 +66,7 @@ def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
 def judge_vs_labels(scores: Scores, labels: Sequence[bool | int], *, threshold: float = 0.5, n_bins: int = 10) -> JudgeAgreement:
     """Accuracy, Cohen's kappa and ECE of a judge's scores against 0/1 labels.
 
-    Example:
+    Examples:
         >>> r = judge_vs_labels([0.9, 0.8, 0.2, None], [1, 0, 0, 1])
         >>> (r.n, r.unscored, round(r.accuracy, 3))
         (3, 1, 0.667)

@@ -31,7 +31,7 @@ __all__ = ["BonCurve", "FunctionalFit", "bon_curve", "bon_kl", "fit_bon", "fit_r
 def bon_kl(n: int | Numbers) -> np.ndarray | float:
     """KL(best-of-n ‖ base) = log n − (n − 1)/n, in nats.
 
-    Example:
+    Examples:
         >>> round(bon_kl(4), 4)
         0.6363
     """

@@ -57,7 +57,7 @@ def pairwise_outcomes(chosen: Numbers, rejected: Numbers) -> np.ndarray:
 def pairwise_accuracy(chosen: Numbers, rejected: Numbers) -> float:
     """Share of pairs where the chosen response scores strictly higher (ties count as wrong).
 
-    Example:
+    Examples:
         >>> pairwise_accuracy([1.0, 0.5, 0.2], [0.0, 0.5, 0.9])
         0.3333333333333333
     """
@@ -93,7 +93,7 @@ def best_of_k_outcomes(correct: Numbers, incorrect: Sequence[Numbers] | np.ndarr
 def best_of_k_accuracy(correct: Numbers, incorrect: Sequence[Numbers] | np.ndarray) -> float:
     """RewardBench-2 style accuracy: mean of `best_of_k_outcomes`.
 
-    Example:
+    Examples:
         >>> best_of_k_accuracy([0.9, 0.5, 0.1], [[0.1, 0.2, 0.3], [0.5, 0.5, 0.5], [0.2, 0.0, 0.0]])
         0.4166666666666667
     """
@@ -244,7 +244,7 @@ def length_baseline(
 ) -> LengthBaseline:
     """Pairwise accuracy of "prefer the longer" and of "prefer the shorter" (equal lengths wrong).
 
-    Example:
+    Examples:
         >>> b = length_baseline(["a short one", "tiny"], ["a much longer reply", "a longer reply"])
         >>> b.longer, b.shorter, b.direction
         (0.0, 1.0, 'shorter')

@@ -35,7 +35,7 @@ __all__ = ["best_of_n", "best_of_n_accuracy", "pass_at_k", "vote", "vote_accurac
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k from n samples with c correct.
 
-    Example:
+    Examples:
         >>> pass_at_k(n=4, c=1, k=2)
         0.5
     """

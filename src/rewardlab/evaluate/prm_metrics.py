@@ -51,7 +51,7 @@ class ProcessBenchScore:
 def processbench_f1(labels: Sequence[int], predictions: Sequence[int]) -> ProcessBenchScore:
     """ProcessBench score from gold and predicted first-error indices (−1 = no error).
 
-    Example:
+    Examples:
         >>> processbench_f1([2, -1, 0, -1], [2, -1, 1, 3]).f1
         0.5
     """
@@ -74,7 +74,7 @@ def processbench_average(by_subset: dict[str, ProcessBenchScore]) -> float:
     """ProcessBench's headline: the unweighted mean of the subsets' F1 (each subset counts the
     same however many solutions it has).
 
-    Example:
+    Examples:
         >>> a = processbench_f1([0, -1], [0, -1])       # F1 1.0
         >>> b = processbench_f1([0, 1, -1], [1, 1, -1])  # acc_err 0.5, acc_ok 1: F1 2/3
         >>> round(processbench_average({"gsm8k": a, "math": b}), 4)

@@ -139,7 +139,7 @@ class PRMBenchResult:
 def prmbench_scores(solutions: Sequence[PRMBenchSolution]) -> PRMBenchResult:
     """PRMBench's overall PRMScore, per-class and per-category scores (official formulas).
 
-    Example:
+    Examples:
         >>> s = [PRMBenchSolution("circular_0", "circular", (2,), (True, False, True)),
         ...      PRMBenchSolution("circular_1", "circular", (1, 3), (True, True, False))]
         >>> # TP 3, FP 1, TN 2, FN 0: F1 = 6/7, negative F1 = 4/5, PRMScore = their mean

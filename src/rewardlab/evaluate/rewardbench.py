@@ -150,7 +150,7 @@ class RewardBenchOverall:
 def rewardbench_overall(subset_accuracy: Mapping[str, float]) -> RewardBenchOverall:
     """Sections, the plain mean of sections, and the prior-set half-weight average.
 
-    Example:
+    Examples:
         >>> acc = {"alpacaeval-easy": 1.0, "mt-bench-hard": 0.5, "donotanswer": 0.5,
         ...        "hep-go": 0.5, "shp": 0.0}
         >>> o = rewardbench_overall(acc)

@@ -83,7 +83,7 @@ def cluster_bootstrap_ci(
     Each resample draws as many clusters as there are, with replacement, and takes the mean of
     all items of the drawn clusters (sum of their totals over sum of their sizes).
 
-    Example:
+    Examples:
         >>> ci = cluster_bootstrap_ci([1, 1, 0, 0], ["p1", "p1", "p2", "p2"], seed=0)
         >>> ci.estimate, ci.clusters
         (0.5, 2)
@@ -185,7 +185,7 @@ def mean_intervals(
     percentile interval `scipy.stats.bootstrap` gives for its mean with the same seed (the
     draws are the same stream of `Generator.integers`), to rounding.
 
-    Example:
+    Examples:
         >>> a, b = mean_intervals([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]], seed=0)
         >>> round(a.estimate, 4), (b.low, b.high)
         (0.6667, (0.0, 0.0))

@@ -352,7 +352,7 @@ def as_trl_reward(spec: SpecLike, *, asynchronous: bool = False, **options: Any)
     With `asynchronous=True` it is an `async` function (`AsyncTRLReward`), which TRL awaits
     concurrently with its other async rewards: use it for specs with LLM judges.
 
-    Example:
+    Examples:
         >>> from rewardlab.integrations.trl import as_trl_reward
         >>> spec = '''
         ... [reward]

@@ -93,7 +93,7 @@ def synthetic_response(rng: random.Random, sums: Sequence[tuple[int, int]], n_ri
     positions), `filler` padding words (a share `novel` of them words the pairs never use), bold
     and a heading if `markdown`, a polite opener if `opener`. `gold_reward` reads only the sums.
 
-    Example:
+    Examples:
         >>> import random
         >>> gold_reward(synthetic_response(random.Random(0), [(1, 2), (3, 4)], 2, filler=3))
         1.0

@@ -234,9 +234,9 @@ def loads(raw: str | bytes) -> Any:
             return json.loads(text.rstrip("\r\n"))
         except json.JSONDecodeError:
             raise
-        except RecursionError:
+        except RecursionError:  # orjson stops at 1,024 levels; the stdlib at the recursion limit
             raise NestingError(
-                f"JSON nested deeper than the parser allows ({_JSON_MAX_DEPTH} levels of arrays and objects); "
+                f"the JSON is nested too deeply (at most {_JSON_MAX_DEPTH} levels of arrays and objects); "
                 "flatten the value, or send a deep structure as a string"
             ) from None
         except ValueError as exc:

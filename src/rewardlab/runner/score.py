@@ -63,7 +63,7 @@ def score(
             at least one worker is used so a hung sample can be killed.
         timeout: seconds a sample may take before it gets `error/timeout`.
 
-    Example:
+    Examples:
         >>> import rewardlab
         >>> spec = '''
         ... [reward]

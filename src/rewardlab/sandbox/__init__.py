@@ -19,7 +19,7 @@ What is covered
     * Filesystem: only /usr (and the /lib, /bin symlinks), a few /etc files (and the JDK's
       configuration, /etc/java-*-openjdk) and the interpreter's prefix are visible, read-only; the sandbox's own root and /dev are
       remounted read-only too. /home, /root, the project, /sys, /run and the rest of /etc are
-      absent. Each job gets its own size-capped tmpfs /tmp (`tmp_bytes`) and /dev/shm, gone
+      absent. Each job gets its own tmpfs /tmp capped in bytes and files (`tmp_bytes`, `tmp_inodes`) and /dev/shm, gone
       when the job ends; files are capped by RLIMIT_FSIZE.
     * Privileges: uid/gid 65534 in the sandbox; started as root, bubblewrap itself runs as the
       host user `nobody` when the interpreter is reachable by it. Every capability is dropped
@@ -58,7 +58,7 @@ What is covered
       decodes with bounded depth; anything else ends that job as `protocol`, never the next.
     * Memory the data and address-space limits do not see: memfd_create/memfd_secret, SysV shared
       memory and message queues are refused (seccomp), POSIX message queues get RLIMIT_MSGQUEUE
-      0, and /tmp and /dev/shm are one tmpfs capped at `tmp_bytes`.
+      0, and /tmp and /dev/shm are one tmpfs capped at `tmp_bytes` and `tmp_inodes` (every file costs kernel memory).
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
       clock); never `signal.alarm`, so C-level loops are killed too.
 

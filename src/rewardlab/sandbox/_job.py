@@ -84,15 +84,17 @@ def enter_namespaces(libc: Any) -> None:
         f.write(f"{gid} {gid} 1")
 
 
-def private_mounts(libc: Any, tmp_bytes: int) -> None:
-    """Run in B (pid 1): a /proc that shows only this job, and ONE size-capped tmpfs that is
-    both /tmp and /dev/shm, so files and POSIX shared memory share the `tmp_bytes` budget
-    (tmpfs pages are not counted by RLIMIT_AS)."""
+def private_mounts(libc: Any, tmpfs: tuple[int, int]) -> None:
+    """Run in B (pid 1): a /proc that shows only this job, and ONE tmpfs that is both /tmp and
+    /dev/shm, so files and POSIX shared memory share one budget: `tmpfs` is (bytes, inodes).
+    Both are capped because neither is counted by any rlimit: tmpfs pages are not in RLIMIT_AS,
+    and every file, empty or not, costs about a kilobyte of unreclaimable kernel memory (its
+    inode and dentry), which without `nr_inodes` is bounded only by half the host's RAM."""
     # No MS_PRIVATE remount of / (it costs ~2.5 ms): a mount namespace created in a less
     # privileged user namespace receives the parent's shared mounts as slaves, so nothing
     # mounted here propagates out (mount_namespaces(7), "Restrictions on mount namespaces").
     _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
-    opts = f"size={max(tmp_bytes, 4096)},mode=1777".encode()
+    opts = f"size={max(tmpfs[0], 4096)},nr_inodes={max(tmpfs[1], 16)},mode=1777".encode()
     _check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount /tmp")
     if not os.path.isdir("/dev/shm"):
         return
@@ -445,7 +447,7 @@ def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> 
         os.close(fds["to_c_w"])
 
 
-def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, parent: int) -> None:
+def job_init(fds: dict[str, int], isolate: bool, tmpfs: tuple[int, int], workdir: str, parent: int) -> None:
     """B: pid 1 of the job's namespace (or a session leader without isolation)."""
     libc = _libc()
     try:
@@ -459,7 +461,7 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
         # which it otherwise could (process groups ignore pid namespaces).
         os.setsid()
         if isolate:
-            private_mounts(libc, tmp_bytes)
+            private_mounts(libc, tmpfs)
             forbid_user_namespaces()
             drop_capabilities(libc)
         fds["to_c_r"], fds["to_c_w"] = os.pipe()
@@ -495,7 +497,7 @@ def job_init(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str, p
     os._exit(0)  # as pid 1: the kernel now kills every process left in the namespace
 
 
-def job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: str) -> None:
+def job_namespaces(fds: dict[str, int], isolate: bool, tmpfs: tuple[int, int], workdir: str) -> None:
     """A: enter fresh namespaces, fork B, wait for it. Never returns."""
     try:
         if isolate:
@@ -508,7 +510,7 @@ def job_namespaces(fds: dict[str, int], isolate: bool, tmp_bytes: int, workdir: 
         me = os.getpid()
         init = os.fork()
         if init == 0:
-            job_init(fds, isolate, tmp_bytes, workdir, me)
+            job_init(fds, isolate, tmpfs, workdir, me)
         os.closerange(3, fds["alive_w"])  # A keeps only `alive_w`: B sees EOF once A is gone
         os.closerange(fds["alive_w"] + 1, 1 << 16)
         os.waitpid(init, 0)

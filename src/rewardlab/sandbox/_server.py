@@ -71,8 +71,8 @@ def _close_all_but(keep: set[int]) -> None:
 class Spare:
     """A job sandbox forked ahead of time: A, B and C exist, B waits on `job_w` for its go."""
 
-    def __init__(self, *, isolate: bool, tmp_bytes: int, calls: tuple[int, int]):
-        self.tmp_bytes = tmp_bytes
+    def __init__(self, *, isolate: bool, tmpfs: tuple[int, int], calls: tuple[int, int]):
+        self.tmpfs = tmpfs
         self.workdir = "/tmp"
         if not isolate:
             import tempfile
@@ -92,7 +92,7 @@ class Spare:
             # Keep only this job's descriptors: a job holding another spare's pipes would keep
             # that spare waiting for a job after the server dropped it.
             _close_all_but({0, 1, 2, *fds.values()})
-            job_namespaces(fds, isolate, tmp_bytes, self.workdir)
+            job_namespaces(fds, isolate, tmpfs, self.workdir)
         for name in ("alive_r", "alive_w"):
             os.close(fds.pop(name))
         for name in ("job_r", "out_w", "err_w", "status_w", "setup_w"):
@@ -167,7 +167,7 @@ class Server:
         self.calls = calls
         self.spares: list[Spare] = []
         self.dying: list[Spare] = []
-        self.tmp_bytes = 0
+        self.tmpfs = (0, 0)  # (bytes, inodes) of the spares' /tmp
 
     def serve(self) -> None:
         hello = {"op": "hello", "python": sys.version.split()[0], "isolate": self.isolate, "uid": os.getuid()}
@@ -191,7 +191,7 @@ class Server:
 
     def refill(self) -> None:
         while len(self.spares) < self.SPARES:
-            self.spares.append(Spare(isolate=self.isolate, tmp_bytes=self.tmp_bytes, calls=self.calls))
+            self.spares.append(Spare(isolate=self.isolate, tmpfs=self.tmpfs, calls=self.calls))
         for old in self.dying:  # the spare that ran, and spares dropped for other limits
             old.reap(block=True)
         self.dying = []
@@ -199,12 +199,12 @@ class Server:
     def run_job(self, op: str, limits: dict[str, Any]) -> None:
         """Tell a ready spare to go, pump its output, report. A replacement is forked after
         the report, while the host is busy with the result."""
-        tmp_bytes = int(limits["tmp_bytes"])
-        if tmp_bytes != self.tmp_bytes:
+        tmpfs = (int(limits["tmp_bytes"]), int(limits["tmp_inodes"]))
+        if tmpfs != self.tmpfs:
             for spare in self.spares:
                 spare.kill()
             self.dying += self.spares
-            self.spares, self.tmp_bytes = [], tmp_bytes
+            self.spares, self.tmpfs = [], tmpfs
         self.refill()
         spare = self.spares.pop(0)
         start = time.monotonic()

@@ -41,6 +41,9 @@ class Limits:
     open_files: int = 64  # RLIMIT_NOFILE
     file_size_bytes: int = 16 * _MIB  # RLIMIT_FSIZE: the largest file a job may write
     tmp_bytes: int = 64 * _MIB  # size of the job's private /tmp (tmpfs): disk fills stop here
+    # Files (and directories) the job's /tmp may hold: each costs ~1 KiB of kernel memory that
+    # no other limit counts, so 8192 bound it to ~8 MiB per job.
+    tmp_inodes: int = 8192
     output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
     frame_bytes: int = 16 * _MIB  # largest answer (encoded value) a call may return
     # RLIMIT_AS per process when set, else `memory_bytes`. Runtimes that reserve address space

@@ -302,7 +302,7 @@ class SandboxPool:
 
     Thread-safe: up to `size` jobs run at once, one per worker; more wait for a free worker.
 
-    Example:
+    Examples:
         >>> with SandboxPool(size=1) as pool:
         ...     pool.run("print(input()[::-1])", stdin="abc").stdout
         'cba\\n'
@@ -458,13 +458,19 @@ class SandboxPool:
             self._release(worker, healthy=session.healthy)
 
 
+def job_files_limit(limits: Limits) -> int:
+    """The most bytes of `files` a job under `limits` can be handed: its /tmp must hold them,
+    and they travel to it in frames of at most MAX_FRAME (a text file inside the JSON order)."""
+    return min(limits.tmp_bytes, _wire.MAX_FRAME // 2)
+
+
 def _job_files(files: Mapping[str, str | bytes], limits: Limits) -> tuple[dict[str, str], dict[str, bytes]]:
     """Split a job's files into text and binary ones (sent as raw frames after the order);
     names must be plain file names, and the files must fit the job's /tmp."""
     text: dict[str, str] = {}
     binary: dict[str, bytes] = {}
     size = sum(len(content) for content in files.values())
-    if size > min(limits.tmp_bytes, _wire.MAX_FRAME // 2):
+    if size > job_files_limit(limits):
         raise ConfigError(f"the job's files hold {size} bytes, more than its /tmp (tmp_bytes={limits.tmp_bytes}) can take; raise tmp_bytes")
     for name, content in files.items():
         if not name or "/" in name or name in (".", ".."):

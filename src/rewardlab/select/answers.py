@@ -341,7 +341,7 @@ def answer_classes(
         equivalence: `"exact"`, `"normalized"` or `"math"` (see the module docstring).
         options: a `verify.math.CheckOptions` for `"math"` (default options otherwise).
 
-    Example:
+    Examples:
         >>> answer_classes([["\\\\frac{1}{2}", "0.5", "3"]], equivalence="math").tolist()
         [[0, 0, 1]]
         >>> answer_classes([["a", None, "a"]], equivalence="exact").tolist()
@@ -364,7 +364,7 @@ def answer_votes(
     """One problem's vote: each answer class's first-seen answer and its count, most voted first
     (equal counts in order of first appearance). A missing answer (None) does not vote.
 
-    Example:
+    Examples:
         >>> answer_votes(["3", "0.5", None, "\\\\frac{1}{2}"])
         [('0.5', 2), ('3', 1)]
     """

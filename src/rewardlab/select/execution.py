@@ -85,7 +85,7 @@ def execution_classes(
         workers: pool size when the default pool is used.
         limits: `rewardlab.sandbox.Limits` of each run (default: the pool's).
 
-    Example:
+    Examples:
         >>> programs = [["print(2 * int(input()))", "x = int(input())\\nprint(x + x)", "print(1)"]]
         >>> ex = execution_classes(programs, [["3", "5"]])
         >>> ex.classes.tolist()

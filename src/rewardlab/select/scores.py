@@ -43,7 +43,7 @@ class RewardScores:
 def score_candidates(reward: Reward, candidates: Sequence[Sequence[Sample]]) -> RewardScores:
     """Score every candidate of every problem with `reward` in one `score_batch` call.
 
-    Example:
+    Examples:
         >>> from rewardlab.core import Sample, reward
         >>> @reward(range=(0, 1), register=False)
         ... def longer(sample):

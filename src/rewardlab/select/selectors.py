@@ -338,7 +338,7 @@ def _best_of_n_blocked(s: F64, ok: Bool | None) -> tuple[Selection, F64]:
 def best_of_n(scores: Any, mask: Any = None) -> Selection:
     """The candidate with the highest score; NaN scores are never picked.
 
-    Example:
+    Examples:
         >>> best_of_n([[0.1, 0.9, 0.3]]).chosen.tolist()
         [1]
     """
@@ -400,7 +400,7 @@ def _vote(c: I64, valid: Bool | None, w: F64 | None) -> Selection:
 def majority_vote(classes: Any, mask: Any = None) -> Selection:
     """The most frequent answer class (self-consistency).
 
-    Example:
+    Examples:
         >>> majority_vote([[0, 1, 1, 2]]).chosen.tolist()
         [1]
     """

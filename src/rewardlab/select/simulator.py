@@ -78,7 +78,7 @@ class SimulatorConfig:
 class StepSimulator:
     """A `StepGenerator` over simulated problems; `.prm` is its matching `StepScorer`.
 
-    Example:
+    Examples:
         >>> sim = StepSimulator(seed=0)
         >>> problem = sim.problems(1)[0]
         >>> prefix = []

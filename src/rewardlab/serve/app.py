@@ -33,6 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -213,7 +214,7 @@ def create_app(
         A FastAPI app; ``app.state.service`` is its `RewardService` (close it with
         ``await app.state.service.aclose()`` when not run under a lifespan-aware server).
 
-    Example:
+    Examples:
         >>> from rewardlab.verify.text import ExactMatch
         >>> app = create_app({"exact": ExactMatch()}, settings=ServeSettings(workers=0))
         >>> sorted(r.path for r in app.routes if "rewards" in r.path)
@@ -227,7 +228,9 @@ def create_app(
         yield
         await service.aclose()
 
-    app = FastAPI(
+    # The /docs and /redoc pages with their assets served from the package (fastapi-offline
+    # ships Swagger UI 5 and ReDoc): FastAPI's own pages load them from a CDN, blank offline.
+    app = FastAPIOffline(
         title="rewardlab reward server",
         version=__version__,
         description="Batched, cached reward scoring; see docs/serve.md.",
@@ -283,11 +286,11 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
 
 def _json_body(body: bytes) -> Any:
     """The request body as JSON (raises `ApiError` 400: ``malformed_json``, or ``invalid_input``
-    for JSON nested deeper than the parser allows)."""
+    for JSON nested too deeply for the parser)."""
     try:
         return loads(body)
     except NestingError as exc:
-        raise ApiError(400, "invalid_input", f"the request body is {exc}") from exc
+        raise ApiError(400, "invalid_input", f"the request body cannot be read: {exc}") from exc
     except ValueError as exc:
         raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
 

@@ -48,6 +48,7 @@ def run_server(
     cache_max_rows: int = DEFAULT_MAX_ROWS,
     ray_address: str | None = None,
     log_level: str = "info",
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Build the rewards and the cache, then run uvicorn until interrupted.
 
@@ -60,6 +61,9 @@ def run_server(
         cache_max_rows: cached results kept (the least recently used are evicted).
         ray_address: Ray cluster to join with the ray backend; None: start a local one.
         log_level: uvicorn's log level.
+        forwarded_allow_ips: comma-separated addresses of the reverse proxies whose
+            X-Forwarded-For and X-Forwarded-Proto headers are believed; None: no proxy, the
+            socket peer is the client (what --openrlhf-trusted-network checks).
     """
     import uvicorn
 
@@ -83,9 +87,12 @@ def run_server(
     # running requests get `drain_timeout` seconds, then are cancelled; running batches get what
     # is left of it, then the executors are closed. uvicorn then re-raises the signal, so the
     # process ends even if a reward's thread never returns.
+    # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: any local process
+    # could then claim a trusted network's address. Only named proxies are believed.
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=math.ceil(settings.drain_timeout)
-    )
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=math.ceil(settings.drain_timeout),
+        proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
+    )  # fmt: skip
     try:
         DrainingServer(config, app.state.service).run()
     finally:

@@ -34,7 +34,7 @@ class RewardLimits(BaseModel):
 class ServeSettings(BaseModel):
     """Everything `create_app` needs besides the rewards and the cache.
 
-    Example:
+    Examples:
         >>> ServeSettings(workers=4, token="s3cret").max_batch
         256
     """

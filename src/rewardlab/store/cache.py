@@ -128,7 +128,7 @@ class ResultStore(OnDatabase):
         touch_after: seconds before a hit refreshes its LRU time (a hit is then a read, not a
             write, for rows used in the last minute).
 
-    Example:
+    Examples:
         >>> store = ResultStore(":memory:")
         >>> s = Sample(response="4")
         >>> store.put_many("spec", [(s, RewardResult.ok(1.0))])

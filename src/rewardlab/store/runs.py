@@ -38,7 +38,7 @@ class RunStore(OnDatabase):
     Args:
         path: the store file, or an open `Database` to share (e.g. ``ResultStore(...).db``).
 
-    Example:
+    Examples:
         >>> runs = RunStore(":memory:")
         >>> runs.start_run("r1", spec_hash="h", source="data.jsonl").done
         0

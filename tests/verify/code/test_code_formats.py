@@ -103,7 +103,7 @@ def test_a_pickle_that_builds_objects_is_refused() -> None:
             return (print, ("pickle ran code",))
 
     evil = base64.b64encode(zlib.compress(pickle.dumps(Boom()))).decode()
-    with pytest.raises(ScoringError, match=r"refusing to load builtins\.print"):
+    with pytest.raises(ScoringError, match="a pickle of something other than one string"):
         read_reference({"public_test_cases": "[]", "private_test_cases": evil})
 
 

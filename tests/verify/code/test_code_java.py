@@ -41,6 +41,9 @@ READ_CASES = [
     ("public class M { static Runnable r = run(() -> { }); public static void main(String[] a) {} }", "", "M", "M"),
     ("class L { static Runnable r = () -> { class Main { public static void main(String[] a) {} } }; }", "", "L", "L"),
     ("/* unterminated comment class Z", "", "Main", "Main"),
+    # javac skips identifier-ignorable characters inside names (Character.isIdentifierIgnorable)
+    ("pack\u200bage hid\u2060den.p\u00adkg;\npublic class Ma\ufeffin {}", "hidden.pkg", "Main", "Main"),
+    ("pack\x01age ctl;\nclass A { static void ma\u200bin(String[] a) {} }", "ctl", "A", "A"),
     ("", "", "Main", "Main"),
 ]
 
@@ -122,6 +125,14 @@ def test_unicode_package_and_class_names(reward: CodeTests) -> None:
 @pytest.mark.slow
 def test_unicode_escaped_package_keyword(reward: CodeTests) -> None:
     _passes(reward, "\\u0070ackage esc.aped;\npublic class Main { " + MAIN.format(body=SUM) + " }")
+
+
+@pytest.mark.slow
+def test_package_keyword_hiding_identifier_ignorable_characters(reward: CodeTests) -> None:
+    # javac reads `pack\u200bage` as the keyword and `fo\u00ado` as `foo`: the classes land in
+    # foo/bar/, so the program must be built as a packaged one and run as foo.bar.Main.
+    source = "pack\u200bage fo\u00ado.b\u2060ar;\npublic class Ma\ufeffin { " + MAIN.format(body=SUM) + " }"
+    _passes(reward, source)
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ class InfoLabels:
             (or holds None there), e.g. to label observations replayed without their info.
             Without one, a missing key is an `InputError`.
 
-    Example:
+    Examples:
         >>> labels = InfoLabels("labels")
         >>> labels(None, 0, None, {"labels": frozenset({"coffee"})})
         frozenset({'coffee'})

@@ -9,7 +9,14 @@ number and size. Test runs get those bytes written into their own /tmp.
 The cache holds builds by sha256 of (language, toolchain identity, budget, source): in this
 process (`BuildCache`, LRU), and optionally in a directory shared across processes and runs
 (`cache_dir`). A compile error is cached too (the same source fails the same way); a compile
-that hit a limit is not.
+that hit a limit is not: one stopped by the sandbox, one whose compiler ran out of memory (it
+exits with a message rather than being killed), one that built more than a test run can take.
+
+An entry of `cache_dir` carries an HMAC-SHA256 of its key and content under a secret of that
+directory (`.rewardlab-build-key`, mode 0600, made by the first process that uses it). The
+host recomputes it on every load, so an entry that was damaged, copied to another key, or
+planted by someone who cannot read the secret is rebuilt instead of served. The directory's
+owner and anyone who can read the secret are trusted.
 """
 
 from __future__ import annotations
@@ -17,9 +24,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import io
 import json
+import logging
 import os
+import secrets
+import stat
 import tarfile
 import tempfile
 import threading
@@ -28,12 +39,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rewardlab.errors import BuildTooLarge
-from rewardlab.sandbox import Outcome, SandboxPool
+from rewardlab.errors import BuildTooLarge, ConfigError
+from rewardlab.sandbox import Limits, Outcome, SandboxPool
+from rewardlab.sandbox.pool import job_files_limit
 from rewardlab.verify.code.languages import Language, compile_limits, run_env
 
+log = logging.getLogger(__name__)
 MAX_ARTIFACTS = 256  # files one build may produce (Java: a class file per class)
-MAX_ARTIFACT_BYTES = 64 << 20  # all of them together
+#: all of them together: the most a test run can be handed (its files travel in one frame)
+MAX_ARTIFACT_BYTES = job_files_limit(Limits(tmp_bytes=1 << 40))
+#: what compilers print when they run out of memory and exit (rather than being killed):
+#: gcc/g++ (cc1), the C++ runtime and Rust's allocator, the JVM, V8 (tsc), Go's runtime
+COMPILER_OOM = ("out of memory allocating", "virtual memory exhausted", "Cannot allocate memory", "std::bad_alloc",
+                "memory allocation of", "java.lang.OutOfMemoryError", "heap out of memory", "runtime: out of memory",
+                "Killed signal terminated program")  # fmt: skip
+_SECRET = ".rewardlab-build-key"
 
 
 @dataclass(frozen=True)
@@ -79,6 +99,7 @@ class BuildCache:
         self._builds: OrderedDict[str, Build] = OrderedDict()
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
+        self._key: bytes | None = None  # the directory's secret, read once
 
     def get(self, key: str) -> Build | None:
         with self._lock:
@@ -109,6 +130,42 @@ class BuildCache:
             while len(self._builds) > self.size:
                 self._builds.popitem(last=False)
 
+    def _secret(self) -> bytes:
+        """The directory's HMAC secret (module doc): made once, 0600; refused if another user
+        owns it or others may read it (then they could sign entries too)."""
+        assert self.cache_dir is not None
+        if self._key is not None:
+            return self._key
+        path = self.cache_dir / _SECRET
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(path):
+            fd, fresh = tempfile.mkstemp(dir=self.cache_dir, suffix=".part")  # mode 0600
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+                os.link(fresh, path)  # atomic and exclusive: a reader never sees it half written
+            except FileExistsError:
+                pass  # another process made it first
+            finally:
+                os.unlink(fresh)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a symlink is refused too
+        except OSError as exc:
+            raise ConfigError(f"cannot read the build cache's secret {path}: {exc.strerror}; remove it to start a fresh cache") from None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                raise ConfigError(f"{path} must be a file of this user readable by nobody else (mode 0600); remove it to start a fresh cache")
+            self._key = f.read()
+        return self._key
+
+    def _digest(self, key: str, files: dict[str, bytes]) -> str:
+        mac = hmac.new(self._secret(), key.encode(), hashlib.sha256)
+        for name in sorted(files):
+            mac.update(b"\0%d\0%s\0" % (len(files[name]), name.encode()))
+            mac.update(files[name])
+        return mac.hexdigest()
+
     def _path(self, key: str) -> Path | None:
         return None if self.cache_dir is None else self.cache_dir / key[:2] / f"{key}.tar"
 
@@ -118,9 +175,15 @@ class BuildCache:
             return None
         try:
             files = unpack_tar(path.read_bytes())
+            signature = files.pop("build.sig", b"").decode("ascii")
+            if not hmac.compare_digest(signature, self._digest(key, files)):
+                log.warning("build cache entry %s does not match its signature: rebuilding it", path)
+                return None
             meta = json.loads(files.pop("build.json"))
             artifacts = {name.removeprefix("out/"): data for name, data in files.items()}
             return Build(meta["status"], artifacts, meta.get("message", ""), meta.get("cpu_seconds"), cached=True)
+        except ConfigError:  # the directory's secret is unusable: say so, do not rebuild forever
+            raise
         except (ValueError, KeyError, OSError):
             return None  # a damaged entry is rebuilt
 
@@ -129,9 +192,11 @@ class BuildCache:
         if path is None:
             return
         meta = json.dumps({"status": build.status, "message": build.message, "cpu_seconds": build.cpu_seconds}).encode()
+        files = {"build.json": meta, **{f"out/{n}": d for n, d in build.artifacts.items()}}
+        files["build.sig"] = self._digest(key, files).encode("ascii")
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for name, data in [("build.json", meta), *((f"out/{n}", d) for n, d in build.artifacts.items())]:
+            for name, data in files.items():
                 member = tarfile.TarInfo(name)
                 member.size = len(data)
                 tar.addfile(member, io.BytesIO(data))
@@ -188,6 +253,8 @@ def _compile_in_sandbox(pool: SandboxPool, lang: Language, source: str, memory_m
         env=run_env(lang, memory_mb), limits=compile_limits(),
     )  # fmt: skip
     message = result.stderr.strip()
+    if result.outcome is Outcome.RUNTIME_ERROR and any(marker in message[-2000:] for marker in COMPILER_OOM):
+        return Build("compile_limit", message=f"the compiler ran out of memory\n{message}", cpu_seconds=result.cpu_seconds)
     if result.outcome is Outcome.RUNTIME_ERROR:
         return Build("compile_error", message=message or result.reason(), cpu_seconds=result.cpu_seconds)
     if not result.ok:

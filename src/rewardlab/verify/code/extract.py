@@ -30,7 +30,7 @@ def extract_code(response: str, *, pick: Pick = "last", language: str = "python"
     or "none" (the response is the program). Without any fenced block the whole response is
     the program.
 
-    Example:
+    Examples:
         >>> extract_code("Here:\\n```python\\nprint(1)\\n```\\n").code
         'print(1)\\n'
     """

@@ -16,25 +16,26 @@ Accepted as they are (the whole row, or its test fields):
   given as a list of lines is joined with newlines. Rows with `fn_name` are call-based
   (Python functions): they become `check(candidate)` tests.
 
-A field that is present but malformed is a ScoringError("invalid_input") naming it.
+A field that is present but malformed is a ScoringError("invalid_input") naming it; so is one
+that would expand past the bounds of `payloads.py` (decompressed bytes, JSON containers, tests).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import io
-import json
 import math
-import pickle
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rewardlab.core import json_float
 from rewardlab.errors import ScoringError
+from rewardlab.verify.code.payloads import (
+    MAX_CASES,
+    bounded_json,
+    check_case_count,
+    lcb_compressed,
+)
 
 HINT = ("code.tests needs reference = {'cases': [{'input', 'output'}, ...]} or {'entry_point', 'tests'}, "
         "or a CodeContests / LiveCodeBench / TACO row")  # fmt: skip
@@ -68,18 +69,14 @@ def _case(inp: Any, out: Any, where: str) -> dict[str, str]:
 
 
 def _json_field(value: Any, where: str) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError as exc:
-            raise _bad(f"{where} is not valid JSON: {exc}") from None
-    return value
+    return bounded_json(value, where) if isinstance(value, str) else value
 
 
 def native_cases(ref: Mapping[str, Any]) -> Problem:
     cases = ref["cases"]
     if not isinstance(cases, list) or not cases:
         raise _bad("'cases' must be a non-empty list")
+    check_case_count(len(cases), "cases")
     out = []
     for i, case in enumerate(cases):
         if not isinstance(case, Mapping):
@@ -149,6 +146,7 @@ def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTEST
         if len(tests["input"]) != len(tests["output"]):
             raise _bad(f"{split} has {len(tests['input'])} inputs but {len(tests['output'])} outputs")
         counts[split] = len(tests["input"])
+        check_case_count(sum(counts.values()), ", ".join(counts))
         cases += [_case(i, o, f"{split}[{n}]") for n, (i, o) in enumerate(zip(tests["input"], tests["output"], strict=True))]
     if not cases:
         raise _bad(f"no tests in {', '.join(splits)}")
@@ -157,22 +155,12 @@ def code_contests(ref: Mapping[str, Any], splits: tuple[str, ...] = CODE_CONTEST
     return Problem(cases, _seconds(ref.get("time_limit"), "time_limit"), memory_mb, None, "code_contests", counts)
 
 
-class _StringsOnly(pickle.Unpickler):
-    """LiveCodeBench pickles a plain JSON string; refuse every class, so loading the data set
-    can never run code (pickle's find_class is how objects are built)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a test field")
-
-
 def _lcb_tests(value: Any, where: str) -> list[Any]:
     if isinstance(value, str) and not value.lstrip().startswith("["):
-        try:
-            raw = _StringsOnly(io.BytesIO(zlib.decompress(base64.b64decode(value)))).load()
-        except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as exc:
-            raise _bad(f"{where} is neither JSON nor base64(zlib(pickle)): {exc}") from None
-        value = raw
-    tests = _json_field(value, where)
+        value = lcb_compressed(value, where)
+    # a list of objects of strings: one container per test (two, leaving room for a nested
+    # object of metadata), and the list itself; refused before parsing when it opens more
+    tests = bounded_json(value, where, 2 * MAX_CASES + 1) if isinstance(value, str) else value
     if not isinstance(tests, list):
         raise _bad(f"{where} must be a list of tests")
     return tests
@@ -190,6 +178,7 @@ def live_code_bench(ref: Mapping[str, Any]) -> Problem | dict[str, str]:
                 raise _bad(f"{split}[{n}] must be an object")
             tests.append((split, n, test))
         counts[split] = len(found)
+        check_case_count(len(tests), ", ".join(counts))
     if not tests:
         raise _bad("no tests in public_test_cases or private_test_cases")
     kinds = {test.get("testtype", "stdin") for _, _, test in tests}
@@ -233,22 +222,17 @@ def _lcb_functional(ref: Mapping[str, Any], tests: list[tuple[str, int, Mapping[
 
 
 def _json_literal(text: str, where: str) -> str:
-    """A JSON value as Python source; NaN and infinities (JSON extensions) are refused."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as exc:
-        raise _bad(f"{where} is not valid JSON: {exc}") from None
-    return repr(value)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    """A JSON value as Python source; NaN and infinities (JSON extensions) are refused. Each
+    literal is parsed on its own within `MAX_CONTAINERS` (real inputs, e.g. 10^5 edges as pairs,
+    stay far below it); all of them together are bounded by the field's decompressed size."""
+    return repr(bounded_json(text, where))
 
 
 def taco_stdio(io_spec: Mapping[str, Any]) -> Problem:
     inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("input_output needs equally long, non-empty 'inputs' and 'outputs' lists")
+    check_case_count(len(inputs), "input_output")
     cases = [_case(i, o, f"input_output[{n}]") for n, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
     return Problem(cases, None, None, None, "taco", {"input_output": len(cases)})
 
@@ -261,6 +245,7 @@ def taco_check(io_spec: Mapping[str, Any]) -> dict[str, str]:
     name, inputs, outputs = io_spec.get("fn_name"), io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(name, str) or not name.isidentifier() or not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("call-based input_output needs an identifier 'fn_name' and equally long 'inputs'/'outputs' lists")
+    check_case_count(len(inputs), "input_output")
     lines = ["def _same(got, want):",
              "    got = list(got) if isinstance(got, tuple) else got",
              "    return got == want or (isinstance(want, list) and len(want) == 1 and got == want[0])",
@@ -276,8 +261,7 @@ def read_reference(ref: Any) -> Problem | dict[str, str]:
     latter with an optional `prelude` and `postlude`: source run before and after the program.
     A JSON string holding either is accepted. Raises ScoringError("invalid_input")."""
     if isinstance(ref, str):
-        with contextlib.suppress(ValueError):
-            ref = json.loads(ref)
+        ref = bounded_json(ref, "the reference (a string)")
     if not isinstance(ref, Mapping):
         raise _bad(f"got {type(ref).__name__}")
     if "cases" in ref:

@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # JLS 3.3: a backslash is eligible to start a Unicode escape when an even number of backslashes
 # precede it; `\uuuu0041` is as valid as `\u0041`.
 _UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})")
 # Alternatives in the order javac's scanner decides them: text blocks before strings, comments
-# before the `/` operator. Identifiers: letters, digits, `_` and `$` (JLS 3.8), Unicode included.
-_TOKEN = re.compile(
+# before the `/` operator. Identifiers: letters, digits, `_` and `$` (JLS 3.8), Unicode included;
+# see `_token_pattern` for the characters javac ignores inside them.
+_TOKEN_ALTERNATIVES = (
     r'"""(?:\\[\s\S]|[^\\])*?"""'  # text block
     r'|"(?:\\.|[^"\\\n])*"'  # string literal
     r"|'(?:\\.|[^'\\\n])+'"  # character literal
     r"|//[^\n]*"  # line comment
     r"|/\*[\s\S]*?(?:\*/|\Z)"  # block comment (an unterminated one runs to the end)
-    r"|(?P<word>(?:[^\W\d]|\$)[\w$]*)"
+    r"|(?P<word>(?:[^\W\d]|\$)(?:[\w$]|{ignorable})*)"
     r"|(?P<mark>\S)"
 )
 _TYPE_KEYWORDS = frozenset({"class", "interface", "enum", "record"})
@@ -83,15 +85,34 @@ def java_program(source: str) -> JavaProgram:
     return JavaProgram(package, file_class, main_type.name if main_type else file_class)
 
 
+@functools.cache
+def _token_pattern() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The token regex, and one that matches the characters an identifier ignores.
+
+    javac's scanner (JavaTokenizer.scanIdent) skips, inside an identifier, every character for
+    which Character.isIdentifierIgnorable holds: the controls U+0000-0008, U+000E-001B and
+    U+007F-009F, and every format character (category Cf: U+00AD, U+200B, U+2060, U+FEFF...).
+    So `pack\u200bage` is the keyword `package` and `Ma\u00adin` the name `Main` (JLS 3.8: names
+    are the same once ignorable characters are ignored). One cannot start an identifier: javac
+    reports an illegal character there. Built on first use (listing Cf takes ~70 ms)."""
+    formats = "".join(chr(c) for c in range(0xA0, 0x110000) if unicodedata.category(chr(c)) == "Cf")
+    ignorable = "[\x00-\x08\x0e-\x1b\x7f-\x9f" + re.escape(formats) + "]"
+    return re.compile(_TOKEN_ALTERNATIVES.format(ignorable=ignorable)), re.compile(ignorable)
+
+
 def _tokens(source: str) -> list[str]:
     """Words and punctuation of `source`, Unicode escapes translated, comments and literals
-    replaced by one placeholder token (they still end what precedes them)."""
+    replaced by one placeholder token (they still end what precedes them), the characters javac
+    ignores inside identifiers dropped from them."""
     text = _UNICODE_ESCAPE.sub(lambda m: m.group(1) + chr(int(m.group(2), 16)), source)
+    token, ignorable = _token_pattern()
     tokens: list[str] = []
-    for match in _TOKEN.finditer(text):
+    for match in token.finditer(text):
         word, mark = match.group("word"), match.group("mark")
-        if word is not None or mark is not None:
-            tokens.append(word or mark or "")
+        if word is not None:
+            tokens.append(ignorable.sub("", word))
+        elif mark is not None:
+            tokens.append(mark)
         elif match.group().startswith(("'", '"')):
             tokens.append('""')
     return tokens

@@ -90,7 +90,8 @@ class Language:
         return Limits(
             cpu_seconds=cpu_seconds, wall_seconds=max(wall_seconds, cpu_seconds), memory_bytes=data,
             address_space_bytes=space, processes=base.processes, open_files=base.open_files,
-            file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, output_bytes=base.output_bytes,
+            file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, tmp_inodes=base.tmp_inodes,
+            output_bytes=base.output_bytes,
         )  # fmt: skip
 
     def source_name(self, source: str) -> str:
@@ -194,10 +195,13 @@ def language(name: str) -> Language:
 @functools.cache
 def compile_limits() -> Limits:
     """Limits of a compile job: compilers are big programs (rustc, javac and tsc take seconds
-    and hundreds of MiB), so they get their own, looser limits than the tests."""
+    and hundreds of MiB), so they get their own, looser limits than the tests. The build leaves
+    as base64 on stdout, which the host reads as one frame (at most 64 MiB): 48 MiB of output
+    holds the largest build a test run can be handed (32 MiB), and more stops the compile as
+    `output_limit`, a compile limit, rather than as an oversized frame."""
     return Limits(cpu_seconds=30.0, wall_seconds=90.0, memory_bytes=2048 * _MIB, address_space_bytes=8192 * _MIB,
-                  processes=64, open_files=256, file_size_bytes=128 * _MIB, tmp_bytes=384 * _MIB,
-                  output_bytes=96 * _MIB)  # fmt: skip
+                  processes=64, open_files=256, file_size_bytes=128 * _MIB, tmp_bytes=384 * _MIB, tmp_inodes=16384,
+                  output_bytes=48 * _MIB)  # fmt: skip
 
 
 def run_env(lang: Language, memory_mb: int) -> dict[str, str]:

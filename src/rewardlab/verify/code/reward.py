@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Literal
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
@@ -21,6 +22,7 @@ from rewardlab.sandbox import (
     SandboxPool,
     SessionEnded,
 )
+from rewardlab.sandbox.pool import job_files_limit
 from rewardlab.verify.code.compile import BuildCache, compile_program
 from rewardlab.verify.code.extract import Pick, extract_code
 from rewardlab.verify.code.formats import Problem, read_reference
@@ -247,6 +249,10 @@ class CodeTests(BaseReward):
         memory_mb = int(problem.memory_mb if by_reference and problem.memory_mb else self.params["memory_mb"])
         limits = self.lang.limits(cpu_seconds=cpu, wall_seconds=float(self.params["wall_seconds"]), memory_mb=memory_mb, base=self.limits)
         build = compile_program(pool, self.lang, code, memory_mb=memory_mb, cache=self.builds) if self.lang.compile else None
+        if build is not None and build.ok and (size := sum(map(len, build.artifacts.values()))) > job_files_limit(limits):
+            # the build is fine (and stays cached) but no test run under these limits can hold it
+            build = replace(build, status="compile_limit", message=f"the build is {size} bytes, more than a test run's /tmp takes "
+                            f"({job_files_limit(limits)} bytes; raise tmp_mb)\n{build.message}")  # fmt: skip
         return Program(self.lang, code, build, limits, memory_mb)
 
     def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:

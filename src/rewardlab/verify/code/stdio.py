@@ -63,16 +63,32 @@ def run_program(pool: SandboxPool, program: Program, stdin: str) -> ExecResult:
 
 
 def run_checker(pool: SandboxPool, checker: Checker, case: dict[str, str], output: str) -> Judgement:
-    """testlib's convention: `checker <input> <contestant output> <jury answer>`."""
+    """testlib's convention: `checker <input> <contestant output> <jury answer>`.
+
+    A checker that fails on this output (crashes, hangs, exits 3 or with an unknown status) is
+    run again on the jury's own answer. If it accepts that, the failure is this output's doing
+    (a checker that crashes on hostile output must not turn a wrong answer into an error a
+    policy could prefer): a wrong answer. If it fails on the jury's answer too, no output could
+    have passed, and the problem is broken: a ScoringError("crash")."""
+    judgement, failure = _check_once(pool, checker, case, output)
+    if judgement is not None:
+        return judgement
+    own, own_failure = _check_once(pool, checker, case, case["output"])
+    if own is None or not own.passed:
+        why = own_failure if own is None else f"it does not accept the jury's answer ({own.detail})"
+        raise ScoringError("crash", f"the problem's checker failed ({failure}), and on the jury's own answer: {why}; fix the checker")
+    return Judgement(False, 0.0, f"the checker failed on this output ({failure}) and accepts the jury's answer: a wrong answer")
+
+
+def _check_once(pool: SandboxPool, checker: Checker, case: dict[str, str], output: str) -> tuple[Judgement | None, str]:
+    """The checker's verdict on `output`, or None and how the checker failed."""
     files: dict[str, str | bytes] = {**checker.build.artifacts, "input.txt": case["input"], "output.txt": output, "answer.txt": case["output"]}
     argv = [*checker.lang.run_argv(checker.source, 256), "input.txt", "output.txt", "answer.txt"]
     run = pool.run(argv=argv, files=files, limits=checker.limits, env=run_env(checker.lang, 256))
     if run.outcome not in (Outcome.OK, Outcome.RUNTIME_ERROR):
-        raise ScoringError("crash", f"the problem's checker failed: {run.reason()}; fix the checker")
+        return None, run.reason()
     judgement = checker_judgement(run.exit_code, run.stderr or run.stdout)
-    if judgement is None:
-        raise ScoringError("crash", f"the problem's checker failed (exit {run.exit_code}): {run.stderr[-300:]}; fix the checker")
-    return judgement
+    return judgement, "" if judgement is not None else f"exit {run.exit_code}: {run.stderr[-300:]}"
 
 
 def run_cases(

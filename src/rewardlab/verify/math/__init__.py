@@ -1,7 +1,7 @@
 """Maths final-answer verification: `extract_answer(text)`, `check(reference, candidate)` and the
 `math.answer` reward (extra `math`: sympy + latex2sympy2_extended, used only in worker processes).
 
-Example:
+Examples:
     >>> from rewardlab.verify.math import check, extract_answer
     >>> answer = extract_answer("... so the total is \\\\boxed{\\\\dfrac{3}{6}}.").answer
     >>> check("\\\\frac{1}{2}", answer).equivalent

@@ -144,7 +144,7 @@ def check(
     Returns:
         A three-valued `Verdict`. Undecided verdicts carry `error_kind`.
 
-    Example:
+    Examples:
         >>> check("\\\\frac{1}{2}", "0.5").equivalent
         True
         >>> check("0.0000001", "0.0000002").equivalent

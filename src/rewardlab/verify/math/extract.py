@@ -401,7 +401,7 @@ def extract_answer(text: str, options: ExtractOptions | None = None, **overrides
         `Extraction(answer, source)`; `answer` is None when nothing was found (a formatting
         failure, which a reward scores as a wrong answer).
 
-    Example:
+    Examples:
         >>> extract_answer("so the answer is \\\\boxed{\\\\frac{1}{2}}.").answer
         '\\\\frac{1}{2}'
     """

@@ -65,7 +65,7 @@ def final_answer(
         options: how two candidates are compared (the same `CheckOptions` as the verdict).
         pool: sympy workers for those comparisons (default: the process-wide pool).
 
-    Example:
+    Examples:
         >>> from rewardlab.verify.math import extract_answer
         >>> final_answer(extract_answer("\\\\boxed{8} or \\\\boxed{9}"), "9").reason
         'hedged: 2 different boxed answers in the final answer section (8; 9)'
