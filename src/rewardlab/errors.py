@@ -10,6 +10,7 @@
     ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
     ├── InputError                 a data row or file that cannot be read (names file and line)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
+    ├── NestingError               JSON nested too deeply for the parser (a ValueError)
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
     │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     │   └── GroupSplitError        a group reward's group cannot be kept in one batch or request
@@ -76,6 +77,7 @@ __all__ = [
     "MissingReferenceWarning",
     "MissingWeightsError",
     "ModelNotFoundError",
+    "NestingError",
     "NoTransitionError",
     "NonFiniteError",
     "Overloaded",
@@ -298,6 +300,10 @@ class MissingWeightsError(ConfigError):
 
 class FormulaError(RewardLabError):
     """A formula that cannot be parsed, names an unknown variable, or fails at evaluation."""
+
+
+class NestingError(RewardLabError, ValueError):
+    """A JSON document nested too deeply for the parser (its stack would overflow)."""
 
 
 class MappingError(RewardLabError, ValueError):

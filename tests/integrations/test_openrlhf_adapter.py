@@ -114,3 +114,51 @@ def test_trusted_networks_must_be_cidrs():
     assert ServeSettings(openrlhf_trusted_networks=("10.0.0.0/8", "::1/128")).openrlhf_trusted_networks
     with pytest.raises(ValidationError, match="is not a network; write it as CIDR"):
         ServeSettings(openrlhf_trusted_networks=("10.0.0/8x",))
+
+
+# (text, prompt, where the prompt ends in `text`): a tokenizer may normalise the prompt it
+# encodes, so the decoded query holds the prompt's normal form; the cut is in `text`'s offsets.
+PROMPT_ENDS = [
+    ("Q: caf\u00e9? A", "Q: caf\u00e9?", 8),  # as sent
+    ("Q: caf\u00e9? A", "Q: cafe\u0301?", 8),  # prompt NFD, query NFC (Qwen2's normaliser)
+    ("Q: cafe\u0301? A", "Q: caf\u00e9?", 9),  # prompt NFC, query NFD
+    ("\ufb01le: x", "file:", 4),  # NFKC: the ligature is one character of the query
+    ("\uac00\ub098 x", "\u1100\u1161\ub098", 2),  # Hangul jamo composed into syllables
+    ("Q: caf\u00e9? A", "Q: cafe?", None),  # another letter: not found
+    ("late start Q: caf\u00e9? A", "Q: cafe\u0301?", 19),  # found after a template prefix
+]
+
+
+@pytest.mark.parametrize(("text", "prompt", "end"), PROMPT_ENDS)
+def test_prompt_end_finds_the_prompt_by_its_unicode_normal_form(text, prompt, end):
+    from rewardlab.serve.openrlhf import prompt_end
+
+    assert prompt_end(text, prompt) == end
+
+
+def test_the_response_keeps_its_own_code_points_after_a_normalised_prompt():
+    from rewardlab.serve.openrlhf import openrlhf_rows
+
+    (sample,) = openrlhf_rows(["Q: caf\u00e9?A: cafe\u0301"], ["Q: cafe\u0301?"])
+    assert sample.response == "A: cafe\u0301"  # the query's own text, not renormalised
+
+
+def test_a_prompt_not_in_its_query_is_that_rows_error_never_the_whole_query(spec_text):
+    """A prompt cut at the front (OpenRLHF keeps a long prompt's last tokens) is not in its query."""
+    payload = {"query": [PROMPT + GOOD, "of France?<|assistant|>" + GOOD], "prompts": [PROMPT, PROMPT], "labels": ["Paris"] * 2}
+    reply = get_reward_mapping(build(spec_text), payload, error_reward=-1.0)
+    assert reply["rewards"] == pytest.approx([1.3, -1.0])
+    assert reply["statuses"] == ["ok", "error"] and reply["extra_logs"]["rewardlab/error"] == [0.0, 1.0]
+    from rewardlab.serve.openrlhf import openrlhf_rows, samples_from_openrlhf
+
+    error = openrlhf_rows(payload["query"], payload["prompts"])[1].error
+    assert error.kind.value == "invalid_input" and "row 1: the prompt" in error.message and "truncated" in error.message
+    with pytest.raises(MappingError, match="row 1: the prompt"):
+        samples_from_openrlhf(payload["query"], payload["prompts"])
+
+
+def test_a_prompt_of_special_tokens_only_that_the_decoder_dropped_leaves_the_whole_query():
+    from rewardlab.serve.openrlhf import openrlhf_rows
+
+    (sample,) = openrlhf_rows(["<answer>Paris</answer>"], ["<s>"])
+    assert sample.response == "<answer>Paris</answer>"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import unicodedata
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -240,3 +241,48 @@ def test_the_pinned_openrlhf_is_the_one_tested():
     from importlib.metadata import version
 
     assert version("openrlhf") == "0.11.2"  # the Makefile pins it; these paths are 0.11.2's
+
+
+def nfc_chatml_tokenizer():
+    """`chatml_tokenizer` normalising its input to NFC, as Qwen2's tokenizer does."""
+    from tokenizers import normalizers
+
+    tokenizer = chatml_tokenizer()
+    tokenizer.backend_tokenizer.normalizer = normalizers.NFC()
+    return tokenizer
+
+
+def test_openrlhf_client_with_an_nfc_tokenizer_gets_the_score_of_the_response_alone(server):
+    """The prompt is sent decomposed (NFD), the tokenizer composes it (NFC), so the query OpenRLHF
+    decodes does not hold the prompt as sent: the prompt is found by its normal form, and the
+    response after it is scored alone (before: the whole query was scored, with no flag)."""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    tokenizer = nfc_chatml_tokenizer()
+    chat = CHAT.replace("France?", "la Re\u0301publique franc\u0327aise?")
+    executor = SingleTurnAgentExecutor(remote_rm_url=f"{server.url}/openrlhf/s3cret/get_reward")
+    ids = tokenizer(GOOD + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+    params = SimpleNamespace(max_tokens=64, logprobs=None)
+    output = asyncio.run(executor.execute(chat, "Paris", params, 256, tokenizer, ScriptedEngine(ids)))
+    query = tokenizer.decode(output["observation_tokens"], skip_special_tokens=False)
+    assert chat not in query and unicodedata.normalize("NFC", chat) in query  # what OpenRLHF really sends
+    assert output["reward"] == [pytest.approx(1.1)] and output["extra_logs"]["rewardlab/error"] == [0.0]
+
+
+def test_openrlhf_client_with_a_truncated_prompt_gets_a_flagged_error_not_a_guess(server):
+    """OpenRLHF keeps the last tokens of a prompt longer than its budget; the prompt it posts is
+    the whole one, which is then not in the query: the row is an error (`--openrlhf-error-reward`,
+    flagged), never the whole query scored as the response."""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    tokenizer = chatml_tokenizer()
+    executor = SingleTurnAgentExecutor(remote_rm_url=f"{server.url}/openrlhf/s3cret/get_reward")
+    ids = tokenizer(GOOD + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+    params = SimpleNamespace(max_tokens=64, logprobs=None)
+    output = asyncio.run(executor.execute(CHAT, "Paris", params, 64 + 6, tokenizer, ScriptedEngine(ids)))
+    query = tokenizer.decode(output["observation_tokens"], skip_special_tokens=False)
+    assert CHAT not in query and query.endswith(GOOD + "<|im_end|>")  # the prompt was cut
+    assert output["reward"] == [ERROR_REWARD] and output["extra_logs"]["rewardlab/error"] == [1.0]
+    body = {"query": [query], "prompts": [CHAT], "labels": ["Paris"]}
+    reply = httpx.post(f"{server.url}/openrlhf/s3cret/get_reward", json=body).json()
+    assert reply["statuses"] == ["error"]

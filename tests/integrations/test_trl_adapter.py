@@ -226,3 +226,26 @@ def test_group_reward_in_the_worker_pool_scores_whole_groups():
     finally:
         f.close()
     assert scores == [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def test_a_label_too_deep_for_the_worker_pool_is_that_rows_none_and_the_next_call_is_scored(spec_text):
+    """A reference nested too deep to pickle, in the pool mode (`workers=2`): that completion
+    gets None with an `invalid_input` result, the others their scores, and the next call is
+    scored (it hung forever when the refused chunk kept a worker busy)."""
+    from deadlines import nested, within_deadline
+    from rewardlab.core import ErrorKind
+
+    f = as_trl_reward(spec_text, workers=2, timeout=30)
+    hooks = Hooks()
+    try:
+        out = within_deadline(
+            f, prompts=["q"] * 3, completions=[GOOD, GOOD, WRONG], solution=["Paris", nested(500, "Paris"), "Paris"],
+            log_metric=hooks.log_metric, log_extra=hooks.log_extra,
+        )  # fmt: skip
+        assert out[0] == pytest.approx(1.3) and out[1] is None and out[2] == pytest.approx(0.3)
+        assert f.last_results[1].error.kind is ErrorKind.INVALID_INPUT
+        assert hooks.extra["rewardlab/status"] == ["ok", "error", "ok"]
+        again = within_deadline(f, prompts=["q"] * 4, completions=[GOOD, WRONG] * 2, solution=["Paris"] * 4)
+        assert again == pytest.approx([1.3, 0.3] * 2)
+    finally:
+        f.close()

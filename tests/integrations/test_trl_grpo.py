@@ -141,3 +141,47 @@ def test_grpo_trainer_gives_a_group_reward_whole_groups(tmp_path):
         assert {size for _, size in call} == {4}
     logged = [h for h in trainer.state.log_history if "reward" in h]
     assert all(h["rewardlab/error_rate"] == 0.0 and h["rewardlab/skipped_rate"] == 0.0 for h in logged)
+
+
+def test_grpo_reward_call_with_a_label_too_deep_for_the_worker_pool_goes_on(tmp_path):
+    """TRL's own reward call (`GRPOTrainer._calculate_rewards`) with the pool mode
+    (`workers=2`): a row whose solution is nested too deep to pickle is NaN for TRL (the
+    adapter's None), the rest are scored, and the trainer's next reward call is scored too."""
+    import math
+
+    import torch
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    from deadlines import nested, within_deadline
+    from rewardlab.integrations.trl import as_trl_reward
+
+    tokenizer = tiny_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    reward = as_trl_reward(SPEC, workers=2, timeout=30)
+    args = GRPOConfig(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_completion_length=8,
+        max_steps=1, report_to=[], use_cpu=True, save_strategy="no", seed=0,
+    )  # fmt: skip
+    dataset = Dataset.from_dict({"prompt": ["What is the capital of France?"] * 4, "solution": ["Paris"] * 4})
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer)
+    good, wrong = "<think>easy</think><answer>Paris</answer>", "<think>hmm</think><answer>Rome</answer>"
+    completions = [good, good, wrong, good]
+    ids = [tokenizer(c)["input_ids"] for c in completions]
+    prompts = ["What is the capital of France?"] * 4
+    try:
+        solutions = ["Paris", nested(500, "Paris"), "Paris", "Paris"]
+        inputs = [{"prompt": p, "solution": s} for p, s in zip(prompts, solutions, strict=True)]
+        first = within_deadline(trainer._calculate_rewards, inputs, prompts, completions, ids)[:, 0].tolist()
+        assert first[0] == pytest.approx(1.3) and math.isnan(first[1]) and first[2:] == pytest.approx([0.3, 1.3])
+        inputs = [{"prompt": p, "solution": "Paris"} for p in prompts]
+        second = within_deadline(trainer._calculate_rewards, inputs, prompts, completions, ids)[:, 0].tolist()
+        assert second == pytest.approx([1.3, 1.3, 0.3, 1.3])
+    finally:
+        reward.close()
+    assert torch.isfinite(torch.tensor(second)).all()

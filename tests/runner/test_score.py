@@ -89,3 +89,25 @@ def test_score_prepared_keeps_the_rows_that_could_not_be_read_in_their_place():
     assert [r.score for r in out] == [1.0, None, 3.0] and out[1] is bad
     assert calls == [2]
     assert score_prepared([bad], batch) == [bad] and calls == [2]  # nothing valid: no call
+
+
+def test_rows_nested_too_deep_are_invalid_input_rows_naming_the_line_and_the_rest_are_scored(tmp_path):
+    """A JSON line nested deeper than the parser allows is an `invalid_input` row naming the file
+    and line, in place, in process and in the worker pool; a deep line the parser reads (too deep
+    to pickle as a Sample: workers get the line's text) is the reward's to judge, alike in both."""
+    from rewardlab.runner import ScoreFileOptions, score_file
+
+    too_deep_to_parse = '{"response": "a", "reference": ' + "[" * 3000 + "]" * 3000 + "}"
+    deep = '{"response": "a", "reference": ' + "[" * 600 + '"a"' + "]" * 600 + "}"
+    data = tmp_path / "data.jsonl"
+    data.write_text("\n".join(['{"response": "a", "reference": "a"}', too_deep_to_parse, deep, '{"response": "b", "reference": "b"}']) + "\n")
+    spec = tmp_path / "exact.toml"
+    spec.write_text(SPEC)
+    for workers in (0, 2):
+        out = tmp_path / f"out{workers}.jsonl"
+        summary = score_file(spec, data, out, ScoreFileOptions(workers=workers, timeout=30))
+        rows = _rows(out)
+        assert summary.rows == 4 and [r["reward_status"] for r in rows] == ["ok", "error", "error", "ok"]
+        assert rows[1]["reward_error_kind"] == "invalid_input"
+        assert "data.jsonl:2" in rows[1]["reward_error"] and "nested too deeply" in rows[1]["reward_error"]
+        assert rows[2]["reward_error_kind"] == "component" and "reference must be a string" in rows[2]["reward_error"]

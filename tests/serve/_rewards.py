@@ -69,8 +69,9 @@ class Gated(BaseReward):
 
 
 class Faulty(BaseReward):
-    """Misbehaves on command: response 'crash' kills the process, 'hang' never returns,
-    'leak' keeps 64 MiB alive forever, 'raise' raises; anything else scores like `Length`."""
+    """Misbehaves on command: response 'crash' kills the process, 'hang' never returns, 'sleep'
+    sleeps an hour, 'leak' keeps 64 MiB alive forever, 'raise' raises; anything else scores like
+    `Length`."""
 
     name = "test.faulty"
     range = (0.0, 1e9)
@@ -82,6 +83,8 @@ class Faulty(BaseReward):
         if text == "hang":
             while True:  # a busy loop, as in C code that never yields
                 pass
+        if text == "sleep":  # hangs without burning a core
+            time.sleep(3600)
         if text == "leak":
             _LEAK.append(bytes(64 * 1024 * 1024))
             return 0.5

@@ -34,7 +34,7 @@ def test_deep_json_body_is_400_in_process(app, where: str) -> None:
             return await c.post("/v1/rewards/len:score", content=BODIES[where], headers=JSON), await c.post("/v1/rewards/len:score", json=OK)
 
     bad, good = run(go())
-    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "malformed_json"), bad.text
+    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_input"), bad.text
     assert "nested too deeply" in bad.json()["error"]["message"]
     assert good.status_code == 200
 

@@ -75,3 +75,21 @@ def test_server_and_score_with_the_ray_backend(ray_session, tmp_path, make_app):
     assert main(["score", *common, "-o", str(tmp_path / "local.jsonl")]) == 0
     read = lambda name: [json.loads(x)["reward"] for x in (tmp_path / name).read_text().splitlines()]  # noqa: E731
     assert read("ray.jsonl") == read("local.jsonl") == served
+
+
+def test_a_sample_ray_cannot_serialise_is_that_rows_invalid_input_and_the_executor_goes_on(ray_session):
+    from deadlines import nested
+    from rewardlab.runner.ray import RayExecutor
+
+    reward = build(SPEC)
+    samples = _samples(20)
+    deep = Sample(prompt="q", response="3", reference="3", meta={"m": nested(600)})
+    executor = RayExecutor(reward, chunk_size=8)
+    try:
+        results = executor.map([*samples[:5], deep, *samples[5:]])
+        again = executor.map(samples)
+    finally:
+        executor.close()
+    expected = reward.score_batch(samples)
+    assert results[:5] + results[6:] == expected and again == expected
+    assert results[5].error.kind.value == "invalid_input" and "Ray task" in results[5].error.message

@@ -41,6 +41,7 @@ SETTINGS = (
     Flag("concurrency"),
     Flag("cache_write_delay_ms"),
     Flag("request_timeout"),
+    Flag("drain_timeout"),
     Flag("openrlhf_reward"),
     Flag("openrlhf_error_reward"),
     Flag(

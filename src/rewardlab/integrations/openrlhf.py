@@ -57,11 +57,13 @@ from rewardlab.integrations._common import (
     row_log,
     with_groups,
 )
+from rewardlab.runner.io import score_prepared
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
     MappingError,
     openrlhf_reply,
+    openrlhf_rows,
     samples_from_openrlhf,
 )
 
@@ -73,6 +75,7 @@ __all__ = [
     "make_reward_func",
     "openrlhf_groups",
     "openrlhf_reply",
+    "openrlhf_rows",
     "reward_func",
     "samples_from_openrlhf",
     "special_tokens_of",
@@ -104,21 +107,26 @@ def get_reward_mapping(
     samples of one prompt (None: runs of identical prompts; see the module doc).
 
     Raises:
-        MappingError: a payload without `query`, or with lists of different lengths.
+        MappingError: a payload without `query`, or with lists of different lengths; for a group
+            reward, also a row whose prompt is not in its query (for any other reward that row
+            is an `error/invalid_input` result, sent as `error_reward`).
         GroupSplitError: a group reward, and the payload is not whole groups of `n_samples_per_prompt`.
     """
     query = payload.get("query", payload.get("queries"))
     if not isinstance(query, list):
         raise MappingError("the request needs a 'query' list (prompt + response per row)")
-    samples = samples_from_openrlhf(
-        query, payload.get("prompts"), payload.get("labels"), payload.get("metas"), special_tokens=special_tokens
-    )
-    if group_keys(reward):
+    columns = (query, payload.get("prompts"), payload.get("labels"), payload.get("metas"))
+    components = component_names(reward)
+    if group_keys(reward):  # every member is needed to vote: a row that cannot be mapped stops the call
+        samples = samples_from_openrlhf(*columns, special_tokens=special_tokens)
         samples = with_groups(samples, openrlhf_groups(samples, n_samples_per_prompt))
-    results = reward.score_batch(samples)
+        results = reward.score_batch(samples)
+    else:  # a row whose prompt is not in its query keeps its error result, in place
+        rows = openrlhf_rows(*columns, special_tokens=special_tokens)
+        results = score_prepared(rows, reward.score_batch)
     if log is not None:
         log.add(results)
-    return openrlhf_reply(results, error_reward=error_reward, components=component_names(reward))
+    return openrlhf_reply(results, error_reward=error_reward, components=components)
 
 
 def openrlhf_groups(samples: Sequence[Sample], n_samples_per_prompt: int | None = None) -> list[str]:

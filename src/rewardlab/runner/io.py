@@ -32,7 +32,7 @@ import orjson
 
 from rewardlab._lazy import require
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, NestingError
 
 Item = TypeVar("Item")
 Parsed = TypeVar("Parsed")
@@ -275,14 +275,17 @@ def dumps(value: Any) -> bytes:
 
 
 # CPython's advice in its integer-size error (sys.set_int_max_str_digits) is for programmers.
+#: orjson's nesting limit (the stdlib parser, the fallback, overflows its stack before it).
+_JSON_MAX_DEPTH = 1024
 _INT_LIMIT = re.compile(r";? *use sys\.set_int_max_str_digits\(\).*$")
 
 
 def loads(raw: str | bytes) -> Any:
     """One JSON document: orjson, and the stdlib for valid JSON orjson refuses (integers beyond
     64 bits). Raises `ValueError` with a message fit for a user: `json.JSONDecodeError` for bad
-    JSON, a plain `ValueError` for an integer of over 4,300 digits (which CPython will not read)
-    or nesting deeper than 1024 levels."""
+    JSON, `NestingError` for arrays and objects nested deeper than the parsers allow (orjson:
+    1,024 levels; the stdlib's recursion limit is lower), a plain `ValueError` for an integer of
+    over 4,300 digits (which CPython will not read)."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -291,8 +294,11 @@ def loads(raw: str | bytes) -> Any:
             return json.loads(text.rstrip("\r\n"))
         except json.JSONDecodeError:
             raise
-        except RecursionError:  # orjson stops at 1024 levels; the stdlib at the recursion limit
-            raise ValueError("the JSON is nested too deeply (at most 1024 levels of arrays and objects)") from None
+        except RecursionError:  # orjson stops at 1,024 levels; the stdlib at the recursion limit
+            raise NestingError(
+                f"the JSON is nested too deeply (at most {_JSON_MAX_DEPTH} levels of arrays and objects); "
+                "flatten the value, or send a deep structure as a string"
+            ) from None
         except ValueError as exc:
             raise ValueError(f"{_INT_LIMIT.sub('', str(exc))}; write such a number as a string") from None
 

@@ -10,7 +10,12 @@ its current item `error/crash` the same way. Timeouts never use `signal.alarm`: 
 Items travel in chunks so cheap rewards are not dominated by inter-process messages; the chunk
 size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
 
-Workers are forked (Linux), so any reward object works without pickling.
+Workers are forked (Linux), so any reward object works without pickling; items and results
+are pickled. An item that cannot be (nested too deep, a lock, a lambda) never reaches a worker:
+it gets `error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
+that item's `error/crash`. A worker is given a chunk only once the chunk was sent, and a pass
+that ends early (an exception, a caller that stops reading) kills the workers still on its
+work, so no worker is left waiting on, or answering into, a pass that is over.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
 from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
@@ -94,7 +101,32 @@ def _worker_main(
             except Exception as exc:  # the job should not raise; never lose the row if it does
                 outs.append(on_error(item, ErrorKind.CRASH, f"{type(exc).__name__}: {exc}"))
         progress[1] = _IDLE
-        conn.send((task_id, outs))
+        conn.send_bytes(_reply_bytes(task_id, items, outs, on_error))
+
+
+def _reply_bytes(task_id: int, items: list[Any], outs: list[Any], on_error: Callable[[Any, ErrorKind, str], Any]) -> memoryview:
+    """The pickled reply to a chunk; an output that cannot be pickled (a reward returned an
+    unpicklable object, or one nested too deep) becomes that item's `error/crash`, so the
+    other items' outputs still come back and the worker lives on."""
+    try:
+        return ForkingPickler.dumps((task_id, outs))
+    except Exception:  # any pickling failure (TypeError, RecursionError...): found per item below
+        pass
+    sendable = []
+    for item, out in zip(items, outs, strict=True):
+        try:
+            ForkingPickler.dumps(out)
+        except Exception as exc:
+            out = on_error(item, ErrorKind.CRASH, f"the result cannot be sent back from the worker process: {_why(exc)}")
+        sendable.append(out)
+    return ForkingPickler.dumps((task_id, sendable))
+
+
+def _why(exc: BaseException) -> str:
+    """Why a value could not be pickled, in words a user can act on."""
+    if isinstance(exc, RecursionError):
+        return f"it is nested too deep to pickle ({type(exc).__name__}: {exc})"
+    return f"it cannot be pickled ({type(exc).__name__}: {exc})"
 
 
 @dataclass
@@ -169,6 +201,7 @@ class ProcessPool(Generic[Item, Out]):
         self._ids = itertools.count()
         self._seconds_per_item: float | None = None
         self._closed = False
+        self._spawner: ThreadPoolExecutor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> ProcessPool[Item, Out]:
@@ -199,8 +232,19 @@ class ProcessPool(Generic[Item, Out]):
                 w.process.join()
             w.conn.close()
         self._workers.clear()
+        if self._spawner is not None:
+            self._spawner.shutdown(wait=False)
+            self._spawner = None
 
     def _spawn(self) -> _Worker:
+        # Forked from the pool's own thread, which lives as long as the pool: a worker is
+        # SIGKILLed when the thread that forked it ends (`_exit_with_parent`), and the thread
+        # calling `map` may be short-lived (a trainer's rollout thread, `asyncio.to_thread`).
+        if self._spawner is None:
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="rewardlab-pool")
+        return self._spawner.submit(self._fork).result()
+
+    def _fork(self) -> _Worker:
         parent, child = self._ctx.Pipe()
         progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
         process = self._ctx.Process(
@@ -247,11 +291,17 @@ class ProcessPool(Generic[Item, Out]):
         self._seconds_per_item = per_item if old is None else 0.7 * old + 0.3 * per_item
 
     def replace(self, worker: _Worker) -> _Worker:
-        """Kill `worker` and start a new one in its place."""
+        """Kill `worker` and start a new one in its place.
+
+        Raises:
+            RunnerError: the pool was closed (its workers killed) while a pass was running.
+        """
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
         worker.conn.close()
+        if self._closed:
+            raise RunnerError("the worker pool was closed while a batch was running (the server is shutting down)")
         fresh = self._spawn()
         self._workers[self._workers.index(worker)] = fresh
         self.stats.restarts += 1
@@ -274,15 +324,28 @@ class _Dispatch(Generic[Item, Out]):
         self.total_hint = length() if length else None
 
     def run(self) -> Iterator[Out]:
-        while True:
-            self._feed()
-            while self.emitted in self.done:
-                yield self.done.pop(self.emitted)
-                self.emitted += 1
-            busy = [w for w in self.pool._workers if w.task is not None]
-            if not busy and self.exhausted and not self.queue:
-                return
-            self._collect(busy)
+        try:
+            while True:
+                self._feed()
+                while self.emitted in self.done:
+                    yield self.done.pop(self.emitted)
+                    self.emitted += 1
+                busy = [w for w in self.pool._workers if w.task is not None]
+                if not busy and self.exhausted and not self.queue:
+                    return
+                self._collect(busy)
+        finally:
+            self._abandon()
+
+    def _abandon(self) -> None:
+        """A pass that ends early (the caller stopped reading, or an error) leaves no worker
+        on its work: a late answer would land in the next pass's positions, and a worker
+        waiting for a pass that is over would never be given work again."""
+        for w in list(self.pool._workers):
+            if w.task is not None:
+                w.task = None
+                if not self.pool._closed:
+                    self.pool.replace(w)
 
     def _next_chunk(self) -> list[tuple[int, Item]] | None:
         if self.queue:
@@ -298,16 +361,72 @@ class _Dispatch(Generic[Item, Out]):
         return chunk or None
 
     def _feed(self) -> None:
-        for w in self.pool._workers:
+        """Give every idle worker a chunk. A worker holds a task only once its chunk was sent:
+        a chunk that cannot be pickled, or a pipe that breaks, leaves no worker waiting for an
+        answer that will never come."""
+        for w in list(self.pool._workers):
             if w.task is not None:
                 continue
+            sent = self._send_next(w)
+            if sent is None:
+                return
+
+    def _send_next(self, w: _Worker) -> bool | None:
+        """Send `w` its next chunk: True once sent, False if the worker had died (replaced,
+        chunk re-queued), None when there is no work to send."""
+        while True:
             chunk = self._next_chunk()
             if chunk is None:
-                return
-            task: _Task[Item] = _Task(next(self.pool._ids), chunk)
-            w.task, w.sent_at = task, time.monotonic()
-            w.progress[0] = 0  # so a death before the first item blames the right one
-            w.conn.send((task.id, [item for _, item in chunk]))
+                return None
+            task_id = next(self.pool._ids)
+            encoded = self._encode(task_id, chunk)
+            if encoded is not None:
+                break
+        payload, chunk = encoded
+        if not w.process.is_alive():  # died while idle (OOM killer, kill -9): no item is to blame
+            self.pool.stats.crashes += 1
+            w = self.pool.replace(w)
+        w.progress[0] = 0  # so a death before the first item blames the right one
+        try:
+            w.conn.send_bytes(payload)
+        except OSError:  # the worker died between chunks: no item of this chunk ran
+            self.queue.appendleft(chunk)
+            self.pool.stats.crashes += 1
+            self.pool.replace(w)
+            return False
+        w.task, w.sent_at = _Task(task_id, chunk), time.monotonic()
+        return True
+
+    def _encode(self, task_id: int, chunk: list[tuple[int, Item]]) -> tuple[memoryview, list[tuple[int, Item]]] | None:
+        """The chunk pickled for a worker, and the entries it holds. An item that cannot be
+        pickled (nested too deep, an open file, a lambda) cannot reach a worker: it gets
+        `error/invalid_input` here and the rest of the chunk is sent. None: nothing left to send."""
+        try:
+            return ForkingPickler.dumps((task_id, [item for _, item in chunk])), chunk
+        except Exception:  # any pickling failure (TypeError, RecursionError...): found per item below
+            pass
+        sendable: list[tuple[int, Item]] = []
+        for pos, item in chunk:
+            try:
+                ForkingPickler.dumps((task_id, [item]))  # in the shape it travels in
+            except Exception as exc:
+                self._refuse(pos, item, exc)
+            else:
+                sendable.append((pos, item))
+        if not sendable:
+            return None
+        try:
+            return ForkingPickler.dumps((task_id, [item for _, item in sendable])), sendable
+        except Exception:  # each item travels alone but not all together: send one
+            if len(sendable) > 1:
+                self.queue.appendleft(sendable[1:])
+            return ForkingPickler.dumps((task_id, [sendable[0][1]])), sendable[:1]
+
+    def _refuse(self, pos: int, item: Item, exc: BaseException) -> None:
+        message = f"the input cannot be sent to a worker process: {_why(exc)}"
+        self.done[pos] = self.pool.on_error(item, ErrorKind.INVALID_INPUT, message)
+        kind = ErrorKind.INVALID_INPUT.value
+        self.pool.stats.per_kind[kind] = self.pool.stats.per_kind.get(kind, 0) + 1
 
     def _collect(self, busy: list[_Worker]) -> None:
         by_conn = {w.conn: w for w in busy}
@@ -340,6 +459,7 @@ class _Dispatch(Generic[Item, Out]):
         try:
             payload = w.conn.recv_bytes()
         except (EOFError, OSError):
+            w.process.join(1.0)  # its end of the pipe closed: it is exiting; collect the exit code
             self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
             return
         task = w.task

@@ -20,6 +20,7 @@ then ``rewardlab serve spec.toml --backend ray --ray-address auto`` or
 from __future__ import annotations
 
 import math
+import pickle
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -50,6 +51,13 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> An
             kwargs["num_cpus"] = num_cpus
         ray.init(**kwargs)
     return ray
+
+
+def _refused(exc: BaseException) -> RewardResult:
+    why = "nested too deep" if isinstance(exc, RecursionError) or "recursion" in str(exc).lower() else "not serialisable"
+    return RewardResult.failure(
+        ErrorKind.INVALID_INPUT, f"the input cannot be sent to a Ray task: {why} ({type(exc).__name__}: {str(exc)[:300]})"
+    )
 
 
 def _score_chunk(reward: Reward, samples: list[Sample]) -> tuple[list[dict[str, Any]], list[Observation]]:
@@ -109,10 +117,42 @@ class RayExecutor:
         else:
             pieces = [list(range(i, min(i + size, len(samples)))) for i in range(0, len(samples), size)]
         chunks = [[samples[i] for i in piece] for piece in pieces]
-        refs = [self._task.remote(self._ref, chunk) for chunk in chunks]
+        submitted = [self._submit(chunk) for chunk in chunks]
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        outs = [self._collect(ref, chunk, deadline) for ref, chunk in zip(refs, chunks, strict=True)]
+        outs = [self._merge(ref, sent, refused, deadline) for ref, sent, refused in submitted]
         return scatter(pieces, outs, len(samples))
+
+    def _submit(self, chunk: list[Sample]) -> tuple[Any, list[Sample], list[RewardResult | None]]:
+        """Start the task of `chunk`: (its ref or None, the samples sent, each position's refusal
+        or None). A sample Ray cannot serialise (nested too deep, a lock in `meta`) is that row's
+        `error/invalid_input` and the rest are sent; for a group reward, its whole chunk (a vote
+        without a member would be wrong)."""
+        try:
+            return self._task.remote(self._ref, chunk), chunk, [None] * len(chunk)
+        except Exception as exc:  # any serialisation failure; found per sample below
+            if self.group_keys:
+                return None, [], [_refused(exc)] * len(chunk)
+            failure = exc
+        refused: list[RewardResult | None] = []
+        for sample in chunk:
+            try:
+                pickle.dumps(sample)
+            except Exception as exc:  # what Ray's serialiser would hit too
+                refused.append(_refused(exc))
+            else:
+                refused.append(None)
+        sent = [s for s, r in zip(chunk, refused, strict=True) if r is None]
+        if len(sent) == len(chunk):  # each pickles alone: nothing to single out
+            return None, [], [_refused(failure)] * len(chunk)
+        if not sent:
+            return None, [], refused
+        ref, sent, again = self._submit(sent)
+        results = iter(again)
+        return ref, sent, [r if r is not None else next(results) for r in refused]
+
+    def _merge(self, ref: Any, sent: list[Sample], refused: list[RewardResult | None], deadline: float | None) -> list[RewardResult]:
+        computed = iter(self._collect(ref, sent, deadline) if ref is not None else ())
+        return [r if r is not None else next(computed) for r in refused]
 
     def _collect(self, ref: Any, chunk: list[Sample], deadline: float | None) -> list[RewardResult]:
         ray = self._ray

@@ -35,13 +35,13 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
-from rewardlab.errors import InputError, SampleFieldError
+from rewardlab.errors import InputError, NestingError, SampleFieldError
 from rewardlab.runner.io import loads
 from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.openrlhf import (
@@ -49,7 +49,7 @@ from rewardlab.serve.openrlhf import (
     MappingError,
     in_trusted_network,
     openrlhf_reply,
-    samples_from_openrlhf,
+    openrlhf_rows,
 )
 from rewardlab.serve.schemas import (
     ErrorResponse,
@@ -243,7 +243,7 @@ def create_app(
     app.state.service = service
     _install_error_handlers(app)
     _install_routes(app, service)
-    _install_openapi(app, (ScoreRequest,))
+    _install_openapi(app, (ScoreRequest, OpenRLHFRequest))
     score_route = next(r for r in app.routes if getattr(r, "path", None) == _SCORE_ROUTE)
     app.add_middleware(_ScoreFastPath, service=service, route=score_route)
     app.add_middleware(_Limits, max_bytes=settings.max_body_bytes, service=service)  # added last: outermost
@@ -271,10 +271,7 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     Raises:
         ApiError: 400 for bytes that are not JSON, 422 (naming the field) for the wrong shape.
     """
-    try:
-        data = loads(body)
-    except ValueError as exc:
-        raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
+    data = _json_body(body)
     problems = _envelope_problems(data)
     if problems:
         raise _invalid(problems, ("body",))
@@ -289,6 +286,27 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     if problems:
         raise _invalid(problems, ("body",))
     return samples, data.get("use_cache", True), data.get("reply", "results")
+
+
+def _json_body(body: bytes) -> Any:
+    """The request body as JSON (raises `ApiError` 400: ``malformed_json``, or ``invalid_input``
+    for JSON nested too deeply for the parser)."""
+    try:
+        return loads(body)
+    except NestingError as exc:
+        raise ApiError(400, "invalid_input", f"the request body cannot be read: {exc}") from exc
+    except ValueError as exc:
+        raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from exc
+
+
+def parse_openrlhf_body(body: bytes) -> OpenRLHFRequest:
+    """An OpenRLHF request (`OpenRLHFRequest`), parsed like a score request: 400 for bytes that
+    are not JSON or are nested too deep, 422 (naming the field) for the wrong shape."""
+    data = _json_body(body)
+    try:
+        return OpenRLHFRequest.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(list(exc.errors()), ("body",)) from exc
 
 
 def _envelope_problems(data: Any) -> list[dict[str, Any]]:
@@ -424,17 +442,35 @@ def _install_routes(app: FastAPI, service: RewardService) -> None:
 
 
 def _install_ops_routes(app: FastAPI, service: RewardService) -> None:
-    @app.get("/healthz", tags=["ops"])
-    async def healthz() -> dict[str, str]:
-        """The process is up."""
+    @app.get("/healthz", tags=["ops"], responses={503: {"model": ErrorResponse}})
+    async def healthz() -> Any:
+        """Liveness: 200 while every reward can take work again; 503 ``wedged`` when all of a
+        reward's batch slots are held by batches running past its request timeout (only a
+        restart frees them)."""
+        wedged = {n: s for n, s in service.health().items() if not s["alive"]}
+        if wedged:
+            return _json_error(ApiError(
+                503, "wedged", f"every batch slot of {', '.join(map(repr, wedged))} is held by a batch running past "
+                "its request timeout; restart the server (set a per-sample --timeout so hung samples are killed)",
+                details=[{"reward": n, **s} for n, s in wedged.items()],
+            ))  # fmt: skip
         return {"status": "ok", "version": __version__}
 
     @app.get("/readyz", tags=["ops"], responses={503: {"model": ErrorResponse}})
     async def readyz() -> Any:
-        """The server accepts work: 200 with queue depths, 503 while shutting down."""
+        """Readiness: 200 with queue depths when every reward can take work now; 503 while
+        shutting down, or when a reward has a batch stuck past its request timeout or a full queue."""
         if service.closing:
             return _json_error(ApiError(503, "shutting_down", "the server is shutting down"))
-        return {"ready": True, "queued": {n: h.batcher.queued for n, h in service.hosted.items()}}
+        states = service.health()
+        busy = {n: s for n, s in states.items() if not s["ready"]}
+        if busy:
+            return _json_error(ApiError(
+                503, "not_ready", f"{', '.join(map(repr, busy))} cannot take work now (a batch stuck past the request "
+                "timeout, or a full queue); send to another replica",
+                details=[{"reward": n, **s} for n, s in busy.items()],
+            ))  # fmt: skip
+        return {"ready": True, "queued": {n: s["queued"] for n, s in states.items()}}
 
     @app.get("/metrics", tags=["ops"], response_class=Response)
     async def metrics() -> Response:
@@ -458,19 +494,26 @@ def _install_reward_routes(app: FastAPI, service: RewardService, auth: list[Any]
         # Served by `_ScoreFastPath` before routing; this body answers only if it is bypassed.
         return Response(await score_reply(service, name, await request.body()), media_type="application/json")
 
-    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
-    async def get_reward(body: OpenRLHFRequest, request: Request) -> Any:
+    # The body is parsed by hand (`parse_openrlhf_body`), as on the score route: FastAPI's own
+    # parsing turns JSON nested too deep into an untyped error.
+    body = _body_schema(OpenRLHFRequest)
+
+    @app.post("/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS, openapi_extra=body)
+    async def get_reward(request: Request) -> Any:
         """OpenRLHF's remote reward protocol (``--reward.remote_url http://host:port/get_reward``).
 
         With ``--token``: the bearer header, or a client in ``--openrlhf-trusted-network``."""
         _check_openrlhf_access(service, request, None)
-        return await _openrlhf_answer(service, body)
+        return await _openrlhf_answer(service, parse_openrlhf_body(await request.body()))
 
-    @app.post("/openrlhf/{token}/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS)
-    async def get_reward_with_token(token: str, body: OpenRLHFRequest, request: Request) -> Any:
+    @app.post(
+        "/openrlhf/{token}/get_reward", tags=["openrlhf"], response_model=OpenRLHFResponse, responses=_ERRORS,
+        openapi_extra=body,
+    )
+    async def get_reward_with_token(token: str, request: Request) -> Any:
         """``/get_reward`` with the server's token in the path, for OpenRLHF (it sends no headers)."""
         _check_openrlhf_access(service, request, token)
-        return await _openrlhf_answer(service, body)
+        return await _openrlhf_answer(service, parse_openrlhf_body(await request.body()))
 
 
 def _check_openrlhf_access(service: RewardService, request: Request, path_token: str | None) -> None:
@@ -500,7 +543,7 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
     name = service.openrlhf_name
     tokens = settings.openrlhf_special_tokens if settings.openrlhf_special_tokens is not None else COMMON_SPECIAL_TOKENS
     try:
-        samples = samples_from_openrlhf(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
+        rows = openrlhf_rows(body.query, body.prompts, body.labels, body.metas, special_tokens=tokens)
     except MappingError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
     if service.openrlhf_group_problem is not None:  # a server not set up for OpenRLHF (else it did not start)
@@ -513,7 +556,10 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
             "scored (they are counted in extra_logs['rewardlab/error'])",
         )
     start = time.perf_counter()
-    outcome = await service.score(name, samples)
+    samples = [row for row in rows if isinstance(row, Sample)]
+    scored = iter((await service.score(name, samples)).results if samples else ())
     service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
+    # A row whose prompt could not be located in its query keeps its error result, in place.
+    results = [next(scored) if isinstance(row, Sample) else row for row in rows]
     components = component_names(service.get(name).reward)
-    return JSONResponse(openrlhf_reply(outcome.results, error_reward=settings.openrlhf_error_reward, components=components))
+    return JSONResponse(openrlhf_reply(results, error_reward=settings.openrlhf_error_reward, components=components))

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -89,6 +91,15 @@ class _Item:
     unit_size: int = 0  # a group reward: the size of the group this item opens (0: not the first)
 
 
+def _digest(sample: Sample) -> bytes:
+    """The sample's cache key, or b"" for a sample nested too deep to serialise for hashing:
+    it is computed (the reward decides what it makes of it), never cached or shared."""
+    try:
+        return sample_digest(sample)
+    except RecursionError:
+        return b""
+
+
 class Batcher:
     """Queue, batch and compute the samples of one reward (see the module doc).
 
@@ -151,6 +162,8 @@ class Batcher:
         self._batch_seconds = 0.1  # running estimate, for Retry-After
         self._last_seconds = math.inf  # the first batch runs on a thread (see `_inline_ok`)
         self._running = 0  # batches computing now
+        self._started: dict[int, float] = {}  # running batch -> when it started (monotonic)
+        self._batch_ids = itertools.count()
         # Cache rows are written behind the replies, when the reward is idle (see `CacheWriter`);
         # lookups see the rows still waiting.
         self._writes = CacheWriter(cache, spec_hash, name, idle_after=cache_write_delay) if cache is not None else None
@@ -216,7 +229,8 @@ class Batcher:
             if key in hits:
                 request.encoded[i] = hits[key]
                 continue
-            item = mine.get(key) or self._inflight.get(key)  # identical samples are computed once
+            # identical samples are computed once; an unkeyed one (see `_lookup`) is never shared
+            item = (mine.get(key) or self._inflight.get(key)) if key else None
             if item is None:
                 item = _Item(sample, key)
                 fresh.append(item)
@@ -234,10 +248,10 @@ class Batcher:
 
     def _lookup(self, samples: Sequence[Sample]) -> tuple[list[bytes], dict[bytes, bytes]]:
         assert self.cache is not None
-        keys = [sample_digest(s) for s in samples]
+        keys = [_digest(s) for s in samples]
         assert self._writes is not None
-        hits = self._writes.lookup(keys)
-        missing = [k for k in keys if k not in hits]
+        hits = self._writes.lookup([k for k in keys if k])
+        missing = [k for k in keys if k and k not in hits]
         if missing:
             hits.update(self.cache.get_encoded(self.spec_hash, missing))
         return keys, hits
@@ -290,6 +304,8 @@ class Batcher:
     async def _run_batch(self, batch: list[_Item]) -> None:
         assert self._slots is not None
         self.metrics.in_flight.labels(self.name).inc()
+        batch_id = next(self._batch_ids)
+        self._started[batch_id] = time.monotonic()
         try:
             if self._inline_ok():  # under 20 ms: on the loop, no thread hop
                 results = self._compute(batch)
@@ -309,6 +325,7 @@ class Batcher:
                     if request.remaining == 0 and not request.future.done():
                         request.future.set_result(None)
         finally:
+            del self._started[batch_id]
             for item in batch:
                 if self._inflight.get(item.key) is item:
                     del self._inflight[item.key]
@@ -348,7 +365,7 @@ class Batcher:
                 # An error may pass on a retry: never cache it. `use_cache=false` neither reads
                 # nor writes (the request's schema says so), unless another request waits too.
                 # (`store` is only set on keyed items, which are always encoded)
-                if r.status is not Status.ERROR and item.store and isinstance(text, bytes)
+                if r.status is not Status.ERROR and item.store and item.key and isinstance(text, bytes)
             ]
             self._write_later(keep)
         return encoded
@@ -371,14 +388,33 @@ class Batcher:
         """Samples waiting for a batch."""
         return len(self._queue)
 
-    async def aclose(self) -> None:
-        """Stop the dispatcher, wait for running batches, close the executor."""
+    @property
+    def running(self) -> int:
+        """Batches computing now."""
+        return self._running
+
+    def stuck(self, after: float) -> int:
+        """Running batches that started more than `after` seconds ago (every request waiting on
+        them has timed out: the reward is hung, or far slower than the server is set up for)."""
+        now = time.monotonic()
+        return sum(1 for started in list(self._started.values()) if now - started > after)
+
+    async def aclose(self, timeout: float | None = None) -> None:
+        """Stop the dispatcher, wait up to `timeout` seconds (None: for ever) for running batches
+        and waiting cache rows, then close the executor (the pool kills its workers). A batch
+        still running then is left to fail: its thread cannot be stopped, the process can."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         if self._loop is asyncio.get_running_loop():  # tasks of a finished loop are gone already
             if self._task is not None:
                 self._task.cancel()
                 await asyncio.gather(self._task, return_exceptions=True)
             if self._batch_tasks:
-                await asyncio.gather(*self._batch_tasks, return_exceptions=True)
-        if self._writes is not None:
-            await asyncio.to_thread(self._writes.close)  # waiting cache rows land
+                await asyncio.wait(set(self._batch_tasks), timeout=left())
+        if self._writes is not None:  # waiting cache rows land
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.to_thread(self._writes.close), left())
         await asyncio.to_thread(self.executor.close)

@@ -19,6 +19,7 @@ runner, composites, adapters) can use a remote one; a server that cannot be reac
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -71,7 +72,11 @@ def _score_body(chunk: Sequence[SampleLike], use_cache: bool, reply: str = "resu
     payload: dict[str, Any] = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
     if reply != "results":
         payload["reply"] = reply
-    return {"content": orjson.dumps(payload, default=str), "headers": {"Content-Type": "application/json"}}
+    try:
+        content = orjson.dumps(payload, default=str)
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels); the server reads 1,024
+        content = json.dumps(payload, default=str, ensure_ascii=False, separators=(",", ":")).encode()
+    return {"content": content, "headers": {"Content-Type": "application/json"}}
 
 
 @dataclass(frozen=True)

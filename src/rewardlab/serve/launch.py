@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,6 +72,7 @@ def run_server(
     require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
 
+    from rewardlab.serve._draining import DrainingServer
     from rewardlab.serve.app import create_app
 
     rewards = load_rewards(specs)
@@ -89,11 +91,18 @@ def run_server(
     # and server start-up").
     gc.collect()
     gc.freeze()
+    # On SIGTERM/SIGINT: readiness fails at once and new work is refused (`RewardService.drain`);
+    # running requests get `drain_timeout` seconds, then are cancelled; running batches get what
+    # is left of it, then the executors are closed. uvicorn then re-raises the signal, so the
+    # process ends even if a reward's thread never returns.
+    # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: any local process
+    # could then claim a trusted network's address. Only named proxies are believed.
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=math.ceil(settings.drain_timeout),
+        proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips,
+    )  # fmt: skip
     try:
-        # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: any local
-        # process could then claim a trusted network's address. Only named proxies are believed.
-        uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=forwarded_allow_ips is not None,
-                    forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
+        DrainingServer(config, app.state.service).run()
     finally:
         if cache is not None:
             cache.close()

@@ -9,9 +9,15 @@ is the prompt alone, ``labels[i]`` the ``--label_key`` column. It reads back ``r
 ``scores`` (dynamic filtering) and ``extra_logs``, each row's ``extra_logs`` becoming that
 sample's ``Experience.info``; the samples of a step are then concatenated key by key.
 
-`samples_from_openrlhf` maps a request to `Sample`s: the response is the text of ``query`` after
-the prompt (the whole query when the prompt is not in it), with the special tokens removed from
-prompt and response (`COMMON_SPECIAL_TOKENS` unless told otherwise); the reference is the label.
+`openrlhf_rows` maps a request to `Sample`s: the response is the text of ``query`` after the
+prompt, with the special tokens removed from prompt and response (`COMMON_SPECIAL_TOKENS` unless
+told otherwise); the reference is the label. The prompt is looked for as sent, then without
+special tokens, then under each Unicode normalisation a tokenizer may apply (NFC, NFKC, NFD,
+NFKD: Qwen2's tokenizer normalises to NFC, so a decoded query need not hold the prompt's own
+code points), the response being cut at the matching place of the original query. A prompt
+found in none of these ways (a truncated prompt, another tokenizer) leaves the row an
+`error/invalid_input` result saying so: scoring the whole query instead would give a wrong
+number with no flag. Without ``prompts`` (older OpenRLHF) the whole query is the response.
 `openrlhf_reply` maps results back with the same ``extra_logs`` keys on every row (OpenRLHF's
 ``split_experience_batch`` refuses a step whose rows have different keys).
 
@@ -24,10 +30,11 @@ fails the step later. So a row that could not be scored must be sent as an expli
 from __future__ import annotations
 
 import ipaddress
+import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from rewardlab.core import RewardResult, Sample, Status
+from rewardlab.core import ErrorKind, RewardResult, Sample, Status
 from rewardlab.core.columns import component_columns
 from rewardlab.errors import MappingError
 
@@ -36,6 +43,8 @@ __all__ = [
     "MappingError",
     "in_trusted_network",
     "openrlhf_reply",
+    "openrlhf_rows",
+    "prompt_end",
     "samples_from_openrlhf",
     "strip_special_tokens",
 ]
@@ -53,16 +62,17 @@ COMMON_SPECIAL_TOKENS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def samples_from_openrlhf(
+def openrlhf_rows(
     query: Sequence[str],
     prompts: Sequence[str] | None = None,
     labels: Sequence[Any] | None = None,
     metas: Sequence[dict[str, Any] | None] | None = None,
     *,
     special_tokens: Sequence[str] = COMMON_SPECIAL_TOKENS,
-) -> list[Sample]:
-    """One `Sample` per query (see the module doc); `special_tokens` are removed from the
-    prompt and the response (an empty sequence keeps the text as sent).
+) -> list[Sample | RewardResult]:
+    """One `Sample` per query, or the `error/invalid_input` result of a row whose prompt is not
+    in its query (see the module doc); `special_tokens` are removed from the prompt and the
+    response (an empty sequence keeps the text as sent).
 
     Raises:
         MappingError: ``prompts``, ``labels`` or ``metas`` do not have one entry per query.
@@ -71,32 +81,109 @@ def samples_from_openrlhf(
     for name, column in (("prompts", prompts), ("labels", labels), ("metas", metas)):
         if column is not None and len(column) != n:
             raise MappingError(f"{name!r} has {len(column)} entries for {n} queries; send one per query")
-    samples = []
+    rows: list[Sample | RewardResult] = []
     for i, text in enumerate(query):
-        prompt = prompts[i] if prompts is not None else ""
-        clean_prompt = strip_special_tokens(prompt, special_tokens)
+        prompt = prompts[i] if prompts is not None else None
+        clean_prompt = strip_special_tokens(prompt or "", special_tokens)
+        response = _response_of(text, prompt, clean_prompt, special_tokens)
+        if response is None:
+            rows.append(RewardResult.failure(ErrorKind.INVALID_INPUT, _not_located(i, text, clean_prompt)))
+            continue
         meta = dict(metas[i] or {}) if metas is not None else {}
-        samples.append(
-            Sample(
-                prompt=clean_prompt,
-                response=_response_of(text, prompt, clean_prompt, special_tokens),
-                reference=labels[i] if labels is not None else None,
-                meta=meta,
-            )
-        )
-    return samples
+        reference = labels[i] if labels is not None else None
+        rows.append(Sample(prompt=clean_prompt, response=response, reference=reference, meta=meta))
+    return rows
 
 
-def _response_of(query: str, prompt: str, clean_prompt: str, special_tokens: Sequence[str]) -> str:
-    """The text of `query` after `prompt`, without special tokens. The prompt is looked for as
-    sent, then without special tokens (a tokenizer round trip may drop a BOS); when it is in
-    neither, the whole query is the response."""
-    at = query.find(prompt) if prompt else -1
-    if at >= 0:
-        return strip_special_tokens(query[at + len(prompt) :], special_tokens)
+def samples_from_openrlhf(
+    query: Sequence[str],
+    prompts: Sequence[str] | None = None,
+    labels: Sequence[Any] | None = None,
+    metas: Sequence[dict[str, Any] | None] | None = None,
+    *,
+    special_tokens: Sequence[str] = COMMON_SPECIAL_TOKENS,
+) -> list[Sample]:
+    """`openrlhf_rows` where every row must become a `Sample`.
+
+    Raises:
+        MappingError: a column has the wrong length, or a row's prompt is not in its query
+            (`openrlhf_rows` makes that row an error result instead).
+    """
+    rows = openrlhf_rows(query, prompts, labels, metas, special_tokens=special_tokens)
+    problems = [f"row {i}: {row.error.message}" for i, row in enumerate(rows) if isinstance(row, RewardResult) and row.error]
+    if problems:
+        raise MappingError("; ".join(problems))
+    return [row for row in rows if isinstance(row, Sample)]
+
+
+#: The Unicode normalisations a tokenizer's normaliser may apply (`tokenizers.normalizers`).
+_FORMS: tuple[Literal["NFC", "NFKC", "NFD", "NFKD"], ...] = ("NFC", "NFKC", "NFD", "NFKD")
+
+
+def _response_of(query: str, prompt: str | None, clean_prompt: str, special_tokens: Sequence[str]) -> str | None:
+    """The text of `query` after `prompt`, without special tokens; None when the prompt is not
+    in it. Looked for as sent, then without special tokens (a tokenizer round trip may drop a
+    BOS), each first exactly and then Unicode-normalised. No prompt: the whole query."""
+    if not prompt:
+        return strip_special_tokens(query, special_tokens)
+    end = prompt_end(query, prompt)
+    if end is not None:
+        return strip_special_tokens(query[end:], special_tokens)
     clean = strip_special_tokens(query, special_tokens)
-    at = clean.find(clean_prompt) if clean_prompt else -1
-    return clean[at + len(clean_prompt) :] if at >= 0 else clean
+    if not clean_prompt:  # the prompt was special tokens only (a BOS the decoder dropped): nothing precedes the response
+        return clean
+    end = prompt_end(clean, clean_prompt)
+    return clean[end:] if end is not None else None
+
+
+def prompt_end(text: str, prompt: str) -> int | None:
+    """The offset in `text` just after `prompt`: found as is, or else under a Unicode
+    normalisation (`_FORMS`) of both, mapped back to `text`'s own offsets; None if neither.
+
+    >>> prompt_end("Q: cafe\u0301? A: yes", "Q: caf\u00e9?")  # the prompt NFC, the text NFD
+    9
+    """
+    at = text.find(prompt)
+    if at >= 0:
+        return at + len(prompt)
+    for form in _FORMS:
+        normal_prompt = unicodedata.normalize(form, prompt)
+        normal_text = unicodedata.normalize(form, text)
+        at = normal_text.find(normal_prompt)
+        if at >= 0:
+            end = _original_offset(text, form, normal_text[: at + len(normal_prompt)])
+            if end is not None:
+                return end
+    return None
+
+
+def _original_offset(text: str, form: Literal["NFC", "NFKC", "NFD", "NFKD"], normal_prefix: str) -> int | None:
+    """The shortest prefix of `text` whose `form` normalisation is `normal_prefix`, as its
+    length; None when no cut of `text` gives it (the prompt ends inside a composed character)."""
+    k = len(normal_prefix)
+    lo, hi = 0, len(text)
+    while lo < hi:  # the first cut whose normal form is at least k long (lengths grow with the cut)
+        mid = (lo + hi) // 2
+        if len(unicodedata.normalize(form, text[:mid])) < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    for end in range(lo, len(text) + 1):
+        normal = unicodedata.normalize(form, text[:end])
+        if normal == normal_prefix:
+            return end
+        if len(normal) > k:  # past it (combining marks that join the prompt's last letter are taken above)
+            return None
+    return None
+
+
+def _not_located(row: int, query: str, clean_prompt: str) -> str:
+    return (
+        f"row {row}: the prompt ({len(clean_prompt)} characters, starting {clean_prompt[:40]!r}) is not in the query "
+        f"({len(query)} characters), as sent, without special tokens, or under Unicode normalisation "
+        f"({', '.join(_FORMS)}), so the response cannot be told apart from it; the prompt may have been truncated, or "
+        "the query decoded by another tokenizer. Send the prompt exactly as it appears at the start of the query"
+    )
 
 
 def strip_special_tokens(text: str, tokens: Sequence[str]) -> str:

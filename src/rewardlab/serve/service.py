@@ -10,6 +10,7 @@ import asyncio
 import difflib
 import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -142,6 +143,7 @@ class RewardService:
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
         self.closing = False
+        self._drain_deadline: float | None = None
         #: Why ``POST /get_reward`` cannot serve its reward (a group reward), or None.
         self.openrlhf_group_problem = _group_reward_problem(self.openrlhf_name, rewards[self.openrlhf_name])
 
@@ -234,7 +236,37 @@ class RewardService:
                 "--request-timeout (results computed meanwhile are cached)",
             ) from exc
 
-    async def aclose(self) -> None:
-        """Stop accepting work, finish running batches and close every executor."""
+    # -- health and shutdown ------------------------------------------------------------------
+    def health(self) -> dict[str, dict[str, Any]]:
+        """Each hosted reward's state: ``queued`` and ``running`` batches, ``stuck`` ones (running
+        for longer than the reward's request timeout: every request waiting on them got a 504),
+        ``ready`` (it can take work now: not shutting down, no stuck batch, room in the queue)
+        and ``alive`` (it can ever take work again without a restart: a batch slot is not stuck)."""
+        states = {}
+        for name, hosted in self.hosted.items():
+            limits = self.settings.for_reward(name)
+            batcher = hosted.batcher
+            stuck = batcher.stuck(limits.request_timeout)
+            states[name] = {
+                "queued": batcher.queued,
+                "running": batcher.running,
+                "stuck": stuck,
+                "ready": not self.closing and stuck == 0 and batcher.queued < limits.max_queue,
+                "alive": stuck < limits.concurrency,
+            }
+        return states
+
+    def drain(self) -> None:
+        """Begin a graceful stop (SIGTERM): refuse new work; `aclose` waits for running work
+        until `drain_timeout` seconds after this call."""
+        if self._drain_deadline is None:
+            self._drain_deadline = time.monotonic() + self.settings.drain_timeout
         self.closing = True
-        await asyncio.gather(*(h.batcher.aclose() for h in self.hosted.values()), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Stop accepting work, let running batches finish within the drain bound (`drain`;
+        `drain_timeout` from now if it was not called), and close every executor."""
+        self.drain()
+        assert self._drain_deadline is not None
+        left = max(0.0, self._drain_deadline - time.monotonic())
+        await asyncio.gather(*(h.batcher.aclose(left) for h in self.hosted.values()), return_exceptions=True)

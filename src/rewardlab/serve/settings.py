@@ -61,6 +61,10 @@ class ServeSettings(BaseModel):
     max_samples: int = Field(default=4096, ge=1, description="samples per request before 413")
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, description="request body bytes before 413")
     request_timeout: float = Field(default=600.0, gt=0, description="seconds a request may wait before 504")
+    # 30 s: Kubernetes' default terminationGracePeriodSeconds, after which it sends SIGKILL.
+    drain_timeout: float = Field(
+        default=30.0, gt=0, description="on SIGTERM, seconds to finish running requests and batches before exiting"
+    )
     # --- security ---------------------------------------------------------------------------
     token: str | None = Field(default=None, description="bearer token required on /v1 and /get_reward; None: open")
     # --- OpenRLHF ---------------------------------------------------------------------------

@@ -1,0 +1,22 @@
+"""uvicorn's server, telling the reward service when a stop signal arrives (see `run_server`)."""
+
+from __future__ import annotations
+
+from types import FrameType
+
+import uvicorn
+
+from rewardlab.serve.service import RewardService
+
+
+class DrainingServer(uvicorn.Server):
+    """On SIGTERM/SIGINT, `RewardService.drain` first (readiness fails, new work is refused),
+    then uvicorn's own graceful stop."""
+
+    def __init__(self, config: uvicorn.Config, service: RewardService):
+        super().__init__(config)
+        self.service = service
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.service.drain()
+        super().handle_exit(sig, frame)

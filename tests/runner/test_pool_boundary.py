@@ -1,0 +1,119 @@
+"""The worker pool's process boundary: a value that cannot cross it is that row's error, and
+the pool is never left waiting for an answer that will not come."""
+
+import threading
+import time
+
+from deadlines import DEADLINE, nested, within_deadline
+from rewardlab.core import ErrorKind, Sample, Status
+from rewardlab.runner import ProcessPool, WorkerPool
+from rewardlab.verify.text import ExactMatch
+
+
+def test_a_value_nested_too_deep_to_pickle_is_that_rows_invalid_input_and_the_pool_goes_on():
+    deep = Sample(response="a", reference=nested(500))
+    batch = [Sample(response="a", reference="a"), deep, Sample(response="b", reference="a")]
+    with WorkerPool(ExactMatch(), workers=2, timeout=30) as pool:
+        results = within_deadline(pool.map, batch)
+        assert [r.status for r in results] == [Status.OK, Status.ERROR, Status.OK]
+        assert [r.score for r in results] == [1.0, None, 0.0]
+        error = results[1].error
+        assert error.kind is ErrorKind.INVALID_INPUT and "nested too deep" in error.message
+        # the next call is served (it hung forever when the refused chunk kept a worker busy)
+        again = within_deadline(pool.map, [Sample(response=str(i), reference="3") for i in range(20)])
+        assert [r.score for r in again] == [1.0 if i == 3 else 0.0 for i in range(20)]
+        assert pool.stats.per_kind == {"invalid_input": 1}
+
+
+def test_every_unpicklable_row_of_a_chunk_is_refused_alone():
+    lock = threading.Lock()  # cannot be pickled
+    items = [1, lock, 2, nested(5000), 3, lambda: 0, 4]
+    with ProcessPool(lambda x: x * 10, lambda x, kind, msg: (kind.value, msg), workers=2, chunk_size=7) as pool:
+        out = within_deadline(pool.map, items)
+        assert out[0::2] == [10, 20, 30, 40]
+        kinds = [o[0] for o in out[1::2]]
+        assert kinds == ["invalid_input"] * 3
+        assert "cannot be pickled" in out[1][1] and "lock" in out[1][1]
+        assert "nested too deep" in out[3][1]
+        assert within_deadline(pool.map, range(100)) == [10 * x for x in range(100)]
+
+
+def test_a_whole_chunk_that_cannot_be_pickled_leaves_no_worker_waiting():
+    lock = threading.Lock()
+    with ProcessPool(lambda x: x, lambda x, kind, msg: kind.value, workers=2, chunk_size=3) as pool:
+        assert within_deadline(pool.map, [lock] * 7) == ["invalid_input"] * 7
+        assert within_deadline(pool.map, range(10)) == list(range(10))
+
+
+def unpicklable_result(x: int) -> object:
+    return threading.Lock() if x == 2 else x
+
+
+def test_a_result_that_cannot_be_pickled_is_that_rows_crash_and_the_worker_lives_on():
+    with ProcessPool(unpicklable_result, lambda x, kind, msg: (kind.value, msg), workers=1, chunk_size=5) as pool:
+        out = within_deadline(pool.map, range(5))
+        assert out[:2] == [0, 1] and out[3:] == [3, 4]
+        assert out[2][0] == "crash" and "cannot be sent back" in out[2][1]
+        assert pool.stats.crashes == 0 and pool.stats.restarts == 0
+
+
+def slow_identity(x: int) -> int:
+    import time
+
+    time.sleep(0.01)
+    return x
+
+
+def test_a_pass_abandoned_midway_does_not_answer_into_the_next():
+    with ProcessPool(slow_identity, lambda x, k, m: None, workers=2, chunk_size=4) as pool:
+        stream = pool.imap(range(1000, 2000))
+        assert next(stream) == 1000
+        stream.close()  # the workers were still on chunks of this pass
+        assert within_deadline(pool.map, range(40)) == list(range(40))
+
+
+def test_workers_outlive_the_thread_that_started_the_pool():
+    """A trainer may call from a thread that then ends (a rollout thread, `asyncio.to_thread`):
+    the workers must not die with it (they are killed when the thread that forked them ends)."""
+    pool = WorkerPool(ExactMatch(), workers=2, timeout=30)
+    try:
+        first = within_deadline(pool.map, [Sample(response="a", reference="a")] * 4)  # starts the pool on that thread
+        again = within_deadline(pool.map, [Sample(response="a", reference="a")] * 8)
+        assert [r.score for r in first + again] == [1.0] * 12
+        assert pool.stats.crashes == 0 and pool.stats.restarts == 0
+    finally:
+        pool.close()
+
+
+def test_closing_the_pool_under_a_running_call_ends_that_call_with_a_runner_error():
+    """What a server's shutdown does to a batch still running: the call ends (the workers are
+    killed), with an error saying why, and no worker is forked for a closed pool."""
+    import pytest
+
+    from rewardlab.errors import RunnerError
+
+    from .rewards_for_tests import misbehave
+
+    pool = WorkerPool(misbehave, workers=1)  # no timeout: the sleeping sample would run a minute
+    pool.__enter__()
+    outcome: list[BaseException | None] = []
+
+    def call() -> None:
+        try:
+            pool.map([Sample(response="sleep"), Sample(response="a")])
+            outcome.append(None)
+        except BaseException as exc:  # handed to the test below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + DEADLINE
+    while pool.stats.items == 0 and not any(w.task for w in pool._pool._workers) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the sleeping sample is on its worker
+    pool.close()
+    thread.join(DEADLINE)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], RunnerError) and "closed" in str(outcome[0])
+    assert pool._pool._workers == []
+    with pytest.raises(RunnerError, match="closed"):
+        pool.map([Sample(response="a")])
