@@ -41,7 +41,7 @@ class Limits:
     open_files: int = 64  # RLIMIT_NOFILE
     file_size_bytes: int = 16 * _MIB  # RLIMIT_FSIZE: the largest file a job may write
     tmp_bytes: int = 64 * _MIB  # size of the job's private /tmp (tmpfs): disk fills stop here
-    output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
+    output_bytes: int = 8 * _MIB  # stdout + stderr kept; past it the job is killed (DOMjudge's and problemtools' default)
     frame_bytes: int = 16 * _MIB  # largest answer (encoded value) a call may return
     # RLIMIT_AS per process when set, else `memory_bytes`. Runtimes that reserve address space
     # they never write (the JVM's heap and class space, V8's cages, Go's arenas) need a looser
