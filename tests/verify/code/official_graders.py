@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,23 @@ def official_files(grader: str, into: Path) -> dict[str, Path]:
     return out
 
 
+_APPS_HEAD = """
+import json, sys, types
+pyext = types.ModuleType("pyext")  # pyext (a 2014 package) does not install on Python 3.11
+
+class RuntimeModule:
+    @staticmethod
+    def from_string(name, doc, source):
+        module = types.ModuleType(name, doc)
+        exec(source, module.__dict__)
+        return module
+
+pyext.RuntimeModule = RuntimeModule
+sys.modules["pyext"] = pyext
+sys.path.insert(0, {folder!r})
+import testing_util as apps
+"""
+
 # Each runner reads [[expected, actual], ...] as JSON on stdin and prints the grader's verdicts.
 _RUNNERS = {
     "live_code_bench": """
@@ -67,21 +85,7 @@ for expected, actual in json.load(sys.stdin):
     verdicts.append(bool(compare_std_results(stdout, expected)))
 print(json.dumps(verdicts))
 """,
-    "apps": """
-import json, sys, types
-pyext = types.ModuleType("pyext")  # pyext (a 2014 package) does not install on Python 3.11
-
-class RuntimeModule:
-    @staticmethod
-    def from_string(name, doc, source):
-        module = types.ModuleType(name, doc)
-        exec(source, module.__dict__)
-        return module
-
-pyext.RuntimeModule = RuntimeModule
-sys.modules["pyext"] = pyext
-sys.path.insert(0, {folder!r})
-import testing_util as apps
+    "apps": _APPS_HEAD + """
 pairs = json.load(sys.stdin)
 program = "import sys\\nANSWERS = %r\\nsys.stdout.write(ANSWERS[int(input())])\\n" % [a for _, a in pairs]
 problem = {{"input_output": {{"inputs": [str(i) for i in range(len(pairs))], "outputs": [e for e, _ in pairs]}}}}
@@ -90,8 +94,40 @@ print(json.dumps([str(r) == "True" for r in apps.run_test(problem=problem, test=
 }
 
 
+# Call-based: each runner reads [[expected (JSON, as the row has it), repr(answer)], ...].
+_CALL_RUNNERS = {
+    "taco": """
+import ast, inspect, json, sys
+inspect.getargspec = inspect.getfullargspec  # pyext2 (imported, never used here) predates Python 3.11
+sys.path.insert(0, {parent!r})
+from taco_metrics.testing_util import execute_cb_code, process_input_output
+cases = json.load(sys.stdin)
+answers = [ast.literal_eval(answer) for _, answer in cases]
+outputs = [process_input_output([i], expected)[1] for i, (expected, _) in enumerate(cases)]
+results, _ = execute_cb_code(lambda i: answers[i], [[i] for i in range(len(cases))], outputs, timeout=10)
+print(json.dumps([bool(passed) for passed, _ in results]))
+""",
+    "apps": _APPS_HEAD + """
+cases = json.load(sys.stdin)
+program = "ANSWERS = [%s]\\ndef f(i):\\n    return ANSWERS[i]\\n" % ", ".join(answer for _, answer in cases)
+problem = {{"input_output": {{"fn_name": "f", "inputs": [[i] for i in range(len(cases))], "outputs": [e for e, _ in cases]}}}}
+print(json.dumps([str(r) == "True" for r in apps.run_test(problem=problem, test=program)]))
+""",
+}
+
+
 def official_verdicts(grader: str, pairs: list[tuple[str, str]], tmp_path: Path) -> list[bool]:
     """The grader's pass/fail on each (expected, actual stdout) pair, from its own code."""
+    return _run(grader, _RUNNERS[grader], pairs, tmp_path)
+
+
+def official_call_verdicts(grader: str, cases: list[tuple[object, str]], tmp_path: Path) -> list[bool]:
+    """The grader's pass/fail on each (expected value as the row holds it, repr of the
+    function's answer) of a call-based row, from its own code."""
+    return _run(grader, _CALL_RUNNERS[grader], cases, tmp_path)
+
+
+def _run(grader: str, runner_source: str, pairs: list[Any], tmp_path: Path) -> list[bool]:
     folder = tmp_path / grader
     if grader == "taco":  # a package: testing_util imports .pyext2
         folder = tmp_path / "taco_metrics"
@@ -99,7 +135,7 @@ def official_verdicts(grader: str, pairs: list[tuple[str, str]], tmp_path: Path)
     files = official_files(grader, folder)
     if grader == "taco":
         (folder / "__init__.py").write_text("")
-    runner = _RUNNERS[grader].format(folder=str(folder), parent=str(folder.parent))
+    runner = runner_source.format(folder=str(folder), parent=str(folder.parent))
     done = subprocess.run([sys.executable, "-c", runner], input=json.dumps(pairs), capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
     assert done.returncode == 0, f"{grader}'s grader failed ({sorted(files)}): {done.stderr[-2000:]}"
     verdicts = json.loads(done.stdout.strip().splitlines()[-1])

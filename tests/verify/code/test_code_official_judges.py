@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from official_graders import official_verdicts
+from official_graders import official_call_verdicts, official_verdicts
 
 from rewardlab.verify.code.judges import make_judge
 from rewardlab.verify.code.official import (
@@ -147,3 +147,44 @@ def test_official_judges_agree_with_the_graders_own_code(grader: str, tmp_path: 
     differ = [(pair, theirs) for pair, mine, theirs in zip(pairs, ours, official, strict=True) if mine != theirs]
     assert not differ, f"{len(differ)} of {len(pairs)} differ from {grader}'s grader, e.g. {differ[:5]}"
     assert 0 < sum(official) < len(pairs)  # the pairs exercise both verdicts
+
+
+# (expected value as the row holds it, the function's answer as Python source)
+CALL_CASES: list[tuple[object, str]] = [
+    ([[[1, 2], [3, 4]]], "[(1, 2), (3, 4)]"), ([[1, 2], [3, 4]], "[(1, 2), (3, 4)]"), ([[[1, 2], [3]]], "[(1, 2), (3,)]"),
+    ([[[1, 2]]], "((1, 2),)"), ([[1, 2]], "(1, 2)"), ([[3]], "[3]"), ([[3]], "3"), ([3, 9], "3"), ([3, 9], "9"),
+    ([[]], "[]"), ([], "[]"), (5, "5"), (5, "5.0"), (5, "6"), ("a", "'a'"), (["a"], "'a'"), (["a", "b"], "['a', 'b']"),
+    ({"1": 2}, "{1: 2}"), ({"1": 2}, "{'1': 2}"), ([{"1": 2}], "{1: 2}"), ({"x": 2}, "{'x': 2}"), ([None], "None"),
+    ([[1.0]], "[1]"), (True, "1"), ([[[1, 2], [3, 4]]], "[[1, 2], (3, 4)]"), ([[["a", 1]]], "[('a', 1)]"),
+    ([[[1, 2], [3, 4]]], "((1, 2), [3, 4])"), ([[1, 2]], "[[1, 2]]"), ([[[1, 2]]], "[[(1, 2)]]"),
+]  # fmt: skip
+
+
+def _rewardlab_call_verdicts(cases: list[tuple[object, str]]) -> list[bool]:
+    import ast
+    import json
+
+    from rewardlab.verify.code.formats import read_reference
+
+    verdicts = []
+    for expected, answer in cases:
+        ref = read_reference({"input_output": json.dumps({"fn_name": "f", "inputs": [[0]], "outputs": [expected]})})
+        assert isinstance(ref, dict)
+        namespace: dict[str, object] = {}
+        exec(ref["tests"], namespace)
+        value = ast.literal_eval(answer)
+        try:
+            namespace["check"](lambda _i, value=value: value)  # type: ignore[operator]
+            verdicts.append(True)
+        except AssertionError:
+            verdicts.append(False)
+    return verdicts
+
+
+@pytest.mark.parametrize("grader", ["taco", "apps"])
+def test_call_based_answers_agree_with_the_graders_own_code(grader: str, tmp_path: Path) -> None:
+    official = official_call_verdicts(grader, CALL_CASES, tmp_path)
+    ours = _rewardlab_call_verdicts(CALL_CASES)
+    differ = [(case, theirs) for case, mine, theirs in zip(CALL_CASES, ours, official, strict=True) if mine != theirs]
+    assert not differ, f"{len(differ)} of {len(CALL_CASES)} differ from {grader}'s grader: {differ}"
+    assert 0 < sum(official) < len(CALL_CASES)
