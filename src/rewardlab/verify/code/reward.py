@@ -126,8 +126,8 @@ class CodeTests(BaseReward):
             own allowance on top, see `languages.py`).
         use_reference_limits: take the time and memory limits a data set states
             (CodeContests `time_limit`, `memory_limit_bytes`) over `cpu_seconds`/`memory_mb`.
-        output_kb: stdout+stderr kept; the program is killed past it (8 MiB, as DOMjudge's
-            and Kattis problemtools' default output limit).
+        output_kb: stdout+stderr kept; the program is killed past it (8 MiB: DOMjudge's and
+            Kattis problemtools' default output limit, so a correct multi-megabyte answer passes).
         processes: processes (threads included) a program may run at once.
         tmp_mb: size of the program's private /tmp; also caps any single file at 16 MiB.
         workers: sandboxes in this process's warm pool (and samples scored at once).
