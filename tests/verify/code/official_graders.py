@@ -1,5 +1,9 @@
 """The data sets' own graders, run from their published source for differential tests.
 
+CodeContests' `OutputsMatch` is C++ in a file that also holds its sandbox2 harness: its three
+comparison functions are cut out of that file and built against Debian's abseil
+(`libabsl-dev`), skipped where abseil or g++ is missing.
+
 Nothing of theirs is vendored: the source is read from local git mirrors of the repositories
 (`REWARDLAB_GRADER_MIRRORS`, default /work/.mirror, laid out `owner+name/repo`), at the
 commits docs/code.md cites, and run in a child Python process (APPS' harness disables `os`
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +27,7 @@ SOURCES = {
     "live_code_bench": ("LiveCodeBench+LiveCodeBench", "28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24", ["lcb_runner/evaluation/testing_util.py"]),
     "taco": ("FlagOpen+TACO", "245eba3beb2d23a07082307de303de2589e4321a", ["metrics/testing_util.py", "metrics/pyext2.py"]),
     "apps": ("hendrycks+apps", "362aedc3c71cd7d9bd2fc96a6c80e11dbc38c7a5", ["eval/testing_util.py"]),
+    "code_contests": ("google-deepmind+code_contests", "fa7a4f8139aab08362503f3344778eb86901709a", ["execution/tester_sandboxer.cc"]),
     "testlib": ("MikeMirzayanov+testlib", "1e4e8a24c79c6bad3becbdb5a332ffc352b7d5dd", ["testlib.h", "checkers/rcmp6.cpp"]),
 }
 
@@ -141,3 +147,57 @@ def _run(grader: str, runner_source: str, pairs: list[Any], tmp_path: Path) -> l
     verdicts = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(verdicts) == len(pairs)
     return [bool(v) for v in verdicts]
+
+
+_CC_MAIN = r"""
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <numeric>
+#include <string>
+#include <vector>
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace {
+%(helpers)s
+}  // namespace
+
+%(outputs_match)s
+
+int main() {
+  size_t a, b;
+  while (std::cin >> a >> b) {
+    std::cin.get();
+    std::string expected(a, '\0'), actual(b, '\0');
+    std::cin.read(&expected[0], a);
+    std::cin.read(&actual[0], b);
+    std::cout << (OutputsMatch(actual, expected) ? 1 : 0) << "\n";
+  }
+}
+"""
+
+
+def code_contests_verdicts(pairs: list[tuple[str, str]], tmp_path: Path) -> list[bool]:
+    """`OutputsMatch(output, expected)` from deepmind/code_contests, built from its source."""
+    if not Path("/usr/include/absl/strings/numbers.h").is_file() or not shutil.which("g++") or not shutil.which("pkg-config"):
+        pytest.skip("building CodeContests' OutputsMatch needs g++ and abseil (apt-get install libabsl-dev)")
+    source = official_files("code_contests", tmp_path)["tester_sandboxer.cc"].read_text()
+    helpers = source[source.index("std::vector<std::string> SplitAndLowercase("): source.index("}  // namespace", source.index("bool ValuesMatch("))]
+    start = source.index("bool OutputsMatch(")
+    outputs_match = source[start : source.index("\n}\n", start) + 3]
+    program = tmp_path / "outputs_match.cc"
+    program.write_text(_CC_MAIN % {"helpers": helpers, "outputs_match": outputs_match})
+    libs = subprocess.run(["pkg-config", "--libs", "absl_strings"], capture_output=True, text=True, check=True).stdout.split()
+    binary = tmp_path / "outputs_match"
+    built = subprocess.run(["g++", "-std=c++17", "-O1", "-o", str(binary), str(program), *libs], capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr[-3000:]
+    feed = b"".join(b"%d %d\n%s%s" % (len(e.encode()), len(a.encode()), e.encode(), a.encode()) for e, a in pairs)
+    done = subprocess.run([str(binary)], input=feed, capture_output=True, timeout=120, check=True)
+    verdicts = [line == "1" for line in done.stdout.decode().split()]
+    assert len(verdicts) == len(pairs)
+    return verdicts

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from official_graders import official_call_verdicts, official_verdicts
+from official_graders import code_contests_verdicts, official_call_verdicts, official_verdicts
 
 from rewardlab.verify.code.judges import make_judge
 from rewardlab.verify.code.official import (
@@ -38,7 +38,9 @@ from rewardlab.verify.code.official import (
         ("nan\n", "NaN", True),
         ("9007199254740993\n", "9007199254740992", True),  # both read as the same double
         ("1e5\n", "100000", True),
-        ("0x10\n", "16", False),  # not a number to abseil: compared as text
+        ("0x10\n", "16", True),  # abseil reads a 0x hex float in general mode
+        ("0x1.8p1\n", "3", True),
+        ("0xg\n", "0", False),
         ("+5\n", "5", True),
         ("+-5\n", "-5", False),
         ("\f5", "5", True),  # \f is no separator, but SimpleAtod strips it
@@ -52,7 +54,8 @@ def test_code_contests_outputs_match(expected: str, actual: str, passes: bool) -
 @pytest.mark.parametrize(
     ("token", "value"),
     [("1", 1.0), ("-2.5e3", -2500.0), (".5", 0.5), ("5.", 5.0), ("1e999", float("inf")), ("+7", 7.0),
-     ("1e", None), ("1_000", None), ("0x1p3", None), ("", None), ("-", None), ("+-1", None)],
+     ("0x1p3", 8.0), ("-0x.8", -0.5), ("0x1p99999", float("inf")), ("0x", None), ("0xp1", None),
+     ("1e", None), ("1_000", None), ("", None), ("-", None), ("+-1", None), ("--1", None), ("-+1", None)],
 )  # fmt: skip
 def test_absl_simple_atod_reads_what_abseil_reads(token: str, value: float | None) -> None:
     assert absl_simple_atod(token) == value
@@ -147,6 +150,19 @@ def test_official_judges_agree_with_the_graders_own_code(grader: str, tmp_path: 
     differ = [(pair, theirs) for pair, mine, theirs in zip(pairs, ours, official, strict=True) if mine != theirs]
     assert not differ, f"{len(differ)} of {len(pairs)} differ from {grader}'s grader, e.g. {differ[:5]}"
     assert 0 < sum(official) < len(pairs)  # the pairs exercise both verdicts
+
+
+def test_code_contests_judge_agrees_with_outputs_match_built_from_its_source(tmp_path: Path) -> None:
+    table = [("YES\n", "Yes\n"), ("1.500000000\n", "1.5"), ("5\n6\n", "5 6"), ("0.33333\n", "0.33332"), ("inf 1\n", "inf 1.0"),
+             ("9007199254740993\n", "9007199254740992"), ("0x10\n", "16"), ("+5\n", "5"), ("\f5", "5"), ("1e\n", "1"), ("0x1p3", "8"), ("0xA\n", "10"),
+             ("-0x.8", "-0.5"), ("0x1p99999", "inf"), ("0x", "0"), ("+-1", "-1"), ("-+1", "1"), ("infinity", "inf"), ("nan(12)", "nan"),
+             ("caf\u00c9", "caf\u00e9"), ("1e999\n", "1e998"), ("-nan\n", "nan"), (".5\n", "0.5"), ("5.\n", "5")]  # fmt: skip
+    pairs = [*_fuzz_pairs(5, 400), *table]
+    official = code_contests_verdicts(pairs, tmp_path)
+    judge = CodeContestsMatch()
+    differ = [(pair, theirs) for pair, theirs in zip(pairs, official, strict=True) if judge.judge(*pair).passed != theirs]
+    assert not differ, f"{len(differ)} of {len(pairs)} differ from OutputsMatch, e.g. {differ[:5]}"
+    assert 0 < sum(official) < len(pairs)
 
 
 # (expected value as the row holds it, the function's answer as Python source)

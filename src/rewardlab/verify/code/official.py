@@ -7,7 +7,8 @@ run here); the tests compare them with the graders' own code on the same outputs
 * `code_contests`: deepmind/code_contests `execution/tester_sandboxer.cc` (`OutputsMatch`,
   `SplitAndLowercase`, `ValuesMatch`, commit fa7a4f8): tokens split on space, \\n, \\t, \\r,
   \\v, ASCII-lowercased; equal token lists pass; otherwise the counts must match and each pair
-  must be equal strings, or both numbers (abseil `SimpleAtod`) less than 1e-5 apart.
+  must be equal strings, or both numbers (abseil `SimpleAtod`, which also reads `0x` hex
+  floats, `inf` and `nan`) less than 1e-5 apart.
 * `live_code_bench`: LiveCodeBench `lcb_runner/evaluation/testing_util.py` (`grade_stdio`,
   `get_stripped_lines`, `convert_line_to_decimals`, commit 28fef95): the whole output is
   stripped, split on \\n and each line stripped; the line counts must match; a line passes
@@ -40,9 +41,11 @@ from rewardlab.verify.code.judges import Judgement
 # deepmind/code_contests SplitAndLowercase: absl::ByAnyChar(" \n\t\r\v"), SkipEmpty
 _CC_SEPARATORS = re.compile("[ \n\t\r\v]+")
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# what abseil's from_chars (chars_format::general) reads as a whole double: decimal or
-# exponent notation, inf/infinity/nan(...); never hex, never digit separators
-_ABSL_DOUBLE = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|-?(?:infinity|inf|nan(?:\([0-9a-z_]*\))?)")
+# what abseil's from_chars (chars_format::general) reads as a whole double: decimal or exponent
+# notation, a 0x hex float (absl takes the prefix in general mode, like strtod), inf/infinity,
+# nan(...); never digit separators
+_ABSL_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|infinity|inf|nan(?:\([0-9a-z_]*\))?")
+_ABSL_HEX = re.compile(r"0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?")
 _ASCII_SPACE = " \t\n\v\f\r"  # absl::StripAsciiWhitespace
 CODE_CONTESTS_TOLERANCE = 1e-5  # ValuesMatch's kDoublePrecision
 
@@ -60,11 +63,18 @@ def absl_simple_atod(token: str) -> float | None:
         text = text[1:]
         if text.startswith("-"):
             return None
-    if not _ABSL_DOUBLE.fullmatch(text):
+    body = text[1:] if text.startswith("-") else text
+    sign = -1.0 if body is not text else 1.0
+    if _ABSL_HEX.fullmatch(body):
+        try:
+            return sign * float.fromhex(body)
+        except OverflowError:
+            return sign * math.inf
+    if not _ABSL_DECIMAL.fullmatch(body):
         return None
-    if "nan" in text:
+    if body.startswith("nan"):
         return math.nan
-    return float(text)  # correctly rounded, like from_chars; 1e999 -> inf as SimpleAtod returns
+    return sign * float(body)  # correctly rounded, like from_chars; 1e999 -> inf as SimpleAtod returns
 
 
 def _values_match(actual: str, expected: str) -> bool:
