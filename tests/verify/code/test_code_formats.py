@@ -194,3 +194,16 @@ def test_taco_dict_arguments_and_answers_get_integer_keys() -> None:
 def test_taco_rows_are_told_from_apps_rows_by_their_own_fields(row: dict[str, str], fmt: str) -> None:
     problem = read_reference({**row, "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]})})
     assert isinstance(problem, Problem) and problem.source_format == fmt
+
+
+def test_python_programs_get_the_graders_imports_where_the_graders_put_them() -> None:
+    lcb = read_reference({"public_test_cases": json.dumps([{"input": "1\n", "output": "1\n", "testtype": "stdin"}])})
+    taco = read_reference({"source": "codeforces", "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]})})
+    native = read_reference({"cases": [{"input": "1", "output": "1"}]})
+    assert isinstance(lcb, Problem) and isinstance(taco, Problem) and isinstance(native, Problem)
+    program = "from __future__ import annotations\nimport os\nprint(sqrt(4))\n"
+    assert lcb.python_source(program).startswith("from string import *\n")  # before everything, as make_function
+    placed = taco.python_source(program).split("\n")
+    assert placed[:2] == ["from __future__ import annotations", "import os"] and "stdout = sys.stdout" in placed
+    assert placed.index("from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2") < placed.index("print(sqrt(4))")
+    assert native.python_source(program) == program

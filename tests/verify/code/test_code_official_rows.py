@@ -73,3 +73,14 @@ def test_an_expected_output_of_3_mb_passes_under_the_default_cap() -> None:
     program = "import sys\nn = int(input())\nsys.stdout.write(''.join(f'{1_000_000_000 + i}\\n' for i in range(n)))"
     result = CodeTests(workers=1, cpu_seconds=10.0, wall_seconds=30.0).score(Sample(response=program, reference=row))
     assert result.status is Status.OK and result.score == 1.0, [t.get("detail") for t in result.info["tests"]]
+
+
+def test_python_programs_run_with_the_graders_imports(reward: CodeTests) -> None:
+    lcb = {"public_test_cases": json.dumps([{"input": "3 1 2\n", "output": "1\n", "testtype": "stdin"}]), "metadata": "{}"}
+    program = "xs = list(map(int, input().split()))\nheapify(xs)\nprint(heappop(xs))"  # heapq unimported, as LiveCodeBench allows
+    assert _score(reward, program, lcb) == (1.0, "live_code_bench", ["pass"])
+    taco = {"source": "atcoder", "input_output": json.dumps({"inputs": ["16\n"], "outputs": ["4.0\n"]})}
+    program = "from __future__ import annotations\nprint(sqrt(int(stdin.readline())))"
+    assert _score(reward, program, taco) == (1.0, "taco", ["pass"])
+    native = reward.score(Sample(response=program, reference={"cases": [{"input": "16", "output": "4.0"}]}))
+    assert native.info["tests"][0]["verdict"] == "runtime_error"  # plain cases: the program's own imports only

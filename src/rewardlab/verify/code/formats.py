@@ -52,6 +52,19 @@ class Problem:
     checker: dict[str, Any] | None = None  # {"source", "language", "files"}
     source_format: str = "rewardlab"
     counts: dict[str, int] = field(default_factory=dict)  # cases per split
+    python_prelude: str = ""  # what the data set's grader runs before a Python program
+
+    def python_source(self, code: str) -> str:
+        """A Python program as the data set's grader runs it: its prelude first (LiveCodeBench
+        `make_function`, APPS `run_test`), or for TACO (`synthesize_std_code`) before the first
+        line that is not an import, so a leading `from __future__` line still comes first."""
+        if not self.python_prelude:
+            return code
+        if self.source_format != "taco":
+            return self.python_prelude + code
+        lines = code.split("\n")
+        first = next((i for i, line in enumerate(lines) if "import *" not in line and not line.startswith(("from ", "import "))), len(lines))
+        return "\n".join([*lines[:first], self.python_prelude + "\n".join(lines[first:])])
 
 
 def _bad(what: str) -> ScoringError:
@@ -199,7 +212,7 @@ def live_code_bench(ref: Mapping[str, Any]) -> Problem | dict[str, str]:
     if kinds != {"stdin"}:
         raise ScoringError("invalid_input", f"LiveCodeBench tests of types {sorted(map(str, kinds))}: a problem's tests must be all 'stdin' or all 'functional'")
     cases = [_case(test.get("input", ""), test.get("output"), f"{split}[{n}]") for split, n, test in tests]
-    return Problem(cases, None, None, None, "live_code_bench", counts)
+    return Problem(cases, None, None, None, "live_code_bench", counts, python_prelude=LCB_PRELUDE)
 
 
 #: run before a LiveCodeBench functional program, as lcb_runner's `import_string` (solutions
@@ -270,7 +283,8 @@ def taco_stdio(io_spec: Mapping[str, Any], source_format: str = "taco") -> Probl
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("input_output needs equally long, non-empty 'inputs' and 'outputs' lists")
     cases = [_case(i, o, f"input_output[{n}]") for n, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
-    return Problem(cases, None, None, None, source_format, {"input_output": len(cases)})
+    prelude = f"{APPS_PRELUDE}stdin = sys.stdin\nstdout = sys.stdout\n"  # both graders alias them
+    return Problem(cases, None, None, None, source_format, {"input_output": len(cases)}, python_prelude=prelude)
 
 
 def _int_keys(value: Any) -> Any:

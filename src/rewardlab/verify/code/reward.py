@@ -257,6 +257,8 @@ class CodeTests(BaseReward):
         memory_mb = int(problem.memory_mb if by_reference and problem.memory_mb else self.params["memory_mb"])
         limits = self.lang.limits(cpu_seconds=cpu, wall_seconds=float(self.params["wall_seconds"]), memory_mb=memory_mb, base=self.limits)
         build = compile_program(pool, self.lang, code, memory_mb=memory_mb, cache=self.builds) if self.lang.compile else None
+        if self.lang.name == "python":  # the data set's grader's imports, as it runs the program
+            code = problem.python_source(code)
         return Program(self.lang, code, build, limits, memory_mb)
 
     def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:
