@@ -44,7 +44,7 @@ class Limits:
     # Files (and directories) the job's /tmp may hold: each costs ~1 KiB of kernel memory that
     # no other limit counts, so 8192 bound it to ~8 MiB per job.
     tmp_inodes: int = 8192
-    output_bytes: int = 1 * _MIB  # stdout + stderr kept; past it the job is killed
+    output_bytes: int = 8 * _MIB  # stdout + stderr kept; past it the job is killed (DOMjudge's and problemtools' default)
     frame_bytes: int = 16 * _MIB  # largest answer (encoded value) a call may return
     # RLIMIT_AS per process when set, else `memory_bytes`. Runtimes that reserve address space
     # they never write (the JVM's heap and class space, V8's cages, Go's arenas) need a looser

@@ -117,7 +117,8 @@ def test_taco_stdin_tests_with_outputs_as_lines() -> None:
 def test_taco_call_based_tests_become_check_candidate() -> None:
     spec = {"fn_name": "add", "inputs": [[1, 2], [3, 4]], "outputs": [[3], [7]]}
     ref = read_reference({"input_output": json.dumps(spec)})
-    assert isinstance(ref, dict) and ref["entry_point"] == "add"
+    assert isinstance(ref, dict) and ref["entry_point"] == "_rewardlab_taco_entry"
+    assert "Solution().add if 'Solution' in globals() else add" in ref["postlude"]
     namespace: dict[str, object] = {}
     exec(ref["tests"], namespace)
     namespace["check"](lambda a, b: a + b)  # type: ignore[operator]
@@ -152,3 +153,57 @@ def test_malformed_fields_are_invalid_input_naming_the_field(reference: object, 
 def test_stated_limits_read_as_numbers_or_numeric_strings() -> None:
     problem = read_reference({"cases": [{"input": "", "output": "1"}], "time_limit": {"seconds": 2, "nanos": 5e8}, "memory_mb": "256"})
     assert isinstance(problem, Problem) and (problem.time_limit, problem.memory_mb) == (2.5, 256)
+
+
+def _taco_check(spec: dict[str, object]) -> object:
+    ref = read_reference({"input_output": json.dumps(spec)})
+    assert isinstance(ref, dict)
+    namespace: dict[str, object] = {}
+    exec(ref["tests"], namespace)
+    return namespace["check"]
+
+
+@pytest.mark.parametrize(
+    ("outputs", "answer", "passes"),
+    [
+        ([[[1, 2], [3, 4]]], [(1, 2), (3, 4)], True),  # a list of tuples, as the graders compare it
+        ([[[1, 2], [3, 4]]], ((1, 2), (3, 4)), True),  # a tuple of tuples
+        ([[1, 2], [3, 4]], [(1, 2), (3, 4)], False),  # unwrapped: the graders compare only the first element
+        ([[3]], [3], True),
+        ([[3]], 3, False),
+        ([3, 9], 3, True),  # the first element of any non-empty list
+        ([3, 9], 9, False),
+        ([[]], [], True),
+    ],
+)
+def test_taco_call_based_answers_compare_as_the_graders_compare(outputs: list[object], answer: object, passes: bool) -> None:
+    check = _taco_check({"fn_name": "f", "inputs": [[]], "outputs": [outputs]})
+    if passes:
+        check(lambda: answer)  # type: ignore[operator]
+    else:
+        with pytest.raises(AssertionError):
+            check(lambda: answer)  # type: ignore[operator]
+
+
+def test_taco_dict_arguments_and_answers_get_integer_keys() -> None:
+    check = _taco_check({"fn_name": "f", "inputs": [[{"1": "a", "2": "b"}]], "outputs": [{"1": 2}]})
+    check(lambda d: {k + 0: len(v) + 1 for k, v in d.items() if k == 1})  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("row", "fmt"), [({}, "apps"), ({"source": "codeforces", "skill_types": "[]"}, "taco")])
+def test_taco_rows_are_told_from_apps_rows_by_their_own_fields(row: dict[str, str], fmt: str) -> None:
+    problem = read_reference({**row, "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]})})
+    assert isinstance(problem, Problem) and problem.source_format == fmt
+
+
+def test_python_programs_get_the_graders_imports_where_the_graders_put_them() -> None:
+    lcb = read_reference({"public_test_cases": json.dumps([{"input": "1\n", "output": "1\n", "testtype": "stdin"}])})
+    taco = read_reference({"source": "codeforces", "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]})})
+    native = read_reference({"cases": [{"input": "1", "output": "1"}]})
+    assert isinstance(lcb, Problem) and isinstance(taco, Problem) and isinstance(native, Problem)
+    program = "from __future__ import annotations\nimport os\nprint(sqrt(4))\n"
+    assert lcb.python_source(program).startswith("from string import *\n")  # before everything, as make_function
+    placed = taco.python_source(program).split("\n")
+    assert placed[:2] == ["from __future__ import annotations", "import os"] and "stdout = sys.stdout" in placed
+    assert placed.index("from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2") < placed.index("print(sqrt(4))")
+    assert native.python_source(program) == program

@@ -9,7 +9,8 @@
     1.0
 
 Languages (`languages.py`), the compile-once build cache (`compile.py`), output judges and
-checkers (`judges.py`, `stdio.py`) and data-set test formats (`formats.py`): docs/code.md.
+checkers (`judges.py`, `stdio.py`), the data sets' own graders (`official.py`) and data-set
+test formats (`formats.py`): docs/code.md.
 """
 
 from rewardlab.verify.code.compile import Build, BuildCache
@@ -32,13 +33,21 @@ from rewardlab.verify.code.judges import (
     checker_judgement,
 )
 from rewardlab.verify.code.languages import LANGUAGES, Language
+from rewardlab.verify.code.official import (
+    AppsCompare,
+    CodeContestsMatch,
+    LiveCodeBenchLines,
+    TacoCompare,
+)
 from rewardlab.verify.code.reward import CodeTests, output_matches, shared_pool
 
 __all__ = [
     "LANGUAGES",
+    "AppsCompare",
     "Build",
     "BuildCache",
     "CheckReport",
+    "CodeContestsMatch",
     "CodeTests",
     "Exact",
     "Extracted",
@@ -46,8 +55,10 @@ __all__ = [
     "Judgement",
     "Language",
     "Lines",
+    "LiveCodeBenchLines",
     "Problem",
     "PromptHelpers",
+    "TacoCompare",
     "TestVerdict",
     "TokenSet",
     "Tokens",

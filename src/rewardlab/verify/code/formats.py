@@ -13,8 +13,9 @@ Accepted as they are (the whole row, or its test fields):
   with each input line read as JSON, as `lcb_runner/evaluation/testing_util.py` does: its
   imports run before the program, a returned tuple compares as a list, nothing else is relaxed.
 * TACO / APPS: `input_output`, a JSON string `{"inputs": [...], "outputs": [...]}`; an output
-  given as a list of lines is joined with newlines. Rows with `fn_name` are call-based
-  (Python functions): they become `check(candidate)` tests.
+  given as a list of lines is joined with newlines (a row with TACO's own fields, such as
+  `source` or `skill_types`, is "taco", else "apps": their graders differ). Rows with
+  `fn_name` are call-based (Python functions): they become `check(candidate)` tests.
 
 A field that is present but malformed is a ScoringError("invalid_input") naming it; so is one
 that would expand past the bounds of `payloads.py` (decompressed bytes, JSON containers, tests).
@@ -52,6 +53,19 @@ class Problem:
     checker: dict[str, Any] | None = None  # {"source", "language", "files"}
     source_format: str = "rewardlab"
     counts: dict[str, int] = field(default_factory=dict)  # cases per split
+    python_prelude: str = ""  # what the data set's grader runs before a Python program
+
+    def python_source(self, code: str) -> str:
+        """A Python program as the data set's grader runs it: its prelude first (LiveCodeBench
+        `make_function`, APPS `run_test`), or for TACO (`synthesize_std_code`) before the first
+        line that is not an import, so a leading `from __future__` line still comes first."""
+        if not self.python_prelude:
+            return code
+        if self.source_format != "taco":
+            return self.python_prelude + code
+        lines = code.split("\n")
+        first = next((i for i, line in enumerate(lines) if "import *" not in line and not line.startswith(("from ", "import "))), len(lines))
+        return "\n".join([*lines[:first], self.python_prelude + "\n".join(lines[first:])])
 
 
 def _bad(what: str) -> ScoringError:
@@ -187,7 +201,7 @@ def live_code_bench(ref: Mapping[str, Any]) -> Problem | dict[str, str]:
     if kinds != {"stdin"}:
         raise ScoringError("invalid_input", f"LiveCodeBench tests of types {sorted(map(str, kinds))}: a problem's tests must be all 'stdin' or all 'functional'")
     cases = [_case(test.get("input", ""), test.get("output"), f"{split}[{n}]") for split, n, test in tests]
-    return Problem(cases, None, None, None, "live_code_bench", counts)
+    return Problem(cases, None, None, None, "live_code_bench", counts, python_prelude=LCB_PRELUDE)
 
 
 #: run before a LiveCodeBench functional program, as lcb_runner's `import_string` (solutions
@@ -228,32 +242,86 @@ def _json_literal(text: str, where: str) -> str:
     return repr(bounded_json(text, where))
 
 
-def taco_stdio(io_spec: Mapping[str, Any]) -> Problem:
+#: fields only TACO rows carry (BAAI/TACO on the Hub); a row without them is read as APPS
+TACO_FIELDS = ("source", "skill_types", "tags", "raw_tags", "Expected Time Complexity", "Expected Auxiliary Space")
+#: run before a call-based APPS/TACO program, as both graders prepend it (`run_test` in APPS,
+#: `synthesize_cb_code` in TACO); numpy only where the sandbox's Python has it
+APPS_PRELUDE = (
+    "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, combinations\n"
+    "import collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, ChainMap\n"
+    "from functools import lru_cache\nimport math\nfrom math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2\n"
+    "import fractions\nfrom typing import List, Tuple\ntry:\n    import numpy as np\nexcept ImportError:\n    pass\n"
+    "import random\nimport heapq\nfrom heapq import *\n"
+)
+#: the name the tests call: the method of one `Solution()` (LeetCode and GeeksforGeeks rows), or the function
+TACO_ENTRY = "_rewardlab_taco_entry"
+
+
+def apps_or_taco(ref: Mapping[str, Any]) -> str:
+    return "taco" if any(name in ref for name in TACO_FIELDS) else "apps"
+
+
+def taco_stdio(io_spec: Mapping[str, Any], source_format: str = "taco") -> Problem:
     inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("input_output needs equally long, non-empty 'inputs' and 'outputs' lists")
     check_case_count(len(inputs), "input_output")
     cases = [_case(i, o, f"input_output[{n}]") for n, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
-    return Problem(cases, None, None, None, "taco", {"input_output": len(cases)})
+    prelude = f"{APPS_PRELUDE}stdin = sys.stdin\nstdout = sys.stdout\n"  # both graders alias them
+    return Problem(cases, None, None, None, source_format, {"input_output": len(cases)}, python_prelude=prelude)
+
+
+def _int_keys(value: Any) -> Any:
+    """The graders' undoing of JSON's string keys: {int(k): v}, unless a key is no integer."""
+    try:
+        return {int(k): v for k, v in value.items()}
+    except (TypeError, ValueError):
+        return value
+
+
+def _official_case(args: Any, want: Any) -> tuple[Any, Any]:
+    """`process_input_output` (TACO) / the same lines of APPS' `run_test`: a dict as the first
+    argument, or as the expected value (or its first element), gets integer keys and becomes
+    the only element of a one-element list (the graders drop the rest)."""
+    if isinstance(args, list) and args and isinstance(args[0], dict):
+        converted = _int_keys(args[0])
+        args = [converted] if converted is not args[0] else args
+    if isinstance(want, dict):
+        converted = _int_keys(want)
+        want = [converted] if converted is not want else want
+    if isinstance(want, list) and want and isinstance(want[0], dict):
+        converted = _int_keys(want[0])
+        want = [converted] if converted is not want[0] else want
+    return args, want
 
 
 def taco_check(io_spec: Mapping[str, Any]) -> dict[str, str]:
-    """Call-based TACO/APPS tests as `check(candidate)` source. As APPS' own testing_util, an
-    answer counts when it equals the expected value, or its only element when the expected
-    value is a one-element list (the data set wraps most return values that way); tuples
-    compare as lists."""
+    """Call-based TACO/APPS tests as `check(candidate)` source, judged as both graders judge
+    (`execute_cb_code` in TACO, `run_test` in APPS): a returned tuple is a list; the answer
+    counts when it equals the expected value, or the expected value's first element (the data
+    sets wrap most return values in a list), or, when it is a sequence of tuples, when its
+    tuples as lists equal that first element. `fn_name` is a method of one `Solution()` when
+    the program defines a class `Solution` (TACO's LeetCode and GeeksforGeeks rows), else a
+    function; the graders' imports (`APPS_PRELUDE`) run before the program."""
     name, inputs, outputs = io_spec.get("fn_name"), io_spec.get("inputs"), io_spec.get("outputs")
     if not isinstance(name, str) or not name.isidentifier() or not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs) or not inputs:
         raise _bad("call-based input_output needs an identifier 'fn_name' and equally long 'inputs'/'outputs' lists")
     check_case_count(len(inputs), "input_output")
     lines = ["def _same(got, want):",
              "    got = list(got) if isinstance(got, tuple) else got",
-             "    return got == want or (isinstance(want, list) and len(want) == 1 and got == want[0])",
+             "    if got == want or (isinstance(want, list) and want and got == want[0]):",
+             "        return True",
+             "    try:",
+             "        return isinstance(got[0], tuple) and [list(x) for x in got] == want[0]",
+             "    except Exception:",
+             "        return False",
              "", "def check(candidate):"]  # fmt: skip
     for args, want in zip(inputs, outputs, strict=True):
+        args, want = _official_case(args, want)
         args = args if isinstance(args, list) else [args]
         lines.append(f"    assert _same(candidate(*{args!r}), {want!r})")
-    return {"entry_point": name, "tests": "\n".join(lines) + "\n"}
+    postlude = f"\n\n{TACO_ENTRY} = Solution().{name} if 'Solution' in globals() else {name}\n"
+    return {"entry_point": TACO_ENTRY, "tests": "\n".join(lines) + "\n", "prelude": APPS_PRELUDE, "postlude": postlude}
 
 
 def read_reference(ref: Any) -> Problem | dict[str, str]:
@@ -274,7 +342,7 @@ def read_reference(ref: Any) -> Problem | dict[str, str]:
         spec = _json_field(ref["input_output"], "input_output")
         if not isinstance(spec, Mapping):
             raise _bad("input_output must be an object")
-        return taco_check(spec) if spec.get("fn_name") else taco_stdio(spec)
+        return taco_check(spec) if spec.get("fn_name") else taco_stdio(spec, apps_or_taco(ref))
     tests = ref.get("tests", ref.get("test"))
     entry = ref.get("entry_point")
     if isinstance(tests, str) and isinstance(entry, str) and entry.isidentifier():

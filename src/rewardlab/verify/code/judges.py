@@ -63,7 +63,8 @@ def _lines(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Lines:
     """Line by line, ignoring trailing spaces on each line and blank lines at the end (what
-    most judges call the default comparison; LiveCodeBench strips lines the same way)."""
+    most judges call the default comparison). LiveCodeBench's grader is more lenient: see
+    `official.LiveCodeBenchLines`."""
 
     name: str = "lines"
 
@@ -88,23 +89,42 @@ class Tokens:
         return Judgement(False, 0.0, f"expected {len(want)} tokens, got {len(got)}")
 
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+# what testlib's `stringToDouble` reads as a double (testlib.h): only the characters 0-9 . e E + -,
+# and sscanf("%lf") must consume all of them; "nan", "inf" and hex are not numbers to testlib
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+TESTLIB_EPSILON = 1e-15  # doubleCompare adds it to the allowed error before comparing
+
+
+def _testlib_infinite(value: float) -> bool:
+    return value > 1e300 or value < -1e300  # __testlib_isInfinite: beyond 1e300 counts as infinite
 
 
 def close_enough(expected: float, actual: float, *, abs_tol: float, rel_tol: float) -> bool:
-    """testlib's `doubleCompare`: within `abs_tol`, or within `rel_tol` of |expected| (the
-    reference, not the larger of the two as `math.isclose` would take)."""
-    if math.isnan(expected) or math.isnan(actual):
-        return math.isnan(expected) and math.isnan(actual)
-    if math.isinf(expected) or math.isinf(actual):
-        return expected == actual
-    return abs(actual - expected) <= abs_tol or abs(actual - expected) <= rel_tol * abs(expected)
+    """testlib's `doubleCompare(expected, result, error)` (testlib.h), with the error split in
+    two: within `abs_tol` + 1e-15 of the reference, or inside the interval
+    [expected * (1 - e), expected * (1 + e)] for e = `rel_tol` + 1e-15 (relative to the
+    reference, not to the larger of the two as `math.isclose` takes it). NaN matches only NaN;
+    a value beyond +-1e300 counts as infinite and matches only an infinite one of its sign.
+    With `abs_tol == rel_tol` it is testlib's function exactly."""
+    abs_error, rel_error = abs_tol + TESTLIB_EPSILON, rel_tol + TESTLIB_EPSILON
+    if math.isnan(expected):
+        return math.isnan(actual)
+    if _testlib_infinite(expected):
+        return _testlib_infinite(actual) and (actual > 0) == (expected > 0)
+    if math.isnan(actual) or _testlib_infinite(actual):
+        return False
+    if abs(actual - expected) <= abs_error:
+        return True
+    low, high = expected * (1.0 - rel_error), expected * (1.0 + rel_error)
+    return min(low, high) <= actual <= max(low, high)
 
 
 @dataclass(frozen=True)
 class FloatTokens:
-    """Tokens in order; where the expected token is a number, the answer's must be a number
-    within the tolerance (absolute OR relative, as testlib's `rcmp`); other tokens equal."""
+    """Tokens in order; where the expected token is a number (as testlib reads one), the
+    answer's must be a number within the tolerance (`close_enough`: testlib's `doubleCompare`,
+    absolute OR relative, as `rcmp6` / `rcmp9` with abs_tol = rel_tol = 1e-6 / 1e-9); other
+    tokens must be equal."""
 
     abs_tol: float = 1e-6
     rel_tol: float = 1e-6
@@ -154,12 +174,18 @@ JUDGES = {"exact": Exact, "lines": Lines, "tokens": Tokens, "float": FloatTokens
 
 
 def make_judge(name: str, *, abs_tol: float = 1e-6, rel_tol: float = 1e-6) -> Judge:
-    """The judge called `name` ("exact", "lines", "tokens", "float", "token_set")."""
+    """The judge called `name`: "exact", "lines", "tokens", "float", "token_set", or a data
+    set's own grader ("code_contests", "live_code_bench", "apps", "taco": `official.py`)."""
+    # imported here: official.py builds on this module's Judgement
+    from rewardlab.verify.code.official import OFFICIAL_JUDGES
+
     if name == "float":
         return FloatTokens(abs_tol=abs_tol, rel_tol=rel_tol)
-    if name not in JUDGES:
-        raise ConfigError(f"judge must be one of {', '.join(JUDGES)} (or a checker in the reference), got {name!r}")
-    judge: Judge = JUDGES[name]()
+    factory = JUDGES.get(name) or OFFICIAL_JUDGES.get(name)
+    if factory is None:
+        names = ", ".join([*JUDGES, *OFFICIAL_JUDGES])
+        raise ConfigError(f"judge must be one of {names} (or a checker in the reference), got {name!r}")
+    judge: Judge = factory()
     return judge
 
 

@@ -33,7 +33,7 @@ from rewardlab.verify.code.harness import (
     prompt_helpers,
     run_check,
 )
-from rewardlab.verify.code.judges import Exact, Lines, make_judge
+from rewardlab.verify.code.judges import Exact, Judge, Lines, make_judge
 from rewardlab.verify.code.languages import Language, language
 from rewardlab.verify.code.stdio import (
     Checker,
@@ -45,6 +45,10 @@ from rewardlab.verify.code.stdio import (
 
 _MIB = 1 << 20
 TimeScale = Literal["none", "hackerearth"]
+JudgeName = Literal["auto", "lines", "exact", "tokens", "float", "token_set", "code_contests", "live_code_bench", "apps", "taco"]
+#: judge="auto": each format is judged as its data set's own grader judges it (official.py)
+FORMAT_JUDGES = {"rewardlab": "lines", "code_contests": "code_contests", "live_code_bench": "live_code_bench",
+                 "apps": "apps", "taco": "taco"}  # fmt: skip
 
 # Keyed by pid too: a forked runner worker must start its own sandboxes, never talk through
 # pipes it inherited from its parent's pool.
@@ -107,9 +111,11 @@ class CodeTests(BaseReward):
         extract: which fenced block of a markdown response is the program ("last", "first",
             "all" joined, or "none": the whole response).
         prepend_prompt: run `prompt + code` (HumanEval completions continue the prompt).
-        judge: how stdout is compared when the problem has no checker: "lines" (trailing
-            blanks ignored), "exact", "tokens", "float" (numbers within `abs_tol` or
-            `rel_tol`), "token_set" (any order).
+        judge: how stdout is compared when the problem has no checker: "auto" (the data
+            set's own grader for a CodeContests, LiveCodeBench, APPS or TACO row, "lines" for
+            `cases`), "lines" (trailing blanks ignored), "exact", "tokens", "float" (testlib's
+            doubleCompare: within `abs_tol` or `rel_tol`), "token_set" (any order), or one data
+            set's grader for every row: "code_contests", "live_code_bench", "apps", "taco".
         abs_tol, rel_tol: tolerances of the "float" judge.
         fail_fast: stop at the first failing test (the rest are "not_run", counted as failed).
         cpu_seconds: CPU-time limit per program run (per session for check tests); the verdict
@@ -122,7 +128,8 @@ class CodeTests(BaseReward):
             own allowance on top, see `languages.py`).
         use_reference_limits: take the time and memory limits a data set states
             (CodeContests `time_limit`, `memory_limit_bytes`) over `cpu_seconds`/`memory_mb`.
-        output_kb: stdout+stderr kept; the program is killed past it.
+        output_kb: stdout+stderr kept; the program is killed past it (8 MiB: DOMjudge's and
+            Kattis problemtools' default output limit, so a correct multi-megabyte answer passes).
         processes: processes (threads included) a program may run at once.
         tmp_mb: size of the program's private /tmp; also caps any single file at 16 MiB.
         workers: sandboxes in this process's warm pool (and samples scored at once).
@@ -147,7 +154,7 @@ class CodeTests(BaseReward):
         language: str = "python",
         extract: Pick = "last",
         prepend_prompt: bool = False,
-        judge: Literal["lines", "exact", "tokens", "float", "token_set"] = "lines",
+        judge: JudgeName = "auto",
         abs_tol: float = 1e-6,
         rel_tol: float = 1e-6,
         fail_fast: bool = False,
@@ -156,7 +163,7 @@ class CodeTests(BaseReward):
         wall_seconds: float = 20.0,
         memory_mb: int = 1024,
         use_reference_limits: bool = True,
-        output_kb: int = 1024,
+        output_kb: int = 8192,
         processes: int = 32,
         tmp_mb: int = 64,
         workers: int = 2,
@@ -174,7 +181,8 @@ class CodeTests(BaseReward):
             raise ConfigError(f"time_scale must be 'none' or 'hackerearth', got {time_scale!r}")
         if workers < 1:
             raise ConfigError(f"workers must be >= 1, got {workers}")
-        self.judge = make_judge("exact" if strict_whitespace else judge, abs_tol=abs_tol, rel_tol=rel_tol)
+        chosen = "exact" if strict_whitespace else judge
+        self.judge: Judge | None = None if chosen == "auto" else make_judge(chosen, abs_tol=abs_tol, rel_tol=rel_tol)
         self.limits = Limits(
             cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_bytes=memory_mb * _MIB,
             output_bytes=output_kb * 1024, processes=processes, tmp_bytes=tmp_mb * _MIB,
@@ -237,7 +245,9 @@ class CodeTests(BaseReward):
             if not program.build.ok:
                 return {**out, "tests": compile_failed(len(problem.cases))}
         checker = self._checker(pool, problem.checker) if problem.checker else None
-        tests = run_cases(pool, program, problem.cases, judge=self.judge, checker=checker, fail_fast=bool(self.params["fail_fast"]))
+        judge = self.judge or make_judge(FORMAT_JUDGES[problem.source_format])
+        out["judge"] = "checker" if checker else judge.name
+        tests = run_cases(pool, program, problem.cases, judge=judge, checker=checker, fail_fast=bool(self.params["fail_fast"]))
         return {**out, "tests": tests}
 
     def _program(self, pool: SandboxPool, code: str, problem: Problem) -> Program:
@@ -253,6 +263,8 @@ class CodeTests(BaseReward):
             # the build is fine (and stays cached) but no test run under these limits can hold it
             build = replace(build, status="compile_limit", message=f"the build is {size} bytes, more than a test run's /tmp takes "
                             f"({job_files_limit(limits)} bytes; raise tmp_mb)\n{build.message}")  # fmt: skip
+        if self.lang.name == "python":  # the data set's grader's imports, as it runs the program
+            code = problem.python_source(code)
         return Program(self.lang, code, build, limits, memory_mb)
 
     def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:
