@@ -138,6 +138,20 @@ class Session:
         except _wire.ProtocolError as exc:
             self._violation(f"in the answer to call {self.calls}", str(exc))
 
+    def take_prefetched(self, max_bytes: int) -> list[tuple[str, dict[str, Any]]]:
+        """Hand over answers to prefetched calls not yet used (key, answer frame), in order, up to
+        `max_bytes` of JSON; they are gone from this session, so each answer is used once."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        size = 0
+        for key, pending in list(self._prefetched.items()):
+            while pending:
+                size += len(key) + len(json.dumps(pending[0], separators=(",", ":")))
+                if size > max_bytes:
+                    return out
+                out.append((key, pending.popleft()))
+            del self._prefetched[key]
+        return out
+
     def close(self) -> ExecResult:
         """End the child (if still running) and return how it ended."""
         if self.result is None:
