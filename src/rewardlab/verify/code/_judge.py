@@ -24,8 +24,9 @@ import json
 import queue
 import sys
 import threading
+import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class AssertRewriter(ast.NodeTransformer):
@@ -67,31 +68,39 @@ class AssertRewriter(ast.NodeTransformer):
         return " ".join(text.split())[:160]
 
 
-class CandidateRaised(Exception):
-    """The program raised; an instance is also of the builtin it raised (`except ValueError`)."""
+MODULE_NAME = "rewardlab_judge"  # the module's `__name__` inside the judge's sandbox
+
+if TYPE_CHECKING or __name__ != MODULE_NAME:  # on the host: the one definition in rewardlab.errors
+    from rewardlab.errors import CandidateError as CandidateError
+else:  # inside the judge's sandbox only the standard library is importable
+
+    class CandidateError(Exception):
+        """The program raised; an instance is also of the builtin it raised (`except ValueError`)."""
 
 
-_FLUSH = 4096  # records per step at most
+_FLUSH = 4096  # records per step at most (well under the frame cap)
+_FLUSH_SECONDS = 0.25  # records waiting longer than this are sent while the tests run on
+_POLL_SECONDS = 0.02
 
-_RAISED: dict[str, type[CandidateRaised]] = {}
+_RAISED: dict[str, type[CandidateError]] = {}
 
 
-def candidate_raised(type_name: str, message: str) -> CandidateRaised:
+def candidate_raised(type_name: str, message: str) -> CandidateError:
     cls = _RAISED.get(type_name)
     if cls is None:
         base = getattr(builtins, type_name, None)
-        cls = CandidateRaised
+        cls = CandidateError
         if isinstance(base, type) and issubclass(base, Exception) and base is not Exception:
             try:
-                cls = type(f"Remote{type_name}", (CandidateRaised, base), {})
+                cls = type(f"Remote{type_name}", (CandidateError, base), {})
             except TypeError:  # a builtin that cannot be a second base (layout conflict)
-                cls = CandidateRaised
+                cls = CandidateError
         _RAISED[type_name] = cls
     return cls(message)
 
 
 def describe(exc: BaseException) -> str:
-    if isinstance(exc, CandidateRaised):
+    if isinstance(exc, CandidateError):
         return f"candidate raised {exc}"[:300]
     return f"{type(exc).__name__}: {exc}"[:300]
 
@@ -121,6 +130,7 @@ class Judge:
 
     def __init__(self, prefetched: list[list[Any]]):
         self.records: list[list[Any]] = []
+        self._lock = threading.Lock()
         self.calls = 0
         self._calls_seen = 0  # `calls` at the previous assert
         self._to_host: queue.Queue[dict[str, Any]] = queue.Queue(1)
@@ -135,10 +145,8 @@ class Judge:
         self._calls_seen = self.calls
         ok = exc is None and bool(value)
         detail = "" if ok else (describe(exc) if exc is not None else "assertion is false")
-        self.records.append([index, ok, called, detail])
-        if len(self.records) >= _FLUSH:  # keep each step well under the frame cap
-            self._to_host.put({"more": True})
-            self._to_check.get()
+        with self._lock:
+            self.records.append([index, ok, called, detail])
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         encode = _wire("encode_value")
@@ -178,12 +186,25 @@ class Judge:
 
     # -- the session's side --------------------------------------------------------------------
     def step(self) -> dict[str, Any]:
-        event = self._to_host.get()  # the check thread waits now: `records` is still
-        records, self.records = self.records, []
-        return {"records": records, "calls": self.calls, **event}
+        """The check thread's next event; meanwhile, records are sent on every `_FLUSH_SECONDS`
+        (or `_FLUSH` records), so verdicts reached stand if the tests then run out of time."""
+        flushed = time.monotonic()
+        while True:
+            try:
+                event = self._to_host.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                due = time.monotonic() - flushed > _FLUSH_SECONDS
+                if self.records and (due or len(self.records) >= _FLUSH):
+                    event = {"more": True}
+                else:
+                    continue
+            with self._lock:
+                records, self.records = self.records, []
+            return {"records": records, "calls": self.calls, **event}
 
     def resume(self, reply: dict[str, Any]) -> dict[str, Any]:
-        self._to_check.put(reply)
+        if reply:  # `{}` acknowledges flushed records: the check thread is not waiting
+            self._to_check.put(reply)
         return self.step()
 
 

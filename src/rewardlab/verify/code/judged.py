@@ -29,10 +29,11 @@ JUDGE_SOURCE = Path(_judge.__file__).read_text(encoding="utf-8")
 
 
 def judge_limits(program: Limits) -> Limits:
-    """The judge's limits: the program's, with room to wait for the program's calls (its wall
-    clock runs while the program computes) and at least as much CPU and memory as it has."""
+    """The judge's limits: the program's, with at least 1 GiB of memory and 5 s more on the wall
+    clock (it starts after the program and waits while the program computes), so a program that
+    runs out of time is seen as the program's doing, not the tests'."""
     return Limits(
-        cpu_seconds=max(10.0, program.cpu_seconds), wall_seconds=2 * program.wall_seconds + 5.0,
+        cpu_seconds=program.cpu_seconds, wall_seconds=program.wall_seconds + 5.0,
         memory_bytes=max(1 << 30, program.memory_bytes), output_bytes=program.output_bytes,
         processes=program.processes, tmp_bytes=program.tmp_bytes, file_size_bytes=program.file_size_bytes,
         frame_bytes=program.frame_bytes,
@@ -62,10 +63,12 @@ def judged_check(
     single = not prepared.sites  # no asserts: `check` completing is the one test
     allowed = prepared.free | {entry_point}
     forwarded = [[key, reply] for key, reply in session.take_prefetched(limits.frame_bytes // 2)]
-    with judges.session(JUDGE_SOURCE, limits=limits, module_name="rewardlab_judge") as judge:
+    started = False
+    with judges.session(JUDGE_SOURCE, limits=limits, module_name=_judge.MODULE_NAME) as judge:
         try:
             step = judge.call("rl_judge_start", tests, helpers.source if helpers else "", check_name,
                               entry_point, sorted(prepared.free), forwarded)  # fmt: skip
+            started = True
             if isinstance(step, dict) and step.get("sites") != len(prepared.sites):
                 raise ScoringError("crash", f"the judge found {step.get('sites')!r} asserts in the tests where this process found {len(prepared.sites)}")
             while (need := _apply(step, report, allowed, single)) is not None:
@@ -78,8 +81,11 @@ def judged_check(
                     report.ended, report.stopped_by = ended, str(ended)
                     break
                 step = judge.call("rl_judge_resume", answer)
-        except CandidateError as exc:  # the judge module itself raised: the tests did not load
-            raise ScoringError("crash", f"the reference tests could not run: {str(exc)[-600:]}") from None
+        except CandidateError as exc:  # the judge module itself raised
+            if not started:  # the tests did not load: the reference's fault, not the program's
+                raise ScoringError("crash", f"the reference tests could not run: {str(exc)[-600:]}") from None
+            report.stopped_by = f"check stopped: the tests' sandbox raised {str(exc)[:300]}"  # e.g. a step over the frame cap
+            _fail_single(report, single)
         except SessionEnded as ended:  # the judge ended (its limits, or the tests exited)
             report.stopped_by = f"check stopped: the tests' sandbox ended: {ended.result.reason()}"
             _fail_single(report, single)
