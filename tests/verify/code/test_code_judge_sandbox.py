@@ -76,7 +76,7 @@ def code_rows(markers: Path) -> dict[str, dict[str, Any]]:
         "tests_module": {"response": RIGHT, "reference": {"entry_point": "double", "tests": f"{_mkdir(markers / 'tests_module')}\n{CHECK}"}},
         "tests_check": {"response": RIGHT, "reference": {"entry_point": "double", "tests": in_check}},
         "prompt_helpers": {
-            "prompt": f"_marker = {_mkdir(markers / 'prompt_helpers')}\n\n\ndef half(x):\n    return x // 2\n\n\ndef double(x):\n",
+            "prompt": f"_marker = {_mkdir(markers / 'prompt_helpers')}\n\n\ndef half(x):\n    return x // 2\n\n\ndef double(x):\n    '''Twice x.'''\n",
             "response": "    return 2 * x\n",
             "reference": {"entry_point": "double", "tests": "def check(candidate):\n    assert half(candidate(2)) == 2\n"},
         },
@@ -193,6 +193,7 @@ def _judged(tests: str, response: str = RIGHT) -> dict[str, Any]:
     return dict(result.info)
 
 
+@pytest.mark.timeout(120)  # in-process tests would loop here for ever
 def test_tests_that_loop_forever_stop_at_the_judges_limits() -> None:
     info = _judged("def check(candidate):\n    assert candidate(2) == 4\n    while True:\n        pass\n    assert candidate(3) == 6\n")
     assert [t["verdict"] for t in info["tests"]] == ["pass", "not_reached"]
