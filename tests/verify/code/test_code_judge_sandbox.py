@@ -217,3 +217,16 @@ def test_the_program_cannot_reach_its_judge() -> None:
     response = RIGHT + "import gc\nfor o in gc.get_objects():\n    if isinstance(o, dict) and '__rl_record__' in o:\n        o['__rl_record__'] = lambda *a: None\n"
     info = _judged("def check(candidate):\n    assert candidate(2) == 5\n", response)
     assert [t["verdict"] for t in info["tests"]] == ["fail"]
+
+
+def test_authored_reward_code_leaves_no_marker(tmp_path: Path) -> None:
+    from rewardlab.author import evaluate_candidate, task_by_name
+    from rewardlab.sandbox import SandboxPool
+
+    markers = tmp_path / "markers"
+    code = f"{_mkdir(markers / 'authored_module')}\n\ndef reward(obs, action, next_obs, info):\n    {_mkdir(markers / 'authored_call')}\n    return 0.0\n"
+    maze = task_by_name("grid/maze")
+    with SandboxPool(size=1) as pool:
+        table = evaluate_candidate(code, maze.transitions, maze.shape, pool)
+    assert table.total.shape == maze.shape
+    _no_markers(markers)

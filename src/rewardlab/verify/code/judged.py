@@ -17,11 +17,19 @@ are the ones they call, whatever the program redefines.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from rewardlab.errors import ScoringError
-from rewardlab.sandbox import CandidateError, Limits, SandboxPool, Session, SessionEnded
+from rewardlab.sandbox import (
+    CandidateError,
+    Limits,
+    SandboxError,
+    SandboxPool,
+    Session,
+    SessionEnded,
+)
 from rewardlab.verify.code import _judge
 from rewardlab.verify.code.harness import CheckReport, PromptHelpers, TestVerdict, prepare_tests
 
@@ -40,55 +48,89 @@ def judge_limits(program: Limits) -> Limits:
     )  # fmt: skip
 
 
+class JudgeOpening:
+    """A judge session of `judges`, opened on a thread of its own while the program loads: the
+    two sandboxed jobs start side by side, so the judge's start-up adds little wall time.
+    Use as a context manager; `session()` waits for it."""
+
+    def __init__(self, judges: SandboxPool, limits: Limits):
+        self._opening = judges.session(JUDGE_SOURCE, limits=limits, module_name=_judge.MODULE_NAME)
+        self._session: Session | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._open, name="rewardlab-judge-open", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> None:
+        try:
+            self._session = self._opening.__enter__()
+        except BaseException as exc:  # SessionEnded too: handed to the thread that waits
+            self._error = exc
+
+    def session(self) -> Session:
+        """The open judge session. Raises SandboxError when it could not start or load."""
+        self._thread.join()
+        if isinstance(self._error, SandboxError):
+            raise self._error
+        if self._error is not None or self._session is None:
+            raise SandboxError(f"the judge's sandbox did not load: {self._error}")
+        return self._session
+
+    def __enter__(self) -> JudgeOpening:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join()
+        if self._session is not None:
+            self._opening.__exit__(None, None, None)
+
+
 def judged_check(
     tests: str,
     entry_point: str,
     session: Session,
-    judges: SandboxPool,
+    judge: Session,
     *,
-    limits: Limits,
     check_name: str = "check",
     helpers: PromptHelpers | None = None,
 ) -> CheckReport:
-    """Run the reference `check(candidate)` in a judge session of `judges` against
-    `entry_point` of the program in `session`; the same report as `harness.run_check`.
+    """Run the reference `check(candidate)` in `judge` (a session of `JUDGE_SOURCE`, see
+    `JudgeOpening`) against `entry_point` of the program in `session`; the same report as
+    `harness.run_check`.
 
     Raises:
         ScoringError: `invalid_input` for tests that do not parse; `crash` when the judge
-            breaks its protocol or cannot load the tests (the reference's fault, not the
-            program's).
+            cannot load the tests (the reference's fault, not the program's).
     """
     prepared = prepare_tests(tests, check_name=check_name)
     report = CheckReport(prepared.fresh_verdicts(), completed=False)
     single = not prepared.sites  # no asserts: `check` completing is the one test
     allowed = prepared.free | {entry_point}
-    forwarded = [[key, reply] for key, reply in session.take_prefetched(limits.frame_bytes // 2)]
+    forwarded = [[key, reply] for key, reply in session.take_prefetched(judge.limits.frame_bytes // 2)]
     started = False
-    with judges.session(JUDGE_SOURCE, limits=limits, module_name=_judge.MODULE_NAME) as judge:
-        try:
-            step = judge.call("rl_judge_start", tests, helpers.source if helpers else "", check_name,
-                              entry_point, sorted(prepared.free), forwarded)  # fmt: skip
-            started = True
-            if isinstance(step, dict) and step.get("sites") != len(prepared.sites):
-                raise ScoringError("crash", f"the judge found {step.get('sites')!r} asserts in the tests where this process found {len(prepared.sites)}")
-            while (need := _apply(step, report, allowed, single)) is not None:
-                if need == _MORE:
-                    step = judge.call("rl_judge_resume", {})
-                    continue
-                try:
-                    answer = _call_program(session, *need)
-                except SessionEnded as ended:  # the program ended during the call: the tests stop
-                    report.ended, report.stopped_by = ended, str(ended)
-                    break
-                step = judge.call("rl_judge_resume", answer)
-        except CandidateError as exc:  # the judge module itself raised
-            if not started:  # the tests did not load: the reference's fault, not the program's
-                raise ScoringError("crash", f"the reference tests could not run: {str(exc)[-600:]}") from None
-            report.stopped_by = f"check stopped: the tests' sandbox raised {str(exc)[:300]}"  # e.g. a step over the frame cap
-            _fail_single(report, single)
-        except SessionEnded as ended:  # the judge ended (its limits, or the tests exited)
-            report.stopped_by = f"check stopped: the tests' sandbox ended: {ended.result.reason()}"
-            _fail_single(report, single)
+    try:
+        step = judge.call("rl_judge_start", tests, helpers.source if helpers else "", check_name,
+                          entry_point, sorted(prepared.free), forwarded)  # fmt: skip
+        started = True
+        if isinstance(step, dict) and step.get("sites") != len(prepared.sites):
+            raise ScoringError("crash", f"the judge found {step.get('sites')!r} asserts in the tests where this process found {len(prepared.sites)}")
+        while (need := _apply(step, report, allowed, single)) is not None:
+            if need == _MORE:
+                step = judge.call("rl_judge_resume", {})
+                continue
+            try:
+                answer = _call_program(session, *need)
+            except SessionEnded as ended:  # the program ended during the call: the tests stop
+                report.ended, report.stopped_by = ended, str(ended)
+                break
+            step = judge.call("rl_judge_resume", answer)
+    except CandidateError as exc:  # the judge module itself raised
+        if not started:  # the tests did not load: the reference's fault, not the program's
+            raise ScoringError("crash", f"the reference tests could not run: {str(exc)[-600:]}") from None
+        report.stopped_by = f"check stopped: the tests' sandbox raised {str(exc)[:300]}"  # e.g. a step over the frame cap
+        _fail_single(report, single)
+    except SessionEnded as ended:  # the judge ended (its limits, or the tests exited)
+        report.stopped_by = f"check stopped: the tests' sandbox ended: {ended.result.reason()}"
+        _fail_single(report, single)
     return report
 
 

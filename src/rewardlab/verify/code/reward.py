@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -31,7 +32,7 @@ from rewardlab.verify.code.harness import (
     prompt_helpers,
     run_check,
 )
-from rewardlab.verify.code.judged import judge_limits, judged_check
+from rewardlab.verify.code.judged import JudgeOpening, judge_limits, judged_check
 from rewardlab.verify.code.judges import Exact, Lines, make_judge
 from rewardlab.verify.code.languages import Language, language
 from rewardlab.verify.code.stdio import (
@@ -285,13 +286,14 @@ class CodeTests(BaseReward):
         load_error = ""
         try:
             prefetch = prepared.prefetch(reference["entry_point"], trusted=helpers.names if helpers else frozenset())
-            judges = None if self.params["trusted_tests"] else self.judges
-            with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
-                if judges is None:  # the opt-in: the tests run in this process
+            trusted = bool(self.params["trusted_tests"])  # the opt-in: the tests run in this process
+            with contextlib.nullcontext() if trusted else JudgeOpening(self.judges, judge_limits(self.limits)) as judge, \
+                    pool.session(code, limits=self.limits, prefetch=prefetch) as session:  # fmt: skip
+                if judge is None:
                     report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name, helpers=helpers)
                 else:
-                    report = judged_check(reference["tests"], reference["entry_point"], session, judges,
-                                          limits=judge_limits(self.limits), check_name=check_name, helpers=helpers)  # fmt: skip
+                    report = judged_check(reference["tests"], reference["entry_point"], session, judge.session(),
+                                          check_name=check_name, helpers=helpers)  # fmt: skip
             program = session.result
         except CandidateError as exc:  # the program raised while loading
             load_error = str(exc)[-600:]
