@@ -138,17 +138,21 @@ class Session:
         except _wire.ProtocolError as exc:
             self._violation(f"in the answer to call {self.calls}", str(exc))
 
-    def take_prefetched(self, max_bytes: int) -> list[tuple[str, dict[str, Any]]]:
-        """Hand over answers to prefetched calls not yet used (key, answer frame), in order, up to
-        `max_bytes` of JSON; they are gone from this session, so each answer is used once."""
-        out: list[tuple[str, dict[str, Any]]] = []
+    def take_prefetched(self, max_bytes: int) -> list[tuple[str, str]]:
+        """Hand over answers to prefetched calls not yet used, in order, as (key, the answer's
+        JSON text), up to `max_bytes` in all; they are gone from this session, so each answer
+        is used once. Text, not values: relayed inside another value, an answer as deep as the
+        wire allows would be one level too deep."""
+        out: list[tuple[str, str]] = []
         size = 0
         for key, pending in list(self._prefetched.items()):
             while pending:
-                size += len(key) + len(json.dumps(pending[0], separators=(",", ":")))
+                text = json.dumps(pending[0], separators=(",", ":"))
+                size += len(key) + len(text)
                 if size > max_bytes:
                     return out
-                out.append((key, pending.popleft()))
+                out.append((key, text))
+                pending.popleft()
             del self._prefetched[key]
         return out
 

@@ -230,3 +230,33 @@ def test_authored_reward_code_leaves_no_marker(tmp_path: Path) -> None:
         table = evaluate_candidate(code, maze.transitions, maze.shape, pool)
     assert table.total.shape == maze.shape
     _no_markers(markers)
+
+
+def test_a_judge_that_asks_for_anything_but_the_program_is_an_error() -> None:
+    # The tests own their judge's process: what it sends is parsed as hostile data here.
+    tests = "def check(candidate):\n    candidate._judge._to_host.put({'need': ['__import__', ['os'], {}]})\n    assert candidate(2) == 4\n"
+    result = CodeTests(workers=1).score(Sample(response=RIGHT, reference={"entry_point": "double", "tests": tests}))
+    assert result.status.value == "error" and result.error is not None
+    assert result.error.kind.value == "crash" and "something other than the program" in result.error.message
+
+
+def test_a_judge_that_records_a_test_it_does_not_have_is_an_error() -> None:
+    tests = "def check(candidate):\n    __rl_record__(7, True, None)\n    assert candidate(2) == 4\n"
+    result = CodeTests(workers=1).score(Sample(response=RIGHT, reference={"entry_point": "double", "tests": tests}))
+    assert result.status.value == "error" and result.error is not None and "test record" in result.error.message
+
+
+def test_an_answer_nested_as_deep_as_the_wire_allows_reaches_the_tests() -> None:
+    # 100 levels is the most a program may send; relaying it to the judge must not add one.
+    deep = "def double(x):\n    v = []\n    for _ in range(100):\n        v = [v]\n    return v\n"
+    for tests in (CHECK, "def check(candidate):\n    x = 2\n    assert candidate(x) == 4\n"):  # prefetched, then called
+        info = _judged(tests, deep)
+        assert [t["verdict"] for t in info["tests"]] == ["fail"]
+
+
+def test_what_the_program_raises_is_the_builtin_the_tests_catch() -> None:
+    # candidate(-1) is answered with the program's load (a literal call), candidate(x) on demand
+    tests = "def check(candidate):\n    x = -1\n    for call in (lambda: candidate(-1), lambda: candidate(x)):\n        try:\n            call()\n            assert False\n        except ValueError:\n            assert True\n"
+    raising = "def double(x):\n    if x < 0:\n        raise ValueError('negative')\n    return 2 * x\n"
+    info = _judged(tests, raising)
+    assert [t["verdict"] for t in info["tests"]] == ["not_reached", "pass"] and info["calls"] == 2

@@ -7,13 +7,15 @@ process, and never in the candidate's process either (the candidate cannot patch
 
 Protocol (each host call gets one answer, as every session does):
     rl_judge_start(tests, helpers, check_name, entry_point, free, prefetched) -> step
-    rl_judge_resume(reply) -> step
+    rl_judge_resume(kind, value) -> step
 A step is `{"records": [[test, ok, called, detail], ...]}` plus either `"need": [name, args,
 kwargs]` (the tests called the program: the host makes the call in the candidate's sandbox and
-resumes with `{"value": v}` or `{"raise": [type, message]}`), `"more": true` (records flushed;
-resume with `{}`) or `"done": {...}` (how `check` ended). Values arrive here decoded as plain builtins, so every `==` of the tests compares plain
+resumes with ("value", the answer) or ("raise", [type, message])), `"more": true` (records
+flushed while the tests run on; resume with ("more", None)) or `"done": {...}` (how `check`
+ended). Values arrive here decoded as plain builtins, so every `==` of the tests compares plain
 values. `prefetched` holds the answers to the tests' literal calls (`prefetch` of the host's
-candidate session), keyed as the host's `Session` keys them, so most tests finish in one step.
+candidate session) as [key, answer frame as JSON text], keyed as the host's `Session` keys
+calls, so most tests finish in one step.
 """
 
 from __future__ import annotations
@@ -134,10 +136,10 @@ class Judge:
         self.calls = 0
         self._calls_seen = 0  # `calls` at the previous assert
         self._to_host: queue.Queue[dict[str, Any]] = queue.Queue(1)
-        self._to_check: queue.Queue[dict[str, Any]] = queue.Queue(1)
-        self._prefetched: dict[str, deque[dict[str, Any]]] = {}
+        self._to_check: queue.Queue[tuple[str, Any]] = queue.Queue(1)
+        self._prefetched: dict[str, deque[str]] = {}
         for key, reply in prefetched:
-            self._prefetched.setdefault(str(key), deque()).append(reply)
+            self._prefetched.setdefault(str(key), deque()).append(str(reply))
 
     # -- the check thread --------------------------------------------------------------------------
     def record(self, index: int, value: Any, exc: BaseException | None) -> None:
@@ -158,16 +160,16 @@ class Judge:
         self.calls += 1
         pending = self._prefetched.get(json.dumps([name, key_args, key_kwargs], separators=(",", ":"), sort_keys=True))
         if pending:
-            reply = pending.popleft()
+            reply = json.loads(pending.popleft())
             if reply.get("op") == "raise":
                 raise candidate_raised(str(reply.get("type")), f"{reply.get('type')}: {reply.get('message')}")
             return _wire("decode_value")(reply.get("value"))
         self._to_host.put({"need": [name, list(args), dict(kwargs)]})
-        answer = self._to_check.get()
-        if "raise" in answer:
-            type_name, message = answer["raise"]
+        kind, value = self._to_check.get()
+        if kind == "raise":
+            type_name, message = value
             raise candidate_raised(str(type_name), str(message))
-        return answer["value"]
+        return value
 
     def run(self, code: Any, helpers: Any, check_name: str, entry_point: str, free: list[str]) -> None:
         ns: dict[str, Any] = {name: _Program(self, name) for name in free}
@@ -202,9 +204,9 @@ class Judge:
                 records, self.records = self.records, []
             return {"records": records, "calls": self.calls, **event}
 
-    def resume(self, reply: dict[str, Any]) -> dict[str, Any]:
-        if reply:  # `{}` acknowledges flushed records: the check thread is not waiting
-            self._to_check.put(reply)
+    def resume(self, kind: str, value: Any) -> dict[str, Any]:
+        if kind != "more":  # "more" acknowledges flushed records: the check thread is not waiting
+            self._to_check.put((kind, value))
         return self.step()
 
 
@@ -222,5 +224,5 @@ def rl_judge_start(tests: str, helpers: str, check_name: str, entry_point: str, 
     return {"sites": len(rewriter.sites), **judge.step()}
 
 
-def rl_judge_resume(reply: dict[str, Any]) -> dict[str, Any]:
-    return _JUDGE[-1].resume(reply)
+def rl_judge_resume(kind: str, value: Any) -> dict[str, Any]:
+    return _JUDGE[-1].resume(kind, value)

@@ -115,14 +115,14 @@ def judged_check(
             raise ScoringError("crash", f"the judge found {step.get('sites')!r} asserts in the tests where this process found {len(prepared.sites)}")
         while (need := _apply(step, report, allowed, single)) is not None:
             if need == _MORE:
-                step = judge.call("rl_judge_resume", {})
+                step = judge.call("rl_judge_resume", "more", None)
                 continue
             try:
-                answer = _call_program(session, *need)
+                kind, answer = _call_program(session, *need)
             except SessionEnded as ended:  # the program ended during the call: the tests stop
                 report.ended, report.stopped_by = ended, str(ended)
                 break
-            step = judge.call("rl_judge_resume", answer)
+            step = judge.call("rl_judge_resume", kind, answer)
     except CandidateError as exc:  # the judge module itself raised
         if not started:  # the tests did not load: the reference's fault, not the program's
             raise ScoringError("crash", f"the reference tests could not run: {str(exc)[-600:]}") from None
@@ -137,15 +137,15 @@ def judged_check(
 _MORE: tuple[str, list[Any], dict[str, Any]] = ("", [], {})  # records flushed, the tests go on
 
 
-def _call_program(session: Session, name: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The program's answer to one call of the tests, as the judge's `resume` takes it."""
+def _call_program(session: Session, name: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """The program's answer to one call of the tests, as the judge's `resume` takes it: the
+    value is passed on its own (not inside another value), so it is no deeper than it came."""
     try:
-        return {"value": session.call(name, *args, **kwargs)}
+        return "value", session.call(name, *args, **kwargs)
     except CandidateError as exc:
-        type_name = getattr(exc, "remote_type", "Exception")
-        return {"raise": [type_name, str(exc)]}
+        return "raise", [getattr(exc, "remote_type", "Exception"), str(exc)]
     except TypeError as exc:  # an argument the wire cannot carry back (nested too deep)
-        return {"raise": ["TypeError", str(exc)[:300]]}
+        return "raise", ["TypeError", str(exc)[:300]]
 
 
 def _apply(step: Any, report: CheckReport, allowed: frozenset[str], single: bool) -> tuple[str, list[Any], dict[str, Any]] | None:
