@@ -215,7 +215,7 @@ def test_tests_that_exit_stop_the_tests_only() -> None:
 def test_the_program_cannot_reach_its_judge() -> None:
     # The program looks for the judge's process and namespace: it is in another sandbox.
     response = RIGHT + "import gc\nfor o in gc.get_objects():\n    if isinstance(o, dict) and '__rl_record__' in o:\n        o['__rl_record__'] = lambda *a: None\n"
-    info = _judged("def check(candidate):\n    assert candidate(2) == 5\n", response)
+    info = _judged("def check(candidate):\n    x = 2\n    assert candidate(x) == 5\n", response)  # not only data: judged
     assert [t["verdict"] for t in info["tests"]] == ["fail"]
 
 

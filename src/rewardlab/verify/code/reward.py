@@ -35,6 +35,7 @@ from rewardlab.verify.code.harness import (
 from rewardlab.verify.code.judged import JudgeOpening, judge_limits, judged_check
 from rewardlab.verify.code.judges import Exact, Lines, make_judge
 from rewardlab.verify.code.languages import Language, language
+from rewardlab.verify.code.literal import literal_plan, run_literal
 from rewardlab.verify.code.stdio import (
     Checker,
     Program,
@@ -278,6 +279,24 @@ class CodeTests(BaseReward):
         limits = lang.limits(cpu_seconds=max(5.0, float(self.params["cpu_seconds"])), wall_seconds=30.0, memory_mb=256, base=self.limits)
         return Checker(lang, build, spec["source"], limits)
 
+    def _check_report(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None,
+                      prefetch: list[tuple[str, tuple[Any, ...]]]) -> tuple[CheckReport, ExecResult | None]:  # fmt: skip
+        """The tests' report and how the program ended: tests that are only data are judged here
+        (`literal.py`), any other in a judge sandbox, or in this process with `trusted_tests`."""
+        tests, entry_point, check_name = reference["tests"], reference["entry_point"], str(self.params["check_name"])
+        trusted = bool(self.params["trusted_tests"])
+        plan = None if trusted else literal_plan(tests, check_name)
+        judging = not trusted and plan is None
+        with JudgeOpening(self.judges, judge_limits(self.limits)) if judging else contextlib.nullcontext() as judge, \
+                pool.session(code, limits=self.limits, prefetch=prefetch) as session:  # fmt: skip
+            if plan is not None:
+                report = run_literal(plan, tests, entry_point, session, check_name=check_name)
+            elif judge is not None:
+                report = judged_check(tests, entry_point, session, judge.session(), check_name=check_name, helpers=helpers)
+            else:  # the opt-in: the tests run in this process
+                report = run_check(tests, entry_point, session, check_name=check_name, helpers=helpers)
+        return report, session.result
+
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
         prepared = prepare_tests(reference["tests"], check_name=check_name)  # bad tests fail here
@@ -286,15 +305,7 @@ class CodeTests(BaseReward):
         load_error = ""
         try:
             prefetch = prepared.prefetch(reference["entry_point"], trusted=helpers.names if helpers else frozenset())
-            trusted = bool(self.params["trusted_tests"])  # the opt-in: the tests run in this process
-            with contextlib.nullcontext() if trusted else JudgeOpening(self.judges, judge_limits(self.limits)) as judge, \
-                    pool.session(code, limits=self.limits, prefetch=prefetch) as session:  # fmt: skip
-                if judge is None:
-                    report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name, helpers=helpers)
-                else:
-                    report = judged_check(reference["tests"], reference["entry_point"], session, judge.session(),
-                                          check_name=check_name, helpers=helpers)  # fmt: skip
-            program = session.result
+            report, program = self._check_report(pool, code, reference, helpers, prefetch)
         except CandidateError as exc:  # the program raised while loading
             load_error = str(exc)[-600:]
         except SessionEnded as ended:  # exited or was killed while loading (sys.exit before tests)
