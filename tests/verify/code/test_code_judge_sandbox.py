@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,15 @@ def test_what_the_program_raises_is_the_builtin_the_tests_catch() -> None:
     raising = "def double(x):\n    if x < 0:\n        raise ValueError('negative')\n    return 2 * x\n"
     info = _judged(tests, raising)
     assert [t["verdict"] for t in info["tests"]] == ["not_reached", "pass"] and info["calls"] == 2
+
+
+@pytest.mark.timeout(300)
+def test_more_callers_than_sandboxes_all_get_judged() -> None:
+    # Four threads share one program sandbox and one judge sandbox: each takes them in the same
+    # order, so none holds a judge while waiting for a program (or the other way round).
+    reward = CodeTests(workers=1, cpu_seconds=2.0, wall_seconds=60.0)
+    tests = "def check(candidate):\n    x = 2\n    assert candidate(x) == 4\n"  # needs the judge
+    samples = [Sample(response=RIGHT, reference={"entry_point": "double", "tests": tests})] * 8
+    with ThreadPoolExecutor(4) as threads:
+        scores = [r.score for r in threads.map(reward.score, samples)]
+    assert scores == [1.0] * 8

@@ -9,7 +9,7 @@ import pytest
 from rewardlab.core import Sample
 from rewardlab.sandbox import find_bwrap
 from rewardlab.verify.code import CodeTests
-from rewardlab.verify.code.judged import JudgeOpening, judge_limits, judged_check
+from rewardlab.verify.code.judged import judge_limits, judge_session, judged_check
 from rewardlab.verify.code.literal import literal_plan, run_literal
 
 CHECK = "def check(candidate):\n    {}\n"
@@ -74,11 +74,12 @@ def test_literal_verdicts_are_the_judges_on_human_eval() -> None:
             code = problem["prompt"] + body
             verdicts: list[list[Any]] = []
             for literal in (True, False):
-                with JudgeOpening(reward.judges, judge_limits(reward.limits)) as judge, reward.pool.session(code, limits=reward.limits) as session:
+                with reward.pool.session(code, limits=reward.limits) as session:
                     if literal:
                         report = run_literal(plan, problem["test"], problem["entry_point"], session)
                     else:
-                        report = judged_check(problem["test"], problem["entry_point"], session, judge.session())
+                        with judge_session(reward.judges, judge_limits(reward.limits)) as judge:
+                            report = judged_check(problem["test"], problem["entry_point"], session, judge)
                 verdicts.append([[v.to_info(), report.completed, report.calls] for v in report.verdicts])
             assert verdicts[0] == verdicts[1], problem["task_id"]
     assert judged >= 140

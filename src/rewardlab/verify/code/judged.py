@@ -17,7 +17,8 @@ are the ones they call, whatever the program redefines.
 
 from __future__ import annotations
 
-import threading
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,40 +49,24 @@ def judge_limits(program: Limits) -> Limits:
     )  # fmt: skip
 
 
-class JudgeOpening:
-    """A judge session of `judges`, opened on a thread of its own while the program loads: the
-    two sandboxed jobs start side by side, so the judge's start-up adds little wall time.
-    Use as a context manager; `session()` waits for it."""
+@contextlib.contextmanager
+def judge_session(judges: SandboxPool, limits: Limits) -> Iterator[Session]:
+    """A judge session of `judges` (the judge module loaded, no tests yet).
 
-    def __init__(self, judges: SandboxPool, limits: Limits):
-        self._opening = judges.session(JUDGE_SOURCE, limits=limits, module_name=_judge.MODULE_NAME)
-        self._session: Session | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._open, name="rewardlab-judge-open", daemon=True)
-        self._thread.start()
+    Open it while holding the program's session, never before: every caller then takes a
+    program sandbox first and a judge sandbox second, so callers in more threads than either
+    pool has sandboxes wait their turn instead of each holding one kind and waiting for the
+    other.
 
-    def _open(self) -> None:
+    Raises:
+        SandboxError: the judge could not start or load (not the program's fault).
+    """
+    with contextlib.ExitStack() as stack:
         try:
-            self._session = self._opening.__enter__()
-        except BaseException as exc:  # SessionEnded too: handed to the thread that waits
-            self._error = exc
-
-    def session(self) -> Session:
-        """The open judge session. Raises SandboxError when it could not start or load."""
-        self._thread.join()
-        if isinstance(self._error, SandboxError):
-            raise self._error
-        if self._error is not None or self._session is None:
-            raise SandboxError(f"the judge's sandbox did not load: {self._error}")
-        return self._session
-
-    def __enter__(self) -> JudgeOpening:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._thread.join()
-        if self._session is not None:
-            self._opening.__exit__(None, None, None)
+            judge = stack.enter_context(judges.session(JUDGE_SOURCE, limits=limits, module_name=_judge.MODULE_NAME))
+        except (CandidateError, SessionEnded) as exc:
+            raise SandboxError(f"the judge's sandbox did not load: {exc}") from None
+        yield judge
 
 
 def judged_check(
@@ -93,8 +78,7 @@ def judged_check(
     check_name: str = "check",
     helpers: PromptHelpers | None = None,
 ) -> CheckReport:
-    """Run the reference `check(candidate)` in `judge` (a session of `JUDGE_SOURCE`, see
-    `JudgeOpening`) against `entry_point` of the program in `session`; the same report as
+    """Run the reference `check(candidate)` in `judge` (see `judge_session`) against `entry_point` of the program in `session`; the same report as
     `harness.run_check`.
 
     Raises:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -32,7 +31,7 @@ from rewardlab.verify.code.harness import (
     prompt_helpers,
     run_check,
 )
-from rewardlab.verify.code.judged import JudgeOpening, judge_limits, judged_check
+from rewardlab.verify.code.judged import judge_limits, judge_session, judged_check
 from rewardlab.verify.code.judges import Exact, Lines, make_judge
 from rewardlab.verify.code.languages import Language, language
 from rewardlab.verify.code.literal import literal_plan, run_literal
@@ -286,15 +285,14 @@ class CodeTests(BaseReward):
         tests, entry_point, check_name = reference["tests"], reference["entry_point"], str(self.params["check_name"])
         trusted = bool(self.params["trusted_tests"])
         plan = None if trusted else literal_plan(tests, check_name)
-        judging = not trusted and plan is None
-        with JudgeOpening(self.judges, judge_limits(self.limits)) if judging else contextlib.nullcontext() as judge, \
-                pool.session(code, limits=self.limits, prefetch=prefetch) as session:  # fmt: skip
+        with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
             if plan is not None:
                 report = run_literal(plan, tests, entry_point, session, check_name=check_name)
-            elif judge is not None:
-                report = judged_check(tests, entry_point, session, judge.session(), check_name=check_name, helpers=helpers)
-            else:  # the opt-in: the tests run in this process
+            elif trusted:  # the opt-in: the tests run in this process
                 report = run_check(tests, entry_point, session, check_name=check_name, helpers=helpers)
+            else:
+                with judge_session(self.judges, judge_limits(self.limits)) as judge:
+                    report = judged_check(tests, entry_point, session, judge, check_name=check_name, helpers=helpers)
         return report, session.result
 
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None) -> dict[str, Any]:
