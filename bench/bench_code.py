@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     reward = CodeTests(workers=args.workers)
     t0 = time.perf_counter()
     reward.pool.start()
+    reward.judges.start()  # the tests run in sandboxes of their own
     startup = time.perf_counter() - t0
-    print(f"rewardlab pool: {args.workers} sandboxes ({reward.pool.isolation}) started in {startup * 1000:.0f} ms")
+    print(f"rewardlab pools: {args.workers} program + {args.workers} judge sandboxes ({reward.pool.isolation}) started in {startup * 1000:.0f} ms")
 
     def rewardlab_one(sample: Sample) -> bool:
         result = reward.score(sample)

@@ -138,6 +138,24 @@ class Session:
         except _wire.ProtocolError as exc:
             self._violation(f"in the answer to call {self.calls}", str(exc))
 
+    def take_prefetched(self, max_bytes: int) -> list[tuple[str, str]]:
+        """Hand over answers to prefetched calls not yet used, in order, as (key, the answer's
+        JSON text), up to `max_bytes` in all; they are gone from this session, so each answer
+        is used once. Text, not values: relayed inside another value, an answer as deep as the
+        wire allows would be one level too deep."""
+        out: list[tuple[str, str]] = []
+        size = 0
+        for key, pending in list(self._prefetched.items()):
+            while pending:
+                text = json.dumps(pending[0], separators=(",", ":"))
+                size += len(key) + len(text)
+                if size > max_bytes:
+                    return out
+                out.append((key, text))
+                pending.popleft()
+            del self._prefetched[key]
+        return out
+
     def close(self) -> ExecResult:
         """End the child (if still running) and return how it ended."""
         if self.result is None:

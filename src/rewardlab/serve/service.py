@@ -56,6 +56,25 @@ def _group_reward_problem(name: str, reward: Reward) -> str | None:
     )
 
 
+# A reward parameter that makes a reward run code from the data in the host process (see
+# `code.tests`): a server takes that data from requests, so it never hosts such a reward.
+IN_PROCESS_PARAMS = ("trusted_tests",)
+
+
+def _refuse_in_process_judging(rewards: Mapping[str, Reward]) -> None:
+    """UsageError for a reward anywhere in whose tree an in-process opt-in is on."""
+
+    def on(node: Any) -> bool:
+        if isinstance(node, Mapping):
+            return any(node.get(p) is True for p in IN_PROCESS_PARAMS) or any(on(v) for v in node.values())
+        return isinstance(node, list) and any(on(v) for v in node)
+
+    bad = sorted(name for name, reward in rewards.items() if on(reward.describe()))
+    if bad:
+        raise UsageError(f"rewards {bad} set {' / '.join(IN_PROCESS_PARAMS)}=true, which runs test code from "
+                         "the request in the server process; a server never does: remove it from the spec")
+
+
 def _refuse_group_reward_on_get_reward(rewards: Mapping[str, Reward], settings: ServeSettings) -> None:
     """At start-up: a server configured for OpenRLHF (an error reward, or a named reward for
     ``/get_reward``) whose ``/get_reward`` reward is a group reward cannot answer it right.
@@ -114,6 +133,7 @@ class RewardService:
         if unknown:
             raise UsageError(f"per-reward settings for {unknown}, which are not served; served: {sorted(rewards)}")
         _refuse_group_reward_on_get_reward(rewards, settings)
+        _refuse_in_process_judging(rewards)
         self.settings = settings
         self.cache = cache
         self.metrics = ServerMetrics()

@@ -1,6 +1,8 @@
-"""HumanEval-style `check(candidate)` tests, run in the TRUSTED process.
+"""HumanEval-style `check(candidate)` tests: preparing them, and running them in THIS process.
 
-The reference tests (dataset text, never model output) run here; `candidate` and every other
+By default the tests run in a judge sandbox of their own (`judged.py`); this module parses
+them for it (asserts, free names, literal calls) and runs them here only when a reward is told
+its tests are trusted (`CodeTests(trusted_tests=True)`). Run here, `candidate` and every other
 name the tests take from the program (HumanEval's `poly`, `encode_cyclic`) are proxies that
 call into a sandbox session. Return values come back as plain builtin values, so every `==`
 is evaluated here between plain values: an object whose `__eq__` always says True, a patched
@@ -30,6 +32,7 @@ from typing import Any
 
 from rewardlab.errors import ScoringError
 from rewardlab.sandbox import CandidateError, Session, SessionEnded
+from rewardlab.verify.code._judge import AssertRewriter
 
 
 @dataclass
@@ -112,45 +115,6 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
-class _AssertRewriter(ast.NodeTransformer):
-    """`assert T, msg` -> try/except that records T's truth and continues."""
-
-    def __init__(self, source: str):
-        self.lines = source.splitlines()
-        self.verdicts: list[TestVerdict] = []
-
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        index = len(self.verdicts)
-        self.verdicts.append(TestVerdict(index, node.lineno, self._text(node.test)))
-
-        # try: __rl_value__ = T / except Exception as __rl_exc__: record(i, False, exc)
-        # else: record(i, __rl_value__, None)  -- built directly: re-parsing a template per
-        # assert made preparing HumanEval's tests cost more than running them.
-        def record(value: ast.expr, exc: ast.expr) -> ast.Expr:
-            call = ast.Call(
-                ast.Name("__rl_record__", ast.Load()), [ast.Constant(index), value, exc], []
-            )
-            return ast.Expr(call)
-
-        stmt = ast.Try(
-            body=[ast.Assign([ast.Name("__rl_value__", ast.Store())], node.test)],
-            handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), "__rl_exc__",
-                                        [record(ast.Constant(False), ast.Name("__rl_exc__", ast.Load()))])],
-            orelse=[record(ast.Name("__rl_value__", ast.Load()), ast.Constant(None))],
-            finalbody=[],
-        )  # fmt: skip
-        return ast.fix_missing_locations(ast.copy_location(stmt, node))
-
-    def _text(self, node: ast.expr) -> str:
-        """The assert's source, one line, cut to 160 characters (for info)."""
-        end = node.end_lineno or node.lineno
-        if end == node.lineno:
-            text = self.lines[node.lineno - 1][node.col_offset : node.end_col_offset]
-        else:
-            text = " ".join(line.strip() for line in self.lines[node.lineno - 1 : end])
-        return " ".join(text.split())[:160]
-
-
 def free_names(tree: ast.Module) -> set[str]:
     """Names the tests read but never bind and that are not builtins: they come from the
     program (HumanEval's tests share one namespace with it)."""
@@ -214,7 +178,7 @@ def prepare_tests(tests: str, *, check_name: str = "check") -> PreparedTests:
     """
     try:
         tree = ast.parse(tests, "<tests>")
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
         raise ScoringError("invalid_input", f"reference tests do not parse: {exc}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == check_name for n in tree.body):
         raise ScoringError(
@@ -224,9 +188,9 @@ def prepare_tests(tests: str, *, check_name: str = "check") -> PreparedTests:
     candidate = check.args.args[0].arg if check.args.args else None
     free = frozenset(free_names(tree))
     calls = literal_calls(tree, candidate, free)
-    rewriter = _AssertRewriter(tests)
+    rewriter = AssertRewriter(tests)
     tree = rewriter.visit(tree)
-    sites = tuple((v.line, v.source) for v in rewriter.verdicts)
+    sites = tuple(rewriter.sites)
     return PreparedTests(compile(tree, "<tests>", "exec"), sites, free, check_name, calls)
 
 

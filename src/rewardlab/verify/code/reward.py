@@ -33,8 +33,10 @@ from rewardlab.verify.code.harness import (
     prompt_helpers,
     run_check,
 )
+from rewardlab.verify.code.judged import judge_limits, judge_session, judged_check
 from rewardlab.verify.code.judges import Exact, Judge, Lines, make_judge
 from rewardlab.verify.code.languages import Language, language
+from rewardlab.verify.code.literal import literal_plan, run_literal
 from rewardlab.verify.code.stdio import (
     Checker,
     Program,
@@ -52,14 +54,15 @@ FORMAT_JUDGES = {"rewardlab": "lines", "code_contests": "code_contests", "live_c
 
 # Keyed by pid too: a forked runner worker must start its own sandboxes, never talk through
 # pipes it inherited from its parent's pool.
-_POOLS: dict[tuple[int, int, SandboxConfig], SandboxPool] = {}
+_POOLS: dict[tuple[int, int, SandboxConfig, str], SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
 _CACHES: dict[tuple[int, str | None], BuildCache] = {}
 
 
-def shared_pool(size: int, config: SandboxConfig) -> SandboxPool:
-    """One warm pool per (size, config) in this process, closed at exit."""
-    key = (os.getpid(), size, config)
+def shared_pool(size: int, config: SandboxConfig, *, role: str = "program") -> SandboxPool:
+    """One warm pool per (size, config, role) in this process, closed at exit; judges
+    (`role="judge"`) get pools of their own, apart from the programs they judge."""
+    key = (os.getpid(), size, config, role)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
@@ -79,7 +82,7 @@ def shared_build_cache(cache_dir: str | None) -> BuildCache:
 
 @atexit.register
 def _close_pools() -> None:
-    for (pid, _, _), pool in list(_POOLS.items()):
+    for (pid, *_), pool in list(_POOLS.items()):
         if pid == os.getpid():
             pool.close()
 
@@ -96,7 +99,8 @@ class CodeTests(BaseReward):
     `reference` is stdin/stdout cases (`{"cases": [{"input", "output"}, ...]}`, or a
     CodeContests, LiveCodeBench or TACO row as the data set ships it: see `formats.py`), or
     `{"entry_point", "tests": "<source defining check(candidate)>"}` (HumanEval style, Python
-    only; `check` runs in the trusted process and calls the program through the sandbox). A
+    only; `check` and the prompt's helpers run in a judge sandbox of their own and call the
+    program in its sandbox through this process). A
     JSON string holding either is accepted. Compiled languages are built once per distinct
     source, in the sandbox, under their own limits; a program that does not build scores 0
     with the compiler's message in `info["compile"]`. The score is 1.0/0.0 for all tests
@@ -142,6 +146,9 @@ class CodeTests(BaseReward):
             of language, toolchain and source); None keeps them in this process only.
         checker_headers: header name -> host path, put next to every checker while it compiles
             (`{"testlib.h": "/path/to/testlib.h"}`: rewardlab does not ship testlib).
+        trusted_tests: run `check(candidate)` tests and prompt helpers in THIS process instead
+            of a judge sandbox of their own: only for data sets you have audited line by line
+            (a test can then do anything this process can). `rewardlab serve` refuses it.
     """
 
     name = "code.tests"
@@ -173,6 +180,7 @@ class CodeTests(BaseReward):
         python: str | None = None,
         compile_cache: str | None = None,
         checker_headers: Mapping[str, str] | None = None,
+        trusted_tests: bool = False,
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
@@ -197,6 +205,12 @@ class CodeTests(BaseReward):
     @property
     def pool(self) -> SandboxPool:
         return shared_pool(int(self.params["workers"]), self.config)
+
+    @property
+    def judges(self) -> SandboxPool:
+        """The pool the reference's `check(candidate)` tests run in: not the program's pool,
+        so a session never waits for a worker its own program holds."""
+        return shared_pool(int(self.params["workers"]), self.config, role="judge")
 
     @property
     def builds(self) -> BuildCache:
@@ -282,6 +296,23 @@ class CodeTests(BaseReward):
         limits = lang.limits(cpu_seconds=max(5.0, float(self.params["cpu_seconds"])), wall_seconds=30.0, memory_mb=256, base=self.limits)
         return Checker(lang, build, spec["source"], limits)
 
+    def _check_report(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None,
+                      prefetch: list[tuple[str, tuple[Any, ...]]]) -> tuple[CheckReport, ExecResult | None]:  # fmt: skip
+        """The tests' report and how the program ended: tests that are only data are judged here
+        (`literal.py`), any other in a judge sandbox, or in this process with `trusted_tests`."""
+        tests, entry_point, check_name = reference["tests"], reference["entry_point"], str(self.params["check_name"])
+        trusted = bool(self.params["trusted_tests"])
+        plan = None if trusted else literal_plan(tests, check_name)
+        with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
+            if plan is not None:
+                report = run_literal(plan, tests, entry_point, session, check_name=check_name)
+            elif trusted:  # the opt-in: the tests run in this process
+                report = run_check(tests, entry_point, session, check_name=check_name, helpers=helpers)
+            else:
+                with judge_session(self.judges, judge_limits(self.limits)) as judge:
+                    report = judged_check(tests, entry_point, session, judge, check_name=check_name, helpers=helpers)
+        return report, session.result
+
     def _run_check(self, pool: SandboxPool, code: str, reference: Mapping[str, Any], helpers: PromptHelpers | None) -> dict[str, Any]:
         check_name = str(self.params["check_name"])
         prepared = prepare_tests(reference["tests"], check_name=check_name)  # bad tests fail here
@@ -290,9 +321,7 @@ class CodeTests(BaseReward):
         load_error = ""
         try:
             prefetch = prepared.prefetch(reference["entry_point"], trusted=helpers.names if helpers else frozenset())
-            with pool.session(code, limits=self.limits, prefetch=prefetch) as session:
-                report = run_check(reference["tests"], reference["entry_point"], session, check_name=check_name, helpers=helpers)
-            program = session.result
+            report, program = self._check_report(pool, code, reference, helpers, prefetch)
         except CandidateError as exc:  # the program raised while loading
             load_error = str(exc)[-600:]
         except SessionEnded as ended:  # exited or was killed while loading (sys.exit before tests)
