@@ -37,28 +37,46 @@ $(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
 	touch $(STAMP)
 
 # bubblewrap isolates code rewards (docs/code.md); chromium renders report screenshots (docs/evaluate.md);
-# installed when we are root and apt exists. Everything missing is installed by one `apt-get update`
-# and one `apt-get install` (each update re-reads every package list).
-# The toolchains of code.tests (docs/code.md "Languages") are looked for where the sandbox sees
-# them (/usr), so a rustup rustc under /root does not count; Debian's rustc is installed.
+# installed when we are root and apt exists. Everything missing is installed after one `apt-get update`
+# (each update re-reads every package list); nothing is fetched when all is in place.
+# The toolchains of code.tests are pinned: package:version, the same on every machine, as
+# docs/code.md "Languages" lists them (tests/verify/code/test_code_toolchains.py holds these pins to
+# languages.py and to what is installed). A package at another version is replaced, a newer one
+# too (nodesource's nodejs 20 becomes Debian's 18). They must live where the sandbox sees them (/usr),
+# so a rustup rustc under /root does not count. Go 1.23 comes from bookworm-backports (bookworm has
+# 1.19), which is added, at its default low priority, when it is not configured; rustc-web (1.96, from
+# bookworm-security) replaces Debian's rustc 1.63. No Debian 12 archive has OpenJDK 21: Java stays 17.
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
-	tools=""; \
-	for pair in gcc:gcc g++:g++ javac:openjdk-17-jdk-headless node:nodejs npm:npm go:golang-go rustc:rustc; do \
-	  prog=$${pair%%:*}; pkg=$${pair#*:}; \
-	  [ -x /usr/bin/$$prog ] || tools="$$tools $$pkg"; \
-	done; \
-	missing="$$missing$$tools"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else \
-	    case "$$missing" in *bubblewrap*) echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)";; esac; \
-	    case "$$missing" in *chromium*) echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)";; esac; \
-	    if [ -n "$$tools" ]; then echo "WARNING: missing toolchains for code.tests:$$tools (apt-get install$$tools)"; fi; \
-	  fi; \
+	pins="gcc:12.2 g++:12.2 openjdk-17-jdk-headless:17 nodejs:18.20 npm:9.2 golang-1.23-go:1.23 rustc-web:1.96"; \
+	off() { for pin in $$pins; do \
+	  pkg=$${pin%%:*}; want=$${pin#*:}; \
+	  have=$$(dpkg-query -W -f='$${db:Status-Abbrev}$${Version}' $$pkg 2>/dev/null); have=$${have#ii }; have=$${have#*:}; \
+	  case "$$have" in "$$want"|"$$want".*) ;; *) printf ' %s' $$pkg;; esac; \
+	done; }; \
+	tools=$$(off); \
+	if [ -z "$$missing$$tools" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  case "$$missing" in *bubblewrap*) echo "WARNING: bubblewrap missing; code rewards fall back to rlimits only (install: apt-get install bubblewrap)";; esac; \
+	  case "$$missing" in *chromium*) echo "WARNING: chromium missing; the report screenshot test will skip (install: apt-get install chromium)";; esac; \
+	  if [ -n "$$tools" ]; then echo "WARNING: toolchains of code.tests missing or not at their pinned versions ($$pins):$$tools"; fi; \
+	  exit 0; \
+	fi; \
+	case "$$tools" in *golang-1.23-go*) \
+	  if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/ && grep -qs bookworm /etc/os-release; then \
+	    printf 'Types: deb\nURIs: (the machine's Debian mirror)\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+	      > /etc/apt/sources.list.d/bookworm-backports.sources; \
+	  fi;; esac; \
+	apt-get update -qq || exit 1; \
+	if [ -n "$$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || exit 1; fi; \
+	if [ -n "$$tools" ]; then \
+	  node=$$(apt-cache madison nodejs | awk -F' [|] ' '$$3 ~ /bookworm/ {print $$2; exit}'); \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades \
+	    $$(echo "$$tools" | sed "s/ nodejs\( \|$$\)/ nodejs=$$node\1/") || exit 1; \
+	  still=$$(off); \
+	  if [ -n "$$still" ]; then echo "ERROR: after apt-get install, not at their pinned versions ($$pins):$$still" >&2; exit 1; fi; \
 	fi
 	@# TypeScript from npm, pinned, with @types/node (Debian's node-typescript has no node types,
 	@# so programs using require/process would not type-check); under /usr/local: the sandbox sees it.

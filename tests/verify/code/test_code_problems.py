@@ -135,7 +135,7 @@ def test_missing_toolchain_is_a_config_error_naming_the_package(monkeypatch: pyt
     from rewardlab.verify.code import languages
 
     monkeypatch.setattr(languages, "toolchain_path", lambda program: None)
-    with pytest.raises(ValueError, match="install golang-go"):
+    with pytest.raises(ValueError, match=r"install golang-1\.23-go"):
         CodeTests(language="go")
 
 

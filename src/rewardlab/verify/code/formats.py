@@ -2,7 +2,8 @@
 
 Accepted as they are (the whole row, or its test fields):
 
-* rewardlab: `{"cases": [{"input": ..., "output": ...}], "checker"?, "time_limit"?, "memory_mb"?}`
+* rewardlab: `{"cases": [{"input": ..., "output": ...}], "checker"?, "time_limit"?, "memory_mb"?,
+  "standard"?}` (`standard`: the C or C++ standard the problem is compiled as, e.g. "c++17")
 * CodeContests (deepmind/code_contests): `public_tests`, `private_tests`, `generated_tests`,
   each `{"input": [...], "output": [...]}`; `time_limit` `{"seconds", "nanos"}`,
   `memory_limit_bytes`.
@@ -54,6 +55,7 @@ class Problem:
     source_format: str = "rewardlab"
     counts: dict[str, int] = field(default_factory=dict)  # cases per split
     python_prelude: str = ""  # what the data set's grader runs before a Python program
+    standard: str | None = None  # the language standard the problem asks for ("c++17"), checked by the reward
 
     def python_source(self, code: str) -> str:
         """A Python program as the data set's grader runs it: its prelude first (LiveCodeBench
@@ -96,8 +98,11 @@ def native_cases(ref: Mapping[str, Any]) -> Problem:
         if not isinstance(case, Mapping):
             raise _bad(f"cases[{i}] must be an object")
         out.append(_case(case.get("input", ""), case.get("output"), f"cases[{i}]"))
+    standard = ref.get("standard")
+    if standard is not None and not isinstance(standard, str):
+        raise _bad(f"'standard' must be a language standard such as 'c++17', got {_shown(standard)}")
     return Problem(out, _seconds(ref.get("time_limit"), "time_limit"), _megabytes(ref.get("memory_mb"), "memory_mb"),
-                   _checker(ref.get("checker")), "rewardlab", {"cases": len(out)})  # fmt: skip
+                   _checker(ref.get("checker")), "rewardlab", {"cases": len(out)}, standard=standard)  # fmt: skip
 
 
 def _seconds(value: Any, where: str) -> float | None:

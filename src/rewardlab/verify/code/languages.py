@@ -2,7 +2,9 @@
 
 Every toolchain comes from the system (Debian packages, or npm into /usr/local for
 TypeScript; `make system-deps` installs them) and is visible to the sandbox through its
-read-only /usr. A program is compiled once per distinct source (see `compile.py`) in a job of
+read-only /usr. Each is pinned to one version (`Language.version`; docs/code.md "Languages"
+says which judge each follows, AtCoder's 2023 language list being the anchor), and
+`make system-deps` installs exactly those on every machine. A program is compiled once per distinct source (see `compile.py`) in a job of
 its own, and its artifacts (a binary, class files or a jar, JavaScript) are copied into the private
 /tmp of every test run.
 
@@ -10,8 +12,8 @@ Memory (see `rewardlab.sandbox.Limits`): `memory_mb` is what the program may wri
 (RLIMIT_DATA), plus a fixed allowance for the language runtime's own data (the JVM's
 metaspace, code cache and GC tables; V8's young generation and code space). The address-space
 ceiling (RLIMIT_AS) is that plus what the runtime reserves without writing: the JVM reserves
-its heap and class space, V8 its pointer cage, Go its arena index. Without that headroom they
-do not start under RLIMIT_AS alone. The runtimes are also told the budget, so they fail as
+its heap and class space, V8 its pointer cage, Go its arena index (1.23: over 1.1 GiB).
+Without that headroom they do not start under RLIMIT_AS alone. The runtimes are also told the budget, so they fail as
 their own out-of-memory error instead of a raw allocation failure: `-Xmx` (Java),
 `--max-old-space-size` (node), `GOMEMLIMIT` (Go: a soft limit, the collector works harder
 before the hard one is reached).
@@ -25,10 +27,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shlex
 import shutil
+import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rewardlab.errors import ConfigError
 from rewardlab.sandbox import Limits
@@ -62,6 +66,11 @@ class Language:
             that the flat /tmp of a test run cannot hold, so they leave as one jar.
         toolchain: the program that must exist on the host for this language.
         package: what installs it (named in errors).
+        version: the pinned version of the toolchain ("12.2": any 12.2.x), as `make
+            system-deps` installs it and docs/code.md documents it.
+        version_command: argv that prints the toolchain's version on the host.
+        standard: the language standard `{std}` stands for in `compile` (C and C++), or None.
+        standards: the standards a problem or the reward may choose instead (`with_standard`).
         time_factor: HackerEarth's time-limit multiplier (module doc).
         runtime_mb: RLIMIT_DATA allowance of the runtime itself, on top of the budget.
         reserve_mb: address space reserved but not written, on top of that (RLIMIT_AS).
@@ -77,6 +86,10 @@ class Language:
     toolchain: str
     package: str
     time_factor: float
+    version: str = ""
+    version_command: tuple[str, ...] = ()
+    standard: str | None = None
+    standards: frozenset[str] = frozenset()
     runtime_mb: int = 0
     reserve_mb: int = 0
     env: Mapping[str, str] = field(default_factory=dict)
@@ -108,11 +121,22 @@ class Language:
         return [part.format(mem=memory_mb, main=main, classpath=classpath) for part in self.run]
 
     def compile_command(self, source: str) -> str:
-        """The compile command template for `source` (`compile`, or `compile_packaged`)."""
+        """The compile command template for `source` (`compile`, or `compile_packaged`), with
+        the standard filled in (so it is part of every build's cache key)."""
         assert self.compile is not None
         if self.compile_packaged and self.name == "java" and java_program(source).package:
             return self.compile_packaged
-        return self.compile
+        return self.compile.replace("{std}", self.standard or "")
+
+    def with_standard(self, standard: str | None) -> Language:
+        """This language compiled as `standard` (None: the default); ConfigError naming the
+        standards it takes otherwise."""
+        if standard is None or standard == self.standard:
+            return self
+        if standard not in self.standards:
+            takes = ", ".join(sorted(self.standards)) if self.standards else "none (it has no standard option)"
+            raise ConfigError(f"{self.name} takes no standard {standard!r}; the standards it takes: {takes}")
+        return replace(self, standard=standard)
 
     def compile_script(self, source: str, memory_mb: int) -> str:
         """The shell script of the compile job: the compiler's stdout goes to stderr (its
@@ -133,6 +157,25 @@ class Language:
         return f"{path}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def installed_version(lang: Language) -> str | None:
+    """The version the installed toolchain reports (e.g. "12.2.0"), or None when it is missing
+    or prints none. Runs the host's own compiler (`version_command`), not a program."""
+    if not lang.version_command or (path := toolchain_path(lang.version_command[0])) is None:
+        return None
+    try:
+        done = subprocess.run([path, *lang.version_command[1:]], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"\d+(?:\.\d+)+", done.stdout + done.stderr)
+    return found.group(0) if found else None
+
+
+def version_matches(installed: str | None, pinned: str) -> bool:
+    """`installed` is the pinned version or a release of it ("12.2.0" is "12.2", "1.23.5" is
+    not "1.2")."""
+    return installed is not None and (installed == pinned or installed.startswith(pinned + "."))
+
+
 def toolchain_path(program: str) -> str | None:
     """The real path of a toolchain program the sandbox can see (under /usr), or None."""
     found = program if os.path.isabs(program) else shutil.which(program, path="/usr/local/bin:/usr/bin:/bin")
@@ -149,34 +192,48 @@ JAVA_JAR = "main.jar"
 _TSC = f"node {TYPESCRIPT_HOME}/typescript/bin/tsc"
 _NATIVE_OOM = ("std::bad_alloc", "memory allocation of", "Cannot allocate memory")
 
+#: Debian bookworm's Go is 1.19; bookworm-backports carries 1.23 under its own prefix, called by
+#: its path so that /usr/bin/go (golang-go) can stay whatever else on the machine needs.
+GO = "/usr/lib/go-1.23/bin/go"
+_GNU = ("89", "99", "11", "17", "2x")
+C_STANDARDS = frozenset(f"{kind}{year}" for kind in ("c", "gnu") for year in _GNU)
+CPP_STANDARDS = frozenset(f"{kind}++{year}" for kind in ("c", "gnu") for year in ("98", "03", "11", "14", "17", "20", "23"))
+
 LANGUAGES: dict[str, Language] = {
     lang.name: lang
     for lang in (
         Language("python", frozenset({"python", "py", "python3", "py3", ""}), "main.py", None, ("python3", "main.py"),
-                 "/usr/bin/python3", "python3", 5.0, oom_markers=("MemoryError",)),
-        Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std=gnu17 -o out/main {src} -lm", ("./main",),
-                 "gcc", "gcc", 1.0, oom_markers=_NATIVE_OOM),
-        Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std=gnu++17 -o out/main {src}",
-                 ("./main",), "g++", "g++", 1.0, oom_markers=_NATIVE_OOM),
+                 "/usr/bin/python3", "python3", 5.0, version="3.11", version_command=("/usr/bin/python3", "--version"),
+                 oom_markers=("MemoryError",)),
+        Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std={std} -o out/main {src} -lm", ("./main",),
+                 "gcc", "gcc", 1.0, version="12.2", version_command=("gcc", "-dumpfullversion"),
+                 standard="gnu17", standards=C_STANDARDS, oom_markers=_NATIVE_OOM),
+        Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std={std} -o out/main {src}",
+                 ("./main",), "g++", "g++", 1.0, version="12.2", version_command=("g++", "-dumpfullversion"),
+                 standard="gnu++20", standards=CPP_STANDARDS, oom_markers=_NATIVE_OOM),
         Language("java", frozenset({"java", ""}), "Main.java", f"{_JAVAC} -d out {{src}}",
                  ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", "{classpath}", "{main}"), "javac", "openjdk-17-jdk-headless",
-                 2.0, runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",),
+                 2.0, version="17", version_command=("javac", "-version"),
+                 runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",),
                  compile_packaged=f"{_JAVAC} -d classes {{src}} && {_JAR} --create --no-manifest --file out/{JAVA_JAR} -C classes ."),
         Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
                  "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "main.js"),
-                 "node", "nodejs", 5.0, runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
+                 "node", "nodejs", 5.0, version="18.20", version_command=("node", "--version"),
+                 runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
         Language("typescript", frozenset({"typescript", "ts", ""}), "main.ts",
                  f"{_TSC} --types node --typeRoots {TYPESCRIPT_HOME}/@types --target es2020 --lib es2020 "
                  "--module commonjs --noEmitOnError --skipLibCheck --outDir out {src}",
                  ("node", "--max-old-space-size={mem}", "main.js"),
                  f"{TYPESCRIPT_HOME}/typescript/bin/tsc", "npm typescript and @types/node (make system-deps)", 5.0,
+                 version="5.6", version_command=(f"{TYPESCRIPT_HOME}/typescript/bin/tsc", "--version"),
                  runtime_mb=128, reserve_mb=2048, oom_markers=("heap out of memory",)),
-        Language("go", frozenset({"go", "golang", ""}), "main.go", 'GOCACHE="$PWD/.cache/go" GOPATH="$PWD/.go" go build -ldflags="-s -w" -o out/main {src}',
-                 ("./main",), "go", "golang-go", 2.0, runtime_mb=64, reserve_mb=1024,
-                 env={"GO111MODULE": "off", "CGO_ENABLED": "0", "GOMEMLIMIT": "{mem}MiB"}, oom_markers=("runtime: out of memory",)),
+        Language("go", frozenset({"go", "golang", ""}), "main.go", f'GOCACHE="$PWD/.cache/go" GOPATH="$PWD/.go" {GO} build -ldflags="-s -w" -o out/main {{src}}',
+                 ("./main",), GO, "golang-1.23-go (bookworm-backports)", 2.0, version="1.23", version_command=(GO, "version"),
+                 runtime_mb=64, reserve_mb=2048, oom_markers=("runtime: out of memory",),
+                 env={"GO111MODULE": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOMEMLIMIT": "{mem}MiB"}),
         Language("rust", frozenset({"rust", "rs", ""}), "main.rs",
                  "rustc --edition 2021 -O -C strip=symbols -C debuginfo=0 -o out/main {src}", ("./main",),
-                 "rustc", "rustc", 2.5, oom_markers=_NATIVE_OOM),
+                 "rustc", "rustc-web", 2.5, version="1.96", version_command=("rustc", "--version"), oom_markers=_NATIVE_OOM),
     )
 }  # fmt: skip
 # Stack: RLIMIT_STACK stays the host's (8 MiB as a rule). Neither node's --stack-size (V8 would

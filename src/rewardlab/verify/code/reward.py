@@ -112,6 +112,8 @@ class CodeTests(BaseReward):
     Args:
         score: "all_pass" (1.0 or 0.0) or "pass_fraction".
         language: "python", "c", "cpp", "java", "javascript", "typescript", "go" or "rust".
+        standard: the C or C++ standard to compile as ("c++17", "gnu++23", "c11"...; None: the
+            language's default, gnu++20 and gnu17); a problem's own `"standard"` overrides it.
         extract: which fenced block of a markdown response is the program ("last", "first",
             "all" joined, or "none": the whole response).
         prepend_prompt: run `prompt + code` (HumanEval completions continue the prompt).
@@ -159,6 +161,7 @@ class CodeTests(BaseReward):
         *,
         score: Literal["all_pass", "pass_fraction"] = "all_pass",
         language: str = "python",
+        standard: str | None = None,
         extract: Pick = "last",
         prepend_prompt: bool = False,
         judge: JudgeName = "auto",
@@ -184,7 +187,7 @@ class CodeTests(BaseReward):
     ):
         if score not in ("all_pass", "pass_fraction"):
             raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
-        lang = _language(language)
+        lang = _language(language).with_standard(standard)
         if time_scale not in ("none", "hackerearth"):
             raise ConfigError(f"time_scale must be 'none' or 'hackerearth', got {time_scale!r}")
         if workers < 1:
@@ -252,6 +255,8 @@ class CodeTests(BaseReward):
         program = self._program(pool, code, problem)
         out: dict[str, Any] = {"style": "stdio", "format": problem.source_format,
                                "limits": {"cpu_seconds": program.limits.cpu_seconds, "memory_mb": program.memory_mb}}  # fmt: skip
+        if program.lang.standard:
+            out["standard"] = program.lang.standard
         if program.build is not None:
             out["compile"] = program.build.to_info()
             if program.build.status == "unreadable":  # not the program's fault: no score, an error
@@ -265,21 +270,26 @@ class CodeTests(BaseReward):
         return {**out, "tests": tests}
 
     def _program(self, pool: SandboxPool, code: str, problem: Problem) -> Program:
-        """The program's limits for this problem (module doc of languages.py), and its build."""
+        """The program's limits for this problem (module doc of languages.py), its standard, and
+        its build."""
+        try:
+            lang = self.lang.with_standard(problem.standard)
+        except ConfigError as exc:  # the row asks for what this language cannot do: bad input
+            raise ScoringError("invalid_input", f"the problem's 'standard': {exc}") from None
         by_reference = bool(self.params["use_reference_limits"])
         cpu = float(problem.time_limit if by_reference and problem.time_limit else self.params["cpu_seconds"])
         if self.params["time_scale"] == "hackerearth":
-            cpu *= self.lang.time_factor
+            cpu *= lang.time_factor
         memory_mb = int(problem.memory_mb if by_reference and problem.memory_mb else self.params["memory_mb"])
-        limits = self.lang.limits(cpu_seconds=cpu, wall_seconds=float(self.params["wall_seconds"]), memory_mb=memory_mb, base=self.limits)
-        build = compile_program(pool, self.lang, code, memory_mb=memory_mb, cache=self.builds) if self.lang.compile else None
+        limits = lang.limits(cpu_seconds=cpu, wall_seconds=float(self.params["wall_seconds"]), memory_mb=memory_mb, base=self.limits)
+        build = compile_program(pool, lang, code, memory_mb=memory_mb, cache=self.builds) if lang.compile else None
         if build is not None and build.ok and (size := sum(map(len, build.artifacts.values()))) > job_files_limit(limits):
             # the build is fine (and stays cached) but no test run under these limits can hold it
             build = replace(build, status="compile_limit", message=f"the build is {size} bytes, more than a test run's /tmp takes "
                             f"({job_files_limit(limits)} bytes; raise tmp_mb)\n{build.message}")  # fmt: skip
-        if self.lang.name == "python":  # the data set's grader's imports, as it runs the program
+        if lang.name == "python":  # the data set's grader's imports, as it runs the program
             code = problem.python_source(code)
-        return Program(self.lang, code, build, limits, memory_mb)
+        return Program(lang, code, build, limits, memory_mb)
 
     def _checker(self, pool: SandboxPool, spec: Mapping[str, Any]) -> Checker:
         """The problem's checker, built (a checker that does not build is the problem's fault);
