@@ -66,13 +66,15 @@ system-deps:
 	fi; \
 	case "$$tools" in *golang-1.23-go*) \
 	  if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/ && grep -qs bookworm /etc/os-release; then \
-	    printf 'Types: deb\nURIs: (the machine's Debian mirror)\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+	    uri=$$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $$2; exit}'); \
+	    [ -n "$$uri" ] || uri=$$(awk '$$1 == "deb" {print $$2; exit}' /etc/apt/sources.list 2>/dev/null); \
+	    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$$uri" \
 	      > /etc/apt/sources.list.d/bookworm-backports.sources; \
 	  fi;; esac; \
 	apt-get update -qq || exit 1; \
 	if [ -n "$$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || exit 1; fi; \
 	if [ -n "$$tools" ]; then \
-	  node=$$(apt-cache madison nodejs | awk -F' [|] ' '$$3 ~ /bookworm/ {print $$2; exit}'); \
+	  node=$$(apt-cache madison nodejs | awk -F' [|] ' '$$3 ~ / bookworm/ {print $$2; exit}'); \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades \
 	    $$(echo "$$tools" | sed "s/ nodejs\( \|$$\)/ nodejs=$$node\1/") || exit 1; \
 	  still=$$(off); \
