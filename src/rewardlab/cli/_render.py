@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -23,6 +24,8 @@ from rich.text import Text
 from rewardlab.runner.summary import ColumnStats, RunSummary
 
 console = Console(soft_wrap=True)
+
+T = TypeVar("T")
 
 
 def _fmt(value: float | None) -> str:
@@ -74,10 +77,17 @@ class RateColumn(ProgressColumn):
         return Text(f"— {self.unit}/s" if speed is None else f"{speed:,.0f} {self.unit}/s", style="progress.data.speed")
 
 
+def progress_enabled(enabled: bool | None) -> bool:
+    """`--progress` / `--no-progress`, or without either whether stderr is a terminal now (decided
+    at run time, not when the command's module was imported)."""
+    return sys.stderr.isatty() if enabled is None else enabled
+
+
 @contextmanager
-def progress_bar(enabled: bool, description: str, unit: str = "rows") -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
-    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if disabled)."""
-    if not enabled:
+def progress_bar(enabled: bool | None, description: str, unit: str = "rows") -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
+    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if
+    disabled); `enabled=None` means on when stderr is a terminal (`progress_enabled`)."""
+    if not progress_enabled(enabled):
         yield (lambda n: None), (lambda total: None)
         return
     columns = (
@@ -92,6 +102,34 @@ def progress_bar(enabled: bool, description: str, unit: str = "rows") -> Iterato
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
         task = progress.add_task(description, total=None)
         yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total))
+
+
+def growing_total(set_total: Callable[[int | None], None]) -> Callable[[int], None]:
+    """A callback adding `n` to the bar's total, for work whose size is learnt batch by batch
+    (the evaluate runs: `evaluate._scoring.scorer`'s `on_batch`); the ETA is then that of the
+    work known so far."""
+    total = 0
+
+    def add(n: int) -> None:
+        nonlocal total
+        total += n
+        set_total(total)
+
+    return add
+
+
+def counting(items: Iterable[T], advance: Callable[[int], None], every: int = 256) -> Iterator[T]:
+    """`items`, advancing a bar by one per item as they are consumed (in steps of `every`, so a
+    bar costs nothing per row), and by the rest at the end."""
+    pending = 0
+    for item in items:
+        yield item
+        pending += 1
+        if pending == every:
+            advance(pending)
+            pending = 0
+    if pending:
+        advance(pending)
 
 
 def print_unreadable(errors: list[Any], *, shown: int = 5) -> None:

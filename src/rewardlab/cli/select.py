@@ -8,7 +8,6 @@ search methods on the offline simulator.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ import typer
 
 from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
 from rewardlab.cli._options import settings_options, with_options
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import UsageError
 from rewardlab.runner.candidate_rows import CandidateColumns
 
@@ -139,7 +139,7 @@ def curves_command(
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     reward: Path | None = _REWARD,
-    progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar over problems x budgets, with rate and ETA."),
+    progress: bool | None = progress_option("Progress bar over problems x budgets, with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
