@@ -185,3 +185,9 @@ def test_bar_is_on_by_default_on_a_terminal_and_off_on_a_pipe(tmp_path, command)
     assert f"{total}/{total}" in on_terminal and "ETA" in on_terminal
     on_pipe = _run(argv, terminal=False)
     assert not BAR.search(on_pipe) and "ETA" not in on_pipe
+
+
+def test_demo_shows_its_bar_when_asked(tmp_path, capsys):
+    assert main(["demo", "-o", str(tmp_path / "scored.jsonl"), "-w", "0", "--progress"]) == 0
+    done, total = _final_count(capsys.readouterr().err)
+    assert done == total == len((tmp_path / "scored.jsonl").read_text().splitlines())

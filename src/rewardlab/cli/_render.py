@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from rewardlab.cli._progress import progress_enabled
 from rewardlab.runner.summary import ColumnStats, RunSummary
 
 console = Console(soft_wrap=True)
@@ -75,12 +75,6 @@ class RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
         return Text(f"— {self.unit}/s" if speed is None else f"{speed:,.0f} {self.unit}/s", style="progress.data.speed")
-
-
-def progress_enabled(enabled: bool | None) -> bool:
-    """`--progress` / `--no-progress`, or without either whether stderr is a terminal now (decided
-    at run time, not when the command's module was imported)."""
-    return sys.stderr.isatty() if enabled is None else enabled
 
 
 @contextmanager
