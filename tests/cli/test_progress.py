@@ -142,6 +142,16 @@ def test_progress_bar_reaches_the_count_and_no_progress_prints_none(tmp_path, ca
     assert not BAR.search(err) and "ETA" not in err
 
 
+def test_eval_that_scores_nothing_shows_no_empty_bar(tmp_path, capsys):
+    files = _files(tmp_path)
+    rollouts = tmp_path / "rollouts.jsonl"
+    assert main([*_commands(files, tmp_path)["score"][:3], "-o", str(rollouts), "-w", "0", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--data", str(rollouts), "--mode", "rollouts", "-o", str(tmp_path / "r"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "samples/s" not in err and "0/?" not in err
+
+
 def test_default_is_decided_when_the_command_runs(tmp_path, capsys, monkeypatch):
     files = _files(tmp_path)
     argv = _commands(files, tmp_path)["score"]
@@ -177,12 +187,13 @@ def _run(argv: list[str], *, terminal: bool) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-@pytest.mark.parametrize("command", ["advantages", "eval"])
+@pytest.mark.parametrize("command", ["advantages", "eval", "audit", "score"])
 def test_bar_is_on_by_default_on_a_terminal_and_off_on_a_pipe(tmp_path, command):
     argv = _commands(_files(tmp_path), tmp_path)[command]
     on_terminal = ANSI.sub("", _run(argv, terminal=True))
-    total = {"advantages": 11, "eval": 14}[command]
-    assert f"{total}/{total}" in on_terminal and "ETA" in on_terminal
+    done, total = _final_count(on_terminal)
+    assert done == total and total == {"advantages": 11, "eval": 14, "audit": total, "score": 5}[command]
+    assert "ETA" in on_terminal
     on_pipe = _run(argv, terminal=False)
     assert not BAR.search(on_pipe) and "ETA" not in on_pipe
 

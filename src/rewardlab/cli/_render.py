@@ -78,9 +78,13 @@ class RateColumn(ProgressColumn):
 
 
 @contextmanager
-def progress_bar(enabled: bool | None, description: str, unit: str = "rows") -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
+def progress_bar(
+    enabled: bool | None, description: str, unit: str = "rows", *, hidden_until_total: bool = False
+) -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
     """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if
-    disabled); `enabled=None` means on when stderr is a terminal (`progress_enabled`)."""
+    disabled); `enabled=None` means on when stderr is a terminal (`progress_enabled`). With
+    `hidden_until_total`, the bar shows from the first `set_total` (a run that may score nothing,
+    such as `eval` on a file of verdicts, shows no empty bar)."""
     if not progress_enabled(enabled):
         yield (lambda n: None), (lambda total: None)
         return
@@ -94,8 +98,8 @@ def progress_bar(enabled: bool | None, description: str, unit: str = "rows") -> 
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task(description, total=None)
-        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total))
+        task = progress.add_task(description, total=None, visible=not hidden_until_total)
+        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total, visible=True))
 
 
 def growing_total(set_total: Callable[[int | None], None]) -> Callable[[int], None]:

@@ -62,7 +62,7 @@ def audit_command(
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:
-        with progress_bar(progress, f"auditing on {data.name}", unit="samples") as (advance, set_total):
+        with progress_bar(progress, f"auditing on {data.name}", unit="samples", hidden_until_total=True) as (advance, set_total):
             report = audit_reward(
                 spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
                 limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,

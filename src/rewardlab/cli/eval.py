@@ -73,7 +73,7 @@ def eval_command(
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:
-        with progress_bar(progress, f"scoring {data.name}", unit="samples") as (advance, set_total):
+        with progress_bar(progress, f"scoring {data.name}", unit="samples", hidden_until_total=True) as (advance, set_total):
             report = run_eval(spec, data, mode=mode, gold=gold, columns=candidate_columns(COLUMNS, columns), seed=seed, workers=workers,  # type: ignore[arg-type]
                               timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append,
                               progress=advance, on_batch=growing_total(set_total))  # fmt: skip
