@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rewardlab.cli._progress import progress_option
+from rewardlab.cli._progress import progress_enabled, progress_option
 from rewardlab.core import json_float
 from rewardlab.errors import InputError, UsageError
 
@@ -46,7 +46,7 @@ def _score_of(row: dict[str, object], column: str, source: str, line: int) -> fl
 
 def _read(input: Path, parse: Callable[[int, Any], T], on_error: Callable[[InputError], None], progress: bool | None) -> list[T]:
     """`parse(line, raw)` of every row of `input`, with a bar over the rows read."""
-    from rewardlab.cli._render import counting, progress_bar, progress_enabled
+    from rewardlab.cli._render import counting, progress_bar
     from rewardlab.runner.io import count_rows, iter_raw_rows, parse_each
 
     with progress_bar(progress, f"reading {input.name}") as (advance, set_total):
