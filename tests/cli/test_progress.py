@@ -202,3 +202,17 @@ def test_demo_shows_its_bar_when_asked(tmp_path, capsys):
     assert main(["demo", "-o", str(tmp_path / "scored.jsonl"), "-w", "0", "--progress"]) == 0
     done, total = _final_count(capsys.readouterr().err)
     assert done == total == len((tmp_path / "scored.jsonl").read_text().splitlines())
+
+
+REAL = Path("/work/shared/data/qwen25-math-cot-100.jsonl")
+
+
+def test_train_pairs_bar_counts_every_prompt_of_a_real_file(tmp_path, capsys):
+    if not REAL.exists():
+        pytest.skip(f"real data not found at {REAL}; see /work/shared/data/SOURCES.md")
+    argv = ["train", "pairs", str(REAL), "-o", str(tmp_path / "prefs.jsonl")]
+    assert main([*argv, "--progress"]) == 0
+    assert _final_count(capsys.readouterr().err) == (100, 100)  # 100 MATH problems
+    assert main([*argv, "--no-progress"]) == 0
+    assert not BAR.search(capsys.readouterr().err)
+

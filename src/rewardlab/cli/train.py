@@ -15,7 +15,7 @@ from typing import Any
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.cli._progress import progress_enabled
+from rewardlab.cli._progress import progress_enabled, progress_option
 from rewardlab.errors import UsageError
 from rewardlab.models.config import (  # no torch
     DEFAULT_BACKBONE,
@@ -204,10 +204,11 @@ PAIRS_OPTIONS = (
 def pairs_command(
     data: Path = typer.Argument(..., help="Graded candidate sets: one row per prompt with a list of responses and their labels."),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL of preference pairs to write (prompt, chosen, rejected, group)."),
+    progress: bool | None = progress_option("Progress bar over the prompts paired, with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
-    from rewardlab.cli._render import console, print_unreadable
+    from rewardlab.cli._render import console, counting, print_unreadable, progress_bar
     from rewardlab.errors import InputError
     from rewardlab.runner.io import read_objects
 
@@ -215,7 +216,10 @@ def pairs_command(
     rows = read_objects(data, on_error=unreadable.append)
     lines = [line for line, _ in rows]  # graded_pairs numbers the rows it is given; map back to file lines
     bad_rows: list[InputError] = []
-    pairs = graded_pairs((row for _, row in rows), **settings_values(PAIRS_OPTIONS, columns), source=str(data), on_error=bad_rows.append)
+    with progress_bar(progress, f"pairing {data.name}", unit="prompts") as (advance, set_total):
+        set_total(len(rows))
+        pairs = graded_pairs(counting((row for _, row in rows), advance), **settings_values(PAIRS_OPTIONS, columns),
+                             source=str(data), on_error=bad_rows.append)  # fmt: skip
     unreadable += [InputError(e.reason, source=str(data), line=lines[e.line - 1] if e.line else None) for e in bad_rows]
     print_unreadable(unreadable)
     write_pairs(pairs, out)
