@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -20,9 +20,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from rewardlab.cli._progress import progress_enabled
 from rewardlab.runner.summary import ColumnStats, RunSummary
 
 console = Console(soft_wrap=True)
+
+T = TypeVar("T")
 
 
 def _fmt(value: float | None) -> str:
@@ -75,9 +78,14 @@ class RateColumn(ProgressColumn):
 
 
 @contextmanager
-def progress_bar(enabled: bool, description: str, unit: str = "rows") -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
-    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if disabled)."""
-    if not enabled:
+def progress_bar(
+    enabled: bool | None, description: str, unit: str = "rows", *, hidden_until_total: bool = False
+) -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
+    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if
+    disabled); `enabled=None` means on when stderr is a terminal (`progress_enabled`). With
+    `hidden_until_total`, the bar shows from the first `set_total` (a run that may score nothing,
+    such as `eval` on a file of verdicts, shows no empty bar)."""
+    if not progress_enabled(enabled):
         yield (lambda n: None), (lambda total: None)
         return
     columns = (
@@ -90,8 +98,36 @@ def progress_bar(enabled: bool, description: str, unit: str = "rows") -> Iterato
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task(description, total=None)
-        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total))
+        task = progress.add_task(description, total=None, visible=not hidden_until_total)
+        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total, visible=True))
+
+
+def growing_total(set_total: Callable[[int | None], None]) -> Callable[[int], None]:
+    """A callback adding `n` to the bar's total, for work whose size is learnt batch by batch
+    (the evaluate runs: `evaluate._scoring.scorer`'s `on_batch`); the ETA is then that of the
+    work known so far."""
+    total = 0
+
+    def add(n: int) -> None:
+        nonlocal total
+        total += n
+        set_total(total)
+
+    return add
+
+
+def counting(items: Iterable[T], advance: Callable[[int], None], every: int = 256) -> Iterator[T]:
+    """`items`, advancing a bar by one per item as they are consumed (in steps of `every`, so a
+    bar costs nothing per row), and by the rest at the end."""
+    pending = 0
+    for item in items:
+        yield item
+        pending += 1
+        if pending == every:
+            advance(pending)
+            pending = 0
+    if pending:
+        advance(pending)
 
 
 def print_unreadable(errors: list[Any], *, shown: int = 5) -> None:

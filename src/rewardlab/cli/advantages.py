@@ -11,12 +11,17 @@ computed over the readable rows, and the exit code stays 0, as for `score`, `eva
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
 
+from rewardlab.cli._progress import progress_enabled, progress_option
 from rewardlab.core import json_float
 from rewardlab.errors import InputError, UsageError
+
+T = TypeVar("T")
 
 
 def default_output(input_path: Path) -> Path:
@@ -39,19 +44,32 @@ def _score_of(row: dict[str, object], column: str, source: str, line: int) -> fl
     return score
 
 
+def _read(input: Path, parse: Callable[[int, Any], T], on_error: Callable[[InputError], None], progress: bool | None) -> list[T]:
+    """`parse(line, raw)` of every row of `input`, with a bar over the rows read."""
+    from rewardlab.cli._render import counting, progress_bar
+    from rewardlab.runner.io import count_rows, iter_raw_rows, parse_each
+
+    with progress_bar(progress, f"reading {input.name}") as (advance, set_total):
+        if progress_enabled(progress):
+            set_total(count_rows(input))
+        parsed, _ = parse_each(counting(iter_raw_rows(input), advance), parse, on_error)
+    return parsed
+
+
 def advantages_command(
     input: Path = typer.Argument(..., help="Scored rows (.jsonl or .parquet), e.g. from `rewardlab score`."),
     group_by: str = typer.Option("group", "--group-by", "-g", help="Column holding the prompt (group) id."),
     estimator: str = typer.Option("grpo", "--estimator", "-e", help="grpo, dr_grpo, rloo or reinforce_pp."),
     score_column: str = typer.Option("reward", "--score-column", help="Column holding the score."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write. Default: INPUT.advantages.jsonl"),
+    progress: bool | None = progress_option("Progress bar over the rows read, with rate and ETA (default: on when stderr is a terminal)."),
 ) -> None:
     """Add an `advantage` column computed per group; report zero-variance groups."""
     import numpy as np
 
     from rewardlab.cli._render import console, print_unreadable
     from rewardlab.credit import OUTCOME_ESTIMATORS, advantages_by_group
-    from rewardlab.runner.io import RowWriter, decode_row, iter_raw_rows, parse_each
+    from rewardlab.runner.io import RowWriter, decode_row
 
     if estimator not in OUTCOME_ESTIMATORS:
         raise UsageError(f"--estimator must be one of {', '.join(OUTCOME_ESTIMATORS)}; got {estimator!r}")
@@ -68,7 +86,7 @@ def advantages_command(
     # A bad row is reported and left out (the one keep-going loop, `parse_each`); each group's
     # advantages are then computed over its readable rows only.
     unreadable: list[InputError] = []
-    parsed, _ = parse_each(iter_raw_rows(input), parse, unreadable.append)
+    parsed = _read(input, parse, unreadable.append, progress)
     print_unreadable(unreadable)
     if not parsed:
         bad = f" ({len(unreadable)} could not be read)" if unreadable else ""

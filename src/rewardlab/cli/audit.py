@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import InputError, UsageError
 from rewardlab.evaluate.audit.options import ProbeOptions  # no numpy: cheap to import at start-up
 
@@ -44,6 +45,7 @@ def audit_command(
     workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
+    progress: bool | None = progress_option("Progress bar over the samples scored (counterfactuals included), with rate and ETA (default: on when stderr is a terminal)."),
     **options: float | bool,
 ) -> int:
     """Probe a reward for hacks (hedging, padding, grader injection, format changes...).
@@ -52,7 +54,7 @@ def audit_command(
     which probes are hacks and by how much, with examples; optionally cross-checks the reward
     against another one or the data's labels. HTML and JSON report in --out.
     """
-    from rewardlab.cli._render import print_unreadable
+    from rewardlab.cli._render import growing_total, print_unreadable, progress_bar
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
     from rewardlab.evaluate.audit.run_audit import audit_reward
@@ -60,12 +62,13 @@ def audit_command(
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:
-        report = audit_reward(
-            spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
-            limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
-            workers=workers, timeout=timeout,
-            probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)), on_error=unreadable.append,
-        )
+        with progress_bar(progress, f"auditing on {data.name}", unit="samples", hidden_until_total=True) as (advance, set_total):
+            report = audit_reward(
+                spec, data, probes=probe_by_name(probe or None), fields=field_mapping(field), candidates=CandidateColumns() if candidates else None,
+                limit=limit, seed=seed, against=against, label_field=label_field, group_by=group_by,
+                workers=workers, timeout=timeout, probe_options=ProbeOptions(**settings_values(PROBE_OPTIONS, options)),
+                on_error=unreadable.append, progress=advance, on_batch=growing_total(set_total),
+            )
     finally:  # also when no row was left: the reasons come before the error
         print_unreadable(unreadable)
     report.write(out)

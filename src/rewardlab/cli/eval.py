@@ -8,6 +8,7 @@ import typer
 
 from rewardlab.cli._columns import EVAL_COLUMNS, candidate_columns
 from rewardlab.cli._options import settings_options, with_options
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import InputError, UsageError
 from rewardlab.runner.candidate_rows import CandidateColumns
 
@@ -55,6 +56,7 @@ def eval_command(
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     threshold: float = typer.Option(0.5, "--threshold", help="ProcessBench: a step scoring below this is predicted wrong; PRMBench: a step scoring above it is predicted correct."),
     compare: list[Path] = typer.Option([], "--compare", help="Another reward spec to compare with SPEC by paired tests (repeatable)."),
+    progress: bool | None = progress_option("Progress bar over the samples scored (every reward of the run), with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Evaluate a reward on candidate sets, preference pairs, benchmarks or scored rollouts.
@@ -67,12 +69,14 @@ def eval_command(
 
     if mode != "auto" and mode not in MODES:
         raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
-    from rewardlab.cli._render import print_unreadable
+    from rewardlab.cli._render import growing_total, print_unreadable, progress_bar
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:
-        report = run_eval(spec, data, mode=mode, gold=gold, columns=candidate_columns(COLUMNS, columns), seed=seed, workers=workers,  # type: ignore[arg-type]
-                          timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append)  # fmt: skip
+        with progress_bar(progress, f"scoring {data.name}", unit="samples", hidden_until_total=True) as (advance, set_total):
+            report = run_eval(spec, data, mode=mode, gold=gold, columns=candidate_columns(COLUMNS, columns), seed=seed, workers=workers,  # type: ignore[arg-type]
+                              timeout=timeout, threshold=threshold, compare=compare, on_error=unreadable.append,
+                              progress=advance, on_batch=growing_total(set_total))  # fmt: skip
     finally:  # also when no row was left: the reasons come before the error
         print_unreadable(unreadable)
     report.write(out)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import InputError, RewardLabError, UsageError
 from rewardlab.runner.options import (
     ScoreFileOptions,  # dataclasses only: cheap to import at start-up
@@ -59,7 +59,7 @@ def score_command(
     reference_field: str | None = typer.Option(None, "--reference-field", help="Column holding the reference."),
     field: list[str] = typer.Option([], "--field", help="Other mappings, NAME=COLUMN (e.g. steps=trace)."),
     explode: list[str] = typer.Option([], "--explode", help="List field(s) to score element by element (one output row per element, with explode_index)."),
-    progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar with rate and ETA."),
+    progress: bool | None = progress_option(),
     summary_json: Path | None = typer.Option(None, "--summary-json", help="Also write the summary as JSON."),
     max_error_rate: float | None = typer.Option(
         None, "--max-error-rate", min=0.0, max=1.0,

@@ -8,7 +8,6 @@ search methods on the offline simulator.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ import typer
 
 from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
 from rewardlab.cli._options import settings_options, with_options
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import UsageError
 from rewardlab.runner.candidate_rows import CandidateColumns
 
@@ -33,18 +33,21 @@ _WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: si
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
 
 
-def _rescored(candidates: Candidates, reward_spec: Path | None) -> tuple[Candidates, dict[str, Any] | None]:
-    """The candidates scored by `reward_spec` (errors stay NaN and are reported), and what to
-    hash as the score source; unchanged without a spec."""
+def _rescored(candidates: Candidates, reward_spec: Path | None, progress: bool | None) -> tuple[Candidates, dict[str, Any] | None]:
+    """The candidates scored by `reward_spec` (errors stay NaN and are reported), with a bar
+    over the candidates scored, and what to hash as the score source; unchanged without a spec."""
     if reward_spec is None:
         return candidates, None
-    from rewardlab.cli._render import console
+    from rewardlab.cli._render import console, growing_total, progress_bar
     from rewardlab.compose import build
     from rewardlab.core import spec_hash
+    from rewardlab.evaluate._scoring import scorer
     from rewardlab.select.scores import score_candidates
 
     reward = build(reward_spec)
-    got = score_candidates(reward, candidates.samples())
+    with progress_bar(progress, f"scoring candidates with {reward.name}", unit="samples") as (advance, set_total), \
+            scorer(reward, progress=advance, on_batch=growing_total(set_total)) as score:
+        got = score_candidates(reward, candidates.samples(), score=score)
     if got.errors or got.skipped:
         console.print(f"{got.errors} candidates got an error result {got.error_kinds} and {got.skipped} were skipped: "
                       "they have no score and are never picked")  # fmt: skip
@@ -139,7 +142,7 @@ def curves_command(
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     reward: Path | None = _REWARD,
-    progress: bool = typer.Option(sys.stderr.isatty(), "--progress/--no-progress", help="Progress bar over problems x budgets, with rate and ETA."),
+    progress: bool | None = progress_option("Progress bar over problems x budgets, with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
@@ -156,7 +159,7 @@ def curves_command(
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     _start_math_workers(equivalence, votes=chosen is None or any(METHODS.get(m, (False,))[0] for m in chosen))
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
-    candidates, source = _rescored(loaded, reward)
+    candidates, source = _rescored(loaded, reward, progress)
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
     with progress_bar(progress, f"curves of {candidates.n_problems:,} problems", unit="problems") as (advance, set_total):
         curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
@@ -185,6 +188,7 @@ def pick_command(
     method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
+    progress: bool | None = progress_option("Progress bar over the candidates scored with --reward, with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Pick one candidate per problem; prints the accuracy when the file has labels."""
@@ -196,7 +200,7 @@ def pick_command(
     _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
     _start_math_workers(equivalence, votes=method != "best_of_n")
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
-    candidates, source = _rescored(loaded, reward)
+    candidates, source = _rescored(loaded, reward, progress)
     selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
     write_picks(candidates, selection, method, output, unreadable=unreadable, equivalence=equivalence, weights=weights, scores=source)
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
@@ -239,9 +243,10 @@ def search_command(
     temperature: float = typer.Option(0.8, "--temperature", help="Sampling temperature (search needs diverse steps)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request."),
     retries: int = typer.Option(3, "--retries", help="Retries of a failed request (connection errors, 408/429/5xx)."),
+    progress: bool | None = progress_option("Progress bar over the problems searched, with rate and ETA (default: on when stderr is a terminal)."),
 ) -> None:
     """PRM-guided search per problem against an OpenAI-compatible /completions endpoint."""
-    from rewardlab.cli._render import console, print_unreadable
+    from rewardlab.cli._render import console, counting, print_unreadable, progress_bar
     from rewardlab.select.batch import (
         SEARCH_METHODS,
         VOTE_METHODS,
@@ -278,8 +283,10 @@ def search_command(
         rejection = None if calibration is None else _calibrated(calibration, prompt, reference, generator, scorer, options)
         config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
                                temperature=temperature, prm=prm, rejection=None if rejection is None else rejection.describe())  # fmt: skip
-        rows = _in_line_order(search_problems(problems, generator, scorer, options, rejection), unreadable_rows(unreadable, method))
-        summary = write_search(rows, output, config)
+        with progress_bar(progress, f"searching {data.name}", unit="problems") as (advance, set_total):
+            set_total(len(problems))
+            searched = counting(search_problems(problems, generator, scorer, options, rejection), advance, every=1)
+            summary = write_search(_in_line_order(searched, unreadable_rows(unreadable, method)), output, config)
     finally:
         generator.close()
     console.print(_searched_line(summary, len(unreadable), method))

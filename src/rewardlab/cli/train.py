@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._progress import progress_enabled, progress_option
 from rewardlab.errors import UsageError
 from rewardlab.models.config import (  # no torch
     DEFAULT_BACKBONE,
@@ -65,16 +66,16 @@ class _Job:
         val_fraction: share of prompts held out when there is no --val.
         backbone: the text encoder: the offline default (all-MiniLM-L6-v2), hashing, tiny-bert,
             or a Hugging Face model path.
-        progress: progress bars.
+        progress: progress bars (default: on when stderr is a terminal).
     """
 
     val: Path | None = None
     val_fraction: float = _VAL_FRACTION
     backbone: str = DEFAULT_BACKBONE
-    progress: bool = True
+    progress: bool | None = None
 
 
-JOB_OPTIONS = (Flag("val"), Flag("val_fraction"), Flag("backbone", ("--backbone", "-b")), Flag("progress"))
+JOB_OPTIONS = (Flag("val"), Flag("val_fraction"), Flag("backbone", ("--backbone", "-b")), Flag("progress", ("--progress/--no-progress",)))
 
 
 def _configs(config_class: type[Any], flags: tuple[Flag, ...], settings: dict[str, Any]) -> tuple[_Job, Any, EncodeConfig]:
@@ -126,7 +127,7 @@ def train_rm(
                       f"  ({log.seconds:.1f}s)")
 
     model, report = train_reward_model(train, held, backbone=load_backbone(job.backbone, encode=encode),
-                                       config=config, progress=job.progress, on_epoch=show)
+                                       config=config, progress=progress_enabled(job.progress), on_epoch=show)
     model.save(out)
     stop = "early stop" if report.stopped_early else "all epochs"
     console.print(f"best epoch {report.best_epoch} (val accuracy {report.best_val_accuracy:.3f}, {stop}); "
@@ -172,7 +173,7 @@ def train_prm_command(
     prm, report = train_prm(train_samples, train_labels,
                             val=(held_samples, held_labels) if held_samples else None,
                             backbone=load_backbone(job.backbone, encode=encode), config=config,
-                            progress=job.progress, on_epoch=show)
+                            progress=progress_enabled(job.progress), on_epoch=show)
     prm.save(out)
     stop = "early stop" if report["stopped_early"] else "all epochs"
     console.print(f"best epoch {report['best_epoch']} (val step accuracy {report['best_val_accuracy']:.3f}, "
@@ -203,10 +204,11 @@ PAIRS_OPTIONS = (
 def pairs_command(
     data: Path = typer.Argument(..., help="Graded candidate sets: one row per prompt with a list of responses and their labels."),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL of preference pairs to write (prompt, chosen, rejected, group)."),
+    progress: bool | None = progress_option("Progress bar over the prompts paired, with rate and ETA (default: on when stderr is a terminal)."),
     **columns: str,
 ) -> None:
     """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
-    from rewardlab.cli._render import console, print_unreadable
+    from rewardlab.cli._render import console, counting, print_unreadable, progress_bar
     from rewardlab.errors import InputError
     from rewardlab.runner.io import read_objects
 
@@ -214,7 +216,10 @@ def pairs_command(
     rows = read_objects(data, on_error=unreadable.append)
     lines = [line for line, _ in rows]  # graded_pairs numbers the rows it is given; map back to file lines
     bad_rows: list[InputError] = []
-    pairs = graded_pairs((row for _, row in rows), **settings_values(PAIRS_OPTIONS, columns), source=str(data), on_error=bad_rows.append)
+    with progress_bar(progress, f"pairing {data.name}", unit="prompts") as (advance, set_total):
+        set_total(len(rows))
+        pairs = graded_pairs(counting((row for _, row in rows), advance), **settings_values(PAIRS_OPTIONS, columns),
+                             source=str(data), on_error=bad_rows.append)  # fmt: skip
     unreadable += [InputError(e.reason, source=str(data), line=lines[e.line - 1] if e.line else None) for e in bad_rows]
     print_unreadable(unreadable)
     write_pairs(pairs, out)

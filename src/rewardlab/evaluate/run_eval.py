@@ -13,7 +13,7 @@ Every headline number has a seeded bootstrap interval over problems (pairs: over
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from rewardlab.evaluate import (
     run_process,
     stats,
 )
-from rewardlab.evaluate._scoring import error_counts, load_reward, scorer
+from rewardlab.evaluate._scoring import error_counts, load_reward, reporting_progress, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
@@ -325,7 +325,8 @@ def run_eval(
     spec: Spec | None, data: str | Path, *, mode: Literal["auto"] | Mode = "auto",
     gold: Spec | None = None, columns: CandidateColumns | None = None, seed: int = 0,
     workers: int = 0, timeout: float | None = None, threshold: float = 0.5, compare: Sequence[Spec] = (),
-    on_error: OnError | None = None,
+    on_error: OnError | None = None, progress: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> rp.Report:
     """Evaluate a reward on a data file and return the `Report` (`.write(dir)` for HTML + JSON).
 
@@ -348,6 +349,9 @@ def run_eval(
             JSON, a missing or ill-typed column, lists of the wrong length, a non-finite score);
             the row is left out, the others are evaluated, and the report lists it under
             `unreadable`. Without it the first bad row raises.
+        progress, on_batch: called with how many more samples were scored, and before each
+            list of samples is scored with its size (every reward of the run, gold and
+            comparisons included; see `evaluate._scoring.scorer`). Results do not depend on them.
     """
     note, unreadable = collecting(on_error)
     columns = columns or CandidateColumns()
@@ -355,9 +359,10 @@ def run_eval(
     if mode not in MODES:
         raise UsageError(f"mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
     reward = load_reward(spec) if spec is not None else None
-    summary, sections, numbers = _evaluate(mode, reward, data, gold=gold, columns=columns, seed=seed, workers=workers,
-                                           timeout=timeout, threshold=threshold, compare=compare,
-                                           on_error=note)  # fmt: skip
+    with reporting_progress(progress, on_batch):
+        summary, sections, numbers = _evaluate(mode, reward, data, gold=gold, columns=columns, seed=seed, workers=workers,
+                                               timeout=timeout, threshold=threshold, compare=compare,
+                                               on_error=note)  # fmt: skip
     numbers = {"mode": mode, "reward": repr(reward) if reward else None, **numbers}
     hash_ = spec_hash(reward) if reward is not None else "none (file scores only)"
     title = f"rewardlab eval: {reward.name if reward else 'file scores'} on {Path(data).name}"

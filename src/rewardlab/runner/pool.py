@@ -561,13 +561,24 @@ class WorkerPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def map(self, samples: Iterable[Sample]) -> list[RewardResult]:
-        """One result per sample, in order; a group reward's groups are scored whole."""
+    def map(self, samples: Iterable[Sample], *, progress: Callable[[int], None] | None = None) -> list[RewardResult]:
+        """One result per sample, in order; a group reward's groups are scored whole.
+        `progress(n)` is called as `n` more samples are scored (a whole group at a time)."""
         if not self.group_keys:
-            return self._pool.map(samples)
+            if progress is None:
+                return self._pool.map(samples)
+            results = []
+            for result in self._pool.imap(samples):
+                results.append(result)
+                progress(1)
+            return results
         samples = list(samples)
         units = units_of(samples, self.group_keys)
-        outs = self._pool.map([[samples[i] for i in unit] for unit in units])
+        outs = []
+        for unit, out in zip(units, self._pool.imap([[samples[i] for i in unit] for unit in units]), strict=True):
+            outs.append(out)
+            if progress is not None:
+                progress(len(unit))
         return scatter(units, outs, len(samples))
 
     def imap(self, samples: Iterable[Sample]) -> Iterator[RewardResult]:

@@ -7,14 +7,14 @@ selector can never pick a candidate on a score that was not computed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rewardlab.core import Reward, Sample, Status
+from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.errors import ArrayError
 
 __all__ = ["RewardScores", "WeightMap", "score_candidates", "step_scores", "to_weights"]
@@ -40,8 +40,11 @@ class RewardScores:
     error_kinds: dict[str, int]
 
 
-def score_candidates(reward: Reward, candidates: Sequence[Sequence[Sample]]) -> RewardScores:
-    """Score every candidate of every problem with `reward` in one `score_batch` call.
+def score_candidates(
+    reward: Reward, candidates: Sequence[Sequence[Sample]], *, score: Callable[[list[Sample]], list[RewardResult]] | None = None
+) -> RewardScores:
+    """Score every candidate of every problem with `reward` in one `score_batch` call, or one
+    call of `score` (e.g. `evaluate._scoring.scorer`'s, which reports progress).
 
     Examples:
         >>> from rewardlab.core import Sample, reward
@@ -52,7 +55,7 @@ def score_candidates(reward: Reward, candidates: Sequence[Sequence[Sample]]) -> 
         [[0.2, 0.4]]
     """
     flat = [s for row in candidates for s in row]
-    results = reward.score_batch(flat) if flat else []
+    results = (score or reward.score_batch)(flat) if flat else []
     if len(results) != len(flat):
         raise ArrayError("reward", f"{reward.name} returned {len(results)} results for {len(flat)} samples")
     width = max((len(row) for row in candidates), default=0)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from rewardlab.core import JSON, Reward, Sample, spec_hash
 from rewardlab.errors import InputError
-from rewardlab.evaluate._scoring import error_counts, load_reward, scorer
+from rewardlab.evaluate._scoring import error_counts, load_reward, reporting_progress, scorer
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
@@ -153,13 +153,28 @@ def audit_reward(
     timeout: float | None = None,
     probe_options: ProbeOptions | None = None,
     on_error: OnError | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> rp.Report:
     """Audit a reward on a dataset: probes (on the data and on wrong-answer counterfactuals),
     optional cross-check (against another reward or the data's labels), score diagnostics;
     returns a `Report` (call `.write(dir)`) whose `verdict` is its one-line conclusion.
 
     With `on_error`, each row of `data` that cannot be read is handed to it and left out; the
-    report lists those rows under `unreadable` (see `load_samples`)."""
+    report lists those rows under `unreadable` (see `load_samples`). `progress` and `on_batch`
+    hear of every sample scored, counterfactuals included (see `evaluate._scoring.scorer`)."""
+    with reporting_progress(progress, on_batch):
+        return _audit(spec, data, probes=probes, fields=fields, candidates=candidates, limit=limit, seed=seed,
+                      against=against, label_field=label_field, group_by=group_by, workers=workers, timeout=timeout,
+                      probe_options=probe_options, on_error=on_error)  # fmt: skip
+
+
+def _audit(
+    spec: str | Path | dict[str, JSON] | Reward, data: str | Path, *, probes: Sequence[Probe], fields: Mapping[str, str] | None,
+    candidates: CandidateColumns | None, limit: int | None, seed: int, against: str | Path | dict[str, JSON] | Reward | None,
+    label_field: str | None, group_by: str | None, workers: int, timeout: float | None, probe_options: ProbeOptions | None,
+    on_error: OnError | None,
+) -> rp.Report:
     reward = load_reward(spec)
     note, unreadable = collecting(on_error)
     samples = load_samples(data, fields=fields, candidates=candidates, limit=limit, seed=seed,
