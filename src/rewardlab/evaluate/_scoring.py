@@ -20,16 +20,16 @@ def load_reward(spec: str | Path | dict[str, JSON] | Reward) -> Reward:
 
 @contextmanager
 def scorer(reward: Reward, *, workers: int = 0, timeout: float | None = None) -> Iterator[ScoreFn]:
-    """A function scoring a list of samples. With `workers` or `timeout`, scoring runs in a
-    `WorkerPool` (hung or crashed samples become `error/timeout` or `error/crash` results);
-    otherwise in this process with `reward.score_batch`."""
-    if workers <= 0 and timeout is None:
-        yield lambda batch: reward.score_batch(batch)
-        return
-    from rewardlab.runner import WorkerPool
+    """A function scoring a list of samples, on the executor `rewardlab.runner.make_executor`
+    chooses: worker processes (hung or crashed samples become `error/timeout` or `error/crash`
+    results) when `workers` > 0 or a `timeout` is set, otherwise this process."""
+    from rewardlab.runner import make_executor
 
-    with WorkerPool(reward, workers=workers or None, timeout=timeout) as pool:
-        yield lambda batch: pool.map(batch)
+    executor = make_executor(reward, workers=workers, timeout=timeout)
+    try:
+        yield executor.map
+    finally:
+        executor.close()
 
 
 def error_counts(results: Sequence[RewardResult]) -> dict[str, int]:
