@@ -5,7 +5,14 @@ The runner sits between `compose` (what to compute) and `cli`/`serve` (who asks 
 ARCHITECTURE.md for the layers.
 """
 
-from rewardlab.runner.executors import ExecutionPlan, Executor, InlineExecutor, PoolExecutor, execution_plan, make_executor
+from rewardlab.runner.executors import (
+    ExecutionPlan,
+    Executor,
+    InlineExecutor,
+    PoolExecutor,
+    execution_plan,
+    make_executor,
+)
 from rewardlab.runner.io import RowWriter, iter_raw_rows, read_samples
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.pool import PoolStats, ProcessPool, WorkerPool, default_workers
