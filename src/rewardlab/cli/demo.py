@@ -14,7 +14,7 @@ import typer
 
 def demo_command(
     output: Path = typer.Option(Path("demo-output/scored.jsonl"), "--output", "-o", help="Where to write the scored rows."),
-    workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes (default: all cores)."),
+    workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes (default: all cores; 0 = in this process, no timeout)."),
 ) -> None:
     """Score the bundled demo dataset with the bundled spec and print the summary."""
     from rewardlab.cli._render import console, print_summary
@@ -27,7 +27,7 @@ def demo_command(
         reward = build(spec_path)
         console.print(f"[bold]spec[/] {spec_path.name} (spec_hash {spec_hash(reward)}):")
         console.print(repr(reward), highlight=False, markup=False)
-        summary = score_file(reward, data_path, output, ScoreFileOptions(workers=workers, timeout=30))
+        summary = score_file(reward, data_path, output, ScoreFileOptions(workers=workers, timeout=None if workers == 0 else 30))
     print_summary(summary, title="rewardlab demo")
     console.print(f"wrote {summary.rows} rows to {output} — every input row has an output row;")
     console.print("rows that could not be scored say why in reward_status / reward_error.")
