@@ -24,7 +24,7 @@ from rewardlab.evaluate._scoring import scorer
 from rewardlab.integrations.trl import as_trl_reward
 from rewardlab.runner import ScoreFileOptions, WorkerPool, execution_plan, make_executor, score_file
 from rewardlab.serve.app import create_app
-from rewardlab.serve.settings import ServeSettings
+from rewardlab.serve.settings import RewardLimits, ServeSettings
 
 NAP = 1.5  # seconds the reward sleeps: three times the timeout, so only a kill can end it early
 TIMEOUT = 0.5
@@ -207,3 +207,13 @@ def test_serve_workers_zero_without_a_timeout_is_the_server_process():
     assert ServeSettings(workers=0).sample_timeout is None
     assert ServeSettings(workers=0, sample_timeout=5).sample_timeout == 5
     assert ServeSettings().sample_timeout == 60.0
+
+
+def test_serve_per_reward_workers_zero_follows_the_same_rule():
+    assert ServeSettings(per_reward={"a": RewardLimits(workers=0)}).for_reward("a").sample_timeout is None
+    assert ServeSettings(sample_timeout=5, per_reward={"a": RewardLimits(workers=0)}).for_reward("a").sample_timeout == 5
+    assert ServeSettings(per_reward={"a": RewardLimits(workers=0, sample_timeout=3)}).for_reward("a").sample_timeout == 3
+
+
+def test_the_default_timeout_still_reaches_ray_with_workers_zero():
+    assert ServeSettings(backend="ray", workers=0).sample_timeout == 60.0

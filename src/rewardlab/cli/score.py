@@ -88,7 +88,7 @@ def score_command(
         raise UsageError(f"unknown --backend {values['backend']!r}; use {' or '.join(map(repr, choices_of(FileBackend)))}")
     if values["log_every"] < 1:
         raise UsageError("--log-every must be >= 1")
-    if values["workers"] == 0 and defaulted(ctx, "timeout"):
+    if values["workers"] == 0 and values["backend"] == "local" and defaulted(ctx, "timeout"):
         # `-w 0` alone scores in this process: the default timeout is for worker processes; a
         # --timeout given on the command line is enforced (in one worker process).
         values["timeout"] = None

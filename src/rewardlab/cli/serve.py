@@ -69,7 +69,7 @@ def serve_command(
 
     values = settings_values(SETTINGS, settings)
     values["token"] = values["token"] or None
-    if values["workers"] == 0 and defaulted(ctx, "sample_timeout"):
+    if values["workers"] == 0 and values["backend"] == "pool" and defaulted(ctx, "sample_timeout"):
         del values["sample_timeout"]  # `-w 0` alone is the server process; a given --timeout is enforced
     values["openrlhf_special_tokens"] = _special_tokens(openrlhf_tokenizer, openrlhf_keep_special_tokens)
     try:

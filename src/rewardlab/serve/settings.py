@@ -100,7 +100,7 @@ class ServeSettings(BaseModel):
     def _timeout_for_workers(cls, data: Any) -> Any:
         """``workers=0`` without a `sample_timeout` computes in the server process (no timeout);
         with one it is enforced in one worker process (`rewardlab.runner.execution_plan`)."""
-        if isinstance(data, dict) and data.get("workers") == 0 and "sample_timeout" not in data:
+        if isinstance(data, dict) and data.get("workers") == 0 and data.get("backend", "pool") == "pool" and "sample_timeout" not in data:
             return {**data, "sample_timeout": None}
         return data
 
@@ -120,6 +120,7 @@ class ServeSettings(BaseModel):
         if limits is None:
             return self
         update = {k: v for k in PER_REWARD if (v := getattr(limits, k)) is not None}
-        if update.get("workers") == 0 and "sample_timeout" not in update and "sample_timeout" not in self.model_fields_set:
+        if (update.get("workers") == 0 and self.backend == "pool" and "sample_timeout" not in update
+                and "sample_timeout" not in self.model_fields_set):
             update["sample_timeout"] = None  # as `_timeout_for_workers`: the default is for worker processes
         return self.model_copy(update=update)
