@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 import typer
 from pydantic import BaseModel
 
-__all__ = ["Flag", "attribute_docs", "field_defaults", "settings_options", "settings_values", "with_options"]
+__all__ = ["Flag", "attribute_docs", "defaulted", "field_defaults", "settings_options", "settings_values", "with_options"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -153,6 +153,13 @@ def settings_values(flags: Iterable[Flag], values: Mapping[str, Any]) -> dict[st
             value = int(value * flag.scale)
         out[flag.field] = value
     return out
+
+
+def defaulted(ctx: typer.Context, name: str) -> bool:
+    """Whether option `name` of the running command took its default (the user gave no value,
+    neither on the command line nor through its environment variable)."""
+    source = ctx.get_parameter_source(name)
+    return source is None or source.name in ("DEFAULT", "DEFAULT_MAP")
 
 
 def with_options(options: Sequence[inspect.Parameter], *, after: str) -> Callable[[_F], _F]:

@@ -42,7 +42,7 @@ def audit_command(
     candidates: bool = typer.Option(False, "--candidates", help="DATA is a candidate-set file (list of responses per row, Qwen eval format); labels become meta 'label'."),
     limit: int | None = typer.Option(None, "--limit", help="Audit a seeded random subset of N samples."),
     seed: int = typer.Option(0, "--seed", help="Seed of the subset."),
-    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
+    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in this process, or one worker process with --timeout)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     fail_on_flag: bool = typer.Option(False, "--fail-on-flag", help="Exit 1 when any probe is flagged (for CI)."),
     progress: bool | None = progress_option("Progress bar over the samples scored (counterfactuals included), with rate and ETA (default: on when stderr is a terminal)."),

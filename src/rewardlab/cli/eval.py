@@ -52,7 +52,7 @@ def eval_command(
     mode: str = typer.Option("auto", "--mode", help="auto | candidates | pairs | bestofk (RewardBench 2) | rmbench | process (ProcessBench) | prmbench | judge (JudgeBench) | rollouts (a `rewardlab score` output file)."),
     gold: Path | None = typer.Option(None, "--gold", help="Gold reward spec for candidate sets (e.g. the maths verifier); default: the labels column."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap interval."),
-    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in-process)."),
+    workers: int = typer.Option(0, "--workers", "-w", help="Worker processes (0 = in this process, or one worker process with --timeout)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds per sample (runs in a worker pool)."),
     threshold: float = typer.Option(0.5, "--threshold", help="ProcessBench: a step scoring below this is predicted wrong; PRMBench: a step scoring above it is predicted correct."),
     compare: list[Path] = typer.Option([], "--compare", help="Another reward spec to compare with SPEC by paired tests (repeatable)."),

@@ -8,11 +8,13 @@ from typing import Any
 
 import typer
 
-from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._options import Flag, defaulted, settings_options, settings_values, with_options
 from rewardlab.cli._progress import progress_option
+from rewardlab.core.choices import choices_of
 from rewardlab.errors import InputError, RewardLabError, UsageError
-from rewardlab.runner.options import (
-    ScoreFileOptions,  # dataclasses only: cheap to import at start-up
+from rewardlab.runner.options import (  # dataclasses only: cheap to import at start-up
+    FileBackend,
+    ScoreFileOptions,
 )
 
 
@@ -35,8 +37,10 @@ def default_output(input_path: Path) -> Path:
 
 # ScoreFileOptions fields offered on the command line; the defaults come from the dataclass.
 OPTIONS = (
-    Flag("workers", ("--workers", "-w"), help="Worker processes (default: all cores; 0 = in-process, no timeouts)."),
-    Flag("timeout", help="Seconds one sample may take before it becomes error/timeout."),
+    Flag("workers", ("--workers", "-w"), help=(
+        "Worker processes (default: all cores). 0 scores in this process, with no timeout, unless --timeout is "
+        "given: then one worker process, so the timeout is enforced.")),
+    Flag("timeout", help="Seconds one sample may take in a worker process before it becomes error/timeout (a given --timeout is always enforced)."),
     Flag("strict", help="Stop with exit code 1 at the first malformed row."),
     Flag("keep_input", help="Copy the input fields into each output row."),
     Flag("encoding", help="Text encoding of a JSONL input (default: UTF-8, or what a byte-order mark says)."),
@@ -51,6 +55,7 @@ OPTIONS = (
 
 @with_options(settings_options(ScoreFileOptions, OPTIONS), after="output")
 def score_command(
+    ctx: typer.Context,
     spec: Path = typer.Argument(..., help="Reward spec (TOML), or a registered reward name (`math.answer`)."),
     input: Path = typer.Argument(..., help="Data: .jsonl, .parquet, or a saved `datasets` folder."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write (.jsonl or .parquet). Default: INPUT.scored.jsonl"),
@@ -79,16 +84,20 @@ def score_command(
         raise UsageError("--workers must be >= 0")
     if values["timeout"] is not None and values["timeout"] <= 0:
         raise UsageError("--timeout must be positive")
-    if values["backend"] not in ("local", "ray"):
-        raise UsageError(f"unknown --backend {values['backend']!r}; use 'local' or 'ray'")
+    if values["backend"] not in choices_of(FileBackend):
+        raise UsageError(f"unknown --backend {values['backend']!r}; use {' or '.join(map(repr, choices_of(FileBackend)))}")
+    if values["log_every"] < 1:
+        raise UsageError("--log-every must be >= 1")
+    if values["workers"] == 0 and values["backend"] == "local" and defaulted(ctx, "timeout"):
+        # `-w 0` alone scores in this process: the default timeout is for worker processes; a
+        # --timeout given on the command line is enforced (in one worker process).
+        values["timeout"] = None
     out = output or default_output(input)
     options = ScoreFileOptions(
         **values,
         fields=_field_mapping(prompt_field, response_field, reference_field, field) or None,
         explode=tuple(f for item in explode for f in item.split(",") if f),
     )
-    if values["log_every"] < 1:
-        raise UsageError("--log-every must be >= 1")
     executor, served_hash, logger = None, None, None
     if remote is not None:  # the server computes; this process records the run
         from rewardlab.serve.remote import RemoteExecutor

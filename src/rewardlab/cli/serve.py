@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
+from rewardlab.cli._options import Flag, defaulted, settings_options, settings_values, with_options
 from rewardlab.errors import UsageError
 from rewardlab.serve.launch import run_server  # uvicorn and the app are imported when it runs
 from rewardlab.serve.settings import ServeSettings  # pydantic only: cheap to import at start-up
@@ -53,6 +53,7 @@ SETTINGS = (
 
 @with_options([*settings_options(run_server, SERVER), *settings_options(ServeSettings, SETTINGS)], after="specs")
 def serve_command(
+    ctx: typer.Context,
     specs: list[str] = typer.Argument(..., help="Reward specs (TOML); NAME=PATH serves a spec under NAME."),
     cache: Path | None = typer.Option(None, "--cache", help="Result cache file (default: $REWARDLAB_CACHE or ~/.cache/rewardlab/results.sqlite)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not cache results."),
@@ -68,6 +69,8 @@ def serve_command(
 
     values = settings_values(SETTINGS, settings)
     values["token"] = values["token"] or None
+    if values["workers"] == 0 and values["backend"] == "pool" and defaulted(ctx, "sample_timeout"):
+        del values["sample_timeout"]  # `-w 0` alone is the server process; a given --timeout is enforced
     values["openrlhf_special_tokens"] = _special_tokens(openrlhf_tokenizer, openrlhf_keep_special_tokens)
     try:
         server_settings = ServeSettings(**values, per_reward=_overrides(per_reward))

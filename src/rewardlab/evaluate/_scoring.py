@@ -50,9 +50,10 @@ def scorer(
     reward: Reward, *, workers: int = 0, timeout: float | None = None,
     progress: Progress | None = None, on_batch: Progress | None = None, chunk_size: int = CHUNK_SAMPLES,
 ) -> Iterator[ScoreFn]:
-    """A function scoring a list of samples. With `workers` or `timeout`, scoring runs in a
-    `WorkerPool` (hung or crashed samples become `error/timeout` or `error/crash` results);
-    otherwise in this process with `reward.score_batch`, `chunk_size` samples per call.
+    """A function scoring a list of samples, on the executor `rewardlab.runner.make_executor`
+    chooses: worker processes (hung or crashed samples become `error/timeout` or `error/crash`
+    results) when `workers` > 0 or a `timeout` is set, otherwise this process, `chunk_size`
+    samples per `score_batch` call.
 
     `progress(n)` is called as `n` more samples are scored, `on_batch(n)` before a list of `n`
     is (default: the callbacks of an enclosing `reporting_progress`). A group reward
@@ -60,25 +61,28 @@ def scorer(
     between groups (`runner.groups.split_at_units`), so a group larger than `chunk_size` is one
     chunk.
     """
+    from rewardlab.runner import InlineExecutor, PoolExecutor, WorkerPool, make_executor
+
     if progress is None and on_batch is None:
         progress, on_batch = _REPORTING.get()
     done = progress or (lambda n: None)
     announce = on_batch or (lambda n: None)
-    if workers <= 0 and timeout is None:
-        def in_process(batch: list[Sample]) -> list[RewardResult]:
-            announce(len(batch))
+    executor = make_executor(reward, workers=workers, timeout=timeout)
+
+    def scored(batch: list[Sample]) -> list[RewardResult]:
+        announce(len(batch))
+        if isinstance(executor, InlineExecutor):
             return _chunked(reward, batch, chunk_size, done)
+        if isinstance(executor, PoolExecutor) and isinstance(executor.pool, WorkerPool):
+            return executor.pool.map(batch, progress=progress)  # as each result comes back
+        results = executor.map(batch)
+        done(len(batch))
+        return results
 
-        yield in_process
-        return
-    from rewardlab.runner import WorkerPool
-
-    with WorkerPool(reward, workers=workers or None, timeout=timeout) as pool:
-        def pooled(batch: list[Sample]) -> list[RewardResult]:
-            announce(len(batch))
-            return pool.map(batch, progress=progress)
-
-        yield pooled
+    try:
+        yield scored
+    finally:
+        executor.close()
 
 
 def _chunked(reward: Reward, batch: list[Sample], size: int, done: Progress) -> list[RewardResult]:

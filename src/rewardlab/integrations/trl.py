@@ -160,7 +160,8 @@ class TRLReward:
         on_missing_reference: for a completion without a reference whose total is still `ok`
             (see the module doc): `"score"` returns that total (the default), `"skip"` returns
             None. Either way the first one raises a `MissingReferenceWarning`.
-        workers: score in a long-lived pool of this many worker processes (0: in process).
+        workers: score in a long-lived pool of this many worker processes (0: in process, or
+            one worker process when `timeout` is set; `rewardlab.runner.execution_plan`).
         timeout: per-sample seconds in the pool (a hung sample becomes `error/timeout`).
         name: the name TRL logs this reward under (default: the spec's reward name).
         num_generations: `GRPOConfig.num_generations`, for group rewards (see the module doc);
@@ -278,14 +279,12 @@ class TRLReward:
         )
 
     def _score(self, samples: list[Sample]) -> list[RewardResult]:
-        if self.workers <= 0 and self.timeout is None:
-            return self.reward.score_batch(samples)
-        if self._pool is None:
-            from rewardlab.runner import WorkerPool
+        if self._pool is None:  # the executor `make_executor` chooses, made on first use
+            from rewardlab.runner import InlineExecutor, make_executor
 
-            self._pool = WorkerPool(self.reward, workers=max(1, self.workers), timeout=self.timeout)
-            self._pool.__enter__()
-            atexit.register(self.close)
+            self._pool = make_executor(self.reward, workers=self.workers, timeout=self.timeout)
+            if not isinstance(self._pool, InlineExecutor):
+                atexit.register(self.close)
         return list(self._pool.map(samples))
 
     def _value(self, result: RewardResult) -> float | None:

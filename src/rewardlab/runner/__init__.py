@@ -5,7 +5,14 @@ The runner sits between `compose` (what to compute) and `cli`/`serve` (who asks 
 ARCHITECTURE.md for the layers.
 """
 
-from rewardlab.runner.executors import Executor, InlineExecutor, PoolExecutor, make_executor
+from rewardlab.runner.executors import (
+    ExecutionPlan,
+    Executor,
+    InlineExecutor,
+    PoolExecutor,
+    execution_plan,
+    make_executor,
+)
 from rewardlab.runner.io import RowWriter, iter_raw_rows, read_samples
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.pool import PoolStats, ProcessPool, WorkerPool, default_workers
@@ -15,6 +22,7 @@ from rewardlab.runner.summary import ColumnStats, RunSummary
 
 __all__ = [
     "ColumnStats",
+    "ExecutionPlan",
     "Executor",
     "InlineExecutor",
     "PoolExecutor",
@@ -25,6 +33,7 @@ __all__ = [
     "ScoreFileOptions",
     "WorkerPool",
     "default_workers",
+    "execution_plan",
     "iter_raw_rows",
     "make_executor",
     "read_samples",

@@ -10,26 +10,37 @@ a resumable run (`rewardlab.runner.run`) and the server's batcher do not care wh
   worker is replaced, while the caller carries on.
 * ``ray`` — `rewardlab.runner.ray.RayExecutor`: chunks of the batch as Ray tasks.
 
-A reward that batches a model in its own process (`batches_in_process`: `model.hf`,
-`model.hf_prm`) is scored whole: ``pool`` becomes ``inline`` (worker processes would each load
-the weights and score the batch in slices), and on Ray each batch is one task.
+Which one runs is decided in one place, `execution_plan`, for every path that takes `workers` and
+`timeout` (`rewardlab.score`, `score_file`, the evaluate runs, the TRL adapter, the server):
+
+1. ``backend="ray"``: Ray tasks (a reward that `batches_in_process` is one task per batch).
+2. A reward that batches a model in this process (`batches_in_process`: `model.hf`,
+   `model.hf_prm`) runs ``inline``, whole batches on its one loaded copy: worker processes would
+   each load the weights and score the batch in slices. The timeout does not apply to it.
+3. ``backend="inline"``: this process, by the caller's explicit choice; no timeout is enforced.
+4. ``backend="pool"``: ``workers=None`` is all cores; ``workers=0`` is this process when
+   `timeout` is ``None``, and one worker process when a timeout is set, because a timeout the
+   caller asked for is always enforced and only a killable process can enforce it
+   (`rewardlab.runner.pool.pool_size`).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observation
 from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, group_keys
-from rewardlab.errors import UsageError
+from rewardlab.core.choices import check_choice
+from rewardlab.errors import ConfigError
 from rewardlab.runner.groups import scatter, units_of
-from rewardlab.runner.pool import ProcessPool, WorkerPool
+from rewardlab.runner.pool import ProcessPool, WorkerPool, pool_size
 
-__all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process", "executor_group_keys",
-           "make_executor"]
+__all__ = ["Backend", "ExecutionPlan", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process",
+           "execution_plan", "executor_group_keys", "make_executor"]
 
 Backend = Literal["inline", "pool", "ray"]
 
@@ -86,11 +97,12 @@ class PoolExecutor:
 
     Args:
         reward: the reward each worker process scores with (the workers are forked).
-        workers: worker processes.
+        workers: worker processes (``None``: all cores; ``0`` as in `execution_plan`).
         timeout: per-sample seconds before a worker is killed (``None``: no limit).
+        chunk_size: samples per message to a worker (``None``: adapts to ~50 ms of work).
     """
 
-    def __init__(self, reward: Reward, *, workers: int, timeout: float | None):
+    def __init__(self, reward: Reward, *, workers: int | None, timeout: float | None, chunk_size: int | None = None):
         self.reward = reward
         self.group_keys = group_keys(reward)
         self.observer = reward.observer if isinstance(reward, Composite) else None
@@ -98,9 +110,10 @@ class PoolExecutor:
         if isinstance(reward, Composite) and self.observer is not None:
             # Observed: each item is a list (one sample, or a group reward's whole group).
             job = _ObservedScore(reward)
-            self.pool = ProcessPool(job, _unobserved_failure, workers=workers, timeout=timeout, item_weight=len)
+            self.pool = ProcessPool(job, _unobserved_failure, workers=workers, timeout=timeout, chunk_size=chunk_size,
+                                    item_weight=len)  # fmt: skip
         else:
-            self.pool = WorkerPool(reward, workers=workers, timeout=timeout)
+            self.pool = WorkerPool(reward, workers=workers, timeout=timeout, chunk_size=chunk_size)
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
         if isinstance(self.pool, WorkerPool):
@@ -143,29 +156,64 @@ def replay(observer: ComponentObserver | None, observations: Iterable[Sequence[O
             observer.observe(component, seconds, samples)
 
 
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """Where a reward's batches run: ``inline`` (this process), ``pool`` (`workers` processes,
+    each sample killed after `timeout` seconds) or ``ray``."""
+
+    where: Backend
+    workers: int  # processes of the pool (0 unless ``where == "pool"``)
+    timeout: float | None  # what is enforced (None: nothing)
+
+
+def execution_plan(
+    reward: Reward, *, backend: Backend = "pool", workers: int | None = 2, timeout: float | None = None
+) -> ExecutionPlan:
+    """The one rule of where `reward` runs for `backend`, `workers` and `timeout` (see the module
+    doc): ``workers=0`` is this process without a timeout and one worker process with one; a
+    reward that `batches_in_process` runs here; ``inline`` and ``ray`` are what they say.
+
+    Raises:
+        ConfigError: unknown backend, negative workers, or a timeout that is not positive.
+    """
+    check_choice("backend", backend, Backend)
+    if workers is not None and workers < 0:
+        raise ConfigError(f"workers must be >= 0 (0: in this process), got {workers}")
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(f"timeout must be > 0 seconds or None (no limit), got {timeout}")
+    if backend == "ray":
+        return ExecutionPlan("ray", 0, timeout)
+    if backend == "inline" or batches_in_process(reward):
+        return ExecutionPlan("inline", 0, None)
+    processes = pool_size(workers, timeout)
+    if processes == 0:
+        return ExecutionPlan("inline", 0, None)
+    return ExecutionPlan("pool", processes, timeout)
+
+
 def make_executor(
     reward: Reward,
     *,
     backend: Backend = "pool",
-    workers: int = 2,
+    workers: int | None = 2,
     timeout: float | None = None,
     ray_address: str | None = None,
+    chunk_size: int | None = None,
 ) -> Executor:
-    """Build the executor for `backend` (``pool`` with ``workers=0`` is ``inline``, and so is
-    ``pool`` for a reward that `batches_in_process`; on Ray such a reward is one task per batch).
+    """The executor `execution_plan` chooses for `backend`, `workers` and `timeout`.
 
-    `ray_address` is the Ray cluster to join when Ray is not initialised yet (default: a local Ray).
+    `ray_address` is the Ray cluster to join when Ray is not initialised yet (default: a local
+    Ray); `chunk_size` is samples per message to a pool worker (default: adaptive).
 
     Raises:
-        UsageError: unknown backend name.
+        ConfigError: unknown backend, negative workers, or a timeout that is not positive.
     """
-    if backend == "inline" or (backend == "pool" and (workers <= 0 or batches_in_process(reward))):
+    plan = execution_plan(reward, backend=backend, workers=workers, timeout=timeout)
+    if plan.where == "inline":
         return InlineExecutor(reward)
-    if backend == "pool":
-        return PoolExecutor(reward, workers=workers, timeout=timeout)
-    if backend == "ray":
-        from rewardlab.runner.ray import RayExecutor
+    if plan.where == "pool":
+        return PoolExecutor(reward, workers=plan.workers, timeout=plan.timeout, chunk_size=chunk_size)
+    from rewardlab.runner.ray import RayExecutor
 
-        whole = sys.maxsize if batches_in_process(reward) else None  # one task, one loaded copy per batch
-        return RayExecutor(reward, timeout=timeout, address=ray_address, chunk_size=whole)
-    raise UsageError(f"unknown backend {backend!r}; use 'inline', 'pool' or 'ray'")
+    whole = sys.maxsize if batches_in_process(reward) else None  # one task, one loaded copy per batch
+    return RayExecutor(reward, timeout=timeout, address=ray_address, chunk_size=whole)

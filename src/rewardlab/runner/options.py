@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ScoreFileOptions"]
+from rewardlab.core.choices import check_choice
+from rewardlab.errors import ConfigError
+
+__all__ = ["FileBackend", "ScoreFileOptions"]
+
+#: where `score_file` computes without an executor: worker processes here, or Ray
+FileBackend = Literal["local", "ray"]
 
 
 @dataclass
@@ -18,6 +24,14 @@ class ScoreFileOptions:
     A run is *recorded* (rows kept in the run store as they finish, so it can resume) with
     `resume`, with the Ray backend, or when `score_file` is given an executor (a reward
     server); otherwise rows stream through the local worker pool straight to the output.
+
+    `workers` and `timeout` follow the one rule of `rewardlab.runner.executors.execution_plan`:
+    ``workers=0`` scores in this process only with ``timeout=None``; with a timeout (the 60 s
+    default included) it runs one worker process, so the timeout is enforced. A reward that
+    batches a model in this process (`model.hf`) is scored here, in whole batches.
+
+    Raises:
+        ConfigError: at construction, for a value no run could use (naming the field).
     """
 
     workers: int | None = None  # None: all cores
@@ -31,7 +45,7 @@ class ScoreFileOptions:
     limit: int | None = None
     explode: tuple[str, ...] = ()  # list fields to turn into one row per element (streaming only)
     resume: bool = False  # keep the rows an interrupted run with the same run id recorded
-    backend: Literal["local", "ray"] = "local"
+    backend: FileBackend = "local"
     ray_address: str | None = None  # Ray cluster for backend "ray" (None: start a local Ray)
     run_store: Path | None = None  # the run store file of a recorded run (None: the default cache)
     run_id: str | None = None  # None: derived from spec, input, output and limit (`run_id_for`)
@@ -40,3 +54,16 @@ class ScoreFileOptions:
     record_every: int = 256
     # With a logger (`--log`): one TensorBoard/W&B step per this many rows.
     log_every: int = 256
+
+    def __post_init__(self) -> None:
+        check_choice("backend", self.backend, FileBackend)
+        if self.workers is not None and self.workers < 0:
+            raise ConfigError(f"workers must be >= 0 (0: in this process) or None (all cores), got {self.workers}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds or None (no limit), got {self.timeout}")
+        for name in ("chunk_size", "record_every", "log_every"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1, got {value}")
+        if self.limit is not None and self.limit < 0:
+            raise ConfigError(f"limit must be >= 0, got {self.limit}")

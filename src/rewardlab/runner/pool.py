@@ -57,6 +57,17 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def pool_size(workers: int | None, timeout: float | None) -> int:
+    """Worker processes for `workers` and `timeout`: ``None`` is all cores; ``0`` is none (this
+    process) unless a timeout is set, which only a killable process can enforce: then one.
+
+    This is the pool's half of the one rule of where rewards run
+    (`rewardlab.runner.executors.execution_plan`)."""
+    if workers is None:
+        return default_workers()
+    return 1 if workers == 0 and timeout is not None else workers
+
+
 def _exit_with_parent() -> None:
     """Ask Linux to SIGKILL this worker when the thread that forked it dies (PR_SET_PDEATHSIG).
 
@@ -164,8 +175,9 @@ class ProcessPool(Generic[Item, Out]):
         job: the function run in the workers, once per item.
         on_error: builds the output for an item whose worker timed out or died:
             `on_error(item, ErrorKind.TIMEOUT | ErrorKind.CRASH, message) -> out`.
-        workers: number of processes (default: all cores). 0 runs in this process, without
-            timeouts (useful for debugging and for tiny batches).
+        workers: number of processes (default: all cores). 0 runs in this process (useful for
+            debugging and for tiny batches), unless `timeout` is set: a timeout is always
+            enforced, so then one worker process runs the items (`pool_size`).
         timeout: seconds one item may take (wall clock) before its worker is killed.
         chunk_size: items per message; default adapts to ~50 ms of work per chunk.
         max_tasks_per_worker: recycle a worker after this many chunks (bounds slow leaks).
@@ -189,7 +201,7 @@ class ProcessPool(Generic[Item, Out]):
         if workers is not None and workers < 0:
             raise ConfigError(f"workers must be >= 0, got {workers}")
         self.job, self.on_error = job, on_error
-        self.n_workers = default_workers() if workers is None else workers
+        self.n_workers = pool_size(workers, timeout)
         self.timeout = timeout
         self.fixed_chunk = chunk_size
         self.max_tasks_per_worker = max_tasks_per_worker

@@ -14,7 +14,7 @@ from rewardlab.compose import build
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
-from rewardlab.runner.executors import Executor, batches_in_process, make_executor
+from rewardlab.runner.executors import Executor, batches_in_process, execution_plan, make_executor
 from rewardlab.runner.groups import whole_groups_within
 from rewardlab.runner.io import (
     RowScorer,
@@ -29,7 +29,7 @@ from rewardlab.runner.io import (
     score_prepared,
 )
 from rewardlab.runner.options import ScoreFileOptions
-from rewardlab.runner.pool import ProcessPool, WorkerPool, default_workers
+from rewardlab.runner.pool import ProcessPool
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.runner.run import score_file_resumable
 from rewardlab.runner.summary import RunSummary
@@ -69,9 +69,10 @@ def score(
             name of one reward (`"math.answer"`, with its default parameters).
         samples: `Sample`s or dicts with the same field names. A malformed dict gets an
             `error/invalid_input` result; the others are still scored.
-        workers: worker processes; 0 (default) scores in this process. With `timeout` set,
-            at least one worker is used so a hung sample can be killed. A model reward
-            (`batches_in_process`) is always scored here, in its own batches.
+        workers: worker processes; 0 (default) scores in this process, unless `timeout` is
+            set: then one worker process, so the timeout is enforced. A model reward
+            (`batches_in_process`) is always scored here, in its own batches
+            (`rewardlab.runner.executors.execution_plan` is the rule).
         timeout: seconds a sample may take before it gets `error/timeout`.
         fields: maps Sample field names to the dicts' keys, as `--response-field` and
             `--field` do on the command line: `{"response": "completion", "reference": "answer"}`.
@@ -94,13 +95,11 @@ def score(
     reward = build(spec)
     stamp_hash = core_spec_hash(reward)
     prepared = [as_sample(s, i, fields) for i, s in enumerate(samples, start=1)]
-    if timeout is not None and workers == 0:
-        workers = 1
-    if workers == 0 or batches_in_process(reward):  # a model reward batches its one loaded copy here
-        out = score_prepared(prepared, reward.score_batch)
-    else:
-        with WorkerPool(reward, workers=workers, timeout=timeout) as pool:
-            out = score_prepared(prepared, pool.map)
+    executor = make_executor(reward, workers=workers, timeout=timeout)
+    try:
+        out = score_prepared(prepared, executor.map)
+    finally:
+        executor.close()
     return [r.stamped(stamp_hash) for r in out]
 
 
@@ -156,8 +155,7 @@ def score_file(
     if executor is None:
         reward = build(spec)
         spec_hash = core_spec_hash(reward)
-        workers = default_workers() if opts.workers is None else opts.workers
-        own = executor = make_executor(reward, backend="ray" if opts.backend == "ray" else "pool", workers=workers,
+        own = executor = make_executor(reward, backend="ray" if opts.backend == "ray" else "pool", workers=opts.workers,
                                        timeout=opts.timeout, ray_address=opts.ray_address)  # fmt: skip
     store = RunStore(opts.run_store or default_cache_path())
     try:
@@ -200,11 +198,12 @@ def _stream_file(
     summary = RunSummary()
     started = time.perf_counter()
     scored_rows: Iterable[ScoredRow]
-    if batches_in_process(reward):
+    plan = execution_plan(reward, workers=opts.workers, timeout=opts.timeout)
+    if plan.where == "inline" and batches_in_process(reward):
         pool = None
         scored_rows = _scored_in_batches(job, rows, MODEL_CHUNK_ROWS)
-    else:
-        pool = ProcessPool(job, job.on_error, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
+    else:  # worker processes, or (plan.workers == 0) row by row in this process
+        pool = ProcessPool(job, job.on_error, workers=plan.workers, timeout=plan.timeout, chunk_size=opts.chunk_size)
         scored_rows = pool.imap(rows)
     with pool or contextlib.nullcontext(), writer:
         for scored in scored_rows:
@@ -260,11 +259,11 @@ def _score_file_by_groups(
     if on_total is not None:
         on_total(len(prepared))
     items = [item for _, _, item in prepared]
-    if batches_in_process(reward):  # a model in the spec: one loaded copy, its own batches
-        results = score_prepared(items, reward.score_batch)
-    else:
-        with WorkerPool(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size) as pool:
-            results = score_prepared(items, pool.map)
+    executor = make_executor(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
+    try:
+        results = score_prepared(items, executor.map)
+    finally:
+        executor.close()
     stamp, summary = core_spec_hash(reward), RunSummary()
     with RowWriter(output_path) as writer:
         for (number, row, _), result in zip(prepared, results, strict=True):

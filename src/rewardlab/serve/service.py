@@ -169,11 +169,9 @@ class RewardService:
 
     def _default_executor(self, name: str, reward: Reward) -> Executor:
         s = self.settings.for_reward(name)
-        # A reward that batches a model in this process (`batches_in_process`) keeps its one
-        # loaded copy: worker processes would each hold the weights and cut the cross-client
-        # batch into per-worker chunks.
-        backend = "inline" if s.backend == "pool" and batches_in_process(reward) else s.backend
-        return make_executor(reward, backend=backend, workers=s.workers, timeout=s.sample_timeout)
+        # `make_executor` keeps a reward that batches a model in this process (`batches_in_process`)
+        # on its one loaded copy: worker processes would each hold the weights.
+        return make_executor(reward, backend=s.backend, workers=s.workers, timeout=s.sample_timeout)
 
     # -- lookups -----------------------------------------------------------------------------
     def get(self, name: str) -> Hosted:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rewardlab.runner.executors import Backend
 
@@ -44,7 +45,12 @@ class ServeSettings(BaseModel):
     # -- execution ---------------------------------------------------------------------------
     backend: Backend = Field(default="pool", description="pool (worker processes), inline (server threads) or ray")
     # 2 workers: the reference machine has 2 cores; more only adds context switches.
-    workers: int = Field(default=2, ge=0, description="worker processes per reward (pool backend); 0 means inline")
+    workers: int = Field(
+        default=2, ge=0,
+        description="worker processes per reward (pool backend); 0: in the server process, or one worker process when a sample_timeout is given",
+    )
+    # 60 s applies to worker processes; workers=0 without a sample_timeout given is the server
+    # process, where nothing can be killed, so it resolves to None (`_timeout_for_workers`).
     sample_timeout: float | None = Field(default=60.0, gt=0, description="seconds per sample before its worker is killed")
     # 256 is what trainers send per micro-batch (and what the benchmark uses).
     max_batch: int = Field(default=256, ge=1, description="samples per backend batch, across clients")
@@ -89,6 +95,15 @@ class ServeSettings(BaseModel):
         default=(), description="CIDRs whose clients may POST /get_reward without the token"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _timeout_for_workers(cls, data: Any) -> Any:
+        """``workers=0`` without a `sample_timeout` computes in the server process (no timeout);
+        with one it is enforced in one worker process (`rewardlab.runner.execution_plan`)."""
+        if isinstance(data, dict) and data.get("workers") == 0 and data.get("backend", "pool") == "pool" and "sample_timeout" not in data:
+            return {**data, "sample_timeout": None}
+        return data
+
     @field_validator("openrlhf_trusted_networks")
     @classmethod
     def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -105,4 +120,7 @@ class ServeSettings(BaseModel):
         if limits is None:
             return self
         update = {k: v for k in PER_REWARD if (v := getattr(limits, k)) is not None}
+        if (update.get("workers") == 0 and self.backend == "pool" and "sample_timeout" not in update
+                and "sample_timeout" not in self.model_fields_set):
+            update["sample_timeout"] = None  # as `_timeout_for_workers`: the default is for worker processes
         return self.model_copy(update=update)
