@@ -26,7 +26,7 @@ from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observ
 from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, group_keys
 from rewardlab.errors import UsageError
 from rewardlab.runner.groups import scatter, units_of
-from rewardlab.runner.pool import ProcessPool, WorkerPool
+from rewardlab.runner.pool import PoolStats, ProcessPool, WorkerPool
 
 __all__ = ["Backend", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process", "executor_group_keys",
            "make_executor"]
@@ -109,6 +109,11 @@ class PoolExecutor:
         outs = self.pool.map([[samples[i] for i in unit] for unit in units])
         replay(self.observer, (seen for _, seen in outs))
         return scatter(units, [results for results, _ in outs], len(samples))
+
+    @property
+    def stats(self) -> PoolStats:
+        """The pool's live counts of timeouts, crashes and restarts."""
+        return self.pool.stats
 
     def close(self) -> None:
         self.pool.close()
