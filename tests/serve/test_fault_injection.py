@@ -407,7 +407,7 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     started = time.monotonic()
     locker = CacheLocker(str(tmp_path / "cache.sqlite"), random.Random(SEED + 4))
     plain_seen: list[tuple[str, dict[str, Any]]] = []
-    with LiveServer(app) as server, Killer(pool, random.Random(SEED + 3), every=(0.003, 0.015)) as killer, locker, httpx.Client(base_url=server.url, timeout=30) as ops:
+    with LiveServer(app) as server, Killer(pool, random.Random(SEED + 3), every=(0.001, 0.006)) as killer, locker, httpx.Client(base_url=server.url, timeout=30) as ops:
         for burst in range(bursts):
             rows = make_rows(rng, 500, per_burst, tag=f"{burst}.")
             # Repeat plain rows of earlier bursts: answered from the cache, or shared in flight.
@@ -456,7 +456,7 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     injected["kill"], injected["lock"] = killer.kills, locker.spells
     print(f"injected into the server: {dict(injected)}; rows killed: {len(killed)}")
     assert all(injected[kind] >= AT_LEAST for kind in (*BAD_KINDS, "lock")), injected
-    assert killer.kills >= 20
+    assert killer.kills >= 100  # about 250 here; the pool test above holds the 200 kills for certain
     cache.close()
 
 
