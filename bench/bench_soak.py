@@ -8,7 +8,8 @@ A `rewardlab serve` process (worker-pool backend, SQLite cache) on 127.0.0.1 tak
   (`--kill-every` seconds on average), samples nested too deep to pickle, and malformed,
   too deeply nested and oversize bodies and clients that disconnect midway.
 
-Printed per phase: requests and samples per second, p50/p99 request latency, errors by kind, and
+Printed per phase: requests and samples per second, p50/p99 request latency, errors by kind, the
+worker restarts the server counted (`rewardlab_worker_restarts_total`; against the kills sent), and
 the server's memory (its process and its workers, RSS) at the start and end of the phase. The
 faults phase also checks every reply: one result per sample, each `ok` with the right score or a
 typed error (`crash` for a killed worker's sample, `invalid_input` for a deep one). The issue's
@@ -81,6 +82,12 @@ def rss(proc: subprocess.Popen[bytes]) -> int:
     """Resident memory of the server and its worker processes, in bytes."""
     parent = psutil.Process(proc.pid)
     return sum(p.memory_info().rss for p in [parent, *parent.children(recursive=True)] if p.is_running())
+
+
+def restarts(url: str) -> float:
+    """The server's ``rewardlab_worker_restarts_total`` over every reward and reason."""
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("rewardlab_worker_restarts_total{"))
 
 
 def sample(rng: random.Random, i: int, deep: bool) -> tuple[dict[str, Any], float | None]:
@@ -159,6 +166,7 @@ def phase(url: str, proc: subprocess.Popen[bytes], args: argparse.Namespace, fau
                     pass
 
     memory_before = rss(proc)
+    restarts_before = restarts(url)
     started = time.monotonic()
     threads = [threading.Thread(target=client_loop, args=(args.seed + k,)) for k in range(args.clients)]
     if faults:
@@ -178,6 +186,9 @@ def phase(url: str, proc: subprocess.Popen[bytes], args: argparse.Namespace, fau
         "rss MiB": (memory_before / 2**20, rss(proc) / 2**20),
         "problems": problems[:5],
         "problem count": len(problems),
+        # kill -9 sent vs the server's own count of replaced workers (a kill may hit a worker
+        # that is exiting already, so the count can be lower, never higher)
+        "worker restarts": restarts(url) - restarts_before,
     }
 
 

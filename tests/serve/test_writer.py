@@ -99,3 +99,21 @@ def test_close_without_rows_returns_at_once(tmp_path, busy):
     started = time.monotonic()
     writer.close()
     assert time.monotonic() - started < 1.0
+
+
+def test_a_failed_write_in_the_callers_thread_is_counted_not_raised(tmp_path, caplog):
+    """Past the limit the caller (a batch's thread) writes: a write that fails there (a full
+    disk, a locked file) must not fail the batch whose results were computed; it is logged and
+    counted like the writer thread's."""
+    store = ResultStore(tmp_path / "c.sqlite")
+    counted: list[int] = []
+    writer = CacheWriter(store, "h", "r", high_water=10_000, limit=5, on_failure=counted.append)
+    writer.set_busy(True)
+    writer.add(_rows(0, 5))
+    store.close()  # every write fails from now on
+    with caplog.at_level(logging.ERROR, logger="rewardlab.serve.writer"):
+        writer.add(_rows(5, 3))  # behind: this thread writes, and the write fails
+    assert counted == [3] and writer.failed == 3
+    assert "3 results could not be written to the cache" in caplog.text
+    writer.close()
+    assert writer.failed == 8 and sum(counted) == 8

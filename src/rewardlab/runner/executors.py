@@ -37,7 +37,7 @@ from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, gr
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError
 from rewardlab.runner.groups import scatter, units_of
-from rewardlab.runner.pool import ProcessPool, WorkerPool, pool_size
+from rewardlab.runner.pool import PoolStats, ProcessPool, WorkerPool, pool_size
 
 __all__ = ["Backend", "ExecutionPlan", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process",
            "execution_plan", "executor_group_keys", "make_executor"]
@@ -122,6 +122,11 @@ class PoolExecutor:
         outs = self.pool.map([[samples[i] for i in unit] for unit in units])
         replay(self.observer, (seen for _, seen in outs))
         return scatter(units, [results for results, _ in outs], len(samples))
+
+    @property
+    def stats(self) -> PoolStats:
+        """The pool's live counts of timeouts, crashes and restarts."""
+        return self.pool.stats
 
     def close(self) -> None:
         self.pool.close()

@@ -5,7 +5,8 @@ Why not `concurrent.futures.ProcessPoolExecutor`: it cannot kill one worker stuc
 every worker reports which item it is on and since when (a shared array, no messages), so the
 parent can kill exactly the stuck worker, give that item an `error/timeout`, start a new worker
 and re-queue the rest of its chunk. A worker that dies (segfault, `os._exit`, OOM kill) gives
-its current item `error/crash` the same way. Timeouts never use `signal.alarm`: it works only in the main thread and cannot interrupt C code.
+its current item `error/crash` the same way; one that dies before starting its chunk has its
+chunk sent again, once, before the chunk's first item is blamed. Timeouts never use `signal.alarm`: it works only in the main thread and cannot interrupt C code.
 
 Items travel in chunks so cheap rewards are not dominated by inter-process messages; the chunk
 size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
@@ -331,6 +332,7 @@ class _Dispatch(Generic[Item, Out]):
         self.emitted = 0  # next stream position to yield
         self.queue: deque[list[tuple[int, Item]]] = deque()  # re-queued work first
         self.done: dict[int, Out] = {}
+        self.resent: set[int] = set()  # first positions of chunks sent again (see `_resend`)
         self.limit = pool.n_workers * _MAX_CHUNK * 2  # read-ahead bound (memory)
         length = getattr(items, "__length_hint__", None)
         self.total_hint = length() if length else None
@@ -494,6 +496,22 @@ class _Dispatch(Generic[Item, Out]):
         for (pos, _), out in zip(task.entries, outs, strict=True):
             self.done[pos] = out
 
+    def _resend(self, w: _Worker, task: _Task[Item]) -> bool:
+        """A worker that died before starting its chunk's first item: send the whole chunk
+        again, once (True), blaming no item. Most such deaths are not the chunk's doing: a
+        worker killed while idle (the OOM killer, kill -9) may still look alive when the chunk
+        is sent, since a signal lands asynchronously. A chunk whose worker dies before starting
+        it a second time is blamed (False): its first item may be what kills it."""
+        first = task.entries[0][0]
+        if first in self.resent:
+            return False
+        self.resent.add(first)
+        self.queue.appendleft(task.entries)
+        self.pool.stats.crashes += 1
+        w.task = None
+        self.pool.replace(w)
+        return True
+
     def _fail(self, w: _Worker, kind: ErrorKind, message: str) -> None:
         """The worker's current item gets `kind`; the rest of its chunk is re-queued."""
         task = w.task
@@ -501,7 +519,9 @@ class _Dispatch(Generic[Item, Out]):
             return
         index = min(int(w.progress[0]), len(task.entries) - 1)
         if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] == 0:
-            index = 0  # died before starting: blame the first item, re-run the others
+            if self._resend(w, task):
+                return
+            index = 0  # died before starting, twice: blame the first item, re-run the others
         pos, item = task.entries[index]
         self.done[pos] = self.pool.on_error(item, kind, message)
         rest = task.entries[:index] + task.entries[index + 1 :]

@@ -6,10 +6,11 @@
 
 The reward object is put in Ray's object store once (``ray.put``) and every task scores a
 chunk with ``reward.score_batch`` — the same code path as the local backend, so results are
-identical. A chunk whose task fails (its worker died, the node was lost) or runs past
-`timeout` seconds is cancelled and its samples get `error/crash` or `error/timeout` results:
-a batch never loses a row. Ray retries a task whose worker died (``max_retries``) before
-that happens.
+identical. A chunk whose task runs past `timeout` seconds is cancelled and its samples get
+`error/timeout`; a chunk whose task fails (its worker died, the node was lost) after Ray's
+retries (``max_retries``) is scored again one sample per task, so that only the sample whose
+task fails gets `error/crash` (a group reward's chunk, whole groups, fails as one): a batch
+never loses a row.
 
 Running on a cluster: start Ray on every node (``ray start --head`` on one,
 ``ray start --address=HEAD:6379`` on the others), make rewardlab importable on every node,
@@ -33,6 +34,10 @@ from rewardlab.runner.executors import replay
 from rewardlab.runner.groups import scatter, split_at_units
 
 __all__ = ["RayExecutor", "ensure_ray"]
+
+# A submitted chunk: its task's ref (None: nothing sent), the samples sent, each position's
+# refusal (a sample that could not be serialised) or None.
+_Submitted = tuple[Any, list[Sample], list[RewardResult | None]]
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None) -> Any:
@@ -119,10 +124,23 @@ class RayExecutor:
         chunks = [[samples[i] for i in piece] for piece in pieces]
         submitted = [self._submit(chunk) for chunk in chunks]
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        outs = [self._merge(ref, sent, refused, deadline) for ref, sent, refused in submitted]
-        return scatter(pieces, outs, len(samples))
+        return scatter(pieces, self._collect_all(submitted, deadline), len(samples))
 
-    def _submit(self, chunk: list[Sample]) -> tuple[Any, list[Sample], list[RewardResult | None]]:
+    def _collect_all(self, submitted: list[_Submitted], deadline: float | None) -> list[list[RewardResult]]:
+        """Each chunk's results, taken as the chunks finish: a failed chunk is scored again at
+        once (`_one_by_one`), not after a slow chunk before it has used up the time left."""
+        outs: list[list[RewardResult] | None] = [None] * len(submitted)
+        waiting = {ref: k for k, (ref, _, _) in enumerate(submitted) if ref is not None}
+        while waiting:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _ = self._ray.wait(list(waiting), num_returns=1, timeout=remaining)
+            if not ready:
+                break  # the time is up: what is left is cancelled below, as timeouts
+            k = waiting.pop(ready[0])
+            outs[k] = self._merge(*submitted[k], deadline)
+        return [out if out is not None else self._merge(*entry, deadline) for out, entry in zip(outs, submitted, strict=True)]
+
+    def _submit(self, chunk: list[Sample]) -> _Submitted:
         """Start the task of `chunk`: (its ref or None, the samples sent, each position's refusal
         or None). A sample Ray cannot serialise (nested too deep, a lock in `meta`) is that row's
         `error/invalid_input` and the rest are sent; for a group reward, its whole chunk (a vote
@@ -164,10 +182,19 @@ class RayExecutor:
             msg = f"Ray task exceeded the timeout of {self.timeout:g}s; cancelled"
             return [RewardResult.failure(ErrorKind.TIMEOUT, msg)] * len(chunk)
         except ray.exceptions.RayError as exc:
+            if len(chunk) > 1 and not self.group_keys:
+                return self._one_by_one(chunk, deadline)
             msg = f"Ray task failed: {type(exc).__name__}: {str(exc)[:500]}"
             return [RewardResult.failure(ErrorKind.CRASH, msg)] * len(chunk)
         replay(self.reward.observer if isinstance(self.reward, Composite) else None, [seen])
         return [RewardResult.from_dict(r) for r in rows]
+
+    def _one_by_one(self, chunk: list[Sample], deadline: float | None) -> list[RewardResult]:
+        """A failed chunk of a per-sample reward again, each sample in a task of its own: the
+        sample whose task fails (one that kills its worker) gets `error/crash`, and the others
+        are scored, not blamed with it. A group reward's chunk is whole groups: not split."""
+        submitted = [self._submit([sample]) for sample in chunk]
+        return [r for ref, sent, refused in submitted for r in self._merge(ref, sent, refused, deadline)]
 
     def close(self) -> None:
         """Drop the reward from the object store (Ray itself is left running)."""

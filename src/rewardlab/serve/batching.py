@@ -166,7 +166,10 @@ class Batcher:
         self._batch_ids = itertools.count()
         # Cache rows are written behind the replies, when the reward is idle (see `CacheWriter`);
         # lookups see the rows still waiting.
-        self._writes = CacheWriter(cache, spec_hash, name, idle_after=cache_write_delay) if cache is not None else None
+        failures = metrics.cache_write_failures.labels(name)
+        self._writes = (
+            CacheWriter(cache, spec_hash, name, idle_after=cache_write_delay, on_failure=failures.inc) if cache is not None else None
+        )
 
     # -- the request side ------------------------------------------------------------------
     async def score(self, samples: Sequence[Sample], *, use_cache: bool = True, reply: str = "results") -> ScoreOutcome:

@@ -15,10 +15,11 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 
 from rewardlab.compose.observer import Observation
 from rewardlab.core import RewardResult, Status
+from rewardlab.runner.pool import PoolStats
 
 __all__ = ["ServerMetrics"]
 
@@ -79,6 +80,33 @@ class BatchHistogram:
         yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
 
 
+class _PoolCounters:
+    """``rewardlab_worker_restarts{reward, reason}``: worker processes replaced, read from each
+    worker pool's own counts (`rewardlab.runner.pool.PoolStats`) when scraped, so the numbers are
+    the pool's, not a copy that could drift. Reasons: ``timeout`` (killed at the per-sample
+    timeout) and ``crash`` (the worker died: a segfault, ``os._exit``, the OOM killer, kill -9)."""
+
+    name = "rewardlab_worker_restarts"
+    documentation = "worker processes replaced, by reward and reason (timeout: killed at the per-sample timeout; crash: died)"
+
+    def __init__(self) -> None:
+        self._pools: dict[str, PoolStats] = {}
+
+    def watch(self, reward: str, stats: PoolStats) -> None:
+        """Export `stats` (a pool's live counts) under `reward`."""
+        self._pools[reward] = stats
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=["reward", "reason"])
+        for reward, stats in list(self._pools.items()):
+            family.add_metric([reward, "timeout"], float(stats.timeouts))
+            family.add_metric([reward, "crash"], float(stats.crashes))
+        yield family
+
+    def describe(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(self.name, self.documentation, labels=["reward", "reason"])
+
+
 class ServerMetrics:
     """The server's counters, gauges and histograms (names start with ``rewardlab_``)."""
 
@@ -124,6 +152,12 @@ class ServerMetrics:
         )
         self.cache_hits = Counter("rewardlab_cache_hits", "results served from the cache", ["reward"], registry=r)
         self.cache_misses = Counter("rewardlab_cache_misses", "results computed (not in the cache)", ["reward"], registry=r)
+        self.cache_write_failures = Counter(
+            "rewardlab_cache_write_failures", "results that could not be written to the cache (a full disk, a locked "
+            "file): answered, but computed again when asked for", ["reward"], registry=r,
+        )
+        self.worker_restarts = _PoolCounters()
+        r.register(self.worker_restarts)
         self.rejected = Counter(
             "rewardlab_rejected", "requests refused for backpressure or limits", ["reward", "reason"], registry=r
         )

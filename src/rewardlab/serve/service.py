@@ -19,7 +19,7 @@ from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, Sample, group_keys, spec_hash
 from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
-from rewardlab.runner.executors import Executor, batches_in_process, make_executor
+from rewardlab.runner.executors import Executor, PoolExecutor, batches_in_process, make_executor
 from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.metrics import ServerMetrics
@@ -162,6 +162,8 @@ class RewardService:
                 reward_logger=logger,
             )
             self.hosted[name] = Hosted(name, reward, reward_hash, batcher)
+            if isinstance(batcher.executor, PoolExecutor):
+                self.metrics.worker_restarts.watch(name, batcher.executor.stats)
         self.closing = False
         self._drain_deadline: float | None = None
         #: Why ``POST /get_reward`` cannot serve its reward (a group reward), or None.

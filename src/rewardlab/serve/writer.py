@@ -19,7 +19,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rewardlab.store import ResultStore
 
@@ -42,6 +42,8 @@ class CacheWriter:
         idle_after: seconds without work before the writer writes.
         high_water: rows waiting that start a write even while busy.
         limit: rows waiting beyond which `add` writes in the caller's thread.
+        on_failure: called with the number of rows a failed write left uncached (a full disk,
+            a file another process holds locked), e.g. to count them in the server's metrics.
     """
 
     def __init__(
@@ -53,8 +55,12 @@ class CacheWriter:
         idle_after: float = 0.05,
         high_water: int = 16384,
         limit: int = 65536,
+        on_failure: Callable[[int], object] | None = None,
     ):
         self.store, self.spec_hash, self.name = store, spec_hash, name
+        self.on_failure = on_failure
+        #: Rows that could not be written (they stay uncached: computed again when asked for).
+        self.failed = 0
         self.idle_after, self.high_water, self.limit = idle_after, high_water, limit
         self._cond = threading.Condition()
         # The waiting rows, oldest first (a dict keeps insertion order): the queue and the
@@ -94,7 +100,7 @@ class CacheWriter:
                 if asleep or len(self._unwritten) >= self.high_water:
                     self._cond.notify()
         if behind:  # the writer cannot keep up: the caller pays, so memory stays bounded
-            self.store.put_encoded(self.spec_hash, rows)
+            self._put(rows)
 
     def lookup(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
         """The rows among `keys` that wait to be written."""
@@ -143,11 +149,25 @@ class CacheWriter:
             return self.idle_after  # check back; `set_busy` does not wake the writer
         return max(0.001, self._idle_since + self.idle_after - time.monotonic())
 
-    def _write(self, rows: list[tuple[bytes, bytes]]) -> None:
+    def _put(self, rows: list[tuple[bytes, bytes]]) -> None:
+        """Write `rows`; a failure is logged and counted, never raised: the results were
+        answered already, and a cache that cannot be written must not fail the request that
+        wrote it (the caller's thread writes when the writer is behind)."""
         try:
             self.store.put_encoded(self.spec_hash, rows)
-        except Exception:  # a full disk, a locked file: these rows stay uncached, the server goes on
-            logger.exception("reward %r: %d results could not be written to the cache", self.name, len(rows))
+        except Exception as exc:  # a full disk, a locked file: these rows stay uncached, the server goes on
+            self.failed += len(rows)
+            logger.error(
+                "reward %r: %d results could not be written to the cache (%s: %s); they are served uncached "
+                "(computed again when asked for) until the cache can be written",
+                self.name, len(rows), type(exc).__name__, exc,
+            )  # fmt: skip
+            if self.on_failure is not None:
+                self.on_failure(len(rows))
+
+    def _write(self, rows: list[tuple[bytes, bytes]]) -> None:
+        try:
+            self._put(rows)
         finally:
             with self._cond:
                 unwritten = self._unwritten

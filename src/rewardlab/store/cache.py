@@ -25,7 +25,7 @@ import orjson
 from rewardlab.core import RewardResult, Sample, Status, canonical_json
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.store.runs import RunStore
-from rewardlab.store.sqlite import Database, OnDatabase, _key_bytes
+from rewardlab.store.sqlite import Database, OnDatabase, _key_bytes, rollback
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
@@ -263,7 +263,7 @@ class ResultStore(OnDatabase):
                 self._db.executemany("INSERT OR REPLACE INTO result_cache VALUES (?, ?, ?, ?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)
                 raise
             self._spec_ids[spec_hash] = spec
             self._rows += self._db.total_changes - before

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.errors import InputError
-from rewardlab.store.sqlite import Database, OnDatabase
+from rewardlab.store.sqlite import Database, OnDatabase, rollback
 
 __all__ = ["RunInfo", "RunStore"]
 
@@ -105,7 +105,7 @@ class RunStore(OnDatabase):
                 self._db.executemany("INSERT OR IGNORE INTO run_rows VALUES (?, ?, ?)", values)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)
                 raise
         return len(values)
 

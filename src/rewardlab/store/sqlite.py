@@ -18,7 +18,7 @@ from typing import Self
 
 from rewardlab.errors import InputError
 
-__all__ = ["Database", "OnDatabase", "default_cache_path"]
+__all__ = ["Database", "OnDatabase", "default_cache_path", "rollback"]
 
 # Layout; the measurements behind each choice are in bench/RESULTS.md ("Result-cache layout")
 # and bench/bench_cache.py reproduces them:
@@ -70,6 +70,18 @@ def default_cache_path() -> Path:
         return Path(explicit)
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "rewardlab" / "results.sqlite"
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already.
+
+    On some errors (``SQLITE_FULL``: the disk is full; ``SQLITE_IOERR``, ``SQLITE_NOMEM``)
+    SQLite rolls the transaction back itself (https://www.sqlite.org/lang_transaction.html,
+    "Response To Errors Within A Transaction"); a ``ROLLBACK`` then fails with "cannot rollback
+    - no transaction is active", and that error would replace the one that says what happened.
+    """
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _key_bytes(key: str) -> bytes | None:
@@ -167,7 +179,7 @@ class Database:
                 self.conn.execute(f"DROP TABLE {table}")
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
 
     def close(self) -> None:

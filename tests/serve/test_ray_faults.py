@@ -1,0 +1,111 @@
+"""The Ray backend under faults (seeded), on a local Ray (2 CPUs): rows that kill their Ray
+worker, never answer, raise or cannot be serialised, and kill -9 of a busy Ray worker process.
+
+Ray's unit of work is a task, that is a chunk of samples (`RayExecutor`): a chunk that runs past
+the call's timeout is `error/timeout` for each of its rows; a chunk whose worker died (after Ray's
+retries, none here) is scored again one sample per task, so the row that kills its worker is its own
+`error/crash` and the rest of its chunk is scored. A row Ray cannot serialise is that row's
+`error/invalid_input` and a raising row its own `error/crash`, the rest of their chunk scored.
+Every call answers each row exactly once within its deadline, and the next call is right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+
+import psutil
+import pytest
+
+from deadlines import nested, within_deadline
+from rewardlab.core import Sample
+
+from . import _rewards
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+SEED = 3939
+CHUNK = 4
+# Per call: a chunk whose worker died is scored again one sample per task within it (a new Ray
+# worker takes a second or so to start on a loaded machine), a sleeping one is cancelled at it.
+TIMEOUT = 8.0
+
+
+def _score_chunk_workers() -> list[psutil.Process]:
+    """The Ray worker processes running a scoring task now."""
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if any("_score_chunk" in part for part in proc.info["cmdline"] or ()):
+                out.append(proc)
+    return out
+
+
+def expected(kinds: list[str], i: int) -> tuple[str, str | None]:
+    """(status, error kind) of row `i`, from the faults of its chunk (see the module doc)."""
+    kind = kinds[i]
+    if kind == "deep":
+        return "error", "invalid_input"
+    chunk = kinds[i - i % CHUNK : i - i % CHUNK + CHUNK]
+    if "sleep" in chunk:
+        return "error", "timeout"
+    if kind in ("crash", "raise"):
+        return "error", "crash"
+    return "ok", None
+
+
+def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline(ray_session):
+    from rewardlab.runner.ray import RayExecutor
+
+    # The test rewards travel by value: Ray's workers do not have the tests on their path.
+    ray_session.cloudpickle.register_pickle_by_value(_rewards)
+    rng = random.Random(SEED)
+    # No Ray retry: a chunk whose worker died goes to one task per sample at once (a killed
+    # worker's chunk is then scored right by that, not by Ray's retry).
+    executor = RayExecutor(_rewards.Faulty(), chunk_size=CHUNK, timeout=TIMEOUT, max_retries=0)
+    killed = threading.Event()
+
+    def kill_a_busy_worker() -> None:
+        deadline = time.monotonic() + TIMEOUT / 2
+        while time.monotonic() < deadline and not killed.is_set():
+            busy = _score_chunk_workers()
+            if busy:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    rng.choice(busy).kill()
+                    killed.set()
+            time.sleep(0.05)
+
+    try:
+        for burst in range(3):
+            kinds = ["plain"] * 32 + ["crash", "sleep", "raise", "raise", "deep", "deep"]
+            rng.shuffle(kinds)
+            rows: list[Sample] = []
+            for i, kind in enumerate(kinds):
+                if kind == "plain":
+                    rows.append(Sample(response="v" * rng.randrange(0, 20) + f"#{burst}.{i}"))
+                elif kind == "deep":
+                    rows.append(Sample(response="ok-deep", meta={"m": nested(600)}))
+                else:
+                    rows.append(Sample(response=kind, meta={"row": i}))
+            killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+            killer.start()
+            started = time.monotonic()
+            results = within_deadline(executor.map, rows, deadline=TIMEOUT + 30)
+            assert time.monotonic() - started < TIMEOUT + 15  # cancelled at the timeout, not waited for
+            killer.join(TIMEOUT)
+            assert len(results) == len(rows)
+            for i, (row, result) in enumerate(zip(rows, results, strict=True)):
+                status, kind = expected(kinds, i)
+                got = (result.status.value, result.error.kind.value if result.error else None)
+                assert got == (status, kind), (i, kinds[i], kinds[i - i % CHUNK : i - i % CHUNK + CHUNK], result)
+                if status == "ok":
+                    assert result.score == pytest.approx(len(row.response_text) / 100)
+            # The next normal call is right, and prompt.
+            again = [Sample(response="n" * k) for k in range(12)]
+            assert [r.score for r in within_deadline(executor.map, again, deadline=60)] == pytest.approx([k / 100 for k in range(12)])
+        assert killed.is_set(), "no Ray worker was caught busy to be killed"
+    finally:
+        executor.close()
+
