@@ -129,7 +129,7 @@ def test_trl_reward_call_with_the_worker_pool_under_random_faults():
 
     try:
         call(["plain"] * 4, -10)  # the pool starts on the first call
-        with PoolKiller(reward._pool._pool, random.Random(SEED + 1)) as killer:
+        with PoolKiller(reward._pool.pool._pool, random.Random(SEED + 1)) as killer:
             for burst in range(20):
                 kinds = draw(rng, rng.randrange(80, 160), faults)
                 completions, values = call(kinds, burst * 1000)
