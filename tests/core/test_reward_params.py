@@ -115,7 +115,7 @@ def test_rm_trace_params_are_its_signature(tmp_path):
 # from the signature: the same reward with the same parameters keeps its hash across versions
 HASHES = {
     ("math.answer", ()): "2c5d3405070d44c8c338c1fc71039ebf",  # with approximate (the decimal convention changed verdicts)
-    ("code.tests", ()): "f3cafa9791c8e8fc76ed5e88a9aa6ee8",  # with the language, judge and limit parameters (judge="auto", 8 MiB output by default)
+    ("code.tests", ()): "dc28902b7691894d085cf1d1f19b507a",  # with the language, judge, limit and standard parameters (judge="auto", 8 MiB output by default)
     ("text.exact", ()): "de1ed8bec7556d2675dc888fe98f9d24",
     ("format.tags", ()): "ecead7fcadb375e2122278ff2bd0baa0",
     ("format.tags", (("allow_empty", True),)): "4523f5c5abc75092f2aebbb1603b77a2",
