@@ -98,8 +98,12 @@ $(KERNEL): src/rewardlab/select/_kernel.c hatch_build.py | $(STAMP)
 demo: $(STAMP) $(KERNEL)
 	$(BIN)/rewardlab demo
 
+# Two pytest processes: the fault suites marked `isolated` fork and kill hundreds of workers,
+# and each fork copies the parent's page tables, which the rest of the suite grows by GBs
+# (torch, models): run alone, they take seconds instead of minutes.
 test: $(STAMP) $(KERNEL)
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not isolated" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m isolated $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench hatch_build.py

@@ -26,7 +26,7 @@ import pytest
 from deadlines import nested, within_deadline
 from serve._rewards import register_all
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.isolated, pytest.mark.timeout(300)]
 
 SEED = 39039
 SPEC = '[reward]\nname = "faulty"\n[[reward.components]]\nname = "f"\nuse = "test.faulty"\n'

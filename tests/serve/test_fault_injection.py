@@ -39,7 +39,7 @@ from rewardlab.store import ResultStore
 from ._live import LiveServer
 from ._rewards import Faulty
 
-pytestmark = [pytest.mark.slow, pytest.mark.network, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.network, pytest.mark.isolated, pytest.mark.timeout(300)]
 
 SEED = 20260
 # Per sample, where rows may die on their own: far above what any other row takes, even on a
