@@ -191,3 +191,19 @@ def test_a_bert_token_classifier_prm_reads_segment_ids(tmp_path):
     tag = tok.convert_tokens_to_ids("<extra_0>")
     expected = probs[features["input_ids"][0] == tag][:, 1]
     torch.testing.assert_close(torch.tensor(got.steps), expected, atol=1e-5, rtol=0)
+
+
+def test_real_minilm_cross_encoder_equals_the_card_recipe_through_the_cli(minilm_cross_encoder, tmp_path):
+    from rewardlab.cli.main import main
+
+    samples = real_pairs()
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"prompt": s.prompt, "response": s.response}) + "\n" for s in samples))
+    spec = tmp_path / "ce.toml"
+    spec.write_text(f'[reward]\nname = "ce"\n[[reward.components]]\nname = "ce"\nuse = "model.hf"\n'
+                    f'params = {{ model = "{minilm_cross_encoder}" }}\n')
+    assert main(["score", str(spec), str(data), "-o", str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["reward_status"] for r in rows] == ["ok"] * len(samples)
+    torch.testing.assert_close(torch.tensor([r["reward"] for r in rows], dtype=torch.float32),
+                               card_scores(minilm_cross_encoder, samples), atol=1e-5, rtol=0)
