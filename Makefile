@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Every install pins to the lock (scripts/lock.sh writes it), so a fresh clone on any day installs
 # what the suite last passed with. `make test LOCK=` installs the newest versions the ranges allow.
-LOCK ?= requirements/dev.lock
+LOCK ?= requirements-dev.lock
 CONSTRAINTS := $(if $(LOCK),-c $(LOCK))
 TYPESCRIPT_HOME := /usr/local/lib/rewardlab-ts
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes requirements/dev.lock: the exact versions that `make test`, `make demo` and CI install.
+# Writes requirements-dev.lock: the exact versions that `make test`, `make demo` and CI install.
 #
 # It resolves the project's own open ranges (pyproject.toml, the `dev` extra, which pulls every
 # other extra) in a throw-away virtualenv, as a user installing today would, and freezes the
@@ -23,5 +23,5 @@ pip="$work/venv/bin/pip"
   echo "# Written by scripts/lock.sh (make lock) on $(date -u +%Y-%m-%d) with $("$work/venv/bin/python" -V)."
   echo "# verl, openrlhf and imitation are pinned in the Makefile (installed without their deps)."
   "$pip" freeze --exclude-editable | grep -v -i -E '^(verl|openrlhf|imitation)=='
-} > requirements/dev.lock
-echo "wrote requirements/dev.lock ($(grep -c '==' requirements/dev.lock) pins)"
+} > requirements-dev.lock
+echo "wrote requirements-dev.lock ($(grep -c '==' requirements-dev.lock) pins)"
