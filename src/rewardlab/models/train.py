@@ -14,8 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-import numpy as np
-import torch
+try:
+    import numpy as np
+    import torch
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab._seeding import all_seeded
 from rewardlab.errors import TrainingError
