@@ -52,6 +52,7 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "datasets": ("hf", "datasets"),
     "tensorboard": ("log", "tensorboard"),
     "wandb": ("log", "wandb"),
+    "moocore": ("multiobj", "moocore"),
 }
 
 
