@@ -3,11 +3,12 @@
 MD3QN (Zhang et al. 2021, "Distributional Reinforcement Learning for Multi-Dimensional Reward
 Functions", NeurIPS) models the *joint* return `Z(s) ∈ R^K` of K reward sources as N particles
 and fits them to the distributional Bellman target `r + γ Z(s')` by minimising the maximum mean
-discrepancy (their Eq. 6):
+discrepancy between the particle sets:
 
     MMD²(Z, Y) = mean_jj' k(z_j, z_j') - 2 mean_jl k(z_j, y_l) + mean_ll' k(y_l, y_l')
 
-with a sum of Gaussian kernels of several bandwidths. Learning the joint distribution (not one
+with a kernel `k` (here a sum of Gaussian kernels of several bandwidths, so no single length
+scale has to fit every state's return spread). Learning the joint distribution (not one
 marginal per source) keeps what a sum or a per-source model loses: how the sources co-vary, so
 the correlation of, say, a task reward and a cost can be read off the particles.
 

@@ -13,7 +13,7 @@ objectives named and checked.
 
 `linear_support` sweeps scalarisation weights over two objectives the way Optimistic Linear
 Support does (Roijers, Whiteson and Oliehoek 2014, "Linear Support for Multi-Objective
-Coordination Graphs", AAMAS, Alg. 1): the next weight is where two value vectors found so far
+Coordination Graphs", AAMAS): the next weight is where two value vectors found so far
 tie, and a new vector is kept when it beats both there. `q_learning_front` runs it with tabular
 Q-learning, which finds every point of a front's convex hull (deep sea treasure's front, in
 MO-Gymnasium's convex version, is all on it).
@@ -21,8 +21,8 @@ MO-Gymnasium's convex version, is all on it).
 `DiscountAggregator`: objectives with their own discounts `γ_i` cannot be aggregated by any
 Markovian reward under one discount in a dynamically consistent way (Pitis 2023, "Consistent
 Aggregation of Objectives with Diverse Time Preferences Requires Non-Markovian Rewards",
-NeurIPS, Thm. 1). The fix the paper proposes adds one parameter per objective to the state: a
-weight `w_i(t)` updated as `w_i(t+1) = w_i(t) · γ_i / γ`, so the aggregated reward
+NeurIPS: the impossibility result). The fix the paper proposes adds one parameter per objective
+to the state; here it is a weight `w_i(t)` updated as `w_i(t+1) = w_i(t) · γ_i / γ`, so the aggregated reward
 `R_t = Σ_i w_i(t) r_i(t)` discounted by `γ` sums to `Σ_i w_i(0) Σ_t γ_i^t r_i(t)`, each
 objective's own discounted return, exactly.
 """
@@ -274,7 +274,7 @@ def q_learning_front(
 class DiscountAggregator:
     """Pitis's non-Markovian aggregation of objectives with their own discounts.
 
-    The state of the aggregation is one weight per objective (Pitis 2023, Sec. 4): start at
+    The state of the aggregation is one weight per objective (Pitis 2023): start at
     `weights`; each step returns `R_t = Σ_i w_i(t) r_i(t)` and then sets
     `w_i(t+1) = w_i(t) · γ_i / γ`. With `γ = max γ_i` the weights never grow. Keep one
     aggregator per episode (`reset` at its start) and give the learner `state` as part of its

@@ -64,7 +64,7 @@ def pareto_front(points: Any, mask: Any = None) -> F64:
 
 def _crowding(front: F64) -> F64:
     """NSGA-II crowding distance of the points of one front (Deb et al. 2002, "A fast and
-    elitist multiobjective genetic algorithm: NSGA-II", Sec. III-B): per objective, the
+    elitist multiobjective genetic algorithm: NSGA-II", its density estimate): per objective, the
     normalised gap between each point's two neighbours; the extremes are infinite."""
     n, k = front.shape
     if n <= 2:
@@ -108,7 +108,7 @@ def pareto_select(vectors: Any, mask: Any = None) -> Any:
     """Parrot's batch-wise Pareto-optimal selection, per group: True exactly on the samples no
     other valid sample of the group dominates (Lee et al. 2024, "Parrot: Pareto-optimal
     Multi-Reward Reinforcement Learning Framework for Text-to-Image Generation",
-    arXiv:2401.05675, Sec. 3.2: the policy gradient is taken over the non-dominated set only).
+    arXiv:2401.05675: the policy gradient is taken over the non-dominated set of each batch only).
 
     Args:
         vectors: `(groups, samples, objectives)`, every objective maximised.
@@ -146,14 +146,13 @@ def pareto_advantages(
 ) -> ParetoAdvantages:
     """Per-group advantages from reward vectors, by Pareto dominance.
 
-    `parrot` (Lee et al. 2024, Sec. 3.2): each objective is normalised within the group
+    `parrot` (Lee et al. 2024, batch-wise Pareto-optimal selection): each objective is normalised within the group
     (`normalize`, so no objective wins by scale), summed with `weights` (default equal), and
     z-scored within the group as GRPO does; only the non-dominated samples keep their
     advantage, the dominated ones get 0 (no gradient: Parrot updates on the Pareto set only).
 
     `nsga`: every valid sample is ordered as NSGA-II orders a population (front index first,
-    then larger crowding distance first; Deb et al. 2002, Sec. III-C, the crowded-comparison
-    operator) and its advantage is the z-score of that order within the group; no objective
+    then larger crowding distance first: the crowded-comparison operator of Deb et al. 2002) and its advantage is the z-score of that order within the group; no objective
     weights enter.
 
     Args:

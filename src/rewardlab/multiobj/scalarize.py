@@ -2,8 +2,8 @@
 
 `linear` is `Σ_k w_k · v_k` (what `combine = "objectives"` computes, see
 `rewardlab.compose.objectives`); it reaches only the convex hull of a front. `chebyshev` is
-`-max_k w_k · |z*_k - v_k|` around an ideal point `z*` (Miettinen 1999, "Nonlinear
-Multiobjective Optimization", Sec. 3.4.5: weighted Tchebycheff), which reaches every
+`-max_k w_k · |z*_k - v_k|` around an ideal point `z*` (the weighted Tchebycheff metric;
+Miettinen 1999, "Nonlinear Multiobjective Optimization"), which reaches every
 Pareto-optimal point, concave parts included, for some weights; it is negated so larger is
 better, like every reward here.
 """
