@@ -47,10 +47,15 @@ def test_library_total_is_the_weighted_vector() -> None:
     assert len({r.score for r in results}) == 4  # the weights change the totals
 
 
-def test_trl_reward_call_equals_the_library() -> None:
+def test_trl_reward_call_equals_the_library_and_logs_each_objective() -> None:
     reward_ = as_trl_reward(TRADEOFF_SPEC)
-    got = reward_(prompts=[PROMPT] * 4, completions=RESPONSES, solution=["Paris"] * 4, objective_weights=WEIGHTS)
-    assert got == [r.score for r in _library(WEIGHTS)]
+    logged: dict[str, float] = {}
+    got = reward_(prompts=[PROMPT] * 4, completions=RESPONSES, solution=["Paris"] * 4, objective_weights=WEIGHTS,
+                  log_metric=logged.__setitem__)  # fmt: skip
+    expected = _library(WEIGHTS)
+    assert got == [r.score for r in expected]
+    accuracy = [r.objectives["accuracy"] for r in expected if r.objectives]
+    assert logged["rewardlab/objective/accuracy/mean"] == pytest.approx(sum(accuracy) / 4)  # type: ignore[arg-type]
 
 
 def _body(**extra: Any) -> dict[str, Any]:
