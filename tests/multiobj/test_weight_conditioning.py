@@ -58,6 +58,40 @@ def test_trl_reward_call_equals_the_library_and_logs_each_objective() -> None:
     assert logged["rewardlab/objective/accuracy/mean"] == pytest.approx(sum(accuracy) / 4)  # type: ignore[arg-type]
 
 
+def test_verl_compute_score_with_weights_in_extra_info_equals_the_library(tmp_path: Any) -> None:
+    from rewardlab.integrations.verl import compute_score
+
+    spec = tmp_path / "tradeoff.toml"
+    spec.write_text(TRADEOFF_SPEC)
+    got = [
+        compute_score("qa", r, "Paris", {"prompt": PROMPT, "objective_weights": w}, spec=str(spec))["score"]
+        for r, w in zip(RESPONSES, WEIGHTS, strict=True)
+    ]
+    assert got == [r.score for r in _library(WEIGHTS)]
+
+
+def test_weights_are_part_of_the_cache_key() -> None:
+    """Two requests that differ only in their weights are two results, not one cached total."""
+    from rewardlab.store import ResultStore
+
+    app = create_app({"tradeoff": build(TRADEOFF_SPEC)}, ResultStore(":memory:"), ServeSettings(workers=0))
+    row = {"prompt": PROMPT, "response": RESPONSES[1], "reference": "Paris"}
+
+    async def go(weights: dict[str, float]) -> dict[str, Any]:
+        async with asgi_client(app) as client:
+            response = await client.post("/v1/rewards/tradeoff:score", json={"samples": [row], "objective_weights": weights})
+            return response.json()  # type: ignore[no-any-return]
+
+    try:
+        first = asyncio.run(go({"accuracy": 1.0, "brevity": 0.0}))
+        second = asyncio.run(go({"accuracy": 0.0, "brevity": 1.0}))
+        again = asyncio.run(go({"accuracy": 1.0, "brevity": 0.0}))
+    finally:
+        asyncio.run(app.state.service.aclose())
+    assert first["results"][0]["score"] != second["results"][0]["score"]
+    assert (second["cached"], again["cached"]) == (0, 1) and again["results"][0]["score"] == first["results"][0]["score"]
+
+
 def _body(**extra: Any) -> dict[str, Any]:
     rows: list[dict[str, Any]] = [{"prompt": PROMPT, "response": r, "reference": "Paris"} for r in RESPONSES]
     rows[1]["objective_weights"] = WEIGHTS[1]  # a sample's own weights win over the request's
