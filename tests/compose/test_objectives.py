@@ -157,3 +157,10 @@ def test_combine_objectives_without_objectives_is_a_spec_error() -> None:
 def test_formula_total_and_objectives_together() -> None:
     result = build(_spec("formula", formula="acc * (1 - cost)")).score(_sample(fmt=1, acc=1.0, cost=0.5))
     assert result.score == 0.5 and result.objectives == {"accuracy": 1.0, "cheapness": 0.5}
+
+
+def test_clip_keeps_the_vector() -> None:
+    from rewardlab.compose import Clip
+
+    result = Clip(build(_spec()), 0.0, 0.1).score(_sample(fmt=1, acc=1.0, cost=0.0))
+    assert result.score == 0.1 and result.objectives == {"accuracy": 1.0, "cheapness": 1.0}

@@ -426,8 +426,8 @@ class FormulaCombine(Composite):
             self._formula = Formula(formula, names={c.name for c in components})
         except FormulaError as exc:
             raise SpecError([SpecProblem("formula", str(exc))]) from exc
-        # in spec order, so the first skipped one named is the first in the spec (as before)
-        self.components_used = [c.name for c in components if c.name in self._formula.used]
+        # in spec order, so a skipped total names the first skipped component of the spec
+        self._used_in_order = [c.name for c in components if c.name in self._formula.used]
         super().__init__(components, name=name, clip=clip, objectives=objectives)
 
     def _describe_extra(self) -> dict[str, JSON]:
@@ -435,7 +435,7 @@ class FormulaCombine(Composite):
 
     def _total(self, row: _Row) -> float | RewardResult:
         env, missing = self._env(row, self.gated_value)
-        for name in self.components_used:
+        for name in self._used_in_order:
             if name in missing:
                 return RewardResult.skip(f"formula needs {name!r}, which was skipped")
         try:
@@ -465,7 +465,8 @@ class Clip(BaseReward):
         if result.status is not Status.OK or result.score is None:
             return result
         clipped = min(max(result.score, self.low), self.high)
-        return RewardResult.ok(clipped, info={**result.info, "unclipped": result.score}, components=result.components, steps=result.steps)
+        info = {**result.info, "unclipped": result.score}
+        return RewardResult.ok(clipped, info=info, components=result.components, steps=result.steps, objectives=result.objectives)
 
     def describe(self) -> dict[str, JSON]:
         return {"clip": [self.low, self.high], "reward": self.inner.describe()}
