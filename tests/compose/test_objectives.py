@@ -164,3 +164,7 @@ def test_clip_keeps_the_vector() -> None:
 
     result = Clip(build(_spec()), 0.0, 0.1).score(_sample(fmt=1, acc=1.0, cost=0.0))
     assert result.score == 0.1 and result.objectives == {"accuracy": 1.0, "cheapness": 1.0}
+
+
+def test_the_tree_shows_the_objectives() -> None:
+    assert repr(build(_spec())).splitlines()[-1] == "objectives: accuracy = acc (×2); cheapness = 1 - cost (×0.5)"

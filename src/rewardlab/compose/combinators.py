@@ -351,6 +351,8 @@ class Composite(BaseReward):
             child = repr(c.reward).split("\n")
             lines.append(f"{branch}{label}: {child[0]}")
             lines.extend(indent + line for line in child[1:])
+        if self.objectives:
+            lines.append("objectives: " + "; ".join(f"{o.name} = {o.expr} (×{o.weight:g})" for o in self.objectives))
         return lines
 
 
