@@ -65,3 +65,16 @@ def test_running_normaliser_leaves_masked_rows_out() -> None:
     assert norm.count == 2 and norm.mean[0] == 2.0 and out[0, 1, 0] == 0.0
     with pytest.raises(ArrayError, match="objectives"):
         norm.update(np.zeros((2, 3)))
+
+
+def test_results_grouped_by_id_are_padded_and_masked() -> None:
+    results = [_ok(1, 1), _ok(2, 2), _ok(3, 3), RewardResult.failure("crash", "x")]
+    arrays = objective_arrays(results, groups=["p", "q", "p", "q"])
+    assert arrays.values.shape == (2, 2, 2)
+    assert arrays.values[0, :, 0].tolist() == [1.0, 3.0] and arrays.mask.tolist() == [[True, True], [True, False]]
+    uneven = objective_arrays(results[:3], groups=["p", "q", "p"])
+    assert uneven.mask.tolist() == [[True, True], [True, False]]  # q has one row: padded, masked
+    with pytest.raises(ConfigError, match="exactly one"):
+        objective_arrays(results)
+    with pytest.raises(ArrayError, match="3 ids for 4"):
+        objective_arrays(results, groups=["p", "q", "p"])

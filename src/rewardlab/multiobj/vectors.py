@@ -15,7 +15,7 @@ merge of a batch), for objectives whose scale only shows over many groups.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -81,16 +81,39 @@ def vectors_of(results: Sequence[RewardResult], names: Sequence[str] | None = No
 
 
 def objective_arrays(
-    results: Sequence[RewardResult], group_size: int, names: Sequence[str] | None = None
+    results: Sequence[RewardResult],
+    group_size: int | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    groups: Sequence[Hashable] | None = None,
 ) -> ObjectiveArrays:
-    """`results` whose groups are consecutive runs of `group_size` (TRL's layout) as arrays."""
-    if group_size < 1:
-        raise ArrayError("group_size", f"must be >= 1, got {group_size}")
-    if len(results) % group_size:
-        raise ArrayError("results", f"has {len(results)} rows, not a multiple of group_size={group_size}")
+    """`results` as grouped arrays: consecutive runs of `group_size` (TRL's layout), or by a
+    group id per row (`groups`, verl's `uid`: any order, groups of any size, padded with
+    `mask=False`; groups in first-seen order, rows in their order within a group)."""
+    if (group_size is None) == (groups is None):
+        raise ConfigError("give exactly one of group_size (consecutive groups) or groups (a group id per row)")
     found, values, valid = vectors_of(results, names)
-    g = len(results) // group_size
-    return ObjectiveArrays(found, values.reshape(g, group_size, len(found)), valid.reshape(g, group_size), int((~valid).sum()))
+    k = len(found)
+    if group_size is not None:
+        if group_size < 1:
+            raise ArrayError("group_size", f"must be >= 1, got {group_size}")
+        if len(results) % group_size:
+            raise ArrayError("results", f"has {len(results)} rows, not a multiple of group_size={group_size}")
+        g = len(results) // group_size
+        return ObjectiveArrays(found, values.reshape(g, group_size, k), valid.reshape(g, group_size), int((~valid).sum()))
+    ids = list(groups or ())
+    if len(ids) != len(results):
+        raise ArrayError("groups", f"has {len(ids)} ids for {len(results)} results")
+    members: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(ids):
+        members.setdefault(key, []).append(i)
+    width = max((len(m) for m in members.values()), default=0)
+    packed = np.full((len(members), width, k), np.nan)
+    mask = np.zeros((len(members), width), dtype=bool)
+    for row, rows in enumerate(members.values()):
+        packed[row, : len(rows)] = values[rows]
+        mask[row, : len(rows)] = valid[rows]
+    return ObjectiveArrays(found, packed, mask, int((~valid).sum()))
 
 
 def _vectors(vectors: Any, mask: Any) -> tuple[F64, Bool]:
