@@ -72,6 +72,20 @@ def test_weight_sweep_with_tabular_q_learning_recovers_the_published_deep_sea_tr
     np.testing.assert_allclose(found, published, atol=1e-4)
 
 
+def test_linear_support_is_for_two_objectives() -> None:
+    from rewardlab.envs.multiobj import linear_support
+
+    with pytest.raises(ConfigError, match="two objectives"):
+        linear_support(lambda w: np.zeros(3))
+    # (2, 2) is on the convex hull and found; (1.4, 1.4) is Pareto-optimal but under the hull
+    # (x + y < 3), and no weighted sum ever prefers it: linear scalarisation cannot reach it
+    points = np.array([[0.0, 3.0], [2.0, 2.0], [3.0, 0.0]])
+    found = linear_support(lambda w: points[np.argmax(points @ w)])
+    assert [tuple(v) for v in found] == [(0.0, 3.0), (2.0, 2.0), (3.0, 0.0)]
+    concave = np.array([[0.0, 3.0], [1.4, 1.4], [3.0, 0.0]])
+    assert [tuple(v) for v in linear_support(lambda w: concave[np.argmax(concave @ w)])] == [(0.0, 3.0), (3.0, 0.0)]
+
+
 # -- heterogeneous discounts (Pitis 2023) -----------------------------------------------------
 # States: 0 = P (a forced step), 1 = C (the choice), 2 = done. Episode A starts at C (t = 0),
 # episode B at P, reaching C at t = 1. At C, action 0 pays objective 1 (1.0) and action 1 pays

@@ -222,6 +222,8 @@ def linear_support(solve: Callable[[np.ndarray], np.ndarray], *, max_solves: int
         The distinct value vectors found, sorted on the first objective.
     """
     found = [solve(np.array([0.0, 1.0])), solve(np.array([1.0, 0.0]))]
+    if any(np.shape(v) != (2,) for v in found):
+        raise ConfigError(f"linear_support sweeps two objectives; solve returned vectors of shape {np.shape(found[0])}")
     solves = 2
     pending = [(found[0], found[1])]
     while pending and solves < max_solves:
