@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "sandbox": 2,  # isolated execution; knows nothing of verifiers
     "shape": 2,  # group transforms on arrays
     "credit": 3,  # advantages (over shape's transforms)
+    "multiobj": 3,  # reward vectors: Pareto tools on groups, late scalarisation (over shape's transforms)
     "store": 3,  # the SQLite result cache and run store
     "runner": 4,  # scoring files and batches on a worker pool
     "verify": 5,  # model-free rewards (sources)
@@ -71,6 +72,7 @@ FORBIDDEN_AT_IMPORT: dict[str, tuple[str, ...]] = {
 FORBIDDEN_THIRD_PARTY: dict[str, tuple[str, ...]] = {
     "core": ("torch", "sympy", "fastapi", "httpx", "ray", "transformers"),  # `import rewardlab` needs only core deps
     "credit": ("torch",),  # accepts numpy; torch is converted at the edge (shape._arrays)
+    "multiobj": ("torch",),  # like credit: numpy inside, tensors converted at the edge
     "compose": ("torch", "sympy"),
 }
 

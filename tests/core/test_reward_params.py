@@ -86,6 +86,7 @@ REQUIRED = {
     "judge.llm": {"base_url": "http://127.0.0.1:9", "model": "m"},
     "judge.pairwise": {"base_url": "http://127.0.0.1:9", "model": "m"},
     "judge.rubric": {"criteria": [{"name": "c", "judge": "Is it right?"}], "judge": {"base_url": "http://127.0.0.1:9", "model": "m"}},
+    "multiobj.curve": {"meta": "x"},
     "shaping.adaptive_length": {"max_length": 100},
     "shaping.cosine": {"max_length": 100},
     "shaping.soft_overlong": {"max_length": 100, "cache": 10},

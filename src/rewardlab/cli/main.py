@@ -36,6 +36,7 @@ GROUPS = [
     "rewardlab.cli.demo",
     "rewardlab.cli.serve",  # serve + cache
     "rewardlab.cli.eval", "rewardlab.cli.audit",  # eval + audit
+    "rewardlab.cli.front",  # front (reward vectors: hypervolume, front plot)
     "rewardlab.cli.import_grader",  # import-grader
     "rewardlab.cli.advantages",  # advantages
     "rewardlab.cli.train",  # train rm / train prm

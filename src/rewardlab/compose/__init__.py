@@ -12,12 +12,15 @@ from rewardlab.compose.combinators import (
     Gate,
     MaxOf,
     MinOf,
+    ObjectiveSum,
     Weighted,
 )
 from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.objectives import WEIGHTS_KEY, Objective
 from rewardlab.compose.observer import ComponentObserver, ComponentTimes
 from rewardlab.compose.spec import (
     ComponentSpec,
+    ObjectiveSpec,
     RewardSpec,
     SpecFile,
     build,
@@ -26,6 +29,7 @@ from rewardlab.compose.spec import (
 )
 
 __all__ = [
+    "WEIGHTS_KEY",
     "Clip",
     "Component",
     "ComponentObserver",
@@ -38,6 +42,9 @@ __all__ = [
     "Gate",
     "MaxOf",
     "MinOf",
+    "Objective",
+    "ObjectiveSpec",
+    "ObjectiveSum",
     "RewardSpec",
     "SpecFile",
     "Weighted",

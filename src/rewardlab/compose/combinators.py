@@ -34,6 +34,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rewardlab.compose.formula import Formula, FormulaError
+from rewardlab.compose.objectives import (
+    WEIGHTS_KEY,
+    Objective,
+    check_objectives,
+    objective_values,
+    sample_weights,
+)
 from rewardlab.compose.observer import ComponentObserver
 from rewardlab.core import (
     JSON,
@@ -89,12 +96,14 @@ class _Row:
     """The per-sample state while combining: each component's result, which ones a gate
     turned off, and which errors count as zero under `on_error = "zero"`."""
 
-    __slots__ = ("as_zero", "gated", "results")
+    __slots__ = ("as_zero", "gated", "results", "vector", "weights")
 
     def __init__(self) -> None:
         self.results: dict[str, RewardResult] = {}
         self.gated: set[str] = set()
         self.as_zero: frozenset[str] = frozenset()
+        self.weights: object = None  # the sample's `meta["objective_weights"]`, if it matters
+        self.vector: dict[str, float | None] = {}
 
 
 def requirement_cycles(requires: Mapping[str, Sequence[str]]) -> list[list[str]]:
@@ -164,6 +173,7 @@ class Composite(BaseReward):
         *,
         name: str = "composite",
         clip: tuple[float, float] | None = None,
+        objectives: Sequence[Objective] = (),
     ):
         if not components:
             raise SpecError("a composite reward needs at least one component")
@@ -174,6 +184,7 @@ class Composite(BaseReward):
         if clip is not None and clip[0] > clip[1]:
             raise SpecError([SpecProblem("clip", f"clip low {clip[0]} is above high {clip[1]}")])
         self.components = tuple(components)
+        self.objectives = check_objectives(objectives, frozenset(names)) if objectives else ()
         self.name = name
         self.clip = clip
         self._order = dependency_order(self.components)
@@ -204,6 +215,8 @@ class Composite(BaseReward):
         # The one-sample path of `score_batch`, without the batch bookkeeping (the runner's
         # workers call this once per row, so its overhead is the runner's overhead).
         row = _Row()
+        if self.objectives:
+            row.weights = sample.meta.get(WEIGHTS_KEY)
         observer = self.observer
         for comp in self._order:
             if comp.requires and self._gate(comp, row):
@@ -218,6 +231,9 @@ class Composite(BaseReward):
 
     def score_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
         rows = [_Row() for _ in samples]
+        if self.objectives:
+            for row, sample in zip(rows, samples, strict=True):
+                row.weights = sample.meta.get(WEIGHTS_KEY)
         observer = self.observer
         for comp in self._order:
             active = [i for i, row in enumerate(rows) if not (comp.requires and self._gate(comp, row))]
@@ -254,20 +270,27 @@ class Composite(BaseReward):
             (as_zero if comp.on_error == "zero" else skipped_errors).append(comp.name)
         if as_zero:
             row.as_zero = frozenset(as_zero)
+        missing: dict[str, str] = {}
+        if self.objectives:
+            env, missing = self._env(row, 0.0)
+            row.vector, missing = objective_values(self.objectives, env, missing)
         total = self._total(row)
         info: dict[str, JSON] = dict(total.info) if isinstance(total, RewardResult) else {}
+        if missing:
+            info["objectives_missing"] = dict(missing)
         if as_zero:
             info["errors_as_zero"] = as_zero
         if skipped_errors:
             info["errors_skipped"] = skipped_errors
+        vector = row.vector if self.objectives else None
         if isinstance(total, RewardResult):
             if total.status is not Status.OK:
-                return RewardResult(None, total.status, ordered, None, info, total.error)
+                return RewardResult(None, total.status, ordered, None, info, total.error, objectives=vector)
             total = total.score if total.score is not None else 0.0
         score = total
         if self.clip is not None:
             score = min(max(score, self.clip[0]), self.clip[1])
-        return RewardResult.ok(score, components=ordered, info=info)
+        return RewardResult.ok(score, components=ordered, info=info, objectives=vector)
 
     @staticmethod
     def _value(row: _Row, name: str) -> float | None:
@@ -276,6 +299,22 @@ class Composite(BaseReward):
         if result.status is Status.OK:
             return result.score
         return 0.0 if name in row.as_zero else None
+
+    def _env(self, row: _Row, gated_value: float) -> tuple[dict[str, float], dict[str, str]]:
+        """The value of every component as a formula sees it (a gated-off one is
+        `gated_value`), and why each of the others has none."""
+        env: dict[str, float] = {}
+        missing: dict[str, str] = {}
+        for c in self.components:
+            value = self._value(row, c.name)
+            if value is None and c.name in row.gated:
+                value = gated_value
+            if value is None:
+                result = row.results[c.name]
+                missing[c.name] = "error skipped" if result.status is Status.ERROR else "skipped"
+            else:
+                env[c.name] = value
+        return env, missing
 
     # -- description -------------------------------------------------------------------------
     def describe(self) -> dict[str, JSON]:
@@ -286,6 +325,8 @@ class Composite(BaseReward):
         }
         extra = self._describe_extra()
         out.update(extra)
+        if self.objectives:  # only then: specs without objectives keep their hash
+            out["objectives"] = [o.describe() for o in self.objectives]
         return out
 
     def _describe_extra(self) -> dict[str, JSON]:
@@ -310,6 +351,8 @@ class Composite(BaseReward):
             child = repr(c.reward).split("\n")
             lines.append(f"{branch}{label}: {child[0]}")
             lines.extend(indent + line for line in child[1:])
+        if self.objectives:
+            lines.append("objectives: " + "; ".join(f"{o.name} = {o.expr} (×{o.weight:g})" for o in self.objectives))
         return lines
 
 
@@ -377,6 +420,7 @@ class FormulaCombine(Composite):
         name: str = "composite",
         clip: tuple[float, float] | None = None,
         gated_value: float = 0.0,
+        objectives: Sequence[Objective] = (),
     ):
         self.formula_text = formula
         self.gated_value = gated_value
@@ -384,22 +428,18 @@ class FormulaCombine(Composite):
             self._formula = Formula(formula, names={c.name for c in components})
         except FormulaError as exc:
             raise SpecError([SpecProblem("formula", str(exc))]) from exc
-        super().__init__(components, name=name, clip=clip)
+        # in spec order, so a skipped total names the first skipped component of the spec
+        self._used_in_order = [c.name for c in components if c.name in self._formula.used]
+        super().__init__(components, name=name, clip=clip, objectives=objectives)
 
     def _describe_extra(self) -> dict[str, JSON]:
         return {"formula": self.formula_text, "gated_value": self.gated_value}
 
     def _total(self, row: _Row) -> float | RewardResult:
-        env: dict[str, float] = {}
-        for c in self.components:
-            value = self._value(row, c.name)
-            if value is None and c.name in row.gated:
-                value = self.gated_value
-            if value is None:
-                if c.name in self._formula.used:
-                    return RewardResult.skip(f"formula needs {c.name!r}, which was skipped")
-                continue
-            env[c.name] = value
+        env, missing = self._env(row, self.gated_value)
+        for name in self._used_in_order:
+            if name in missing:
+                return RewardResult.skip(f"formula needs {name!r}, which was skipped")
         try:
             return self._formula(env)
         except FormulaError as exc:
@@ -427,7 +467,8 @@ class Clip(BaseReward):
         if result.status is not Status.OK or result.score is None:
             return result
         clipped = min(max(result.score, self.low), self.high)
-        return RewardResult.ok(clipped, info={**result.info, "unclipped": result.score}, components=result.components, steps=result.steps)
+        info = {**result.info, "unclipped": result.score}
+        return RewardResult.ok(clipped, info=info, components=result.components, steps=result.steps, objectives=result.objectives)
 
     def describe(self) -> dict[str, JSON]:
         return {"clip": [self.low, self.high], "reward": self.inner.describe()}
@@ -459,7 +500,41 @@ class Gate(Composite):
         return value
 
 
+class ObjectiveSum(Composite):
+    """The linear scalarisation `Σ_k w_k · o_k` of the declared objectives, with each sample's
+    own weights (`meta["objective_weights"]`) or the declared ones (see `compose.objectives`)."""
+
+    combine = "objectives"
+
+    def __init__(
+        self,
+        components: Sequence[Component],
+        *,
+        objectives: Sequence[Objective],
+        name: str = "composite",
+        clip: tuple[float, float] | None = None,
+    ):
+        if not objectives:
+            raise SpecError([SpecProblem("objectives", 'combine = "objectives" needs at least one objective')])
+        super().__init__(components, name=name, clip=clip, objectives=objectives)
+
+    def _total(self, row: _Row) -> float | RewardResult:
+        weights = sample_weights(self.objectives, row.weights)
+        if isinstance(weights, str):
+            return RewardResult.failure(ErrorKind.INVALID_INPUT, weights)
+        used: dict[str, JSON] = {o.name: w for o, w in zip(self.objectives, weights, strict=True)}
+        total = 0.0
+        for o, w in zip(self.objectives, weights, strict=True):
+            value = row.vector[o.name]
+            if value is None and w != 0.0:
+                return RewardResult.skip(f"objective {o.name!r} was not computed", info={"objective_weights": used})
+            total += w * (value or 0.0)
+        return RewardResult.ok(total, info={"objective_weights": used})
+
+
 def combinator_for(combine: str) -> type[Composite]:
     """The combinator class for a spec's `combine` key."""
-    table: Mapping[str, type[Composite]] = {"weighted": Weighted, "min": MinOf, "max": MaxOf, "formula": FormulaCombine}
+    table: Mapping[str, type[Composite]] = {
+        "weighted": Weighted, "min": MinOf, "max": MaxOf, "formula": FormulaCombine, "objectives": ObjectiveSum,
+    }  # fmt: skip
     return table[combine]

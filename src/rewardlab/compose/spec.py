@@ -19,6 +19,10 @@
     on_error = "skip"             # zero | skip | fail (default)
     params = { strict = true }    # the reward's own parameters
 
+    [[reward.objectives]]         # optional: a reward vector beside the total
+    name = "accuracy"             # (combine = "objectives" scalarises it with per-sample
+    expr = "correct"              # weights; see rewardlab.compose.objectives)
+
 `check()` collects *every* problem (TOML syntax with line and column, unknown keys, wrong types,
 unknown reward names, parameter typos, requirement cycles, formula errors), each with its spec
 key, so a bad spec fails at `rewardlab check` and not after an hour of scoring.
@@ -58,6 +62,16 @@ class ComponentSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class ObjectiveSpec(BaseModel):
+    """One `[[reward.objectives]]` table: an entry of the reward vector."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=IDENTIFIER, description="objective name")
+    expr: str = Field(min_length=1, description="a component name, or a formula over component names")
+    weight: float = Field(1.0, allow_inf_nan=False, description='default weight under combine = "objectives"')
+
+
 class RewardSpec(BaseModel):
     """The `[reward]` table."""
 
@@ -65,10 +79,11 @@ class RewardSpec(BaseModel):
 
     name: str = Field(min_length=1)
     description: str = ""
-    combine: Literal["weighted", "formula", "min", "max"] = "weighted"
+    combine: Literal["weighted", "formula", "min", "max", "objectives"] = "weighted"
     formula: str | None = None
     clip: tuple[float, float] | None = None
     components: list[ComponentSpec] = Field(min_length=1)
+    objectives: list[ObjectiveSpec] = Field(default_factory=list)
 
     @field_validator("clip")
     @classmethod
@@ -203,7 +218,8 @@ def build(source: str | Path | dict[str, JSON] | Reward, *, registry_: Registry 
         DependencyError: the spec is sound but a reward in it needs an extra that is not
             installed (every missing extra is named).
     """
-    from rewardlab.compose.combinators import FormulaCombine, combinator_for
+    from rewardlab.compose.combinators import FormulaCombine, ObjectiveSum, combinator_for
+    from rewardlab.compose.objectives import Objective
 
     if isinstance(source, Reward):
         return source
@@ -226,10 +242,13 @@ def build(source: str | Path | dict[str, JSON] | Reward, *, registry_: Registry 
     if unavailable:  # a sound spec that this installation cannot run
         raise _merged(unavailable)
     spec_r = spec.reward
+    objectives = [Objective(o.name, o.expr, o.weight) for o in spec_r.objectives]
     if spec_r.combine == "formula":
-        built: Reward = FormulaCombine(components, spec_r.formula or "", name=spec_r.name, clip=spec_r.clip)
+        built: Reward = FormulaCombine(components, spec_r.formula or "", name=spec_r.name, clip=spec_r.clip, objectives=objectives)
+    elif spec_r.combine == "objectives":
+        built = ObjectiveSum(components, objectives=objectives, name=spec_r.name, clip=spec_r.clip)
     else:
-        built = combinator_for(spec_r.combine)(components, name=spec_r.name, clip=spec_r.clip)
+        built = combinator_for(spec_r.combine)(components, name=spec_r.name, clip=spec_r.clip, objectives=objectives)
     return built
 
 
@@ -304,4 +323,23 @@ def _structure_problems(spec: RewardSpec) -> list[SpecProblem]:
                 problems.append(SpecProblem("reward.formula", str(exc)))
     elif spec.formula:
         problems.append(SpecProblem("reward.formula", f'a formula is only used with combine = "formula" (combine is {spec.combine!r})'))
+    return problems + _objective_problems(spec, set(names))
+
+
+def _objective_problems(spec: RewardSpec, names: set[str]) -> list[SpecProblem]:
+    """Duplicate objective names and objective formulas that do not compile."""
+    from rewardlab.compose.formula import Formula, FormulaError
+
+    problems: list[SpecProblem] = []
+    if spec.combine == "objectives" and not spec.objectives:
+        problems.append(SpecProblem("reward.objectives", 'combine = "objectives" needs at least one [[reward.objectives]]'))
+    seen = [o.name for o in spec.objectives]
+    for i, o in enumerate(spec.objectives):
+        where = f"reward.objectives[{i}]"
+        if seen.count(o.name) > 1:
+            problems.append(SpecProblem(f"{where}.name", f"duplicate objective name {o.name!r}"))
+        try:
+            Formula(o.expr, names=names)
+        except FormulaError as exc:
+            problems.append(SpecProblem(f"{where}.expr", str(exc)))
     return problems

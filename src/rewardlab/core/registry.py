@@ -83,6 +83,8 @@ BUILTINS: dict[str, str] = {
     "model.hf": "rewardlab.models.hf_reward:HFReward",  # docs/models.md
     "model.hf_prm": "rewardlab.models.hf_prm:HFProcessReward",  # docs/models.md
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
+    # multi-objective rewards: parameterised shape curves per objective (docs/multiobjective.md)
+    "multiobj.curve": "rewardlab.multiobj.shapes:Curve",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its

@@ -80,6 +80,9 @@ class RewardResult:
         info: what was extracted, normalised, decided and why (JSON values).
         error: the typed reason, when `status` is `error`.
         stamp: version and spec hash, set when the result leaves the library.
+        objectives: the reward vector of a spec that declares objectives, by objective name
+            (`None` for an objective that could not be computed, see `compose.objectives`);
+            `None` when the reward declares no objectives.
     """
 
     score: float | None
@@ -89,6 +92,7 @@ class RewardResult:
     info: Mapping[str, JSON] = field(default_factory=dict)
     error: RewardError | None = None
     stamp: Stamp | None = None
+    objectives: Mapping[str, float | None] | None = None
 
     def __post_init__(self) -> None:
         _check(self.score, self.status, self.error)
@@ -102,12 +106,13 @@ class RewardResult:
         info: Mapping[str, JSON] | None = None,
         components: Mapping[str, RewardResult] | None = None,
         steps: tuple[float, ...] | None = None,
+        objectives: Mapping[str, float | None] | None = None,
     ) -> RewardResult:
         """A computed score (a wrong answer is `ok` with a low score)."""
         value = float(score)
         if not math.isfinite(value):
             raise ConfigError(f"an ok result needs a finite score, got {score!r}")
-        return _assemble(value, Status.OK, components or {}, steps, info or {}, None, None)
+        return _assemble(value, Status.OK, components or {}, steps, info or {}, None, None, objectives)
 
     @classmethod
     def failure(
@@ -153,6 +158,8 @@ class RewardResult:
             out["steps"] = list(self.steps)
         if self.info:
             out["info"] = dict(self.info)
+        if self.objectives is not None:
+            out["objectives"] = dict(self.objectives)
         if self.stamp is not None:
             out.update(self.stamp.to_dict())
         return out
@@ -176,6 +183,7 @@ class RewardResult:
         steps = data.get("steps")
         info = data.get("info")
         stamp = _stamp(str(data.get("rewardlab_version", "")), str(data["spec_hash"])) if "spec_hash" in data else None
+        vector = data.get("objectives")
         return _assemble(
             score,
             status,
@@ -184,7 +192,22 @@ class RewardResult:
             info if type(info) is dict else dict(info or {}),
             error,
             stamp,
+            _objectives(vector) if vector is not None else None,
         )
+
+
+def _objectives(row: Mapping[str, Any]) -> dict[str, float | None]:
+    """A decoded objective vector: each value a finite float or None (TypeError otherwise)."""
+    if not isinstance(row, Mapping):
+        raise TypeError(f"objectives must be an object of numbers, got {type(row).__name__}")
+    out: dict[str, float | None] = {}
+    for key, value in row.items():
+        if value is not None:
+            value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(f"objective {key!r} is {value!r}; an objective is a finite number or null")
+        out[str(key)] = value
+    return out
 
 
 def _check(score: float | None, status: Status, error: RewardError | None) -> None:
@@ -214,7 +237,7 @@ _stamp = functools.lru_cache(maxsize=256)(Stamp)
 # bench/RESULTS.md); results are built by the thousand, one per sample and per component.
 # Nothing outside this module may build a result this way.
 _SLOTS = tuple(
-    RewardResult.__dict__[name].__set__ for name in ("score", "status", "components", "steps", "info", "error", "stamp")
+    RewardResult.__dict__[name].__set__ for name in ("score", "status", "components", "steps", "info", "error", "stamp", "objectives")
 )
 
 
@@ -226,10 +249,11 @@ def _assemble(
     info: Mapping[str, JSON],
     error: RewardError | None,
     stamp: Stamp | None,
+    objectives: Mapping[str, float | None] | None = None,
 ) -> RewardResult:
     """A `RewardResult` of values its caller has just checked with `_check`."""
     result = object.__new__(RewardResult)
-    set_score, set_status, set_components, set_steps, set_info, set_error, set_stamp = _SLOTS
+    set_score, set_status, set_components, set_steps, set_info, set_error, set_stamp, set_objectives = _SLOTS
     set_score(result, score)
     set_status(result, status)
     set_components(result, components)
@@ -237,4 +261,5 @@ def _assemble(
     set_info(result, info)
     set_error(result, error)
     set_stamp(result, stamp)
+    set_objectives(result, objectives)
     return result

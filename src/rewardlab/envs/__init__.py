@@ -8,6 +8,9 @@
 - `rewardlab.envs.intrinsic` — count, hashed count, RND, ICM and curiosity-critic rewards;
 - `rewardlab.envs.redistribution` — return decomposition and sum-preserving smoothing;
 - `rewardlab.envs.starc` — STARC-style distance between tabular reward functions.
+- `rewardlab.envs.multiobj` — MO-Gymnasium-style vector rewards, a tabular weight sweep (Optimistic
+  Linear Support), non-Markovian aggregation of objectives with their own discounts;
+- `rewardlab.envs.joint_returns` — MD3QN-style particles of the joint return of several reward sources.
 
 Sub-modules are imported on use so that `import rewardlab.envs` needs neither gymnasium nor torch.
 """

@@ -33,8 +33,8 @@ def component_scores(result: RewardResult, names: Sequence[str]) -> dict[str, fl
 
 
 def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix: str = "rewardlab") -> dict[str, float]:
-    """Scalar metrics of one batch: the rate of errors and skips, and each component's mean
-    over the rows where it has a score (with its own error rate)."""
+    """Scalar metrics of one batch: the rate of errors and skips, each component's mean over
+    the rows where it has a score (with its own error rate), and each objective's mean."""
     n = max(1, len(results))
     out = {
         f"{prefix}/error_rate": sum(r.status is Status.ERROR for r in results) / n,
@@ -46,6 +46,12 @@ def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix:
         if scores:
             out[f"{prefix}/{name}/mean"] = sum(scores) / len(scores)
         out[f"{prefix}/{name}/error_rate"] = sum(1 for s in subs if s is not None and s.status is Status.ERROR) / n
+    # a spec's objectives: each one's mean over the rows where it was computed
+    vectors = [r.objectives for r in results if r.objectives is not None]
+    for objective in dict.fromkeys(k for v in vectors for k in v):
+        values = [x for v in vectors if (x := v.get(objective)) is not None]
+        if values:
+            out[f"{prefix}/objective/{objective}/mean"] = sum(values) / len(values)
     return out
 
 

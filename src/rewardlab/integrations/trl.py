@@ -19,9 +19,9 @@ completion's token count, for `unit="tokens"` length terms) and, with `token_ids
 `completion_ids` themselves (for token n-gram repetition).
 
 Logging: with TRL's `log_metric` hook, each batch logs `rewardlab/error_rate`,
-`rewardlab/skipped_rate`, `rewardlab/missing_reference_rate`, and `rewardlab/<component>/mean`
-and `/error_rate`; with `log_extra`, the completions table gets `rewardlab/<component>` and
-`rewardlab/status` columns.
+`rewardlab/skipped_rate`, `rewardlab/missing_reference_rate`, `rewardlab/<component>/mean`
+and `/error_rate`, and `rewardlab/objective/<name>/mean` for a spec's objectives; with
+`log_extra`, the completions table gets `rewardlab/<component>` and `rewardlab/status` columns.
 
 Groups: TRL computes advantages over `num_generations` consecutive completions of one prompt
 (`rewards.view(-1, num_generations)`), and it calls a reward function with the completions of

@@ -399,8 +399,8 @@ class RowScorer:
 
 
 def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str) -> tuple[dict[str, Any], RowStats]:
-    """The output row (input fields, total, status, error, one column per component, info,
-    stamps) and its stats for the summary, in one pass (this runs once per row).
+    """The output row (input fields, total, status, error, one column per component, one per
+    objective when the spec declares them, info, stamps) and its stats for the summary, in one pass (this runs once per row).
 
     Statuses and kinds are StrEnum members; `_value_` is their plain string (cheap to pickle).
     """
@@ -426,6 +426,9 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
             entry.update(part.info)
         info[name] = entry
         parts.append((name, part_status, part.score, part_kind))
+    if result.objectives is not None:  # a spec's reward vector: one column per objective
+        for name, value in result.objectives.items():
+            out["objective/" + name] = value
     out["reward_info"] = info
     out["source_line"] = number
     out["rewardlab_version"] = version

@@ -44,6 +44,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab._version import __version__
+from rewardlab.compose.objectives import WEIGHTS_KEY
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names
 from rewardlab.errors import InputError, NestingError, SampleFieldError
@@ -263,7 +264,7 @@ def _invalid(errors: list[Any], prefix: tuple[str, ...] = ()) -> ApiError:
     return ApiError(422, "invalid_request", f"the request does not match the schema: {where}", details=details)
 
 
-_REQUEST_KEYS = ("samples", "use_cache", "reply")
+_REQUEST_KEYS = ("samples", "use_cache", "reply", "objective_weights")
 _REPLIES = ("results", "scores")
 
 
@@ -281,7 +282,10 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     if problems:
         raise _invalid(problems, ("body",))
     samples: list[Sample] = []
+    weights = data.get("objective_weights")
     for i, row in enumerate(data["samples"]):
+        if weights is not None:
+            row = _with_weights(row, weights)
         try:
             samples.append(Sample.from_dict(row))
         except SampleFieldError as exc:
@@ -291,6 +295,18 @@ def parse_score_body(body: bytes) -> tuple[list[Sample], bool, str]:
     if problems:
         raise _invalid(problems, ("body",))
     return samples, data.get("use_cache", True), data.get("reply", "results")
+
+
+def _with_weights(row: Any, weights: Any) -> Any:
+    """`row` with the request's `objective_weights` in its meta, unless it names its own (as a
+    column or in `meta`): a sample's own weights win. The library checks the weights
+    (`compose.objectives`), so a bad one is that row's `invalid_input` result."""
+    if not isinstance(row, dict) or WEIGHTS_KEY in row:
+        return row
+    meta = row.get("meta")
+    if isinstance(meta, dict) and WEIGHTS_KEY in meta:
+        return row
+    return {**row, WEIGHTS_KEY: weights}
 
 
 def _json_body(body: bytes) -> Any:
@@ -329,6 +345,8 @@ def _envelope_problems(data: Any) -> list[dict[str, Any]]:
         problems.append({"loc": ("samples",), "type": "list_type", "msg": "must be a list of samples"})
     if not isinstance(data.get("use_cache", True), bool):
         problems.append({"loc": ("use_cache",), "type": "bool_type", "msg": "must be true or false"})
+    if not isinstance(data.get("objective_weights", {}), dict | list):
+        problems.append({"loc": ("objective_weights",), "type": "model_type", "msg": "must be an object naming each objective, or a list"})
     if data.get("reply", "results") not in _REPLIES:
         problems.append({"loc": ("reply",), "type": "literal_error", "msg": "must be 'results' or 'scores'"})
     return problems

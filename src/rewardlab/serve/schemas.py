@@ -92,6 +92,11 @@ class ScoreRequest(BaseModel):
         description="'results': one full result per sample (`ScoreResponse`); 'scores': totals, statuses "
         "and errors as columns (`ScoresResponse`), what a trainer needs, several times cheaper to decode",
     )
+    objective_weights: dict[str, float] | list[float] | None = Field(
+        default=None,
+        description="weights of the reward's objectives (combine = \"objectives\") for every sample of the "
+        "request that does not name its own `objective_weights`",
+    )
 
 
 class ErrorOut(BaseModel):
@@ -112,6 +117,7 @@ class ResultOut(BaseModel):
     info: dict[str, Any] | None = None
     rewardlab_version: str | None = None
     spec_hash: str | None = None
+    objectives: dict[str, float | None] | None = Field(default=None, description="the reward vector, when the spec declares objectives")
 
 
 class ScoreResponse(BaseModel):

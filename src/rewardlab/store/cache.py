@@ -77,6 +77,8 @@ def result_row(result: RewardResult) -> dict[str, Any]:
     info = result.info
     if info:
         out["info"] = info if type(info) is dict else dict(info)
+    if result.objectives is not None:
+        out["objectives"] = result.objectives if type(result.objectives) is dict else dict(result.objectives)
     if result.stamp is not None:
         out["rewardlab_version"] = result.stamp.rewardlab_version
         out["spec_hash"] = result.stamp.spec_hash
