@@ -33,8 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, SupportsFloat
 
-import gymnasium as gym
-import numpy as np
+try:
+    import gymnasium as gym
+    import numpy as np
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.errors import ConfigError, InputError
 
