@@ -1,0 +1,274 @@
+"""Credit over denoising steps and pixels, for diffusion and flow models.
+
+A diffusion policy takes K steps from noise to a sample and gets one reward at the end. DDPO
+(Black et al. 2024, arXiv:2305.13301, eq. 3-4) multiplies every step's log-prob gradient by the
+same advantage; the rules here spread that advantage (or a denser signal) over the steps that
+made the difference, and over the pixels a reward is about. Each is a pure numpy function
+(torch tensors in, torch out); `rewardlab.diffusion.ddpo` plugs them into a policy-gradient loop.
+
+Shapes: B trajectories of K steps; a state of shape S; a spatial map of shape M; rewards of a
+group of N samples of the same prompt are `(groups, N)`, flattened to B = groups · N in the
+same order where a rule works per trajectory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rewardlab.credit.trajectory import DenoisingTrajectory, checked_attention, checked_latents
+from rewardlab.errors import ArrayError
+from rewardlab.shape._arrays import EPS, F64, check_finite, group_stats, like, to_mask, to_numpy
+
+__all__ = [
+    "backward_credit",
+    "backward_stage",
+    "backward_step_mask",
+    "cosine_progress",
+    "cosine_progress_credit",
+    "noisy_step_advantages",
+    "pixel_advantages",
+    "spatial_advantages",
+]
+
+
+def cosine_progress(latents: Any) -> F64:
+    """`(B, K + 1)` cosine similarity of every state with the trajectory's final state.
+
+    Args:
+        latents: a `DenoisingTrajectory` or its `(B, K + 1, *S)` latents.
+    """
+    lat = checked_latents(latents)
+    flat = lat.reshape(lat.shape[0], lat.shape[1], -1)
+    final = flat[:, -1:, :]
+    norms = np.linalg.norm(flat, axis=2) * np.linalg.norm(final, axis=2)
+    dots = (flat * final).sum(axis=2)
+    # A zero state (exactly 0 noise or a blank image) has no direction: similarity 0 by convention.
+    out: F64 = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+    return out
+
+
+def cosine_progress_credit(latents: Any, advantages: Any, *, window: int = 1, eps: float = 1e-8) -> Any:
+    """Per-step credit from the progress each step makes towards the final sample (CoCA).
+
+    Liao et al. 2025, "Step-level Reward for Free in RL-based T2I Diffusion Model Fine-tuning"
+    (arXiv:2505.19196), contribution-based credit assignment: step k, which takes `x_k` to
+    `x_{k+1}`, is credited with the change in cosine similarity to the final sample,
+
+        Δ_k = cos(x_{k+1}, x_K) − cos(x_k, x_K),     c_k = Δ_k / Σ_j Δ_j,     credit_k = c_k · A
+
+    so a trajectory's credits sum to its advantage A (the sum of Δ telescopes to
+    `1 − cos(x_0, x_K)`: potential-based shaping with potential ∝ cos(x_k, x_K), which keeps the
+    optimal policy, as the paper proves). `window` > 1 smooths Δ with a centred moving average
+    of that width before normalising (the paper's fixed-window smoothing); the sum is unchanged.
+    A step that moved away from the final sample gets credit of the opposite sign.
+
+    Args:
+        latents: a `DenoisingTrajectory` or `(B, K + 1, *S)` states from noise to sample.
+        advantages: `(B,)` trajectory advantages (e.g. `grpo(rewards).reshape(-1)`).
+        window: odd smoothing width in steps (1 = none).
+        eps: a trajectory whose total progress |Σ Δ| is below `eps` (it started where it ended,
+            up to scale) has no progress to share: it gets uniform credit A / K.
+
+    Returns:
+        `(B, K)` step credits, each row summing to its advantage.
+    """
+    sims = cosine_progress(latents)
+    adv = to_numpy(advantages, "advantages", ndim=1)
+    if adv.shape[0] != sims.shape[0]:
+        raise ArrayError("advantages", f"need one per trajectory ({sims.shape[0]}), got {adv.shape[0]}")
+    check_finite(adv, "advantages")
+    if window < 1 or window % 2 == 0:
+        raise ArrayError("window", f"must be an odd number of steps >= 1, got {window}")
+    delta = np.diff(sims, axis=1)  # (B, K)
+    if window > 1:
+        delta = _smooth(delta, window)
+    total = delta.sum(axis=1, keepdims=True)
+    k = delta.shape[1]
+    flat = np.abs(total) < eps
+    weights = np.where(flat, 1.0 / k, delta / np.where(flat, 1.0, total))
+    return like(weights * adv[:, None], advantages)
+
+
+def _smooth(delta: F64, window: int) -> F64:
+    # Centred moving average with edge padding, then rescaled so each row keeps its sum.
+    half = window // 2
+    padded = np.pad(delta, ((0, 0), (half, half)), mode="edge")
+    kernel = np.ones(window) / window
+    smoothed = np.stack([np.convolve(row, kernel, mode="valid") for row in padded])
+    raw, new = delta.sum(axis=1, keepdims=True), smoothed.sum(axis=1, keepdims=True)
+    same = np.abs(new) > 1e-12
+    out: F64 = np.where(same, smoothed * raw / np.where(same, new, 1.0), delta)
+    return out
+
+
+def spatial_advantages(advantages: Any, attention: Any, *, strength: float = 1.0) -> Any:
+    """Allocate each step's advantage over the latent by attention maps (STAR).
+
+    Shen et al. 2026, "STAR: SpatioTemporal Adaptive Reward Allocation for Text-to-Image RL
+    Post-Training" (arXiv:2606.17979): the map of step k (text-image attention of the
+    prompt's core content, normalised over the P positions) allocates the same group-relative
+    advantage to the latent regions it covers, and the spatially resolved objective weights each
+    position's log-prob by it:
+
+        m̂_k = m_k / Σ_p m_{k,p},     A_{k,p} = A_k · ((1 − λ) + λ · P · m̂_{k,p})
+
+    with λ = `strength`. The mean over positions of every step is A_k: the allocation moves the
+    same advantage between regions, it does not add any (λ = 0 is uniform allocation).
+
+    Args:
+        advantages: `(B,)` trajectory advantages, or `(B, K)` step advantages (e.g. from
+            `cosine_progress_credit`, for temporal and spatial allocation together).
+        attention: `(B, K, *M)` non-negative maps, or a `DenoisingTrajectory` carrying them.
+        strength: λ in [0, 1].
+
+    Returns:
+        `(B, K, *M)` per-position advantages.
+    """
+    maps = checked_attention(attention)
+    if not 0.0 <= strength <= 1.0:
+        raise ArrayError("strength", f"must be in [0, 1], got {strength}")
+    b, k = maps.shape[:2]
+    adv = to_numpy(advantages, "advantages", ndim=(1, 2))
+    if adv.shape not in ((b,), (b, k)):
+        raise ArrayError("advantages", f"must be ({b},) or ({b}, {k}) to match attention, got {adv.shape}")
+    check_finite(adv, "advantages")
+    step_adv = np.broadcast_to(adv[:, None] if adv.ndim == 1 else adv, (b, k))
+    flat = maps.reshape(b, k, -1)
+    positions = flat.shape[2]
+    share = flat / flat.sum(axis=2, keepdims=True)
+    weight = (1.0 - strength) + strength * positions * share
+    out = (step_adv[:, :, None] * weight).reshape(maps.shape)
+    return like(out, advantages, attention if not isinstance(attention, DenoisingTrajectory) else None)
+
+
+def noisy_step_advantages(
+    state_rewards: Any, mask: Any = None, *, gains: bool = False, eps: float = EPS, ddof: int = 1
+) -> Any:
+    """Step-wise group-relative advantages from a reward model that scores noisy states (DRM).
+
+    Zhang et al. 2026, "DRM: Diffusion-based Reward Model with Step-wise Guidance"
+    (arXiv:2605.25661, CVPR 2026), Step-GRPO: the reward model scores the state every step
+    produces, `r_{i,k} = RM(x^i_{k+1}, t_{k+1})`, and the states of the N samples of a prompt at
+    the same step are compared with each other, as GRPO compares final rewards:
+
+        A_{i,k} = (r_{i,k} − mean_j r_{j,k}) / (std_j r_{j,k} + eps)
+
+    With `gains=True` the step's reward is its improvement, `r_{i,k} = RM(x_{k+1}) − RM(x_k)`
+    (Savani et al. 2026, "Stepwise Credit Assignment for GRPO on Flow-Matching Models",
+    arXiv:2603.28718, gain-based advantages `g_t = r_{t−1} − r_t`), whose sum over a trajectory
+    telescopes to `RM(x_K) − RM(x_0)`.
+
+    Args:
+        state_rewards: `(groups, N, K + 1)` reward-model scores of every state, from the noise
+            (index 0) to the sample (index K).
+        mask: `(groups, N)` False for a sample with no score (its advantages are 0).
+        gains: score steps by their improvement instead of the state they reach.
+        eps, ddof: as in `grpo`. A (group, step) where all valid scores are equal gives 0.
+
+    Returns:
+        `(groups, N, K)` step advantages.
+    """
+    r = to_numpy(state_rewards, "state_rewards", ndim=3)
+    if r.shape[2] < 2:
+        raise ArrayError("state_rewards", f"need scores of at least 2 states (K + 1), got {r.shape[2]}")
+    valid = to_mask(mask, "mask", r.shape[:2])
+    check_finite(r, "state_rewards", np.broadcast_to(valid[:, :, None], r.shape))
+    step = np.diff(r, axis=2) if gains else r[:, :, 1:]  # (G, N, K)
+    g, n, k = step.shape
+    per_step = np.moveaxis(step, 2, 1).reshape(g * k, n)  # one row per (group, step)
+    valid_rows = np.repeat(valid, k, axis=0)
+    stats = group_stats(per_step, valid_rows, ddof=ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):  # eps=0 on a constant row: masked below
+        adv = (per_step - stats.mean) / (stats.std + eps)
+    adv = np.where(valid_rows & ~stats.constant, adv, 0.0)
+    return like(np.moveaxis(adv.reshape(g, k, n), 1, 2), state_rewards)
+
+
+def backward_stage(iteration: int, iterations: int, stages: int) -> int:
+    """The stage of backward progressive training at `iteration` of `iterations` (equal shares).
+
+    Hu et al. 2025, "Towards Better Alignment: Training Diffusion Models with Reinforcement
+    Learning Against Sparse Rewards" (B²-DiffuRL, arXiv:2503.11240, CVPR 2025): training
+    is split into stages; stage s trains a longer interval of the last steps than stage s − 1.
+    """
+    if stages < 1 or iterations < 1:
+        raise ArrayError("stages/iterations", f"must be >= 1, got stages={stages}, iterations={iterations}")
+    if not 0 <= iteration < iterations:
+        raise ArrayError("iteration", f"must be in [0, {iterations}), got {iteration}")
+    return min(stages - 1, iteration * stages // iterations)
+
+
+def backward_step_mask(steps: int, *, stage: int, stages: int) -> Any:
+    """`(K,)` bool: the steps trained at `stage` of backward progressive training (B²-DiffuRL).
+
+    Hu et al. 2025 (arXiv:2503.11240), backward progressive training: the first stage
+    trains only the last steps of denoising (nearest the sample, where a sparse final reward is
+    best attributed), and each stage extends the interval towards the noise until the last
+    stage trains every step. Stage s of S trains the last `ceil((s + 1) · K / S)` steps.
+    """
+    if steps < 1:
+        raise ArrayError("steps", f"must be >= 1, got {steps}")
+    if stages < 1 or not 0 <= stage < stages:
+        raise ArrayError("stage", f"must be in [0, stages={stages}), got {stage}")
+    active = math.ceil((stage + 1) * steps / stages)
+    return np.arange(steps) >= steps - active
+
+
+def backward_credit(advantages: Any, steps: int, *, stage: int, stages: int) -> Any:
+    """`(B, K)` the trajectory advantage on the steps of the current stage, 0 on the others.
+
+    With branch-based sampling (B²-DiffuRL) the samples that share the prefix before the trained
+    interval form one group, so `advantages` is `grpo` over those branches: the comparison then
+    measures what the trained interval contributed.
+    """
+    adv = to_numpy(advantages, "advantages", ndim=1)
+    check_finite(adv, "advantages")
+    mask = backward_step_mask(steps, stage=stage, stages=stages)
+    return like(adv[:, None] * mask[None, :], advantages)
+
+
+def pixel_advantages(pixel_rewards: Any, steps: int, *, baseline: str = "group", mask: Any = None) -> Any:
+    """Per-pixel advantages from per-pixel feedback (PXPO).
+
+    Kordzanganeh et al. 2024, "Pixel-wise RL on Diffusion Models: Reinforcement Learning from
+    Rich Feedback" (arXiv:2404.04356), PXPO's gradient
+
+        ∇J = E[ Σ_{ij} r(x_0^{ij}, c) Σ_t ∇ log p_θ(x_{t−1}^{ij} | x_t, c) ]
+
+    gives each pixel's log-prob, at every step, that pixel's own reward (no cross-talk between
+    pixels). With `baseline="group"` each pixel's reward is centred on the mean of the same pixel
+    over the group's samples (a per-pixel baseline, which leaves the gradient unbiased); with
+    "none" the raw reward is used as in the paper. When the image reward is the sum of its pixel
+    rewards, the pixel advantages of a sample sum to its image reward minus the group mean.
+
+    Args:
+        pixel_rewards: `(groups, N, *M)` reward of every pixel of every sample.
+        steps: K; the advantage is the same at every step (PXPO's Σ_t).
+        baseline: "group" or "none".
+        mask: `(groups, N)` False for samples with no score (excluded from the mean, advantage 0).
+
+    Returns:
+        `(groups, N, K, *M)`.
+    """
+    r = to_numpy(pixel_rewards, "pixel_rewards")
+    if r.ndim < 3:
+        raise ArrayError("pixel_rewards", f"must be (groups, N, *map) with at least 3 axes, got shape {r.shape}")
+    if steps < 1:
+        raise ArrayError("steps", f"must be >= 1, got {steps}")
+    valid = to_mask(mask, "mask", r.shape[:2])
+    expand = valid.reshape(valid.shape + (1,) * (r.ndim - 2))
+    check_finite(r, "pixel_rewards", np.broadcast_to(expand, r.shape))
+    if baseline == "group":
+        count = valid.sum(axis=1).reshape((-1, 1) + (1,) * (r.ndim - 2))
+        mean = np.where(expand, r, 0.0).sum(axis=1, keepdims=True) / np.maximum(count, 1)
+        adv = r - mean
+    elif baseline == "none":
+        adv = r
+    else:
+        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
+    adv = np.where(expand, adv, 0.0)
+    out = np.repeat(adv[:, :, None], steps, axis=2)
+    return like(out, pixel_rewards)
