@@ -64,18 +64,23 @@ def test_cosine_credit_by_hand():
     np.testing.assert_allclose(cosine_progress_credit(lat, [2.0]), [[R2, 2 - R2]])
 
 
-def test_cosine_credit_step_that_moves_away_gets_opposite_sign():
-    # cos: 1/√2, 0, 1 -> Δ = (−1/√2, 1), total 1 − 1/√2.
+def test_cosine_credit_step_that_moves_away():
+    # cos: 1/√2, 0, 1 -> Δ = (−1/√2, 1). Signed: total 1 − 1/√2, the first step gets the
+    # opposite sign; by default only progress counts: weights (0, 1).
     lat = np.array([[[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]])
-    credit = cosine_progress_credit(lat, [1.0])
+    credit = cosine_progress_credit(lat, [1.0], signed=True)
     total = 1 - 1 / R2
     np.testing.assert_allclose(credit, [[-1 / R2 / total, 1 / total]])
     assert credit[0, 0] < 0 < credit[0, 1]
+    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0]), [[0.0, 1.0]])
 
 
 def test_cosine_credit_without_progress_is_uniform():
     lat = np.array([[[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]]])  # starts in the final direction
-    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0]), [[1.5, 1.5]])
+    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0], signed=True), [[1.5, 1.5]])
+    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0]), [[0.0, 3.0]])  # the step that came back
+    still = np.array([[[2.0, 0.0], [3.0, 0.0], [1.0, 0.0]]])  # never changes direction
+    np.testing.assert_allclose(cosine_progress_credit(still, [3.0]), [[1.5, 1.5]])
 
 
 def test_cosine_credit_window_smoothing_by_hand():
@@ -84,6 +89,7 @@ def test_cosine_credit_window_smoothing_by_hand():
     lat = np.array([[[1.0, 0.0], [3.0, 1.0], [1.0, 1.0], [0.0, 1.0]]])
     a, b, c = np.diff(cosine_progress(lat)[0])
     smoothed = np.array([(2 * a + b) / 3, (a + b + c) / 3, (b + 2 * c) / 3]) / (a + b + c)
+    assert min(a, b, c) > 0  # all progress: the signed and default forms agree
     np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], window=3), [smoothed])
 
 
@@ -92,10 +98,13 @@ def test_cosine_credit_sums_to_the_advantage(seed):
     rng = np.random.default_rng(seed)
     lat = rng.normal(size=(6, 11, 4, 4))
     adv = rng.normal(size=6)
-    for window in (1, 3, 5):
-        credit = cosine_progress_credit(DenoisingTrajectory.of(lat, np.arange(10, -1, -1)), adv, window=window)
+    traj = DenoisingTrajectory.of(lat, np.arange(10, -1, -1))
+    for window, signed in itertools.product((1, 3, 5), (False, True)):
+        credit = cosine_progress_credit(traj, adv, window=window, signed=signed)
         assert credit.shape == (6, 10)
         np.testing.assert_allclose(credit.sum(axis=1), adv, atol=1e-9)
+        if not signed:  # progress-only weights lie in [0, 1]: each credit has A's sign
+            assert (credit * adv[:, None] >= -1e-12).all() and (np.abs(credit) <= np.abs(adv)[:, None] + 1e-12).all()
 
 
 def test_cosine_credit_bad_arguments_are_named():

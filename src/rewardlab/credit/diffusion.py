@@ -50,7 +50,9 @@ def cosine_progress(latents: Any) -> F64:
     return out
 
 
-def cosine_progress_credit(latents: Any, advantages: Any, *, window: int = 1, eps: float = 1e-8) -> Any:
+def cosine_progress_credit(
+    latents: Any, advantages: Any, *, window: int = 1, signed: bool = False, eps: float = 1e-8
+) -> Any:
     """Per-step credit from the progress each step makes towards the final sample (CoCA).
 
     Liao et al. 2025, "Step-level Reward for Free in RL-based T2I Diffusion Model Fine-tuning"
@@ -59,18 +61,23 @@ def cosine_progress_credit(latents: Any, advantages: Any, *, window: int = 1, ep
 
         Δ_k = cos(x_{k+1}, x_K) − cos(x_k, x_K),     c_k = Δ_k / Σ_j Δ_j,     credit_k = c_k · A
 
-    so a trajectory's credits sum to its advantage A (the sum of Δ telescopes to
-    `1 − cos(x_0, x_K)`: potential-based shaping with potential ∝ cos(x_k, x_K), which keeps the
-    optimal policy, as the paper proves). `window` > 1 smooths Δ with a centred moving average
-    of that width before normalising (the paper's fixed-window smoothing); the sum is unchanged.
-    A step that moved away from the final sample gets credit of the opposite sign.
+    so a trajectory's credits sum to its advantage A. With `signed=True` that is exactly the
+    formula above: the sum of Δ telescopes to `1 − cos(x_0, x_K)` (potential-based shaping with
+    potential ∝ cos(x_k, x_K), which keeps the optimal policy, as the paper proves), and a step
+    that moved away from the final sample gets credit of the opposite sign. But when the start
+    already points near the end the total is close to 0 and the weights explode (on the 2-D toy
+    that happens often enough to stop learning), so the default shares A among the steps that
+    made progress only: `c_k = max(Δ_k, 0) / Σ_j max(Δ_j, 0)`, weights in [0, 1] that still sum
+    to 1. `window` > 1 smooths Δ with a centred moving average of that width before normalising
+    (the paper's fixed-window smoothing).
 
     Args:
         latents: a `DenoisingTrajectory` or `(B, K + 1, *S)` states from noise to sample.
         advantages: `(B,)` trajectory advantages (e.g. `grpo(rewards).reshape(-1)`).
         window: odd smoothing width in steps (1 = none).
-        eps: a trajectory whose total progress |Σ Δ| is below `eps` (it started where it ended,
-            up to scale) has no progress to share: it gets uniform credit A / K.
+        signed: normalise the signed Δ (the telescoping form) instead of the progress only.
+        eps: a trajectory whose total |Σ Δ| is below `eps` (it started where it ended, up to
+            scale, or made no progress) has nothing to share: it gets uniform credit A / K.
 
     Returns:
         `(B, K)` step credits, each row summing to its advantage.
@@ -85,6 +92,8 @@ def cosine_progress_credit(latents: Any, advantages: Any, *, window: int = 1, ep
     delta = np.diff(sims, axis=1)  # (B, K)
     if window > 1:
         delta = _smooth(delta, window)
+    if not signed:
+        delta = np.maximum(delta, 0.0)
     total = delta.sum(axis=1, keepdims=True)
     k = delta.shape[1]
     flat = np.abs(total) < eps

@@ -19,6 +19,20 @@ from typing import TYPE_CHECKING
 from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from rewardlab.diffusion.ddpo import (
+        CREDIT_RULES,
+        CreditInputs,
+        CreditRule,
+        DDPOConfig,
+        DDPORun,
+        train_ddpo,
+    )
+    from rewardlab.diffusion.noisy_rm import (
+        NoisyLatentRM,
+        NoisyRMConfig,
+        NoisyRMReport,
+        train_noisy_rm,
+    )
     from rewardlab.diffusion.toy import (
         Rollout,
         ToyDenoiser,
@@ -29,15 +43,35 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
 
 __all__ = [
+    "CREDIT_RULES",
+    "CreditInputs",
+    "CreditRule",
+    "DDPOConfig",
+    "DDPORun",
+    "NoisyLatentRM",
+    "NoisyRMConfig",
+    "NoisyRMReport",
     "Rollout",
     "ToyDenoiser",
     "ToyDiffusion",
     "ToyDiffusionConfig",
     "make_data",
+    "train_ddpo",
+    "train_noisy_rm",
     "train_toy_diffusion",
 ]
 
 _WHERE = {
+    "CREDIT_RULES": "rewardlab.diffusion.ddpo",
+    "CreditInputs": "rewardlab.diffusion.ddpo",
+    "CreditRule": "rewardlab.diffusion.ddpo",
+    "DDPOConfig": "rewardlab.diffusion.ddpo",
+    "DDPORun": "rewardlab.diffusion.ddpo",
+    "train_ddpo": "rewardlab.diffusion.ddpo",
+    "NoisyLatentRM": "rewardlab.diffusion.noisy_rm",
+    "NoisyRMConfig": "rewardlab.diffusion.noisy_rm",
+    "NoisyRMReport": "rewardlab.diffusion.noisy_rm",
+    "train_noisy_rm": "rewardlab.diffusion.noisy_rm",
     "Rollout": "rewardlab.diffusion.toy",
     "ToyDenoiser": "rewardlab.diffusion.toy",
     "ToyDiffusion": "rewardlab.diffusion.toy",
