@@ -175,7 +175,9 @@ def noisy_step_advantages(
             (index 0) to the sample (index K).
         mask: `(groups, N)` False for a sample with no score (its advantages are 0).
         gains: score steps by their improvement instead of the state they reach.
-        eps, ddof: as in `grpo`. A (group, step) where all valid scores are equal gives 0.
+        eps: added to the std, as in `grpo`. A (group, step) whose valid scores are all equal
+            gives 0.
+        ddof: 1 = unbiased std, as in `grpo`.
 
     Returns:
         `(groups, N, K)` step advantages.
