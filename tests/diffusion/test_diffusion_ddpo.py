@@ -9,6 +9,7 @@ import torch
 from rewardlab.credit.diffusion import noisy_step_advantages
 from rewardlab.diffusion.ddpo import (
     CREDIT_RULES,
+    BackwardCredit,
     CreditInputs,
     DDPOConfig,
     backward,
@@ -112,3 +113,22 @@ def test_noisy_latent_rm_ranks_clean_samples_and_gives_step_advantages(ring_mode
     assert step_adv.shape == (8, 8, ring_model.config.steps)
     _, run = train_ddpo(ring_model, near_target, noisy_rm(rm), DDPOConfig(iterations=2))
     assert run.credit == "noisy_rm"
+
+
+def test_backward_rule_with_branches_compares_samples_that_share_a_prefix(image_model):
+    rule = BackwardCredit(stages=2, branches=4)
+    k = image_model.config.steps
+    assert rule.branch_plan(0, 4, k) == (4, k // 2) and rule.branch_plan(3, 4, k) == (4, 0)
+    labels = torch.arange(2).repeat_interleave(8)
+    rollout = image_model.sample(16, labels=labels, seed=1, branches=4, branch_step=k // 2)
+    rewards = quadrant_brightness(rollout.final, labels.numpy()).reshape(2, 8)
+    inputs = CreditInputs(rollout, rollout.trajectory(), rewards, np.zeros((2, 8)), iteration=0, iterations=4)
+    credit = rule(inputs)
+    assert (credit[:, : k // 2] == 0).all()
+    per_branch = credit[:, -1].reshape(4, 4)
+    np.testing.assert_allclose(per_branch.sum(axis=1), 0.0, atol=1e-9)  # GRPO within each branch group
+    _, run = train_ddpo(image_model, quadrant_brightness, backward(stages=2, branches=4),
+                        DDPOConfig(iterations=2, groups=2, group_size=8))
+    assert run.credit == "backward" and len(run.rewards) == 2
+    with pytest.raises(ConfigError, match="multiple of the rule's branches"):
+        train_ddpo(image_model, quadrant_brightness, backward(branches=3), DDPOConfig(iterations=1, group_size=8))

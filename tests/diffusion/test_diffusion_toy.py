@@ -95,3 +95,30 @@ def test_data_is_generated_from_the_config():
     x, labels = make_data(ToyDiffusionConfig(data="image"), 32, gen)
     assert x.shape == (32, 64) and set(labels.tolist()) <= {0, 1, 2, 3}
     assert float(x.min()) >= -1.0 and float(x.max()) <= 1.0
+
+
+def test_branch_sampling_shares_the_prefix_and_splits_after_it(image_model):
+    labels = torch.tensor([0, 0, 0, 0, 3, 3, 3, 3])
+    rollout = image_model.sample(8, labels=labels, seed=5, branches=4, branch_step=6)
+    lat = rollout.latents.reshape(2, 4, 21, -1)
+    assert torch.equal(lat[:, :1, :7].expand(-1, 4, -1, -1), lat[:, :, :7])  # states 0..6 shared
+    assert not torch.equal(lat[:, 0, 7], lat[:, 1, 7])  # the branches part at step 6
+    logp = rollout.log_probs.reshape(2, 4, 20, -1)
+    assert torch.equal(logp[:, :1, :6].expand(-1, 4, -1, -1), logp[:, :, :6])
+    assert not torch.equal(lat[0, 0, 0], lat[1, 0, 0])  # different prefixes per group
+
+
+def test_one_branch_is_plain_sampling_and_the_last_step_gives_copies(ring_model):
+    plain = ring_model.sample(6, seed=9)
+    assert torch.equal(plain.latents, ring_model.sample(6, seed=9, branches=1, branch_step=7).latents)
+    copies = ring_model.sample(6, seed=9, branches=3, branch_step=ring_model.config.steps)
+    assert torch.equal(copies.latents[0], copies.latents[2]) and copies.latents.shape == plain.latents.shape
+
+
+def test_branch_sampling_refuses_bad_plans(ring_model):
+    with pytest.raises(ConfigError, match="branches"):
+        ring_model.sample(6, branches=4)
+    with pytest.raises(ConfigError, match="branch_step"):
+        ring_model.sample(6, branches=3, branch_step=99)
+    with pytest.raises(ConfigError, match="same within each group"):
+        ring_model.sample(4, labels=torch.tensor([0, 1, 0, 0]), branches=2)

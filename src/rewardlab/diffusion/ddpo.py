@@ -29,6 +29,7 @@ import torch
 from rewardlab.credit.diffusion import (
     backward_credit,
     backward_stage,
+    backward_step_mask,
     cosine_progress_credit,
     noisy_step_advantages,
     pixel_advantages,
@@ -42,6 +43,7 @@ from rewardlab.errors import ArrayError, ConfigError, TrainingError
 
 __all__ = [
     "CREDIT_RULES",
+    "BackwardCredit",
     "CreditInputs",
     "CreditRule",
     "DDPOConfig",
@@ -150,15 +152,40 @@ def noisy_rm(rm: NoisyLatentRM, *, gains: bool = False) -> CreditRule:
     return rule
 
 
-def backward(stages: int = 3) -> CreditRule:
-    """Backward progressive training (B²-DiffuRL): only the current stage's last steps learn."""
+class BackwardCredit:
+    """Backward progressive training with branch-based sampling (B²-DiffuRL, arXiv:2503.11240).
 
-    def rule(inputs: CreditInputs) -> np.ndarray:
-        stage = backward_stage(inputs.iteration, inputs.iterations, stages)
-        out: np.ndarray = backward_credit(inputs.advantages.reshape(-1), inputs.trajectory.steps, stage=stage, stages=stages)
+    Only the current stage's last steps learn (`backward_credit`). With `branches` > 1 the loop
+    asks `branch_plan` how to sample: the prefix before the trained interval is shared by
+    `branches` consecutive samples, and the advantage is GRPO over those branches, so it
+    measures what the trained interval did rather than what the shared prefix did.
+    """
+
+    name = "backward"
+
+    def __init__(self, stages: int = 3, branches: int = 1):
+        if stages < 1 or branches < 1:
+            raise ConfigError(f"stages and branches must be >= 1, got stages={stages}, branches={branches}")
+        self.stages, self.branches = stages, branches
+
+    def branch_plan(self, iteration: int, iterations: int, steps: int) -> tuple[int, int]:
+        """`(branches, branch_step)`: branch where the stage's trained interval starts."""
+        stage = backward_stage(iteration, iterations, self.stages)
+        return self.branches, steps - int(backward_step_mask(steps, stage=stage, stages=self.stages).sum())
+
+    def __call__(self, inputs: CreditInputs) -> np.ndarray:
+        stage = backward_stage(inputs.iteration, inputs.iterations, self.stages)
+        adv = inputs.advantages
+        if self.branches > 1:
+            adv = np.asarray(grpo(inputs.rewards.reshape(-1, self.branches)))
+        out: np.ndarray = backward_credit(adv.reshape(-1), inputs.trajectory.steps, stage=stage, stages=self.stages)
         return out
 
-    return rule
+
+def backward(stages: int = 3, branches: int = 1) -> CreditRule:
+    """Backward progressive training (B²-DiffuRL): only the current stage's last steps learn;
+    with `branches` > 1, from branch-based samples (see `BackwardCredit`)."""
+    return BackwardCredit(stages, branches)
 
 
 #: Rules that need nothing but the batch, by name (`pixel` and `noisy_rm` take a model or reward).
@@ -198,7 +225,7 @@ def train_ddpo(
     Returns the fine-tuned copy (the argument is left as it was) and the run's history.
     """
     config = config or DDPOConfig()
-    name = credit if isinstance(credit, str) else getattr(credit, "__qualname__", "custom").split(".")[0]
+    name = credit if isinstance(credit, str) else _rule_name(credit)
     if isinstance(credit, str):
         if credit not in CREDIT_RULES:
             raise ConfigError(f"unknown credit rule {credit!r}; choose from {sorted(CREDIT_RULES)} or pass a function")
@@ -208,9 +235,14 @@ def train_ddpo(
     g, n = config.groups, config.group_size
     run = DDPORun(credit=name)
     start = time.perf_counter()
+    plan = getattr(credit, "branch_plan", None)
     for it in range(config.iterations):
         labels = (torch.arange(g).repeat_interleave(n) + it * g) % model.config.classes
-        rollout = model.sample(g * n, labels=labels, seed=config.seed * 1_000_003 + it)
+        branches, branch_step = (1, 0) if plan is None else plan(it, config.iterations, model.config.steps)
+        if n % branches:
+            raise ConfigError(f"group_size={n} must be a multiple of the rule's branches={branches}")
+        seed = config.seed * 1_000_003 + it
+        rollout = model.sample(g * n, labels=labels, seed=seed, branches=branches, branch_step=branch_step)
         rewards = np.asarray(reward_fn(rollout.final, labels.numpy()), dtype=np.float64)
         if rewards.shape != (g * n,) or not np.isfinite(rewards).all():
             raise TrainingError(f"reward_fn must return {g * n} finite rewards, got shape {rewards.shape}")
@@ -229,6 +261,13 @@ def train_ddpo(
         run.samples.append((it + 1) * g * n)
     run.seconds = time.perf_counter() - start
     return model, run
+
+
+def _rule_name(rule: CreditRule) -> str:
+    named = getattr(rule, "name", None)
+    if isinstance(named, str):
+        return named
+    return str(getattr(rule, "__qualname__", "custom")).split(".")[0]
 
 
 def _per_dimension(credit: np.ndarray, rollout: Rollout) -> torch.Tensor:

@@ -196,23 +196,47 @@ class ToyDiffusion:
         return -((x_prev - mean) ** 2) / (2 * var) - 0.5 * torch.log(2 * math.pi * var)
 
     @torch.no_grad()
-    def sample(self, n: int, *, labels: Tensor | None = None, seed: int = 0) -> Rollout:
-        """Sample `n` trajectories from noise (seeded; the caller's torch state is untouched)."""
+    def sample(
+        self, n: int, *, labels: Tensor | None = None, seed: int = 0, branches: int = 1, branch_step: int = 0
+    ) -> Rollout:
+        """Sample `n` trajectories from noise (seeded; the caller's torch state is untouched).
+
+        With `branches` > 1, branch-based sampling (B²-DiffuRL, arXiv:2503.11240): `n / branches`
+        prefixes are denoised for `branch_step` steps, then each continues as `branches`
+        independent branches, which come out consecutive and share their first `branch_step + 1`
+        states (so comparing them measures what the later steps did). `labels` must then be
+        the same within each run of `branches`.
+        """
         cfg = self.config
-        gen = torch.Generator().manual_seed(seed)
         labels = torch.zeros(n, dtype=torch.long) if labels is None else labels
         if labels.shape != (n,):
             raise ConfigError(f"labels must have shape ({n},), got {tuple(labels.shape)}")
+        if branches < 1 or n % branches or not 0 <= branch_step <= cfg.steps:
+            raise ConfigError(
+                f"need branches >= 1 dividing n={n} and 0 <= branch_step <= {cfg.steps}, "
+                f"got branches={branches}, branch_step={branch_step}"
+            )
+        roots = labels[::branches]
+        if not torch.equal(roots.repeat_interleave(branches), labels):
+            raise ConfigError("labels must be the same within each group of `branches` consecutive samples")
+        gen = torch.Generator().manual_seed(seed)
         dim = int(np.prod(cfg.state_shape))
-        x = torch.randn(n, dim, generator=gen)
-        states, logps, maps = [x], [], []
-        for t in range(cfg.steps, 0, -1):
-            mean, attention = self._mean(x, t, labels)
-            x = mean + torch.sqrt(self.betas[t - 1]) * torch.randn(n, dim, generator=gen)
+        x, lab = torch.randn(n // branches, dim, generator=gen), roots
+        states: list[Tensor] = [x]
+        logps: list[Tensor] = []
+        maps: list[Tensor] = []
+        for k, t in enumerate(range(cfg.steps, 0, -1)):
+            if k == branch_step and branches > 1:  # split: every list so far is per prefix
+                states, logps, maps = ([v.repeat_interleave(branches, 0) for v in seq] for seq in (states, logps, maps))
+                x, lab = states[-1], labels
+            mean, attention = self._mean(x, t, lab)
+            x = mean + torch.sqrt(self.betas[t - 1]) * torch.randn(x.shape, generator=gen)
             states.append(x)
             logps.append(self._gaussian_log_prob(x, mean, t))
             if attention is not None:
                 maps.append(attention)
+        if states[-1].shape[0] != n:  # branch_step == K: the branches are copies of one run
+            states, logps, maps = ([v.repeat_interleave(branches, 0) for v in seq] for seq in (states, logps, maps))
         return Rollout(
             latents=torch.stack(states, dim=1),
             labels=labels,
