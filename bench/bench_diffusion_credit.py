@@ -5,7 +5,9 @@ the same for every seed), with the same learning rate, batch (4 prompts x 16 sam
 for every rule in a seed (common random numbers at the first iteration):
 
 1. **Cosine-progress credit vs uniform credit** (Liao et al. 2025, arXiv:2505.19196, report
-   1.25-2x higher sample efficiency on SD-class models). Samples drawn until the 3-iteration
+   1.25-2x higher sample efficiency on SD-class models; here as their code trains it: the
+   reward-to-go of the dense step rewards from the similarity of each step's x̂_0 with the
+   final sample, standardised per prompt). Samples drawn until the 3-iteration
    running mean of the on-policy reward first reaches a target, on two tasks:
    * `ring`: the 2-D 8-Gaussian ring, reward `exp(-|x - (2, 0)|^2 / 0.5)` (one mode of eight);
    * `bright`: 8x8 labelled blob images, reward the mean clipped pixel value (bigger blobs).

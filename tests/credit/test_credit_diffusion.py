@@ -13,6 +13,7 @@ from rewardlab.credit.diffusion import (
     backward_stage,
     backward_step_mask,
     cosine_progress,
+    cosine_progress_advantages,
     cosine_progress_credit,
     noisy_step_advantages,
     pixel_advantages,
@@ -54,6 +55,15 @@ def test_trajectory_errors_name_the_bad_field(latents, timesteps, attention, fie
     assert str(info.value).startswith(f"{field}:")
 
 
+@pytest.mark.parametrize("predictions", [np.zeros((1, 3, 2)), np.zeros((1, 2, 3)), np.full((1, 2, 2), np.nan)])
+def test_trajectory_predictions_need_one_finite_estimate_per_step(predictions):
+    with pytest.raises(ArrayError) as info:
+        DenoisingTrajectory.of(np.zeros((1, 3, 2)), [2, 1, 0], predictions=predictions)
+    field = "predictions"
+    assert info.value.argument == field
+    assert str(info.value).startswith(f"{field}:")
+
+
 # --- cosine progress (CoCA) -------------------------------------------------------------------
 
 
@@ -65,32 +75,52 @@ def test_cosine_credit_by_hand():
 
 
 def test_cosine_credit_step_that_moves_away():
-    # cos: 1/√2, 0, 1 -> Δ = (−1/√2, 1). Signed: total 1 − 1/√2, the first step gets the
-    # opposite sign; by default only progress counts: weights (0, 1).
+    # cos: 1/√2, 0, 1 -> Δ = (−1/√2, 1), total 1 − 1/√2: the first step gets the opposite sign
+    # (the paper's signed form); with signed=False only progress counts: weights (0, 1).
     lat = np.array([[[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]])
-    credit = cosine_progress_credit(lat, [1.0], signed=True)
+    credit = cosine_progress_credit(lat, [1.0])
     total = 1 - 1 / R2
     np.testing.assert_allclose(credit, [[-1 / R2 / total, 1 / total]])
     assert credit[0, 0] < 0 < credit[0, 1]
-    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0]), [[0.0, 1.0]])
+    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], signed=False), [[0.0, 1.0]])
 
 
 def test_cosine_credit_without_progress_is_uniform():
     lat = np.array([[[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]]])  # starts in the final direction
-    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0], signed=True), [[1.5, 1.5]])
-    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0]), [[0.0, 3.0]])  # the step that came back
+    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0]), [[1.5, 1.5]])
+    np.testing.assert_allclose(cosine_progress_credit(lat, [3.0], signed=False), [[0.0, 3.0]])  # the step back
     still = np.array([[[2.0, 0.0], [3.0, 0.0], [1.0, 0.0]]])  # never changes direction
-    np.testing.assert_allclose(cosine_progress_credit(still, [3.0]), [[1.5, 1.5]])
+    np.testing.assert_allclose(cosine_progress_credit(still, [3.0], signed=False), [[1.5, 1.5]])
 
 
-def test_cosine_credit_window_smoothing_by_hand():
-    # cos with (0, 1) of (1,0), (1,1), (0,1)... gives Δ = (a, b, c); window 3 with edge padding:
-    # ((2a + b)/3, (a + b + c)/3, (b + 2c)/3), whose sum is a + b + c already.
-    lat = np.array([[[1.0, 0.0], [3.0, 1.0], [1.0, 1.0], [0.0, 1.0]]])
-    a, b, c = np.diff(cosine_progress(lat)[0])
-    smoothed = np.array([(2 * a + b) / 3, (a + b + c) / 3, (b + 2 * c) / 3]) / (a + b + c)
-    assert min(a, b, c) > 0  # all progress: the signed and default forms agree
-    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], window=3), [smoothed])
+def test_cosine_credit_block_windows_by_hand():
+    # K = 4, window 2: block means m0 = (s1 + s2)/2, m1 = (s3 + s4)/2; gains g0 = m0 − s0,
+    # g1 = m1 − m0; each step of a block gets its block's gain / (2 (g0 + g1)).
+    lat = np.array([[[1.0, 0.0], [3.0, 1.0], [1.0, 1.0], [1.0, 3.0], [0.0, 1.0]]])
+    s0, s1, s2, s3, s4 = cosine_progress(lat)[0]
+    m0, m1 = (s1 + s2) / 2, (s3 + s4) / 2
+    g0, g1 = m0 - s0, m1 - m0
+    expected = np.array([g0, g0, g1, g1]) / (2 * (g0 + g1))
+    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], window=2), [expected])
+    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], window=4), [[0.25] * 4])  # one block
+
+
+def test_cosine_credit_uses_the_models_predictions_when_given():
+    # The final sample (1, 0); predictions x̂_0 of the two steps (0, 1) and (1, 1): the same
+    # similarities as the hand case above, whatever the noisy states were.
+    lat = np.array([[[5.0, -3.0], [0.3, 0.2], [1.0, 0.0]]])
+    traj = DenoisingTrajectory.of(lat, [2, 1, 0], predictions=[[[0.0, 1.0], [1.0, 1.0]]])
+    np.testing.assert_allclose(cosine_progress(traj), [[0.0, 1 / R2, 1.0]])
+    np.testing.assert_allclose(cosine_progress_credit(traj, [2.0]), [[R2, 2 - R2]])
+
+
+def test_cosine_advantages_are_the_reward_to_go():
+    lat = np.array([[[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]])  # step rewards (√2, 2 − √2) for A = 2
+    np.testing.assert_allclose(cosine_progress_advantages(lat, [2.0]), [[2.0, 2 - R2]])
+    np.testing.assert_allclose(cosine_progress_advantages(lat, [2.0], alpha=0.5), [[2.0, 1 + (2 - R2) / 2]])
+    np.testing.assert_allclose(cosine_progress_advantages(lat, [2.0], alpha=1.0), [[2.0, 2.0]])  # uniform
+    with pytest.raises(ArrayError, match=r"^alpha:"):
+        cosine_progress_advantages(lat, [2.0], alpha=2.0)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -98,11 +128,12 @@ def test_cosine_credit_sums_to_the_advantage(seed):
     rng = np.random.default_rng(seed)
     lat = rng.normal(size=(6, 11, 4, 4))
     adv = rng.normal(size=6)
-    traj = DenoisingTrajectory.of(lat, np.arange(10, -1, -1))
-    for window, signed in itertools.product((1, 3, 5), (False, True)):
-        credit = cosine_progress_credit(traj, adv, window=window, signed=signed)
+    traj = DenoisingTrajectory.of(lat, np.arange(10, -1, -1), predictions=rng.normal(size=(6, 10, 4, 4)))
+    for window, signed, source in itertools.product((1, 2, 5), (False, True), (lat, traj)):
+        credit = cosine_progress_credit(source, adv, window=window, signed=signed)
         assert credit.shape == (6, 10)
         np.testing.assert_allclose(credit.sum(axis=1), adv, atol=1e-9)
+        np.testing.assert_allclose(cosine_progress_advantages(source, adv, window=window, signed=signed)[:, 0], adv)
         if not signed:  # progress-only weights lie in [0, 1]: each credit has A's sign
             assert (credit * adv[:, None] >= -1e-12).all() and (np.abs(credit) <= np.abs(adv)[:, None] + 1e-12).all()
 
@@ -112,7 +143,7 @@ def test_cosine_credit_bad_arguments_are_named():
     with pytest.raises(ArrayError, match=r"^advantages:"):
         cosine_progress_credit(lat, [1.0])
     with pytest.raises(ArrayError, match=r"^window:"):
-        cosine_progress_credit(lat, [1.0, 2.0], window=2)
+        cosine_progress_credit(lat, [1.0, 2.0], window=3)
     with pytest.raises(NonFiniteError, match=r"^advantages:"):
         cosine_progress_credit(lat, [1.0, np.nan])
     with pytest.raises(ArrayError, match=r"^latents:"):

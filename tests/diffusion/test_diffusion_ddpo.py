@@ -77,7 +77,11 @@ def test_rules_have_the_shapes_the_loop_reads(image_model):
     inputs = CreditInputs(rollout, rollout.trajectory(), rewards, adv, iteration=0, iterations=3)
     k = image_model.config.steps
     assert uniform()(inputs).shape == (8, k)
-    np.testing.assert_allclose(cosine()(inputs).sum(axis=1), k * adv.reshape(-1), atol=1e-9)  # total K · A
+    raw = cosine(standardize=False)(inputs)
+    np.testing.assert_allclose(raw[:, 0], adv.reshape(-1), atol=1e-9)  # the first step's reward-to-go is A
+    standardized = cosine()(inputs).reshape(2, -1)
+    np.testing.assert_allclose(standardized.mean(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(standardized.std(axis=1), 1.0, atol=1e-4)
     np.testing.assert_allclose(spatial()(inputs).mean(axis=(2, 3)), uniform()(inputs), atol=1e-9)
     first_stage = backward(stages=4)(inputs)
     assert (first_stage[:, : k - 5] == 0).all() and (first_stage[:, -5:] == adv.reshape(-1, 1)).all()

@@ -27,6 +27,7 @@ __all__ = [
     "backward_stage",
     "backward_step_mask",
     "cosine_progress",
+    "cosine_progress_advantages",
     "cosine_progress_credit",
     "noisy_step_advantages",
     "pixel_advantages",
@@ -34,13 +35,19 @@ __all__ = [
 ]
 
 
-def cosine_progress(latents: Any) -> F64:
-    """`(B, K + 1)` cosine similarity of every state with the trajectory's final state.
+def cosine_progress(trajectory: Any) -> F64:
+    """`(B, K + 1)` cosine similarity with the final sample of what each step saw, then the sample.
+
+    Entry k < K compares the model's prediction of the final sample at step k (x̂_0, when the
+    trajectory carries `predictions`; the noisy state `x_k` otherwise) with the final sample;
+    entry K is the final sample itself (1 unless it is zero).
 
     Args:
-        latents: a `DenoisingTrajectory` or its `(B, K + 1, *S)` latents.
+        trajectory: a `DenoisingTrajectory`, or `(B, K + 1, *S)` latents.
     """
-    lat = checked_latents(latents)
+    lat = checked_latents(trajectory)
+    if isinstance(trajectory, DenoisingTrajectory) and trajectory.predictions is not None:
+        lat = np.concatenate([trajectory.predictions, lat[:, -1:]], axis=1)
     flat = lat.reshape(lat.shape[0], lat.shape[1], -1)
     final = flat[:, -1:, :]
     norms = np.linalg.norm(flat, axis=2) * np.linalg.norm(final, axis=2)
@@ -51,66 +58,79 @@ def cosine_progress(latents: Any) -> F64:
 
 
 def cosine_progress_credit(
-    latents: Any, advantages: Any, *, window: int = 1, signed: bool = False, eps: float = 1e-8
+    trajectory: Any, advantages: Any, *, window: int = 1, signed: bool = True, eps: float = 1e-8
 ) -> Any:
-    """Per-step credit from the progress each step makes towards the final sample (CoCA).
+    """Dense per-step rewards from the progress each step makes towards the final sample (CoCA).
 
     Liao et al. 2025, "Step-level Reward for Free in RL-based T2I Diffusion Model Fine-tuning"
-    (arXiv:2505.19196), contribution-based credit assignment: step k, which takes `x_k` to
-    `x_{k+1}`, is credited with the change in cosine similarity to the final sample,
+    (arXiv:2505.19196), contribution-based credit assignment, as their released code computes it:
+    with `s_k` the cosine similarity of step k's prediction x̂_0 (or state) with the final sample
+    (`cosine_progress`), the steps are cut into blocks of `window` (their fixed window), each
+    block's gain is the change of its mean similarity over the previous block's (the first
+    block's over `s_0`), and
 
-        Δ_k = cos(x_{k+1}, x_K) − cos(x_k, x_K),     c_k = Δ_k / Σ_j Δ_j,     credit_k = c_k · A
+        w_k = gain(block of k) / (window · Σ gains),     r_k = w_k · A
 
-    so a trajectory's credits sum to its advantage A. With `signed=True` that is exactly the
-    formula above: the sum of Δ telescopes to `1 − cos(x_0, x_K)` (potential-based shaping with
-    potential ∝ cos(x_k, x_K), which keeps the optimal policy, as the paper proves), and a step
-    that moved away from the final sample gets credit of the opposite sign. But when the start
-    already points near the end the total is close to 0 and the weights explode (on the 2-D toy
-    that happens often enough to stop learning), so the default shares A among the steps that
-    made progress only: `c_k = max(Δ_k, 0) / Σ_j max(Δ_j, 0)`, weights in [0, 1] that still sum
-    to 1. `window` > 1 smooths Δ with a centred moving average of that width before normalising
-    (the paper's fixed-window smoothing).
+    so a trajectory's step rewards sum to its advantage A (with `window=1`,
+    `w_k = (s_{k+1} − s_k) / (s_K − s_0)`: potential-based shaping with potential ∝ s_k, which
+    keeps the optimal policy, as the paper proves). A step that moved away from the final
+    sample gets a reward of the opposite sign. When `s_0` is already close to `s_K` the sum of
+    gains is close to 0 and the weights grow without bound; `signed=False` shares A among the
+    blocks that made progress only (`max(gain, 0)`), weights in [0, 1].
 
     Args:
-        latents: a `DenoisingTrajectory` or `(B, K + 1, *S)` states from noise to sample.
+        trajectory: a `DenoisingTrajectory` (its `predictions` are used when present) or
+            `(B, K + 1, *S)` states from noise to sample.
         advantages: `(B,)` trajectory advantages (e.g. `grpo(rewards).reshape(-1)`).
-        window: odd smoothing width in steps (1 = none).
-        signed: normalise the signed Δ (the telescoping form) instead of the progress only.
-        eps: a trajectory whose total |Σ Δ| is below `eps` (it started where it ended, up to
-            scale, or made no progress) has nothing to share: it gets uniform credit A / K.
+        window: block size in steps; must divide K (1 = every step its own block).
+        signed: keep negative gains (the paper); False keeps progress only.
+        eps: a trajectory whose |Σ gains| is below `eps` has nothing to share: uniform A / K.
 
     Returns:
-        `(B, K)` step credits, each row summing to its advantage.
+        `(B, K)` step rewards, each row summing to its advantage; `cosine_progress_advantages`
+        turns them into the per-step advantages CoCA trains on.
     """
-    sims = cosine_progress(latents)
+    sims = cosine_progress(trajectory)
     adv = to_numpy(advantages, "advantages", ndim=1)
     if adv.shape[0] != sims.shape[0]:
         raise ArrayError("advantages", f"need one per trajectory ({sims.shape[0]}), got {adv.shape[0]}")
     check_finite(adv, "advantages")
-    if window < 1 or window % 2 == 0:
-        raise ArrayError("window", f"must be an odd number of steps >= 1, got {window}")
-    delta = np.diff(sims, axis=1)  # (B, K)
-    if window > 1:
-        delta = _smooth(delta, window)
+    b, k = sims.shape[0], sims.shape[1] - 1
+    if window < 1 or k % window:
+        raise ArrayError("window", f"must be >= 1 and divide the {k} steps, got {window}")
+    means = sims[:, 1:].reshape(b, k // window, window).mean(axis=2)  # (B, blocks)
+    gains = np.diff(np.concatenate([sims[:, :1], means], axis=1), axis=1)
     if not signed:
-        delta = np.maximum(delta, 0.0)
-    total = delta.sum(axis=1, keepdims=True)
-    k = delta.shape[1]
+        gains = np.maximum(gains, 0.0)
+    total = gains.sum(axis=1, keepdims=True)
     flat = np.abs(total) < eps
-    weights = np.where(flat, 1.0 / k, delta / np.where(flat, 1.0, total))
+    block_w = np.where(flat, 1.0 / (k // window), gains / np.where(flat, 1.0, total))
+    weights = np.repeat(block_w / window, window, axis=1)
     return like(weights * adv[:, None], advantages)
 
 
-def _smooth(delta: F64, window: int) -> F64:
-    # Centred moving average with edge padding, then rescaled so each row keeps its sum.
-    half = window // 2
-    padded = np.pad(delta, ((0, 0), (half, half)), mode="edge")
-    kernel = np.ones(window) / window
-    smoothed = np.stack([np.convolve(row, kernel, mode="valid") for row in padded])
-    raw, new = delta.sum(axis=1, keepdims=True), smoothed.sum(axis=1, keepdims=True)
-    same = np.abs(new) > 1e-12
-    out: F64 = np.where(same, smoothed * raw / np.where(same, new, 1.0), delta)
-    return out
+def cosine_progress_advantages(
+    trajectory: Any, advantages: Any, *, window: int = 1, alpha: float = 0.0, signed: bool = True, eps: float = 1e-8
+) -> Any:
+    """Per-step advantages from CoCA's dense rewards: `A (α + (1 − α) Σ_{j ≥ k} w_j)`.
+
+    Liao et al. 2025 (arXiv:2505.19196), reward shaping step of their released trainer: step k
+    is trained on the reward-to-go of the dense step rewards of `cosine_progress_credit` (the
+    weights of the steps from k to the end), mixed with the plain advantage by `alpha` (0 in
+    their configuration). The first step always gets A (its reward-to-go is the whole sum); a
+    step late in denoising gets only what the remaining steps contributed. The paper then
+    standardises these per prompt over samples and steps (the loop does that, see
+    `rewardlab.diffusion.ddpo.cosine`).
+
+    Returns:
+        `(B, K)` step advantages.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ArrayError("alpha", f"must be in [0, 1], got {alpha}")
+    rewards = to_numpy(cosine_progress_credit(trajectory, advantages, window=window, signed=signed, eps=eps), "rewards")
+    adv = to_numpy(advantages, "advantages", ndim=1)
+    to_go = np.cumsum(rewards[:, ::-1], axis=1)[:, ::-1]  # A · Σ_{j ≥ k} w_j
+    return like(alpha * adv[:, None] + (1.0 - alpha) * to_go, advantages)
 
 
 def spatial_advantages(advantages: Any, attention: Any, *, strength: float = 1.0) -> Any:

@@ -13,6 +13,8 @@ Shapes (B trajectories, K steps, a state of any shape S, a spatial map of shape 
   or flow times `1 … 0`), shared by the batch as samplers share a schedule;
 * `attention`: `(B, K, *M)` or None; the map of step k is the one the model computed while
   taking `latents[:, k]` to `latents[:, k + 1]`. Non-negative, with some mass in every map.
+* `predictions`: `(B, K, *S)` or None; the model's estimate of the final sample at step k
+  (x̂_0 from the predicted noise, Tweedie's formula), which progress-based credit compares.
 
 Bad input raises `ArrayError` (or `NonFiniteError`) naming the field, e.g. `attention: ...`.
 """
@@ -34,7 +36,7 @@ __all__ = ["DenoisingTrajectory", "checked_attention", "checked_latents"]
 class DenoisingTrajectory:
     """States, times and optional attention maps of a batch of denoising runs (validated).
 
-    Build it with `DenoisingTrajectory.of(latents, timesteps, attention)`, which accepts numpy
+    Build it with `DenoisingTrajectory.of(latents, timesteps, ...)`, which accepts numpy
     arrays, lists or torch tensors and checks every field; the constructor itself takes
     already-validated float64 arrays.
 
@@ -42,15 +44,18 @@ class DenoisingTrajectory:
         latents: `(B, K + 1, *S)` states from the starting noise (index 0) to the sample (index K).
         timesteps: `(K + 1,)` strictly decreasing time of each state.
         attention: `(B, K, *M)` non-negative map per step, or None.
+        predictions: `(B, K, *S)` the model's estimate of the final sample at each step (the
+            x̂_0 of DDPM/DDIM, Tweedie's formula), or None.
     """
 
     latents: F64
     timesteps: F64
     attention: F64 | None = None
+    predictions: F64 | None = None
 
     @classmethod
-    def of(cls, latents: Any, timesteps: Any, attention: Any = None) -> DenoisingTrajectory:
-        """Validate and convert; raises `ArrayError` naming `latents`, `timesteps` or `attention`."""
+    def of(cls, latents: Any, timesteps: Any, attention: Any = None, predictions: Any = None) -> DenoisingTrajectory:
+        """Validate and convert; raises `ArrayError` naming the field that is wrong."""
         lat = checked_latents(latents)
         times = to_numpy(timesteps, "timesteps", ndim=1)
         if times.shape[0] != lat.shape[1]:
@@ -59,7 +64,14 @@ class DenoisingTrajectory:
         if (np.diff(times) >= 0).any():
             raise ArrayError("timesteps", "must be strictly decreasing from the noise to the sample")
         maps = None if attention is None else checked_attention(attention, (lat.shape[0], lat.shape[1] - 1))
-        return cls(latents=lat, timesteps=times, attention=maps)
+        pred = None
+        if predictions is not None:
+            pred = to_numpy(predictions, "predictions")
+            want = (lat.shape[0], lat.shape[1] - 1, *lat.shape[2:])
+            if pred.shape != want:
+                raise ArrayError("predictions", f"must be one estimate per step {want}, got shape {pred.shape}")
+            check_finite(pred, "predictions")
+        return cls(latents=lat, timesteps=times, attention=maps, predictions=pred)
 
     @property
     def batch(self) -> int:

@@ -9,8 +9,8 @@ with the PPO-style clipped ratio when a batch is reused. Here the A of every ste
 dimension of the state, for spatial and per-pixel rules) comes from a *credit rule*: a function
 of the sampled batch that returns `(B, K)` step advantages or `(B, K, *S)` per-position ones.
 `uniform` is DDPO (A at every step); the other rules are those of `rewardlab.credit.diffusion`,
-scaled so that a trajectory's total weight is the same as uniform's (`K · A`), so learning rates
-carry over between rules. The ratio is clipped per dimension of each step (a per-pixel policy
+on the same scale as uniform's (per-step advantages of order A), so learning rates carry over
+between rules. The ratio is clipped per dimension of each step (a per-pixel policy
 factorises over pixels: PXPO), which for one update per batch equals DDPO's.
 
 This is a test bed for credit rules (the policy is the toy DDPM), not a trainer for real models.
@@ -30,7 +30,7 @@ from rewardlab.credit.diffusion import (
     backward_credit,
     backward_stage,
     backward_step_mask,
-    cosine_progress_credit,
+    cosine_progress_advantages,
     noisy_step_advantages,
     pixel_advantages,
     spatial_advantages,
@@ -105,13 +105,23 @@ def uniform() -> CreditRule:
     return rule
 
 
-def cosine(window: int = 1) -> CreditRule:
-    """Cosine-progress credit (CoCA), scaled by K so its total matches uniform's."""
+def cosine(window: int = 1, *, alpha: float = 0.0, signed: bool = True, standardize: bool = True) -> CreditRule:
+    """Cosine-progress credit (CoCA): each step trains on the reward-to-go of the dense step
+    rewards (`cosine_progress_advantages`), standardised per prompt over its samples and steps
+    as the paper's trainer does (`standardize=False` keeps the raw values)."""
 
     def rule(inputs: CreditInputs) -> np.ndarray:
-        k = inputs.trajectory.steps
-        out: np.ndarray = k * cosine_progress_credit(inputs.trajectory, inputs.advantages.reshape(-1), window=window)
-        return out
+        adv = np.asarray(
+            cosine_progress_advantages(
+                inputs.trajectory, inputs.advantages.reshape(-1), window=window, alpha=alpha, signed=signed
+            )
+        )
+        if standardize:
+            g = inputs.advantages.shape[0]
+            per_prompt = adv.reshape(g, -1)
+            centred = per_prompt - per_prompt.mean(axis=1, keepdims=True)
+            adv = (centred / (per_prompt.std(axis=1, keepdims=True) + 1e-6)).reshape(adv.shape)
+        return adv
 
     return rule
 

@@ -150,22 +150,26 @@ class Rollout:
         labels: `(B,)` the label (prompt) of each trajectory.
         log_probs: `(B, K, D)` per-dimension log-probs of each step when it was sampled.
         attention: `(B, K, D)` the cross-attention map of each step, or None.
+        predictions: `(B, K, D)` the model's estimate x̂_0 of the final sample at each step.
     """
 
     latents: Tensor
     labels: Tensor
     log_probs: Tensor
     attention: Tensor | None
+    predictions: Tensor | None = None
     state_shape: tuple[int, ...] = field(default=(2,))
 
     def trajectory(self) -> DenoisingTrajectory:
         """The numpy view the credit rules read (states and maps in their own shape)."""
         b, k1 = self.latents.shape[:2]
         lat = self.latents.detach().double().numpy().reshape(b, k1, *self.state_shape)
-        maps = None
+        maps = pred = None
         if self.attention is not None:
             maps = self.attention.detach().double().numpy().reshape(b, k1 - 1, *self.state_shape)
-        return DenoisingTrajectory.of(lat, np.arange(k1 - 1, -1, -1), maps)
+        if self.predictions is not None:
+            pred = self.predictions.detach().double().numpy().reshape(b, k1 - 1, *self.state_shape)
+        return DenoisingTrajectory.of(lat, np.arange(k1 - 1, -1, -1), maps, pred)
 
     @property
     def final(self) -> np.ndarray:
@@ -184,12 +188,15 @@ class ToyDiffusion:
         self.alphas = 1.0 - self.betas
         self.alpha_bar = torch.cumprod(self.alphas, dim=0)
 
-    def _mean(self, x: Tensor, t: int, labels: Tensor) -> tuple[Tensor, Tensor | None]:
-        # t is the 1-based diffusion time of x; index t - 1 into the schedule (Ho et al. eq. 11).
+    def _step(self, x: Tensor, t: int, labels: Tensor) -> tuple[Tensor, Tensor | None, Tensor]:
+        # t is the 1-based diffusion time of x; index t - 1 into the schedule. Returns the
+        # reverse kernel's mean (Ho et al. eq. 11), the attention map, and x̂_0 = (x − √(1 − ᾱ) ε̂) / √ᾱ
+        # (their eq. 15, Tweedie's estimate of the final sample).
         i = t - 1
         eps, attention = self.net(x, torch.full((x.shape[0],), t), labels)
         mean = (x - self.betas[i] / torch.sqrt(1 - self.alpha_bar[i]) * eps) / torch.sqrt(self.alphas[i])
-        return mean, attention
+        x0 = (x - torch.sqrt(1 - self.alpha_bar[i]) * eps) / torch.sqrt(self.alpha_bar[i])
+        return mean, attention, x0
 
     def _gaussian_log_prob(self, x_prev: Tensor, mean: Tensor, t: int) -> Tensor:
         var = self.betas[t - 1]
@@ -222,26 +229,27 @@ class ToyDiffusion:
         gen = torch.Generator().manual_seed(seed)
         dim = int(np.prod(cfg.state_shape))
         x, lab = torch.randn(n // branches, dim, generator=gen), roots
-        states: list[Tensor] = [x]
-        logps: list[Tensor] = []
-        maps: list[Tensor] = []
+        seqs: tuple[list[Tensor], ...] = ([x], [], [], [])  # states, log-probs, maps, x̂_0
         for k, t in enumerate(range(cfg.steps, 0, -1)):
             if k == branch_step and branches > 1:  # split: every list so far is per prefix
-                states, logps, maps = ([v.repeat_interleave(branches, 0) for v in seq] for seq in (states, logps, maps))
-                x, lab = states[-1], labels
-            mean, attention = self._mean(x, t, lab)
+                seqs = tuple([v.repeat_interleave(branches, 0) for v in seq] for seq in seqs)
+                x, lab = seqs[0][-1], labels
+            mean, attention, x0 = self._step(x, t, lab)
             x = mean + torch.sqrt(self.betas[t - 1]) * torch.randn(x.shape, generator=gen)
-            states.append(x)
-            logps.append(self._gaussian_log_prob(x, mean, t))
+            seqs[0].append(x)
+            seqs[1].append(self._gaussian_log_prob(x, mean, t))
             if attention is not None:
-                maps.append(attention)
-        if states[-1].shape[0] != n:  # branch_step == K: the branches are copies of one run
-            states, logps, maps = ([v.repeat_interleave(branches, 0) for v in seq] for seq in (states, logps, maps))
+                seqs[2].append(attention)
+            seqs[3].append(x0)
+        if seqs[0][-1].shape[0] != n:  # branch_step == K: the branches are copies of one run
+            seqs = tuple([v.repeat_interleave(branches, 0) for v in seq] for seq in seqs)
+        states, logps, maps, preds = seqs
         return Rollout(
             latents=torch.stack(states, dim=1),
             labels=labels,
             log_probs=torch.stack(logps, dim=1),
             attention=torch.stack(maps, dim=1) if maps else None,
+            predictions=torch.stack(preds, dim=1),
             state_shape=cfg.state_shape,
         )
 
@@ -250,7 +258,7 @@ class ToyDiffusion:
         (differentiable: the DDPO surrogate is built on these)."""
         out = []
         for k, t in enumerate(range(self.config.steps, 0, -1)):
-            mean, _ = self._mean(rollout.latents[:, k], t, rollout.labels)
+            mean, _, _ = self._step(rollout.latents[:, k], t, rollout.labels)
             out.append(self._gaussian_log_prob(rollout.latents[:, k + 1], mean, t))
         return torch.stack(out, dim=1)
 
