@@ -245,6 +245,16 @@ def test_backward_intervals_grow_towards_the_noise_and_end_with_every_step(steps
         assert not (m[:-1] & ~m[1:]).any()
 
 
+def test_backward_schedule_from_a_start_matches_the_released_script():
+    # run_process.sh: level = i * (20 - 14 + 1) // 100, split step = 14 + level, over 100 stages.
+    for stage in range(100):
+        mask = backward_step_mask(20, stage=stage, stages=100, start=14)
+        assert mask.sum() == 14 + stage * 7 // 100
+    assert backward_step_mask(20, stage=99, stages=100, start=14).all()
+    with pytest.raises(ArrayError, match=r"^start:"):
+        backward_step_mask(20, stage=0, stages=3, start=0)
+
+
 def test_backward_credit_and_errors():
     np.testing.assert_allclose(backward_credit([2.0, -1.0], 3, stage=0, stages=3), [[0, 0, 2.0], [0, 0, -1.0]])
     with pytest.raises(ArrayError, match=r"^stage:"):

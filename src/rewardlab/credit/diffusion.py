@@ -232,32 +232,42 @@ def backward_stage(iteration: int, iterations: int, stages: int) -> int:
     return min(stages - 1, iteration * stages // iterations)
 
 
-def backward_step_mask(steps: int, *, stage: int, stages: int) -> Any:
+def backward_step_mask(steps: int, *, stage: int, stages: int, start: int | None = None) -> Any:
     """`(K,)` bool: the steps trained at `stage` of backward progressive training (B²-DiffuRL).
 
     Hu et al. 2025 (arXiv:2503.11240), backward progressive training: the first stage
     trains only the last steps of denoising (nearest the sample, where a sparse final reward is
-    best attributed), and each stage extends the interval towards the noise until the last
-    stage trains every step. Stage s of S trains the last `ceil((s + 1) · K / S)` steps.
+    best attributed), and each stage extends the interval towards the noise. By default stage s
+    of S trains the last `ceil((s + 1) · K / S)` steps (equal shares; the last stage trains all).
+    With `start`, stage s trains the last `start + floor(s · (K − start + 1) / S)` steps: the
+    schedule of the paper's released script (its split step grows from `start`, 14 of 20
+    steps there, to K over the stages).
     """
     if steps < 1:
         raise ArrayError("steps", f"must be >= 1, got {steps}")
     if stages < 1 or not 0 <= stage < stages:
         raise ArrayError("stage", f"must be in [0, stages={stages}), got {stage}")
-    active = math.ceil((stage + 1) * steps / stages)
+    if start is None:
+        active = math.ceil((stage + 1) * steps / stages)
+    elif not 1 <= start <= steps:
+        raise ArrayError("start", f"must be in [1, steps={steps}], got {start}")
+    else:
+        active = min(steps, start + stage * (steps - start + 1) // stages)
     return np.arange(steps) >= steps - active
 
 
-def backward_credit(advantages: Any, steps: int, *, stage: int, stages: int) -> Any:
+def backward_credit(advantages: Any, steps: int, *, stage: int, stages: int, start: int | None = None) -> Any:
     """`(B, K)` the trajectory advantage on the steps of the current stage, 0 on the others.
 
     With branch-based sampling (B²-DiffuRL) the samples that share the prefix before the trained
     interval form one group, so `advantages` is `grpo` over those branches: the comparison then
-    measures what the trained interval contributed.
+    measures what the trained interval contributed. (The paper's script keeps only the best and
+    the worst branch of each group, when their scores pass thresholds; GRPO over all branches
+    uses every sample, and a zero-variance group gives 0.)
     """
     adv = to_numpy(advantages, "advantages", ndim=1)
     check_finite(adv, "advantages")
-    mask = backward_step_mask(steps, stage=stage, stages=stages)
+    mask = backward_step_mask(steps, stage=stage, stages=stages, start=start)
     return like(adv[:, None] * mask[None, :], advantages)
 
 

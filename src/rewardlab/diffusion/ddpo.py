@@ -173,29 +173,32 @@ class BackwardCredit:
 
     name = "backward"
 
-    def __init__(self, stages: int = 3, branches: int = 1):
+    def __init__(self, stages: int = 3, branches: int = 1, start: int | None = None):
         if stages < 1 or branches < 1:
             raise ConfigError(f"stages and branches must be >= 1, got stages={stages}, branches={branches}")
-        self.stages, self.branches = stages, branches
+        self.stages, self.branches, self.start = stages, branches, start
 
     def branch_plan(self, iteration: int, iterations: int, steps: int) -> tuple[int, int]:
         """`(branches, branch_step)`: branch where the stage's trained interval starts."""
         stage = backward_stage(iteration, iterations, self.stages)
-        return self.branches, steps - int(backward_step_mask(steps, stage=stage, stages=self.stages).sum())
+        mask = backward_step_mask(steps, stage=stage, stages=self.stages, start=self.start)
+        return self.branches, steps - int(mask.sum())
 
     def __call__(self, inputs: CreditInputs) -> np.ndarray:
         stage = backward_stage(inputs.iteration, inputs.iterations, self.stages)
         adv = inputs.advantages
         if self.branches > 1:
             adv = np.asarray(grpo(inputs.rewards.reshape(-1, self.branches)))
-        out: np.ndarray = backward_credit(adv.reshape(-1), inputs.trajectory.steps, stage=stage, stages=self.stages)
+        out: np.ndarray = backward_credit(
+            adv.reshape(-1), inputs.trajectory.steps, stage=stage, stages=self.stages, start=self.start
+        )
         return out
 
 
-def backward(stages: int = 3, branches: int = 1) -> CreditRule:
+def backward(stages: int = 3, branches: int = 1, start: int | None = None) -> CreditRule:
     """Backward progressive training (B²-DiffuRL): only the current stage's last steps learn;
     with `branches` > 1, from branch-based samples (see `BackwardCredit`)."""
-    return BackwardCredit(stages, branches)
+    return BackwardCredit(stages, branches, start)
 
 
 #: Rules that need nothing but the batch, by name (`pixel` and `noisy_rm` take a model or reward).
