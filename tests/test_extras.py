@@ -83,3 +83,48 @@ def test_a_command_group_names_its_own_extra_only_for_what_it_provides():
     for group, (extra, modules) in GROUP_EXTRAS.items():
         provided = _own(extra) | {d for r in EXTRAS[extra] if r.startswith("rewardlab[") for x in r[10:-1].split(",") for d in _own(x)}
         assert {OPTIONAL[m][1].lower().replace("_", "-") for m in modules} <= provided, group
+
+
+# Run in a fresh interpreter where every optional module is unimportable (a None entry in
+# sys.modules makes `import torch` raise ModuleNotFoundError, as on a core-only install).
+_IMPORT_EVERY_MODULE = """
+import importlib, json, pkgutil, sys
+from rewardlab._lazy import OPTIONAL
+for name in OPTIONAL:
+    sys.modules[name] = None
+import rewardlab
+from rewardlab.errors import DependencyError
+outcome = {}
+for info in pkgutil.walk_packages(rewardlab.__path__, "rewardlab."):
+    try:
+        importlib.import_module(info.name)
+    except DependencyError as exc:
+        outcome[info.name] = ["dependency", list(exc.extras)]
+    except ImportError as exc:
+        outcome[info.name] = ["plain", f"{type(exc).__name__}: {exc}"]
+    else:
+        outcome[info.name] = ["ok", []]
+print(json.dumps(outcome))
+"""
+
+
+@pytest.mark.slow
+def test_importing_any_module_without_its_extra_names_the_extra():
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _IMPORT_EVERY_MODULE], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout.splitlines()[-1])
+    plain = {name: why for name, (kind, why) in outcome.items() if kind == "plain"}
+    # the adapters that import a trainer (verl, OpenRLHF, TRL, imitation) fail as the trainer does:
+    # it is the user's, not one of our extras
+    trainers = ("verl", "openrlhf", "trl", "imitation")
+    assert not {n: w for n, w in plain.items() if not any(t in n or t in w for t in trainers)}
+    assert outcome["rewardlab.models.heads"] == ["dependency", ["models"]]
+    assert outcome["rewardlab.serve.app"][0] == "dependency" and "serve" in outcome["rewardlab.serve.app"][1]
+    assert outcome["rewardlab.verify.math.symbolic"] == ["dependency", ["math"]]
+    assert outcome["rewardlab.envs.officeworld"] == ["dependency", ["rl"]]
+    assert outcome["rewardlab.core.registry"] == ["ok", []]
+    assert sum(kind == "dependency" for kind, _ in outcome.values()) >= 25

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "_version": 0,  # the version string; imports nothing
     "_lazy": 0,  # names a package imports on first use (PEP 562); missing extras as DependencyError
     "_seeding": 0,  # seeded torch (and numpy, random) blocks that give the caller's generators back
+    "_progress": 0,  # the one progress bar (rich, imported when drawn)
     "errors": 0,  # every exception; imports nothing of the package
     "demo": 0,  # bundled demo data
     "core": 1,  # the contract: Sample, RewardResult, Reward, registry

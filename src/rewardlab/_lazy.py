@@ -15,11 +15,20 @@ import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from rewardlab.errors import DependencyError
 
-__all__ = ["OPTIONAL", "dependency_error", "exports", "extras_for", "load", "missing", "require"]
+__all__ = [
+    "OPTIONAL",
+    "dependency_error",
+    "exports",
+    "extras_for",
+    "load",
+    "missing",
+    "require",
+    "reraise_missing",
+]
 
 # Import name -> (extra, distribution) of every optional dependency, as in pyproject.toml's
 # [project.optional-dependencies] (tests/test_extras.py holds the two in step). A module that
@@ -52,6 +61,7 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "datasets": ("hf", "datasets"),
     "tensorboard": ("log", "tensorboard"),
     "wandb": ("log", "wandb"),
+    "moocore": ("multiobj", "moocore"),
 }
 
 
@@ -132,6 +142,26 @@ def require(module: str, *, needed_by: str, extra: str | None = None) -> ModuleT
         raise error from exc
 
 
+def reraise_missing(exc: ImportError, needed_by: str) -> NoReturn:
+    """Raise the `DependencyError` that `exc` means, naming the extra; or `exc` itself when it is
+    not a missing optional dependency.
+
+    For a module whose top-level imports need an extra, so that importing it directly says what to
+    install (a package's lazy exports already do, through `load`):
+
+        try:
+            import torch
+        except ImportError as exc:
+            from rewardlab._lazy import reraise_missing
+
+            reraise_missing(exc, __name__)
+    """
+    error = dependency_error(exc, needed_by)
+    if error is None:
+        raise exc
+    raise error from exc
+
+
 def dependency_error(
     exc: BaseException, needed_by: str, *, extra: str | None = None, module: str | None = None
 ) -> DependencyError | None:
@@ -144,8 +174,8 @@ def dependency_error(
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, DependencyError):
-            return current
+        if isinstance(current, DependencyError):  # raised deeper: named after what was asked for
+            return DependencyError(needed_by, current.modules, current.extras)
         name = getattr(current, "name", None) if isinstance(current, ImportError) else None
         if isinstance(name, str):
             top = name.partition(".")[0]

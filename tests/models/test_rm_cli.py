@@ -61,3 +61,16 @@ def test_train_pairs_keeps_going_past_bad_rows_and_names_their_file_lines(tmp_pa
     assert "sets.jsonl:4: column 'score' holds 'yes'" in out
     pairs = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
     assert [(p["chosen"], p["rejected"]) for p in pairs] == [("a", "b"), ("g", "e")]
+
+
+def test_train_rm_progress_bar_counts_every_batch_with_rate_and_eta(tmp_path, unbiased_pairs, capsys):
+    import re
+
+    data = _write_pairs(tmp_path / "prefs.jsonl", unbiased_pairs[0][:100])
+    code = main(["train", "rm", str(data), "--out", str(tmp_path / "rm"), "--backbone", "hashing",
+                 "--epochs", "2", "--batch-size", "16", "--patience", "5", "--progress", "--seed", "1"])
+    err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().err)
+    assert code == 0
+    done, total = re.findall(r"training\D*?(\d+)/(\d+)", err)[-1]
+    assert done == total and int(total) >= 2  # every batch of both epochs (the split decides how many)
+    assert "batches/s" in err and "ETA" in err

@@ -14,9 +14,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-from gymnasium import spaces
+try:
+    import gymnasium as gym
+    import numpy as np
+    from gymnasium import spaces
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask

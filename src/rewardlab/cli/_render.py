@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
-from rich.text import Text
 
-from rewardlab.cli._progress import progress_enabled
 from rewardlab.runner.summary import ColumnStats, RunSummary
 
 console = Console(soft_wrap=True)
@@ -63,43 +50,6 @@ def print_summary(summary: RunSummary, title: str = "rewardlab score") -> None:
         console.print(f"first errors (of {sum(summary.total.errors.values())}):")
         for line, kind, message in summary.error_examples:
             console.print(f"  row {line}: {kind}: {message}", highlight=False, markup=False)
-
-
-class RateColumn(ProgressColumn):
-    """Units (rows by default) per second."""
-
-    def __init__(self, unit: str = "rows") -> None:
-        super().__init__()
-        self.unit = unit
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"— {self.unit}/s" if speed is None else f"{speed:,.0f} {self.unit}/s", style="progress.data.speed")
-
-
-@contextmanager
-def progress_bar(
-    enabled: bool | None, description: str, unit: str = "rows", *, hidden_until_total: bool = False
-) -> Iterator[tuple[Callable[[int], None], Callable[[int | None], None]]]:
-    """(advance, set_total) callbacks driving a rich bar with rate (`unit`/s) and ETA (no-ops if
-    disabled); `enabled=None` means on when stderr is a terminal (`progress_enabled`). With
-    `hidden_until_total`, the bar shows from the first `set_total` (a run that may score nothing,
-    such as `eval` on a file of verdicts, shows no empty bar)."""
-    if not progress_enabled(enabled):
-        yield (lambda n: None), (lambda total: None)
-        return
-    columns = (
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(unit),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        task = progress.add_task(description, total=None, visible=not hidden_until_total)
-        yield (lambda n: progress.advance(task, n)), (lambda total: progress.update(task, total=total, visible=True))
 
 
 def growing_total(set_total: Callable[[int | None], None]) -> Callable[[int], None]:

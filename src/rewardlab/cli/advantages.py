@@ -46,7 +46,8 @@ def _score_of(row: dict[str, object], column: str, source: str, line: int) -> fl
 
 def _read(input: Path, parse: Callable[[int, Any], T], on_error: Callable[[InputError], None], progress: bool | None) -> list[T]:
     """`parse(line, raw)` of every row of `input`, with a bar over the rows read."""
-    from rewardlab.cli._render import counting, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import counting
     from rewardlab.runner.io import count_rows, iter_raw_rows, parse_each
 
     with progress_bar(progress, f"reading {input.name}") as (advance, set_total):

@@ -54,7 +54,8 @@ def audit_command(
     which probes are hacks and by how much, with examples; optionally cross-checks the reward
     against another one or the data's labels. HTML and JSON report in --out.
     """
-    from rewardlab.cli._render import growing_total, print_unreadable, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import growing_total, print_unreadable
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
     from rewardlab.evaluate.audit.run_audit import audit_reward

@@ -20,7 +20,8 @@ def demo_command(
     progress: bool | None = progress_option(),
 ) -> None:
     """Score the bundled demo dataset with the bundled spec and print the summary."""
-    from rewardlab.cli._render import console, print_summary, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console, print_summary
     from rewardlab.compose import build
     from rewardlab.core import spec_hash
     from rewardlab.runner import ScoreFileOptions, score_file

@@ -69,7 +69,8 @@ def eval_command(
 
     if mode != "auto" and mode not in MODES:
         raise UsageError(f"--mode must be auto or one of {', '.join(MODES)}; got {mode!r}")
-    from rewardlab.cli._render import growing_total, print_unreadable, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import growing_total, print_unreadable
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:

@@ -76,7 +76,8 @@ def score_command(
     **settings: Any,
 ) -> None:
     """Score every row of INPUT with SPEC; every input row gets exactly one output row."""
-    from rewardlab.cli._render import console, print_summary, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console, print_summary
     from rewardlab.runner import score_file
 
     values = settings_values(OPTIONS, settings)

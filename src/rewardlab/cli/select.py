@@ -38,7 +38,8 @@ def _rescored(candidates: Candidates, reward_spec: Path | None, progress: bool |
     over the candidates scored, and what to hash as the score source; unchanged without a spec."""
     if reward_spec is None:
         return candidates, None
-    from rewardlab.cli._render import console, growing_total, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console, growing_total
     from rewardlab.compose import build
     from rewardlab.core import spec_hash
     from rewardlab.evaluate._scoring import scorer
@@ -147,7 +148,8 @@ def curves_command(
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
     from rewardlab._lazy import require
-    from rewardlab.cli._render import console, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console
 
     for module in ("scipy", "matplotlib", "jinja2"):  # the statistics and the report page
         require(module, needed_by="rewardlab select curves", extra="select")
@@ -246,7 +248,8 @@ def search_command(
     progress: bool | None = progress_option("Progress bar over the problems searched, with rate and ETA (default: on when stderr is a terminal)."),
 ) -> None:
     """PRM-guided search per problem against an OpenAI-compatible /completions endpoint."""
-    from rewardlab.cli._render import console, counting, print_unreadable, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console, counting, print_unreadable
     from rewardlab.select.batch import (
         SEARCH_METHODS,
         VOTE_METHODS,

@@ -208,7 +208,8 @@ def pairs_command(
     **columns: str,
 ) -> None:
     """Build (correct, incorrect) preference pairs from graded candidate sets, for `train rm`."""
-    from rewardlab.cli._render import console, counting, print_unreadable, progress_bar
+    from rewardlab._progress import progress_bar
+    from rewardlab.cli._render import console, counting, print_unreadable
     from rewardlab.errors import InputError
     from rewardlab.runner.io import read_objects
 

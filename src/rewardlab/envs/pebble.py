@@ -21,9 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-from stable_baselines3.common.buffers import ReplayBuffer
-from stable_baselines3.common.callbacks import BaseCallback
+try:
+    import numpy as np
+    from stable_baselines3.common.buffers import ReplayBuffer
+    from stable_baselines3.common.callbacks import BaseCallback
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.envs.preferences import (
     PreferenceDataset,

@@ -20,8 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
+try:
+    import gymnasium as gym
+    import numpy as np
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
 from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays

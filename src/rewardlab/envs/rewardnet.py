@@ -17,10 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import gymnasium as gym
-import torch
-from imitation.rewards.reward_nets import RewardNet
-from torch import nn
+try:
+    import gymnasium as gym
+    import torch
+    from imitation.rewards.reward_nets import RewardNet
+    from torch import nn
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.envs.preferences import PreferenceRewardModel
 

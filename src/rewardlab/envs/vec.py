@@ -15,8 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+try:
+    import numpy as np
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.envs.intrinsic import DecaySchedule, IntrinsicBonus
 from rewardlab.envs.preferences import PreferenceRewardModel

@@ -27,7 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import torch
+try:
+    import torch
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.sample import JSON

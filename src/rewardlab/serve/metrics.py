@@ -14,8 +14,13 @@ import operator
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+try:
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+    from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.compose.observer import Observation
 from rewardlab.core import RewardResult, Status

@@ -20,8 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from stable_baselines3.common.buffers import DictReplayBuffer, ReplayBuffer
+try:
+    import numpy as np
+    from stable_baselines3.common.buffers import DictReplayBuffer, ReplayBuffer
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.errors import InputError, SpecError
 

@@ -17,8 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import gymnasium as gym
-import numpy as np
+try:
+    import gymnasium as gym
+    import numpy as np
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.envs.rm.compiled import CompiledMachines, Hop
 from rewardlab.envs.rm.labels import InfoLabels, LabelFn

@@ -23,13 +23,22 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import sympy
-from latex2sympy2_extended import latex2sympy
-from latex2sympy2_extended.math_normalization import NormalizationConfig
-from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
-from sympy.core.relational import Relational
-from sympy.matrices.expressions import MatrixExpr
-from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
+try:
+    import sympy
+    from latex2sympy2_extended import latex2sympy
+    from latex2sympy2_extended.math_normalization import NormalizationConfig
+    from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
+    from sympy.core.relational import Relational
+    from sympy.matrices.expressions import MatrixExpr
+    from sympy.parsing.sympy_parser import (
+        implicit_multiplication,
+        parse_expr,
+        standard_transformations,
+    )
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.errors import ParseFailure
 
