@@ -23,8 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-import torch
+try:
+    import numpy as np
+    import torch
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab.credit.diffusion import (
     backward_credit,

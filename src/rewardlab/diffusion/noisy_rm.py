@@ -16,9 +16,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-import torch
-from torch import Tensor, nn
+try:
+    import numpy as np
+    import torch
+    from torch import Tensor, nn
+except ImportError as exc:  # an extra is missing: say which one to install
+    from rewardlab._lazy import reraise_missing
+
+    reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
 from rewardlab.diffusion.toy import Rollout, ToyDiffusion, _time_embedding
