@@ -2,9 +2,21 @@
 
 Framework-agnostic: numpy in, numpy out; torch tensors are accepted at the edge and returned as
 torch tensors (torch is never imported unless one arrives). Float64 inside, explicit epsilons.
-Every estimator is a small pure function citing its paper and equation. See docs/credit.md.
+Every estimator is a small pure function citing its paper and equation. See docs/credit.md
+(and docs/diffusion.md for credit over denoising steps and pixels).
 """
 
+from rewardlab.credit.diffusion import (
+    backward_credit,
+    backward_stage,
+    backward_step_mask,
+    cosine_progress,
+    cosine_progress_advantages,
+    cosine_progress_credit,
+    noisy_step_advantages,
+    pixel_advantages,
+    spatial_advantages,
+)
 from rewardlab.credit.grouping import (
     OUTCOME_ESTIMATORS,
     GroupedAdvantages,
@@ -24,16 +36,24 @@ from rewardlab.credit.tokens import (
     redistribute_deltas,
     to_tokens,
 )
+from rewardlab.credit.trajectory import DenoisingTrajectory
 from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
 
 __all__ = [
     "OUTCOME_ESTIMATORS",
+    "DenoisingTrajectory",
     "GroupedAdvantages",
     "Packed",
     "a_hpo",
     "advantages_by_group",
     "aggregate_tokens",
+    "backward_credit",
+    "backward_stage",
+    "backward_step_mask",
     "by_size",
+    "cosine_progress",
+    "cosine_progress_advantages",
+    "cosine_progress_credit",
     "dr_grpo",
     "from_results",
     "gae",
@@ -41,13 +61,16 @@ __all__ = [
     "grpo",
     "hpo",
     "length_weights",
+    "noisy_step_advantages",
     "pack",
+    "pixel_advantages",
     "process_advantages",
     "redistribute",
     "redistribute_deltas",
     "reinforce_pp",
     "rloo",
     "segment_advantages",
+    "spatial_advantages",
     "steps_from_results",
     "steps_to_tokens",
     "to_tokens",
