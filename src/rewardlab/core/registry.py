@@ -83,6 +83,9 @@ BUILTINS: dict[str, str] = {
     "model.hf": "rewardlab.models.hf_reward:HFReward",  # docs/models.md
     "model.hf_prm": "rewardlab.models.hf_prm:HFProcessReward",  # docs/models.md
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
+    # rewards learned from demonstrations (docs/demonstrations.md)
+    "learn.demo": "rewardlab.learn.reward:DemoSpecReward",
+    "learn.goal_baseline_text": "rewardlab.learn.reward:GoalBaselineTextReward",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
@@ -104,6 +107,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "model.prm": ("torch",),
     "model.hf": ("torch", "transformers"),
     "model.hf_prm": ("torch", "transformers"),
+    "learn.goal_baseline_text": ("torch", "transformers"),  # rewards learned from demonstrations
 }
 
 
