@@ -196,8 +196,13 @@ def toy_text_tabular(env_id: str = "FrozenLake-v1") -> TabularTask:
             else:
                 ends[s, a] = np.eye(P)[int(s2)]
     start = int(np.argmax(start_dist))
-    terminal_cells = {int(table[s][a][0][1]) for s in range(P) for a in range(A) if table[s][a][0][3]}
-    starts = np.array([s for s in range(P) if s not in terminal_cells])
+    reach, queue = {start}, deque([start])  # the states an episode can be in (not CliffWalking's cliff cells)
+    while queue:
+        for s2 in nxt[queue.popleft()]:
+            if s2 >= 0 and int(s2) not in reach:
+                reach.add(int(s2))
+                queue.append(int(s2))
+    starts = np.array(sorted(reach))
     return TabularTask(f"gym/{env_id}", nxt, reward, success, np.eye(P), np.zeros(P, dtype=np.int64), start, starts,
                        f"one-hot of the {P} states", ends)  # fmt: skip
 
