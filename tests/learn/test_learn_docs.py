@@ -9,8 +9,12 @@ from doc_examples import block_params, python_blocks, run_block
 PAGE = "demonstrations.md"
 
 
+#: blocks that load the text backbone or fit the larger models take a few seconds each
+SLOW = ("goal_baseline_text", "TemporalDistanceProgress.fit", 'kind="gaussian"')
+
+
 def _marks(code: str) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.slow] if "goal_baseline_text" in code else []  # loads the text backbone
+    return [pytest.mark.slow] if any(word in code for word in SLOW) else []
 
 
 @pytest.mark.parametrize("code", block_params(PAGE, _marks))
