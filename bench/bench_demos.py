@@ -1,6 +1,7 @@
 """Claims of `rewardlab.learn` checked on toys, with seeds.
 
     .venv/bin/python bench/bench_demos.py progress [--seeds 5] [--budget 200000] [--task coffee_mail]
+    .venv/bin/python bench/bench_demos.py mountain-car [--seeds 5] [--budget 300000]
     .venv/bin/python bench/bench_demos.py impute [--seeds 5] [--transitions 20000] [--fraction 0.01]
 
 `progress`: tabular epsilon-greedy Q-learning (Q = 0, gamma 0.9, alpha 0.5, epsilon 0.1,
@@ -11,6 +12,15 @@ random start cells (temporal distance, TimeRewarder; and subtask budgets). Repor
 until the greedy policy reaches the goal from the start (checked every 1,000 steps), per seed;
 "> budget" when it never did. Shaping keeps the optimal policy (Ng et al. 1999), so a faster
 run is the learned progress helping exploration, not a different task.
+
+`mountain-car`: the same comparison on a classic-control task. Tabular Q-learning over a
+24 x 24 grid of MountainCar-v0's (position, velocity) (Q = 0, gamma 0.99, alpha 0.1, epsilon
+0.1; the env's -1 per step until the flag, 200-step episodes) against the same learner with
+shaping gamma * Phi(s') - Phi(s), Phi = H x the temporal-distance progress learned from 20
+episodes of the energy controller (H: the longest one; progress in steps, so a step forward is
+worth about the -1 it costs), read at the cell centres (a function of the state, so the shaping
+is potential-based). Reported: env steps until the greedy policy reaches the flag from
+`reset(seed=0)` within 200 steps (checked every 20 episodes).
 
 `impute`: offline RL on CliffWalking-v1 from `--transitions` uniformly drawn transitions.
 Fitted Q iteration (exact on the finite dataset: each (s, a) takes its mean reward and its
@@ -101,6 +111,68 @@ def run_progress(seeds: int, budget: int, task_name: str) -> None:
           "(inf: never within the budget)")  # fmt: skip
 
 
+CAR_BINS, CAR_LOW, CAR_HIGH = 24, np.array([-1.2, -0.07]), np.array([0.6, 0.07])
+
+
+def car_cell(obs: np.ndarray) -> int:
+    i = np.clip(((obs - CAR_LOW) / (CAR_HIGH - CAR_LOW) * CAR_BINS).astype(int), 0, CAR_BINS - 1)
+    return int(i[0] * CAR_BINS + i[1])
+
+
+def car_greedy_reaches_flag(env, q: np.ndarray) -> bool:  # type: ignore[no-untyped-def]
+    obs, _ = env.reset(seed=0)
+    for _ in range(200):
+        obs, _, terminated, _, _ = env.step(int(q[car_cell(obs)].argmax()))
+        if terminated:
+            return True
+    return False
+
+
+def car_steps_to_flag(potential: np.ndarray | None, seed: int, budget: int, gamma: float = 0.99) -> int | None:
+    import gymnasium as gym
+
+    env, probe = gym.make("MountainCar-v0").unwrapped, gym.make("MountainCar-v0").unwrapped
+    rng = np.random.default_rng(seed)
+    q = np.zeros((CAR_BINS * CAR_BINS, 3))
+    steps, episode = 0, 0
+    while steps < budget:
+        obs, _ = env.reset(seed=seed * 100_000 + episode)
+        c = car_cell(obs)
+        for _ in range(200):
+            a = int(rng.integers(3)) if rng.random() < 0.1 else int(rng.choice(np.flatnonzero(q[c] == q[c].max())))
+            obs, r, terminated, _, _ = env.step(a)
+            c2 = car_cell(obs)
+            if potential is not None:
+                r += (0.0 if terminated else gamma * potential[c2]) - potential[c]
+            q[c, a] += 0.1 * (r + (0.0 if terminated else gamma * q[c2].max()) - q[c, a])
+            c, steps = c2, steps + 1
+            if terminated:
+                break
+        episode += 1
+        if episode % 20 == 0 and car_greedy_reaches_flag(probe, q):
+            return steps
+    return None
+
+
+def run_mountain_car(seeds: int, budget: int) -> None:
+    from rewardlab.learn.planners import mountain_car_demos
+
+    print(f"tabular Q-learning on MountainCar-v0 ({CAR_BINS}x{CAR_BINS} cells): env steps until the greedy policy "
+          f"reaches the flag from reset(seed=0); budget {budget:,}, seeds 0-{seeds - 1}")  # fmt: skip
+    print("| seed | env reward | env reward + shaping (temporal distance) |")
+    print("|---|---|---|")
+    centres = np.array([CAR_LOW + (np.array([i, j]) + 0.5) / CAR_BINS * (CAR_HIGH - CAR_LOW)
+                        for i in range(CAR_BINS) for j in range(CAR_BINS)])  # fmt: skip
+    for seed in range(seeds):
+        progress = TemporalDistanceProgress.fit(mountain_car_demos(20, seed=1000 + 20 * seed), seed=seed)
+        cells = []
+        # progress in steps (times the horizon H): one step forward is worth about the -1 it costs
+        for potential in (None, progress.horizon * progress.potential(centres)):
+            n = car_steps_to_flag(potential, seed, budget)
+            cells.append(f"{n:,}" if n is not None else f"> {budget:,}")
+        print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
+
+
 def cliff_dataset(n: int, seed: int) -> tuple[TabularTask, np.ndarray, np.ndarray, np.ndarray]:
     task = toy_text_tabular("CliffWalking-v1")
     rng = np.random.default_rng(seed)
@@ -168,7 +240,7 @@ def run_impute(seeds: int, n: int, fraction: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("progress", "impute"))
+    parser.add_argument("what", choices=("progress", "mountain-car", "impute"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=200_000, help="progress: env steps per run")
     parser.add_argument("--task", default="coffee_mail", help="progress: office task")
@@ -177,6 +249,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.what == "progress":
         run_progress(args.seeds, args.budget, args.task)
+    elif args.what == "mountain-car":
+        run_mountain_car(args.seeds, args.budget)
     else:
         run_impute(args.seeds, args.transitions, args.fraction)
 
