@@ -40,6 +40,13 @@ def test_an_imputer_saves_and_predicts_the_same(tmp_path):
     np.testing.assert_array_equal(load_learned(tmp_path / "imputer.npz").reward(obs, nxt, acts), model.reward(obs, nxt, acts))
 
 
+def test_observations_must_be_rows_of_features():
+    from rewardlab.errors import ArrayError
+
+    with pytest.raises(ArrayError, match="obs"):
+        RewardImputer.fit(np.zeros(10), np.zeros(10, dtype=int), np.zeros(10), np.zeros(10), np.arange(5), n_actions=1)
+
+
 def test_an_imputer_fit_on_actions_needs_them():
     obs, acts, nxt, rewards = cliff_transitions(200, seed=3)
     model = RewardImputer.fit(obs, acts, nxt, rewards, np.arange(50), n_actions=4)

@@ -58,7 +58,9 @@ class RewardImputer(DemoReward):
             method: Literal["knn", "mlp"] = "knn", k: int = 3, epochs: int = 200, seed: int = 0) -> RewardImputer:  # fmt: skip
         """Fit on the transitions where `labelled` (bool mask or indices) is set; `rewards` is read only there."""
         o = np.asarray(obs, dtype=np.float64)
-        probe = cls("knn", {}, dim=o.shape[-1] if o.ndim == 2 else 1, n_actions=n_actions)
+        if o.ndim != 2:
+            raise ArrayError("obs", f"need (N, D) observation features, got shape {o.shape}")
+        probe = cls("knn", {}, dim=o.shape[1], n_actions=n_actions)  # only for its `features`
         feats = probe.features(obs, actions, next_obs)
         mask = np.zeros(len(feats), dtype=bool)
         mask[np.asarray(labelled)] = True
