@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_envs.py curves [--seeds 20] [--steps 100000]
     .venv/bin/python bench/bench_envs.py speed
     .venv/bin/python bench/bench_envs.py extras [--seeds 5]     # preferences, noisy TV, delayed chain
-    .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--budget 30000]
+    .venv/bin/python bench/bench_envs.py sb3-crm [--seeds 3] [--first-seed 0] [--budget 30000] [--obs-mode onehot|flat]
     .venv/bin/python bench/bench_envs.py sb3-pref [--seeds 4]
     .venv/bin/python bench/bench_envs.py sb3-ppo [--seeds 3]
     .venv/bin/python bench/bench_envs.py sb3-start [--seeds 3]
@@ -18,7 +18,9 @@ comparison of ICM and curiosity-critic, and the delayed-chain redistribution spe
 
 `sb3-crm`: Stable-Baselines3 DQN with and without `CounterfactualReplayBuffer` (CRM) on the
 office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
-per seed, and the ratio.
+per seed, and the ratio. The result depends on the observation code: `--obs-mode flat` (raw
+(x, y) + one-hot RM state, what the first table in bench/RESULTS.md called "one-hot") or `onehot`
+(today's factored one-hot of x, y and the RM state, the default).
 
 `sb3-ppo`: SB3 PPO on office-world `coffee` from the factored `onehot` and the `joint` observation
 codes, with exploring starts and from the paper's fixed start.
@@ -495,20 +497,20 @@ def run_sb3_start(seeds: int, budget: int) -> None:
         print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
 
 
-def run_sb3_crm(seeds: int, budget: int) -> None:
+def run_sb3_crm(seeds: int, budget: int, obs_mode: str = "onehot", first_seed: int = 0) -> None:
     import torch
 
     torch.set_num_threads(1)
-    print(f"SB3 DQN on office-world coffee (one-hot obs, exploring starts), env steps until the greedy policy "
-          f"solves the task from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")
+    print(f"SB3 DQN on office-world coffee (obs_mode={obs_mode!r}, exploring starts), env steps until the greedy "
+          f"policy solves the task from (2, 1); budget {budget:,}, seeds {first_seed}-{first_seed + seeds - 1}")
     print("| seed | DQN | DQN + CRM (CounterfactualReplayBuffer) |")
     print("|---|---|---|")
     found: dict[bool, list[float]] = {False: [], True: []}
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         row = []
         for crm in (False, True):
             t0 = time.perf_counter()
-            n = dqn_steps_to_success(crm, seed, budget)
+            n = dqn_steps_to_success(crm, seed, budget, obs_mode=obs_mode)
             found[crm].append(float(n) if n is not None else float("inf"))
             row.append((f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.perf_counter() - t0:.0f} s)")
         print(f"| {seed} | {row[0]} | {row[1]} |", flush=True)
@@ -526,6 +528,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=None, help="default: 20 for curves, 5 for extras, 3 for sb3-crm")
     parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--obs-mode", default="onehot", choices=("onehot", "flat", "joint"), help="sb3-crm: observation code")
+    parser.add_argument("--first-seed", type=int, default=0, help="sb3-crm: the first seed")
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
     args = parser.parse_args()
     if args.what in ("speed", "all"):
@@ -534,7 +538,7 @@ def main() -> None:
     if args.what in ("extras", "all"):
         run_extras(args.seeds or 5)
     if args.what in ("sb3-crm", "all"):
-        run_sb3_crm(args.seeds or 3, args.budget)
+        run_sb3_crm(args.seeds or 3, args.budget, args.obs_mode, args.first_seed)
     if args.what in ("sb3-ppo", "all"):
         run_sb3_ppo(args.seeds or 3, 64_000)
     if args.what in ("sb3-start", "all"):

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "envs": 5,  # classic-RL rewards (sources)
     "models": 5,  # learned reward models (sources)
     "diffusion": 5,  # toy diffusion policies, noisy-latent reward model, DDPO-side credit loop
+    "learn": 6,  # rewards learned from demonstrations (over envs and models)
     "evaluate": 6,  # metrics, audits and reports over any reward
     "select": 7,  # test-time selection and search over any reward
     "author": 7,  # reward code written by an LLM or a template search, checked, sandboxed, trained on

@@ -68,3 +68,27 @@ def test_run_with_the_dqn_learner_records_it(tmp_path, capsys):
 def test_an_unknown_learner_is_a_usage_error(tmp_path, capsys):
     assert main(["author", "run", *SMALL, "--learner", "sac", "--out", str(tmp_path)]) == 2
     assert "learner" in capsys.readouterr().err
+
+
+def test_a_missed_target_exits_1_and_says_so(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["author", "run", "--task", "grid/maze", "--steps", "30", "--seeds", "1", "-k", "1", "-r", "1", "--target", "0.9"]
+    assert main([*args, "--out", str(out)]) == 1
+    assert "TARGET MISSED" in capsys.readouterr().out
+    assert (out / "reward.py").exists()  # still written, for inspection
+
+
+def test_run_on_a_gym_task_asks_for_its_goal(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["author", "run", "--task", "gym/FrozenLake-v1", "--steps", "3000", "--seeds", "1", "-k", "1", "-r", "1",
+                 "--out", str(out)]) in (0, 1)  # fmt: skip
+    assert "without falling into a hole" in (out / "author.toml").read_text()
+
+
+def test_task_help_lists_the_gym_tasks():
+    from typer.testing import CliRunner
+
+    from rewardlab.cli.main import app
+
+    text = CliRunner().invoke(app, ["author", "run", "--help"], terminal_width=200).output
+    assert "gym/FrozenLake-v1" in text and "gym/CliffWalking-v1" in text

@@ -72,3 +72,18 @@ def test_a_slippery_env_is_refused():
 def test_an_unknown_task_names_the_known_ones():
     with pytest.raises(SpecError, match="office/coffee_mail"):
         task_by_name("atari/pong")
+
+
+@pytest.mark.parametrize(("name", "actions", "words"), [
+    ("gym/FrozenLake-v1", ("left", "down", "right", "up"), "without falling into a hole"),
+    ("gym/CliffWalking-v1", ("up", "right", "down", "left"), "without stepping off the cliff"),
+])  # fmt: skip
+def test_gym_tasks_have_a_goal_and_named_actions(name, actions, words):
+    task = task_by_name(name)
+    assert task.actions == actions and words in task.goal
+    assert f"Task: {task.goal}." in task.description and "0 = " + actions[0] in task.description
+
+
+def test_every_task_states_its_goal():
+    assert task_by_name("office/coffee").goal == "bring coffee to the office"
+    assert task_by_name("grid/maze").goal == "reach a goal cell (6, 6) without entering a trap"

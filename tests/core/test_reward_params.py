@@ -93,6 +93,7 @@ REQUIRED = {
     "text.regex": {"pattern": "a+"},
 }
 NEEDS_A_FILE = {"model.rm", "model.prm", "rm.trace", "model.hf", "model.hf_prm"}  # model.hf*: a model directory; batch sizes stay out of their params
+NEEDS_A_FILE |= {"learn.demo", "learn.goal_baseline_text"}  # a saved learner; the text backbone: checked in tests/learn
 
 
 @pytest.mark.parametrize("name", sorted(set(registry.names()) - NEEDS_A_FILE))

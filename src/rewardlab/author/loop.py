@@ -92,6 +92,11 @@ class AuthorResult:
         """How many candidates met each fate, most common first."""
         return dict(Counter(r["fate"] for r in self.records).most_common())
 
+    def best_worth(self) -> float | None:
+        """What the best candidate counts for against a target: its `merit`, lowered to its
+        validated optimality when it was validated (None when no candidate was scored)."""
+        return None if self.best is None else _worth(self.best)
+
 
 def _score(proposal: Proposal, task: FiniteTask, config: LoopConfig, pool: SandboxPool,
            pairs: PreferencePairs | None) -> dict[str, Any]:  # fmt: skip

@@ -58,6 +58,7 @@ class FiniteTask:
     max_episode_steps: int = 200
     actions: tuple[str, ...] = _ACTIONS
     facts: Mapping[str, Any] = field(default_factory=dict)  # what a template author may use
+    goal: str = ""  # the task's goal in words, what an author is asked to reward
 
     def __post_init__(self) -> None:
         P, A = self.next_state.shape
@@ -162,7 +163,8 @@ def office_task_env(name: str = "coffee_mail", *, max_episode_steps: int = 200) 
     facts = {"width": WIDTH, "height": HEIGHT, "places": places, "stage_targets": targets, "stage_depth": depth,
              "flags": flags}  # fmt: skip
     return FiniteTask(f"office/{name}", description, nxt, success, failed, index[int(problem.rm_initial[0])] * S
-                      + START[1] * WIDTH + START[0], tuple(transitions), max_episode_steps, _ACTIONS, facts)  # fmt: skip
+                      + START[1] * WIDTH + START[0], tuple(transitions), max_episode_steps, _ACTIONS, facts,
+                      _OFFICE_GOALS.get(name, name))  # fmt: skip
 
 
 def _stage_targets(problem: Any, stages: list[int], places: Mapping[str, list[tuple[int, int]]],
@@ -179,11 +181,14 @@ def _stage_targets(problem: Any, stages: list[int], places: Mapping[str, list[tu
     return out
 
 
+_OFFICE_GOALS = {"coffee": "bring coffee to the office", "mail": "bring the mail to the office",
+                 "coffee_mail": "bring both coffee and the mail to the office (in either order)",
+                 "patrol": "visit a, b, c and d in this order"}  # fmt: skip
+
+
 def _office_description(name: str, flags: list[str], places: Mapping[str, list[tuple[int, int]]], width: int,
                         height: int, start: tuple[int, int], horizon: int) -> str:  # fmt: skip
-    goal = {"coffee": "bring coffee to the office", "mail": "bring the mail to the office",
-            "coffee_mail": "bring both coffee and the mail to the office (in either order)",
-            "patrol": "visit a, b, c and d in this order"}.get(name, name)  # fmt: skip
+    goal = _OFFICE_GOALS.get(name, name)
     where = "; ".join(f"{p}: {', '.join(map(str, cells))}" for p, cells in sorted(places.items()))
     return (
         f"Office world (Toro Icarte et al. 2022): a {width}x{height} grid of 3x3 rooms joined by doorways; "
@@ -227,12 +232,16 @@ def grid_task_env(mdp: Any, *, max_episode_steps: int = 100, name: str = "grid")
         f"Episodes start at {mdp.cell(mdp.start)} and last at most {max_episode_steps} steps; discount 0.9."
     )
     facts = {"width": mdp.width, "height": mdp.height, "stage_targets": {0: goal_cells}, "places": {"goal": goal_cells}}
+    goal = f"reach a goal cell {', '.join(map(str, goal_cells))}" + (" without entering a trap" if traps else "")
     return FiniteTask(name, description, nxt, success, failed, int(mdp.start), tuple(transitions),
-                      max_episode_steps, _ACTIONS, facts)  # fmt: skip
+                      max_episode_steps, _ACTIONS, facts, goal)  # fmt: skip
 
 
-#: what the actions of the known toy-text grids mean (Gymnasium's docs)
-_GYM_ACTIONS = {"FrozenLake": "0 = left, 1 = down, 2 = right, 3 = up", "CliffWalking": "0 = up, 1 = right, 2 = down, 3 = left"}
+#: what the actions of the known toy-text grids mean, in order (Gymnasium's docs)
+_GYM_ACTIONS = {"FrozenLake": ("left", "down", "right", "up"), "CliffWalking": ("up", "right", "down", "left")}
+#: the goal of the known toy-text grids in words; other envs get "reach a goal state"
+_GYM_GOALS = {"FrozenLake": "cross the frozen lake from the start to the goal without falling into a hole",
+              "CliffWalking": "walk from the start to the goal without stepping off the cliff"}  # fmt: skip
 
 
 def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: Any) -> FiniteTask:
@@ -279,8 +288,11 @@ def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: An
     goals = sorted({outcomes[k][0] for k in zip(*np.nonzero(success), strict=True)})
     cells = [(g % ncol, g // ncol) for g in goals] if ncol else []
     family = env_id.split("-")[0]
+    names = _GYM_ACTIONS.get(family, tuple(str(a) for a in range(A)))
+    meanings = ", ".join(f"{a} = {n}" for a, n in enumerate(names)) if family in _GYM_ACTIONS else "see the env docs"
+    goal = _GYM_GOALS.get(family, "reach a goal state") + f" (goal states {goals})"
     description = (
-        f"Gymnasium {env_id}: {S} states, {A} actions; action meanings: {_GYM_ACTIONS.get(family, 'see the env docs')}.\n"
+        f"Gymnasium {env_id}: {S} states, {A} actions; action meanings: {meanings}. Task: {goal}.\n"
         f"obs/next_obs: dict with state (int){' and x (column), y (row; row 0 at the top)' if ncol else ''}. "
         "info: success (bool, reached the goal: the episode ends), failed (bool, the episode ended otherwise).\n"
         f"Goal states: {goals}{f' (cells {cells})' if cells else ''}. Episodes start in state {int(np.argmax(start_dist))} "
@@ -288,7 +300,7 @@ def gym_task_env(env_id: str, *, max_episode_steps: int = 100, **make_kwargs: An
     )
     facts = {"width": ncol or S, "height": (S // ncol) if ncol else 1, "stage_targets": {0: cells}, "places": {"goal": cells}}
     return FiniteTask(f"gym/{env_id}", description, nxt, success, failed, int(np.argmax(start_dist)), tuple(transitions),
-                      max_episode_steps, tuple(str(a) for a in range(A)), facts)  # fmt: skip
+                      max_episode_steps, names, facts, goal)  # fmt: skip
 
 
 def task_by_name(name: str) -> FiniteTask:

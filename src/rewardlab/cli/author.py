@@ -20,7 +20,9 @@ from rewardlab.errors import ConfigError, UsageError
 
 author_app = typer.Typer(help="Rewards written by an LLM or a template search, checked before training.", no_args_is_help=True)
 
-_TASK = typer.Option("office/coffee_mail", "--task", "-t", help="office/coffee, office/mail, office/coffee_mail, office/patrol or grid/maze.")
+_TASK = typer.Option("office/coffee_mail", "--task", "-t",
+                     help="office/coffee, office/mail, office/coffee_mail, office/patrol, grid/maze, "
+                          "gym/FrozenLake-v1 (not slippery) or gym/CliffWalking-v1 (any deterministic toy-text gym/<id>).")
 # the training's options; defaults and help come from TrainConfig
 TRAIN_OPTIONS = (Flag("learner", ("--learner", "-l")), Flag("steps"), Flag("seeds"))
 
@@ -69,7 +71,7 @@ def run_command(
     from rewardlab.cli._render import console
 
     finite = task_by_name(task)
-    goal = goal or finite.description.split("Task: ", 1)[-1].split(".", 1)[0]
+    goal = goal or finite.goal
     train = _train_config(settings, seed)
     validation = train.on_fresh_seeds(validation_seeds) if validation_seeds > 0 else None
     config = LoopConfig(candidates=candidates, rounds=rounds, train=train, target=target, validation=validation)
@@ -94,6 +96,21 @@ def run_command(
     console.print(f"best: round {best['round']} candidate {best['index']}, {best['fitness']['learner']} optimality "
                   f"{best['fitness']['optimality']:.3f}, "
                   f"success {best['fitness']['success_rate']:.3f}; wrote {', '.join(str(p) for p in paths.values())}")  # fmt: skip
+    _fail_below_target(result.best_worth() or 0.0, target)
+
+
+def _fail_below_target(worth: float, target: float | None) -> None:
+    """Exit 1 when the best reward misses `--target`; without a target, a reward whose agent never
+    solves the task (worth 0) is reported loudly too. The files stay written, for inspection."""
+    from rewardlab.cli._render import console
+
+    if target is not None and worth < target:
+        console.print(f"TARGET MISSED: the best reward counts {worth:.3f} (merit, lowered by validation) < --target "
+                      f"{target}; more rounds (-r) or --validation-seeds may help", style="bold red", highlight=False)  # fmt: skip
+        raise typer.Exit(1)
+    if target is None and worth <= 0.0:
+        console.print("WARNING: the best reward's agent never solved the task (worth 0.000); pass --target to make "
+                      "this an error", style="bold red", highlight=False)  # fmt: skip
 
 
 @author_app.command("check")

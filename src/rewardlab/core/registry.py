@@ -85,6 +85,9 @@ BUILTINS: dict[str, str] = {
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
     # multi-objective rewards: parameterised shape curves per objective (docs/multiobjective.md)
     "multiobj.curve": "rewardlab.multiobj.shapes:Curve",
+    # rewards learned from demonstrations (docs/demonstrations.md)
+    "learn.demo": "rewardlab.learn.reward:DemoSpecReward",
+    "learn.goal_baseline_text": "rewardlab.learn.reward:GoalBaselineTextReward",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
@@ -106,6 +109,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "model.prm": ("torch",),
     "model.hf": ("torch", "transformers"),
     "model.hf_prm": ("torch", "transformers"),
+    "learn.goal_baseline_text": ("torch", "transformers"),  # rewards learned from demonstrations
 }
 
 

@@ -10,7 +10,16 @@ puts a `PreferenceRewardModel` behind that interface:
     venv = RewardVecEnvWrapper(venv, net.predict_processed)
 
 The model's torch members are shared (training the net through imitation trains them); a
-linear model's weights are copied into a parameter (`weights`).
+linear model's weight array is shared too: `net.weights` is a float64 parameter over the same
+memory as `model.weights`, so training the net trains the model and `model.save()` stores the
+trained weights.
+
+What works of imitation 1.0.1 here: it pins gymnasium 0.29 and SB3 2.2 and is installed
+`--no-deps` next to newer ones. `rewards.reward_nets`, `rewards.reward_wrapper`, `data.rollout`,
+`data.types`, `algorithms.bc`, `algorithms.density` and `algorithms.adversarial.{gail,airl}`
+import (GAIL and AIRL need tensorboard, which the dev set-up installs); `algorithms.dagger`,
+`data.huggingface_utils` (jsonpickle), `policies.serialize` (huggingface_sb3) and the `scripts`
+(sacred) do not. `tests/envs/test_rewardnet.py` checks both lists and runs GAIL through this net.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from collections.abc import Callable
 
 try:
     import gymnasium as gym
+    import numpy as np
     import torch
     from imitation.rewards.reward_nets import RewardNet
     from torch import nn
@@ -54,14 +64,16 @@ class PreferenceRewardNet(RewardNet):
         super().__init__(observation_space, action_space, normalize_images=False)
         self.featurize = featurize
         self.members = nn.ModuleList(model.members)
-        self.weights = nn.Parameter(torch.as_tensor(model.weights, dtype=torch.float32), requires_grad=not model.hidden)
+        # one array for both: an optimizer's in-place step on the parameter is the model's update
+        model.weights = np.ascontiguousarray(model.weights, dtype=np.float64)
+        self.weights = nn.Parameter(torch.from_numpy(model.weights), requires_grad=not model.hidden)
         self.hidden = model.hidden
 
     def forward(self, state: torch.Tensor, action: torch.Tensor, next_state: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
         feats = self.featurize(state, action, next_state, done).to(torch.float32)  # (B, F)
         if self.hidden:
             return torch.stack([m(feats).squeeze(-1) for m in self.members]).mean(0)
-        return feats @ self.weights.mean(0)
+        return feats @ self.weights.mean(0).to(torch.float32)
 
     def extra_repr(self) -> str:
         kind = f"MLP x{len(self.members)}" if self.hidden else f"linear x{self.weights.shape[0]}"
