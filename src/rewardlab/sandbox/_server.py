@@ -181,7 +181,7 @@ class Server:
             order = decode_payload(payload[1:])
             if order.get("op") == "exit":
                 return
-            if order.get("op") in ("run", "session"):
+            if order.get("op") in ("run", "session", "batch"):
                 self.run_job(order["op"], order["limits"])
                 # Spares are forked here, at the top of the loop: no frame below this one is
                 # on the stack a job inherits.

@@ -1,0 +1,221 @@
+"""A batch, INSIDE the sandbox: many runs of one command in one job sandbox, each in a fresh process.
+
+Standard library only (its text follows `_job.py` in the in-sandbox program). The tests of one
+build differ only in their stdin, so one job sandbox (namespaces, /proc, tmpfs: the costly
+part of a job) serves them all. B, pid 1 of the job's pid namespace, runs the tests one after
+another, as the host sends them:
+
+    B ── per test: empty /tmp and /dev/shm, write the job's files again (from B's memory),
+         fork C, which sets its own rlimits, seccomp filter and stdin, then execs the command;
+         B pumps C's stdout/stderr (capped at `output_bytes`), enforces the wall limit, waits
+         for C, kills and reaps every process the test left, and answers the host.
+
+What each test gets, as a job of its own would: a fresh process under the test's rlimits
+(CPU, data, address space, stack, processes, files), its own stdin, output capped and a wall
+limit, a /tmp and /dev/shm holding exactly the job's files, no process of an earlier test
+alive. C execs at once, so nothing of B's memory (earlier tests' input or output) reaches the
+program. C cannot stop B: B is the namespace's init, which ignores signals from inside that it
+has no handler for, and it is not dumpable. A test whose leftovers cannot be removed (the
+clean-up fails or times out) keeps its own verdict but ends the batch after its answer
+("last"); the host starts a fresh job for the rest.
+
+Answers go on the call channel: nonce + answer number + 4-byte header length + JSON header +
+stdout + stderr tail. The host parses them as hostile data (`batch.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import time
+from typing import Any
+
+if __name__ != "__main__":  # on the host; inside the sandbox the other files' text comes first
+    from rewardlab.sandbox._job import PR_SET_PDEATHSIG, _close_from, _dumps, _libc, become_program
+    from rewardlab.sandbox._wire import SEQ, FrameReader, write_raw
+
+STDERR_TAIL = 4000  # bytes of a test's stderr reported (as a job's)
+_CHUNK = 1 << 16
+_CLEANUP_SECONDS = 5.0  # leftovers of a test must be gone by then, else the batch ends
+TEST_TAG = b"T"  # a test's frame from the host: b"T" + stdin; anything else ends the batch
+
+
+class Dirty(Exception):
+    """What a test left behind could not be removed: no further test may run in this job."""
+
+
+def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs: dict[str, bytes], spare: int) -> dict[str, Any]:
+    """B: run the host's tests until it sends anything but a test; returns the job's report
+    (the status of the spare's C, which exits unused). Never raises."""
+    _, status, usage = os.wait4(spare, 0)
+    report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+    nonce = job["nonce"].encode("ascii")
+    seq = 0
+    with contextlib.suppress(Exception):
+        files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)
+        while (payload := host.read_raw_blocking()) is not None and payload[:1] == TEST_TAG:
+            head, out, err, files_error = run_test(job, payload[1:], blobs, files_error)
+            head.update(out=len(out), err=len(err))
+            header = _dumps(head)
+            write_raw(fds["cout"], nonce, SEQ.pack(seq), len(header).to_bytes(4, "big"), header, out, err)
+            seq += 1
+            if head["last"]:
+                break
+    return report
+
+
+def run_test(job: dict[str, Any], stdin: bytes, blobs: dict[str, bytes], files_error: str) -> tuple[dict[str, Any], bytes, bytes, str]:
+    """One test: a fresh C on the files as `_reset_tmp` left them, its output and status;
+    then its leftovers killed and the files reset for the next test (or, if that fails,
+    "last": the batch ends after this answer). Returns the header, stdout, stderr tail and
+    what went wrong writing the next test's files."""
+    limits = job["test_limits"]
+    test = {"op": "run", "argv": job["argv"], "env": job["env"], "files": {}, "stdin": stdin, "isolate": True,
+            "limits": limits, "files_error": files_error}  # fmt: skip
+    fds: dict[str, int] = {}
+    for a, b in (("out_r", "out_w"), ("err_r", "err_w"), ("setup_r", "setup_w")):
+        fds[a], fds[b] = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _close_from(3, {fds["out_w"], fds["err_w"], fds["setup_w"]})  # never the host's channel
+        except BaseException:
+            os._exit(126)
+        become_program(fds, True, "/tmp", test)
+    for name in ("out_w", "err_w", "setup_w"):
+        os.close(fds.pop(name))
+    cap = int(limits["output_bytes"])
+    last = False
+    try:
+        out, err, killed_for = _pump(pid, fds, limits, start + float(limits["wall_seconds"]))
+        _, status, usage = os.wait4(pid, 0)
+        wall = time.monotonic() - start
+        try:
+            _kill_leftovers()
+        except Dirty:
+            last = True
+        _drain(fds, out, err, cap)
+        os.set_blocking(fds["setup_r"], False)
+        fault = b""
+        with contextlib.suppress(BlockingIOError):
+            fault = os.read(fds["setup_r"], 4096)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    if not last:
+        try:
+            files_error = _reset_tmp(job.get("files") or {}, blobs)
+        except Dirty:
+            last = True
+    head = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+            "killed_for": killed_for, "truncated": len(out) + len(err) > cap,
+            "fault": fault.decode("utf-8", "replace"), "wall": wall, "last": last}  # fmt: skip
+    err_end = min(len(err), cap)
+    return head, bytes(out[: min(len(out), cap)]), bytes(err[max(0, err_end - STDERR_TAIL) : err_end]), files_error
+
+
+def _pump(pid: int, fds: dict[str, int], limits: dict[str, Any], deadline: float) -> tuple[bytearray, bytearray, str | None]:
+    """C's output until it exits, its wall limit passes, or it writes more than the cap (then it
+    is killed, and why is returned)."""
+    out, err = bytearray(), bytearray()
+    buffers = {fds["out_r"]: out, fds["err_r"]: err}
+    cap = int(limits["output_bytes"])
+    pidfd = os.pidfd_open(pid)
+    killed_for = None
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                killed_for = "wall"
+                break
+            ready = select.select([pidfd, *buffers], [], [], remaining)[0]
+            if pidfd in ready:
+                break
+            for fd in ready:
+                chunk = os.read(fd, _CHUNK)
+                if chunk:
+                    buffers[fd] += chunk
+                else:
+                    del buffers[fd]
+            if len(out) + len(err) > cap:
+                killed_for = "output"
+                break
+    finally:
+        os.close(pidfd)
+    if killed_for:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return out, err, killed_for
+
+
+def _drain(fds: dict[str, int], out: bytearray, err: bytearray, cap: int) -> None:
+    """What is left in the pipes once every writer is gone (bounded: no writer is alive)."""
+    for fd, buffer in ((fds["out_r"], out), (fds["err_r"], err)):
+        os.set_blocking(fd, False)
+        with contextlib.suppress(BlockingIOError):
+            while len(out) + len(err) <= cap and (chunk := os.read(fd, _CHUNK)):
+                buffer += chunk
+
+
+def _kill_leftovers() -> None:
+    """Kill and reap every process of the namespace but B (daemons, double forks of the test).
+    As pid 1, kill(-1) reaches all of them, and orphans are B's to reap."""
+    deadline = time.monotonic() + _CLEANUP_SECONDS
+    while True:
+        with contextlib.suppress(OSError):
+            os.kill(-1, signal.SIGKILL)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return  # no process left
+        if time.monotonic() > deadline:
+            raise Dirty("processes of the test outlived SIGKILL")
+        time.sleep(0.0005)
+
+
+def _reset_tmp(files: dict[str, str], blobs: dict[str, bytes]) -> str:
+    """Empty /tmp and /dev/shm, then write the job's files (text, and executables): every test
+    starts from the same directory. Returns "" or why the files could not be written (the
+    test then fails as a run whose files are missing would); Dirty if the emptying failed."""
+    for top in ("/tmp", "/dev/shm"):
+        if os.path.isdir(top):
+            try:
+                os.chmod(top, 0o1777)  # the test may have taken its own permissions away
+                _empty(top)
+            except OSError as exc:
+                raise Dirty(f"cannot empty {top}: {exc}") from None
+    try:
+        for name, text in files.items():
+            with open(os.path.join("/tmp", name), "w") as f:
+                f.write(text)
+        for name, data in blobs.items():
+            path = os.path.join("/tmp", name)
+            with open(path, "wb") as f:
+                f.write(data)
+            os.chmod(path, 0o755)
+    except OSError as exc:
+        return str(exc)[:300]
+    return ""
+
+
+def _empty(top: str) -> None:
+    """Remove everything under `top` without recursion (a test may nest directories as deep as
+    its inode budget) and without following symlinks; directories are made searchable first."""
+    dirs: list[str] = []
+    todo = [top]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.path, 0o700)
+                    dirs.append(entry.path)
+                    todo.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for path in reversed(dirs):
+        os.rmdir(path)
