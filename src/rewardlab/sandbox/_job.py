@@ -30,6 +30,7 @@ import builtins
 import contextlib
 import ctypes
 import fcntl
+import functools
 import io
 import json
 import math
@@ -65,7 +66,10 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
+@functools.cache
 def _libc() -> Any:
+    """The C library, loaded once in the server: every job inherits it (loading it costs a
+    job ~0.25 ms)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -304,6 +308,8 @@ def become_program(fds: dict[str, int], isolate: bool, workdir: str, job: dict[s
     except BaseException:
         _fault(setup)
     os.close(setup)  # from here on the code is untrusted: it must not be able to report faults
+    if job.get("argv") and not session:
+        run_program(job)  # execs: the new image needs neither Python's streams nor our dumpable flag
     _reopen_std_streams()
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # our own /proc/self stays readable
     try:

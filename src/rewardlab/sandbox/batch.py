@@ -143,7 +143,7 @@ class Batch:
             raise SandboxError(f"sandbox worker sent {frame.get('op')!r} during a batch")
         worker.drain_calls()
         self._release(healthy=True)
-        ended = classify(frame, replace(self.limits, cpu_seconds=math.inf), self._pool.isolation)
+        ended = classify(frame, self.limits, self._pool.isolation)
         outcome = Outcome.PROTOCOL if ended.ok else ended.outcome
         return self._lost(outcome, f"the batch's job ended during this test: {ended.reason()}\n{ended.stderr}"[-2000:])
 
