@@ -13,6 +13,10 @@ cases.
 
 Rounds alternate (rewardlab, plain, rewardlab, ...) so machine load hits both alike; the
 per-test time of each side is the median over rounds, and the ratio is rewardlab / plain.
+CPU time per test is printed too (this process, plus the plain children, or plus every process
+of the sandbox workers, read from /proc): on a loaded machine the wall time of the sandbox's
+chain of processes (host -> job init -> test) pays a scheduling wait at each hand-over, which
+the CPU time does not.
 
 Usage:
     .venv/bin/python bench/bench_code_overhead.py [--tests 50] [--rounds 5] [--languages c,cpp,rust,go,java,python]
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,19 +68,50 @@ def write_program(reward: CodeTests, name: str, workdir: str) -> None:
         os.chmod(path, 0o755)
 
 
-def plain_round(argv: list[str], env: dict[str, str], workdir: str, cases: list[dict[str, str]]) -> tuple[float, int]:
-    start = time.perf_counter()
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of `root`'s live process tree, including every child it has reaped
+    (/proc/<pid>/stat utime, stime, cutime, cstime; a live child is in no parent's c*time)."""
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo += [int(child) for child in f.read().split()]
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15]) / _TICK
+    return total
+
+
+def sandbox_cpu(reward: CodeTests) -> float:
+    """CPU seconds so far of every process of the reward's sandbox workers."""
+    workers = [*reward.pool._idle.queue]  # idle between rounds: every worker is there
+    return sum(tree_cpu(worker.proc.pid) for worker in workers)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def plain_round(argv: list[str], env: dict[str, str], workdir: str, cases: list[dict[str, str]]) -> tuple[float, float, int]:
+    start, cpu = time.perf_counter(), time.process_time() + children_cpu()
     passed = 0
     for case in cases:
         done = subprocess.run(argv, input=case["input"], capture_output=True, text=True, timeout=30, env=env, cwd=workdir)
         passed += done.returncode == 0 and output_matches(case["output"], done.stdout)
-    return time.perf_counter() - start, passed
+    return time.perf_counter() - start, time.process_time() + children_cpu() - cpu, passed
 
 
-def rewardlab_round(reward: CodeTests, sample: Sample) -> tuple[float, int]:
-    start = time.perf_counter()
+def rewardlab_round(reward: CodeTests, sample: Sample) -> tuple[float, float, int]:
+    start, cpu = time.perf_counter(), time.process_time() + sandbox_cpu(reward)
     result = reward.score(sample)
-    return time.perf_counter() - start, int(result.info.get("passed", 0))
+    return time.perf_counter() - start, time.process_time() + sandbox_cpu(reward) - cpu, int(result.info.get("passed", 0))
 
 
 def bench_language(name: str, tests: int, rounds: int) -> dict[str, float]:
@@ -83,22 +119,20 @@ def bench_language(name: str, tests: int, rounds: int) -> dict[str, float]:
     reward = CodeTests(language=name, workers=1, cpu_seconds=5.0, wall_seconds=30.0, memory_mb=MEMORY_MB)
     sample = Sample(response=f"```{name}\n{SOLUTIONS[name]}```", reference={"cases": cases})
     rewardlab_round(reward, sample)  # builds once (cached), starts the pool
-    sandboxed, plain = [], []
+    times: dict[str, list[float]] = {"rewardlab": [], "plain": [], "rewardlab_cpu": [], "plain_cpu": []}
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as workdir:
         write_program(reward, name, workdir)
         argv = plain_argv(name, workdir)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "LANG": "C.UTF-8", **run_env(lang, MEMORY_MB)}
         plain_round(argv, env, workdir, cases[:1])  # page cache
         for _ in range(rounds):
-            seconds, passed = rewardlab_round(reward, sample)
-            if passed != tests:
-                raise SystemExit(f"{name}: rewardlab passed {passed}/{tests}")
-            sandboxed.append(seconds / tests)
-            seconds, passed = plain_round(argv, env, workdir, cases)
-            if passed != tests:
-                raise SystemExit(f"{name}: the plain run passed {passed}/{tests}")
-            plain.append(seconds / tests)
-    return {"rewardlab": statistics.median(sandboxed), "plain": statistics.median(plain)}
+            for side, (seconds, cpu, passed) in (("rewardlab", rewardlab_round(reward, sample)),
+                                                 ("plain", plain_round(argv, env, workdir, cases))):  # fmt: skip
+                if passed != tests:
+                    raise SystemExit(f"{name}: {side} passed {passed}/{tests}")
+                times[side].append(seconds / tests)
+                times[f"{side}_cpu"].append(cpu / tests)
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,14 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--languages", default="c,cpp,rust,go,java,python")
     args = parser.parse_args(argv)
-    print(f"{'language':<11} {'tests':>5} {'rounds':>6} {'rewardlab ms/test':>18} {'plain ms/test':>14} {'overhead ms':>12} {'ratio':>6}")
+    print(f"{'language':<11} {'tests':>5} {'rounds':>6} {'rewardlab ms/test':>18} {'plain ms/test':>14} {'ratio':>6}"
+          f" {'rewardlab CPU ms/test':>22} {'plain CPU ms/test':>18} {'CPU ratio':>9}")  # fmt: skip
     for name in args.languages.split(","):
         if not LANGUAGES[name].available():
             print(f"{name:<11} skipped: {LANGUAGES[name].package} is not installed")
             continue
-        row = bench_language(name, args.tests, args.rounds)
-        ours, floor = row["rewardlab"] * 1e3, row["plain"] * 1e3
-        print(f"{name:<11} {args.tests:>5} {args.rounds:>6} {ours:>18.2f} {floor:>14.2f} {ours - floor:>12.2f} {ours / floor:>5.2f}x", flush=True)
+        row = {key: value * 1e3 for key, value in bench_language(name, args.tests, args.rounds).items()}
+        print(f"{name:<11} {args.tests:>5} {args.rounds:>6} {row['rewardlab']:>18.2f} {row['plain']:>14.2f} "
+              f"{row['rewardlab'] / row['plain']:>5.2f}x {row['rewardlab_cpu']:>22.2f} {row['plain_cpu']:>18.2f} "
+              f"{row['rewardlab_cpu'] / max(row['plain_cpu'], 1e-9):>8.2f}x", flush=True)  # fmt: skip
     return 0
 
 

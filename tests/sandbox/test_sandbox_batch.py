@@ -116,9 +116,8 @@ def test_size_bounds_the_runs_of_one_job(pool: SandboxPool) -> None:
 
 
 def test_without_bubblewrap_every_run_is_its_own_job() -> None:
-    with SandboxPool(size=1, config=SandboxConfig(isolation="rlimits")) as pool:
-        with pool.batch(["/bin/cat"], limits=LIMITS) as batch:
-            outs = [batch.run(text) for text in ("a", "b")]
+    with SandboxPool(size=1, config=SandboxConfig(isolation="rlimits")) as pool, pool.batch(["/bin/cat"], limits=LIMITS) as batch:
+        outs = [batch.run(text) for text in ("a", "b")]
     assert [r.stdout for r in outs] == ["a", "b"] and batch.jobs == 0
     assert outs[0].isolation == "rlimits-only"
 

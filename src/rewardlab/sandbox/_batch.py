@@ -5,10 +5,11 @@ build differ only in their stdin, so one job sandbox (namespaces, /proc, tmpfs: 
 part of a job) serves them all. B, pid 1 of the job's pid namespace, runs the tests one after
 another, as the host sends them:
 
-    B ── per test: empty /tmp and /dev/shm, write the job's files again (from B's memory),
-         fork C, which sets its own rlimits, seccomp filter and stdin, then execs the command;
-         B pumps C's stdout/stderr (capped at `output_bytes`), enforces the wall limit, waits
-         for C, kills and reaps every process the test left, and answers the host.
+    B ── per test: hand the test (its stdin) to C, forked ahead, which sets its own rlimits,
+         seccomp filter and stdin, then execs the command; B pumps C's stdout/stderr (capped
+         at `output_bytes`), enforces the wall limit, waits for C, kills and reaps every
+         process the test left, empties /tmp and /dev/shm and writes the job's files again
+         (from B's memory), answers the host, and forks the next C.
 
 What each test gets, as a job of its own would: a fresh process under the test's rlimits
 (CPU, data, address space, stack, processes, files), its own stdin, output capped and a wall
@@ -55,41 +56,57 @@ def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs
     seq = 0
     with contextlib.suppress(Exception):
         files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)
+        # The next test's process is forked ahead (as the server forks spare jobs), while the
+        # host judges the previous answer: a test then waits only for its exec.
+        ready = fork_test()
         while (payload := host.read_raw_blocking()) is not None and payload[:1] == TEST_TAG:
-            head, out, err, files_error = run_test(job, payload[1:], blobs, files_error)
+            head, out, err, files_error = run_test(job, ready, payload, blobs, files_error)
             head.update(out=len(out), err=len(err))
             header = _dumps(head)
             write_raw(fds["cout"], nonce, SEQ.pack(seq), len(header).to_bytes(4, "big"), header, out, err)
             seq += 1
             if head["last"]:
                 break
+            ready = fork_test()
     return report
 
 
-def run_test(job: dict[str, Any], stdin: bytes, blobs: dict[str, bytes], files_error: str) -> tuple[dict[str, Any], bytes, bytes, str]:
-    """One test: a fresh C on the files as `_reset_tmp` left them, its output and status;
-    then its leftovers killed and the files reset for the next test (or, if that fails,
-    "last": the batch ends after this answer). Returns the header, stdout, stderr tail and
-    what went wrong writing the next test's files."""
-    limits = job["test_limits"]
-    test = {"op": "run", "argv": job["argv"], "env": job["env"], "files": {}, "stdin": stdin, "isolate": True,
-            "limits": limits, "files_error": files_error}  # fmt: skip
+def fork_test() -> tuple[int, dict[str, int]]:
+    """C of the next test, forked ahead: it waits for its job on a pipe (`become_program`)."""
     fds: dict[str, int] = {}
-    for a, b in (("out_r", "out_w"), ("err_r", "err_w"), ("setup_r", "setup_w")):
+    for a, b in (("out_r", "out_w"), ("err_r", "err_w"), ("setup_r", "setup_w"), ("to_c_r", "to_c_w")):
         fds[a], fds[b] = os.pipe()
-    start = time.monotonic()
     pid = os.fork()
     if pid == 0:  # no death signal needed: if B (pid 1) dies, the kernel kills the namespace
+        mine = {name: fds[name] for name in ("out_w", "err_w", "setup_w", "to_c_r")}
         try:
-            _close_from(3, {fds["out_w"], fds["err_w"], fds["setup_w"]})  # never the host's channel
+            _close_from(3, set(mine.values()))  # never the host's channel
         except BaseException:
             os._exit(126)
-        become_program(fds, True, "/tmp", test)
-    for name in ("out_w", "err_w", "setup_w"):
+        become_program(mine, True, "/tmp")
+    for name in ("out_w", "err_w", "setup_w", "to_c_r"):
         os.close(fds.pop(name))
+    return pid, fds
+
+
+def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: bytes, blobs: dict[str, bytes],
+             files_error: str) -> tuple[dict[str, Any], bytes, bytes, str]:  # fmt: skip
+    """One test in the forked-ahead C (`ready`), on the files as `_reset_tmp` left them: its
+    output and status; then its leftovers killed and the files reset for the next test (or, if
+    that fails, "last": the batch ends after this answer). Returns the header, stdout, stderr
+    tail and what went wrong writing the next test's files."""
+    limits = job["test_limits"]
+    test = {"op": "run", "argv": job["argv"], "env": job["env"], "files": {}, "stdin_follows": True, "isolate": True,
+            "limits": limits, "files_error": files_error}  # fmt: skip
+    pid, fds = ready
     cap = int(limits["output_bytes"])
     last = False
+    start = time.monotonic()
     try:
+        with contextlib.suppress(OSError):  # C is gone: its status says how
+            write_raw(fds["to_c_w"], _dumps(test))
+            write_raw(fds["to_c_w"], memoryview(payload)[1:])  # the stdin, after the test's tag
+        os.close(fds.pop("to_c_w"))
         out, err, killed_for = _pump(pid, fds, limits, start + float(limits["wall_seconds"]))
         _, status, usage = os.wait4(pid, 0)
         wall = time.monotonic() - start

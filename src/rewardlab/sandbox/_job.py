@@ -282,8 +282,11 @@ def become_program(fds: dict[str, int], isolate: bool, workdir: str, job: dict[s
     """C: wait for the job from B (unless B hands it over in memory, as a batch does), set up
     limits and descriptors, run it. Never returns."""
     if job is None:
-        job = FrameReader(fds["to_c_r"]).read_blocking()
-    if job is None:  # the server dropped this spare
+        reader = FrameReader(fds["to_c_r"])
+        job = reader.read_blocking()
+        if job is not None and job.get("stdin_follows"):  # a batch's test: its stdin as a raw frame
+            job["stdin"] = reader.read_raw_blocking() or b""
+    if job is None:  # the server dropped this spare (or the batch ended)
         os._exit(0)
     session = job["op"] == "session"
     # Move every descriptor we keep above 32 first, so the dup2s below cannot clobber each other.
