@@ -43,10 +43,6 @@ _CLEANUP_SECONDS = 5.0  # leftovers of a test must be gone by then, else the bat
 TEST_TAG = b"T"  # a test's frame from the host: b"T" + stdin; anything else ends the batch
 
 
-class Dirty(Exception):
-    """What a test left behind could not be removed: no further test may run in this job."""
-
-
 def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs: dict[str, bytes], spare: int) -> dict[str, Any]:
     """B: run the host's tests until it sends anything but a test; returns the job's report
     (the status of the spare's C, which exits unused). Never raises."""
@@ -55,7 +51,7 @@ def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs
     nonce = job["nonce"].encode("ascii")
     seq = 0
     with contextlib.suppress(Exception):
-        files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)
+        files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)[0]
         # The next test's process is forked ahead (as the server forks spare jobs), while the
         # host judges the previous answer: a test then waits only for its exec.
         ready = fork_test()
@@ -110,10 +106,7 @@ def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: by
         out, err, killed_for = _pump(pid, fds, limits, start + float(limits["wall_seconds"]))
         _, status, usage = os.wait4(pid, 0)
         wall = time.monotonic() - start
-        try:
-            _kill_leftovers()
-        except Dirty:
-            last = True
+        last = not _kill_leftovers()
         _drain(fds, out, err, cap)
         os.set_blocking(fds["setup_r"], False)
         fault = b""
@@ -123,10 +116,8 @@ def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: by
         for fd in fds.values():
             os.close(fd)
     if not last:
-        try:
-            files_error = _reset_tmp(job.get("files") or {}, blobs)
-        except Dirty:
-            last = True
+        files_error, clean = _reset_tmp(job.get("files") or {}, blobs)
+        last = not clean
     head = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
             "killed_for": killed_for, "truncated": len(out) + len(err) > cap,
             "fault": fault.decode("utf-8", "replace"), "wall": wall, "last": last}  # fmt: skip
@@ -177,9 +168,10 @@ def _drain(fds: dict[str, int], out: bytearray, err: bytearray, cap: int) -> Non
                 buffer += chunk
 
 
-def _kill_leftovers() -> None:
-    """Kill and reap every process of the namespace but B (daemons, double forks of the test).
-    As pid 1, kill(-1) reaches all of them, and orphans are B's to reap."""
+def _kill_leftovers() -> bool:
+    """Kill and reap every process of the namespace but B (daemons, double forks of the test);
+    False if some outlived the clean-up's time. As pid 1, kill(-1) reaches all of them, and
+    orphans are B's to reap."""
     deadline = time.monotonic() + _CLEANUP_SECONDS
     while True:
         with contextlib.suppress(OSError):
@@ -188,23 +180,24 @@ def _kill_leftovers() -> None:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
         except ChildProcessError:
-            return  # no process left
+            return True  # no process left
         if time.monotonic() > deadline:
-            raise Dirty("processes of the test outlived SIGKILL")
+            return False
         time.sleep(0.0005)
 
 
-def _reset_tmp(files: dict[str, str], blobs: dict[str, bytes]) -> str:
+def _reset_tmp(files: dict[str, str], blobs: dict[str, bytes]) -> tuple[str, bool]:
     """Empty /tmp and /dev/shm, then write the job's files (text, and executables): every test
-    starts from the same directory. Returns "" or why the files could not be written (the
-    test then fails as a run whose files are missing would); Dirty if the emptying failed."""
+    starts from the same directory. Returns why the files could not be written ("" if they
+    were; the test then fails as a run whose files are missing would), and False if emptying
+    failed (no further test may run in this job)."""
     for top in ("/tmp", "/dev/shm"):
         if os.path.isdir(top):
             try:
                 os.chmod(top, 0o1777)  # the test may have taken its own permissions away
                 _empty(top)
-            except OSError as exc:
-                raise Dirty(f"cannot empty {top}: {exc}") from None
+            except OSError:
+                return "", False
     try:
         for name, text in files.items():
             with open(os.path.join("/tmp", name), "w") as f:
@@ -215,8 +208,8 @@ def _reset_tmp(files: dict[str, str], blobs: dict[str, bytes]) -> str:
                 f.write(data)
             os.chmod(path, 0o755)
     except OSError as exc:
-        return str(exc)[:300]
-    return ""
+        return str(exc)[:300], True
+    return "", True
 
 
 def _empty(top: str) -> None:
