@@ -39,7 +39,7 @@ if __name__ != "__main__":  # on the host; inside the sandbox the other files' t
 
 STDERR_TAIL = 4000  # bytes of a test's stderr reported (as a job's)
 _CHUNK = 1 << 16
-_CLEANUP_SECONDS = 5.0  # leftovers of a test must be gone by then, else the batch ends
+_CLEANUP_SECONDS = 2.0  # leftovers of a test must be gone by then, else the batch ends (within the host's grace)
 TEST_TAG = b"T"  # a test's frame from the host: b"T" + stdin; anything else ends the batch
 
 
