@@ -198,6 +198,8 @@ def _reset_tmp(files: dict[str, str], blobs: dict[str, bytes]) -> tuple[str, boo
                 _empty(top)
             except OSError:
                 return "", False
+    # Written again every time, even when they look untouched: a file's ctime comes from a
+    # coarse clock, so a test that rewrites it in place within the same tick leaves no trace.
     try:
         for name, text in files.items():
             with open(os.path.join("/tmp", name), "w") as f:
