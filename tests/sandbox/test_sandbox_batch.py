@@ -159,3 +159,31 @@ def test_a_well_formed_answer_is_read() -> None:
 def test_a_malformed_answer_is_a_protocol_error(name: str, payload: bytes) -> None:
     with pytest.raises(ProtocolError):
         parse_answer(payload, NONCE, 0, LIMITS, "bubblewrap")
+
+
+PROBE = """
+import os, resource
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+try:
+    os.memfd_create("x")
+    memfd = "allowed"
+except OSError as exc:
+    memfd = f"refused {exc.errno}"
+print(memfd, status["NoNewPrivs"].strip(), status["CapEff"].strip(), resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+      resource.getrlimit(resource.RLIMIT_STACK)[0] >> 20, sorted(os.listdir("/proc/self/fd")))
+"""
+
+
+def test_every_run_has_the_jobs_isolation_and_its_own_limits(pool: SandboxPool) -> None:
+    limits = Limits(cpu_seconds=2, wall_seconds=20, memory_bytes=256 << 20, open_files=48, stack_bytes=64 << 20)
+    with pool.batch(["/usr/bin/python3", "-S", "probe.py"], files={"probe.py": PROBE}, limits=limits) as batch:
+        first, second = batch.run(), batch.run()
+    assert first.ok, first
+    assert first.stdout == second.stdout == "refused 1 1 0000000000000000 48 64 ['0', '1', '2', '3']\n", first.stdout
+
+
+def test_a_command_that_cannot_run_is_a_runtime_error_of_its_own(pool: SandboxPool) -> None:
+    with pool.batch(["./missing"], limits=LIMITS) as batch:
+        runs = [batch.run(), batch.run()]
+    assert all(r.outcome is Outcome.RUNTIME_ERROR and r.exit_code == 127 and "cannot execute ./missing" in r.stderr for r in runs), runs
+    assert batch.jobs == 1

@@ -27,6 +27,7 @@ stdout + stderr tail. The host parses them as hostile data (`batch.py`).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
@@ -34,7 +35,15 @@ import time
 from typing import Any
 
 if __name__ != "__main__":  # on the host; inside the sandbox the other files' text comes first
-    from rewardlab.sandbox._job import _close_from, _dumps, become_program
+    from rewardlab.sandbox._job import (
+        PR_SET_NO_NEW_PRIVS,
+        _close_from,
+        _dumps,
+        _fault,
+        _libc,
+        apply_limits,
+    )
+    from rewardlab.sandbox._seccomp import install_seccomp
     from rewardlab.sandbox._wire import SEQ, FrameReader, write_raw
 
 STDERR_TAIL = 4000  # bytes of a test's stderr reported (as a job's)
@@ -54,7 +63,7 @@ def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs
         files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)[0]
         # The next test's process is forked ahead (as the server forks spare jobs), while the
         # host judges the previous answer: a test then waits only for its exec.
-        ready = fork_test()
+        ready = fork_test(job)
         while (payload := host.read_raw_blocking()) is not None and payload[:1] == TEST_TAG:
             head, out, err, files_error = run_test(job, ready, payload, blobs, files_error)
             head.update(out=len(out), err=len(err))
@@ -63,26 +72,67 @@ def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs
             seq += 1
             if head["last"]:
                 break
-            ready = fork_test()
+            ready = fork_test(job)
     return report
 
 
-def fork_test() -> tuple[int, dict[str, int]]:
-    """C of the next test, forked ahead: it waits for its job on a pipe (`become_program`)."""
+def fork_test(job: dict[str, Any]) -> tuple[int, dict[str, int]]:
+    """C of the next test, forked ahead: it sets up what every test shares, then waits for its
+    test on a pipe (`become_test`)."""
     fds: dict[str, int] = {}
     for a, b in (("out_r", "out_w"), ("err_r", "err_w"), ("setup_r", "setup_w"), ("to_c_r", "to_c_w")):
         fds[a], fds[b] = os.pipe()
     pid = os.fork()
     if pid == 0:  # no death signal needed: if B (pid 1) dies, the kernel kills the namespace
-        mine = {name: fds[name] for name in ("out_w", "err_w", "setup_w", "to_c_r")}
-        try:
-            _close_from(3, set(mine.values()))  # never the host's channel
-        except BaseException:
-            os._exit(126)
-        become_program(mine, True, "/tmp")
+        become_test({name: fds[name] for name in ("out_w", "err_w", "setup_w", "to_c_r")}, job)
     for name in ("out_w", "err_w", "setup_w", "to_c_r"):
         os.close(fds.pop(name))
     return pid, fds
+
+
+def become_test(fds: dict[str, int], job: dict[str, Any]) -> None:
+    """C of a test. While it waits: its output streams, no descriptor but those (never the
+    host's channel), /tmp as its directory, no new privileges. Then its stdin (into a memfd,
+    before the limits: RLIMIT_FSIZE would cap it), its rlimits and seccomp filter, and exec.
+    Never returns; a failure of its own set-up goes to B on `setup_w` (a fault, not a verdict)."""
+    # Descriptors we keep go above 32 first, so the dup2s below cannot clobber each other.
+    high = {name: fcntl.fcntl(fd, fcntl.F_DUPFD, 32) for name, fd in fds.items()}
+    setup = high["setup_w"]
+    try:
+        stdin = os.memfd_create("stdin")  # before the seccomp filter, which refuses memfd_create
+        os.dup2(high["out_w"], 1)
+        os.dup2(high["err_w"], 2)
+        _close_from(3, {setup, high["to_c_r"], stdin})
+        os.chdir("/tmp")
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        libc = _libc()
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except BaseException:
+        _fault(setup)
+    reader = FrameReader(high["to_c_r"])
+    test = reader.read_blocking()
+    if test is None:  # the batch is over
+        os._exit(0)
+    try:
+        os.write(stdin, reader.read_raw_blocking() or b"")
+        os.lseek(stdin, 0, os.SEEK_SET)
+        os.dup2(stdin, 0)
+        for fd in (stdin, high["to_c_r"]):
+            os.close(fd)
+        apply_limits(job["test_limits"])
+        install_seccomp(libc)  # last: the set-up above needs none of the calls it refuses
+    except BaseException:
+        _fault(setup)
+    os.close(setup)  # from here on the code is untrusted
+    argv = job["argv"]
+    if test.get("files_error"):
+        os.write(2, f"cannot write the job's files: {test['files_error']}\n".encode())
+        os._exit(127)
+    try:
+        os.execvpe(argv[0], argv, job["env"])
+    except OSError as exc:
+        os.write(2, f"cannot execute {argv[0]}: {exc}\n".encode())
+        os._exit(127)
 
 
 def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: bytes, blobs: dict[str, bytes],
@@ -92,15 +142,13 @@ def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: by
     that fails, "last": the batch ends after this answer). Returns the header, stdout, stderr
     tail and what went wrong writing the next test's files."""
     limits = job["test_limits"]
-    test = {"op": "run", "argv": job["argv"], "env": job["env"], "files": {}, "stdin_follows": True, "isolate": True,
-            "limits": limits, "files_error": files_error}  # fmt: skip
     pid, fds = ready
     cap = int(limits["output_bytes"])
     last = False
     start = time.monotonic()
     try:
         with contextlib.suppress(OSError):  # C is gone: its status says how
-            write_raw(fds["to_c_w"], _dumps(test))
+            write_raw(fds["to_c_w"], _dumps({"files_error": files_error}))
             write_raw(fds["to_c_w"], memoryview(payload)[1:])  # the stdin, after the test's tag
         os.close(fds.pop("to_c_w"))
         out, err, killed_for = _pump(pid, fds, limits, start + float(limits["wall_seconds"]))

@@ -278,15 +278,10 @@ def serve_calls(job: dict[str, Any], calls_in: int, calls_out: int) -> None:
 
 
 # -- C: the program ------------------------------------------------------------------------------
-def become_program(fds: dict[str, int], isolate: bool, workdir: str, job: dict[str, Any] | None = None) -> None:
-    """C: wait for the job from B (unless B hands it over in memory, as a batch does), set up
-    limits and descriptors, run it. Never returns."""
-    if job is None:
-        reader = FrameReader(fds["to_c_r"])
-        job = reader.read_blocking()
-        if job is not None and job.get("stdin_follows"):  # a batch's test: its stdin as a raw frame
-            job["stdin"] = reader.read_raw_blocking() or b""
-    if job is None:  # the server dropped this spare (or the batch ended)
+def become_program(fds: dict[str, int], isolate: bool, workdir: str) -> None:
+    """C: wait for the job from B, set up limits and descriptors, run it. Never returns."""
+    job = FrameReader(fds["to_c_r"]).read_blocking()
+    if job is None:  # the server dropped this spare
         os._exit(0)
     session = job["op"] == "session"
     # Move every descriptor we keep above 32 first, so the dup2s below cannot clobber each other.
@@ -295,8 +290,7 @@ def become_program(fds: dict[str, int], isolate: bool, workdir: str, job: dict[s
     setup = high["setup_w"]
     try:
         stdin = os.memfd_create("stdin")  # before the seccomp filter, which refuses memfd_create
-        data = job.get("stdin", "")
-        os.write(stdin, data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))
+        os.write(stdin, job.get("stdin", "").encode("utf-8", "surrogatepass"))
         os.lseek(stdin, 0, os.SEEK_SET)
         streams = [(0, stdin), (1, high["out_w"]), (2, high["err_w"])]
         for target, fd in streams + ([(3, high["to_c_r"]), (4, high["from_c_w"])] if session else []):
