@@ -12,6 +12,9 @@ interpreter start per job. The server keeps two job sandboxes forked ahead of ti
 up and tearing down namespaces happens while the host is busy elsewhere. `pool.session(source)`
 loads a module in such a child and calls its functions; calls and answers travel on a pipe
 pair between the host and the job's pid 1, its guard (`_job.py`), never through the server.
+`pool.batch(argv)` runs one command on many stdins in one job sandbox, a fresh process per run
+under the run's own limits (`batch.py`): the tests of one build cost a fork and an exec each,
+not a job's namespaces.
 Values cross the boundary as plain builtins (tagged JSON; a builtin subclass as the plain value it
 holds), so the trusted caller compares them itself: an `__eq__` that always says True never leaves.
 
@@ -59,6 +62,14 @@ What is covered
     * Memory the data and address-space limits do not see: memfd_create/memfd_secret, SysV shared
       memory and message queues are refused (seccomp), POSIX message queues get RLIMIT_MSGQUEUE
       0, and /tmp and /dev/shm are one tmpfs capped at `tmp_bytes` and `tmp_inodes` (every file costs kernel memory).
+    * Between the runs of a batch: each run is a fresh process under its own limits (CPU, data,
+      address space, stack, processes, files, output, wall); before the next, the job's init
+      kills and reaps every process the run left and empties /tmp and /dev/shm, then writes
+      the job's files again. Runs exec at once, so nothing of the init's memory reaches them;
+      the init is pid 1 of the job's pid namespace, which no run can signal. Answers are
+      checked on the host (nonce, number, exact fields and types, lengths); a job that ends
+      without answering gives the run in flight a typed verdict, and the next run starts a
+      fresh job.
     * Timeouts are enforced from outside the program (rlimits, the server's clock, the host's
       clock); never `signal.alarm`, so C-level loops are killed too.
 
@@ -82,6 +93,7 @@ What is not covered
 """
 
 from rewardlab.sandbox._wire import EncodeError, decode_value, encode_value
+from rewardlab.sandbox.batch import Batch
 from rewardlab.sandbox.config import Limits, SandboxConfig, bwrap_argv, find_bwrap
 from rewardlab.sandbox.pool import FALLBACK_WARNING, SandboxPool
 from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError
@@ -89,6 +101,7 @@ from rewardlab.sandbox.session import CandidateError, Session, SessionEnded
 
 __all__ = [
     "FALLBACK_WARNING",
+    "Batch",
     "CandidateError",
     "EncodeError",
     "ExecResult",

@@ -30,6 +30,7 @@ import builtins
 import contextlib
 import ctypes
 import fcntl
+import functools
 import io
 import json
 import math
@@ -39,7 +40,10 @@ import select
 import signal
 import sys
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only ever called inside the sandbox, where `_batch.py`'s text follows this one
+    from rewardlab.sandbox._batch import run_batch
 
 if __name__ != "__main__":  # on the host; inside the sandbox `_wire.py`'s text comes first
     from rewardlab.sandbox._seccomp import install_seccomp
@@ -62,7 +66,10 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
+@functools.cache
 def _libc() -> Any:
+    """The C library, loaded once in the server: every job inherits it (loading it costs a
+    job ~0.25 ms)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -143,7 +150,8 @@ def apply_limits(limits: dict[str, Any]) -> None:
     since Linux 4.7) under a ceiling RLIMIT_AS, which also bounds shared anonymous mappings
     that RLIMIT_DATA does not count. POSIX message queues get 0 bytes: their kernel memory is
     outside both, and no test program needs them (SysV shared memory and queues are refused
-    by the seccomp filter)."""
+    by the seccomp filter). The stack is the host's unless `stack_bytes` is set (never above
+    the hard limit we were given: raising a hard limit needs a capability we dropped)."""
     cpu = max(1, math.ceil(limits["cpu_seconds"]))
     procs = limits["processes"] + 2  # counted per user and user namespace, where A and B run too
     address_space = limits.get("address_space_bytes") or limits["memory_bytes"]
@@ -157,6 +165,10 @@ def apply_limits(limits: dict[str, Any]) -> None:
         (resource.RLIMIT_CORE, 0, 0),
         (resource.RLIMIT_MSGQUEUE, 0, 0),
     ]
+    if limits.get("stack_bytes"):
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        stack = limits["stack_bytes"] if hard == resource.RLIM_INFINITY else min(limits["stack_bytes"], hard)
+        pairs.append((resource.RLIMIT_STACK, stack, stack))
     for which, soft, hard in pairs:
         resource.setrlimit(which, (soft, hard))
 
@@ -273,13 +285,15 @@ def become_program(fds: dict[str, int], isolate: bool, workdir: str) -> None:
         os._exit(0)
     session = job["op"] == "session"
     # Move every descriptor we keep above 32 first, so the dup2s below cannot clobber each other.
-    high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 32) for name in ("out_w", "err_w", "setup_w", "to_c_r", "from_c_w")}
+    kept = ("out_w", "err_w", "setup_w", "to_c_r", "from_c_w") if session else ("out_w", "err_w", "setup_w")
+    high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 32) for name in kept}
     setup = high["setup_w"]
     try:
         stdin = os.memfd_create("stdin")  # before the seccomp filter, which refuses memfd_create
         os.write(stdin, job.get("stdin", "").encode("utf-8", "surrogatepass"))
         os.lseek(stdin, 0, os.SEEK_SET)
-        for target, fd in ((0, stdin), (1, high["out_w"]), (2, high["err_w"]), (3, high["to_c_r"]), (4, high["from_c_w"])):
+        streams = [(0, stdin), (1, high["out_w"]), (2, high["err_w"])]
+        for target, fd in streams + ([(3, high["to_c_r"]), (4, high["from_c_w"])] if session else []):
             os.dup2(fd, target)
         _close_from(5 if session else 3, {setup})  # a program keeps 0-2; a session's module its pipes to B
         os.chdir("/tmp" if isolate else workdir)
@@ -291,6 +305,8 @@ def become_program(fds: dict[str, int], isolate: bool, workdir: str) -> None:
     except BaseException:
         _fault(setup)
     os.close(setup)  # from here on the code is untrusted: it must not be able to report faults
+    if job.get("argv") and not session:
+        run_program(job)  # execs: the new image needs neither Python's streams nor our dumpable flag
     _reopen_std_streams()
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # our own /proc/self stays readable
     try:
@@ -402,15 +418,18 @@ class Guard:
             self.to_c = -1
 
 
-def write_binary_files(host: FrameReader, names: list[str], where: str) -> None:
+def write_binary_files(host: FrameReader, names: list[str], where: str) -> dict[str, bytes]:
     """B: the job's binary files (compiled programs), one raw frame each after the order, into
-    its directory, executable. Raw frames and written here rather than by C, so megabytes of a
-    build cross one pipe once, without base64 or JSON; the tmpfs caps their size all the same."""
+    its directory, executable; returns them (a batch writes them again for every test). Raw
+    frames and written here rather than by C, so megabytes of a build cross one pipe once,
+    without base64 or JSON; the tmpfs caps their size all the same."""
     failure: OSError | None = None
+    files: dict[str, bytes] = {}
     for name in names:
         data = host.read_raw_blocking()
         if data is None:
             raise OSError(f"the host closed the channel before {name!r}")
+        files[name] = data
         if failure is not None:
             continue  # keep reading: the next frame on the channel must not be a file
         try:
@@ -422,11 +441,13 @@ def write_binary_files(host: FrameReader, names: list[str], where: str) -> None:
             failure = exc
     if failure is not None:
         raise failure
+    return files
 
 
-def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> None:
+def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> dict[str, Any] | None:
     """B: wait for the server's go, read the job from the host, give it to C; in a session,
-    guard the calls until C ends."""
+    guard the calls until C ends. A batch runs here whole (`_batch.py`) and returns the report
+    of the job; otherwise None (B then waits for C)."""
     go = FrameReader(fds["job_r"]).read_blocking()
     if go is None:  # the server dropped this spare
         os._exit(0)
@@ -435,16 +456,21 @@ def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> 
     host = FrameReader(fds["cin"], read_size=1 << 20)
     job = host.read_blocking() or {}
     host.read_size = 1 << 16
+    blobs: dict[str, bytes] = {}
     try:
-        write_binary_files(host, list(job.pop("binary_files", None) or []), "/tmp" if isolate else workdir)
+        blobs = write_binary_files(host, list(job.pop("binary_files", None) or []), "/tmp" if isolate else workdir)
     except OSError as exc:
         job["files_error"] = str(exc)[:300]
     job.update(op=go["op"], limits=go["limits"], isolate=isolate)
+    if job["op"] == "batch" and isolate:
+        os.close(fds["to_c_w"])  # the spare's C reads end of file and exits: each test forks its own
+        return run_batch(fds, host, job, blobs, child)
     write_raw(fds["to_c_w"], _dumps(job))
     if job["op"] == "session":
         Guard(job, host, fds["cout"], child, fds["to_c_w"], fds["from_c_r"]).run()
     else:
         os.close(fds["to_c_w"])
+    return None
 
 
 def job_init(fds: dict[str, int], isolate: bool, tmpfs: tuple[int, int], workdir: str, parent: int) -> None:
@@ -480,10 +506,12 @@ def job_init(fds: dict[str, int], isolate: bool, tmpfs: tuple[int, int], workdir
     # No handler for SIGINT (Python installs one): the kernel then drops it, like every signal
     # sent to a pid namespace's init from inside without a handler, so C cannot stop its guard.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    report = None
     with contextlib.suppress(Exception):  # a guard that fails ends the job; C's status says how
-        _hand_over(fds, child, isolate, workdir)
-    _, status, usage = os.wait4(child, 0)
-    report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+        report = _hand_over(fds, child, isolate, workdir)
+    if report is None:
+        _, status, usage = os.wait4(child, 0)
+        report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
     if isolate:  # kill and reap everything left (daemons) before reporting: nothing outlives C
         with contextlib.suppress(OSError):
             os.kill(-1, signal.SIGKILL)
@@ -517,3 +545,4 @@ def job_namespaces(fds: dict[str, int], isolate: bool, tmpfs: tuple[int, int], w
         os._exit(0)
     except BaseException:
         _fault(fds["setup_w"])
+

@@ -70,15 +70,21 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+@functools.cache
+def _fprog() -> tuple[Any, _SockFprog]:
+    """The filter as the kernel takes it (and the buffer it points into), made once in the
+    server and inherited by every job."""
+    program = seccomp_program()
+    buffer = ctypes.create_string_buffer(program, len(program))
+    return buffer, _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+
+
 def install_seccomp(libc: Any) -> bool:
     """Install the filter on the calling process (needs no_new_privs set first). False when
     the architecture has no table; OSError when the kernel refuses."""
     if _MACHINE != "x86_64":
         return False
-    program = seccomp_program()
-    buffer = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_fprog()[1]), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp filter: {errno.errorcode.get(err, err)}")
     return True

@@ -27,7 +27,7 @@ from typing import Any
 
 if __name__ != "__main__":  # on the host; inside the sandbox the other files' text comes first
     from rewardlab.sandbox._job import PR_SET_DUMPABLE, _libc, job_namespaces
-    from rewardlab.sandbox._seccomp import seccomp_program
+    from rewardlab.sandbox._seccomp import _MACHINE, _fprog
     from rewardlab.sandbox._wire import FrameReader, decode_payload, write_frame, write_raw
 
 _CHUNK = 1 << 16  # bytes read from a job's output per read()
@@ -181,7 +181,7 @@ class Server:
             order = decode_payload(payload[1:])
             if order.get("op") == "exit":
                 return
-            if order.get("op") in ("run", "session"):
+            if order.get("op") in ("run", "session", "batch"):
                 self.run_job(order["op"], order["limits"])
                 # Spares are forked here, at the top of the loop: no frame below this one is
                 # on the stack a job inherits.
@@ -292,7 +292,8 @@ def main(argv: list[str]) -> None:
     for name in ("json", "math", "re", "collections", "itertools", "functools", "heapq", "bisect",
                  "string", "random", "typing", "fractions", "decimal", "hashlib", "copy", "statistics"):  # fmt: skip
         __import__(name)  # warm the interpreter once; every job forks from here
-    seccomp_program()  # built once here, inherited by every job
+    if _MACHINE == "x86_64":
+        _fprog()  # the filter, built once here and inherited by every job
     gc.freeze()  # keep the collector off inherited objects: fewer copy-on-write faults per job
     Server(host_in, host_out, isolate=isolate, calls=(calls_r, calls_w)).serve()
 

@@ -50,10 +50,14 @@ class Limits:
     # they never write (the JVM's heap and class space, V8's cages, Go's arenas) need a looser
     # ceiling; RLIMIT_DATA (`memory_bytes`) still bounds what they may write.
     address_space_bytes: int | None = None
+    # RLIMIT_STACK when set, else the host's (8 MiB as a rule). Judges limit the stack of native
+    # programs only by their memory (Codeforces, Kattis): deep recursion needs more than 8 MiB.
+    # Stack pages count toward RLIMIT_AS, not RLIMIT_DATA.
+    stack_bytes: int | None = None
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
-            if value is None and name == "address_space_bytes":
+            if value is None and name in ("address_space_bytes", "stack_bytes"):
                 continue
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"Limits.{name} must be a positive number, got {value!r}")

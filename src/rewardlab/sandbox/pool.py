@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rewardlab.errors import ConfigError
-from rewardlab.sandbox import _job, _seccomp, _server, _wire
+from rewardlab.sandbox import _batch, _job, _seccomp, _server, _wire
+from rewardlab.sandbox.batch import Batch
 from rewardlab.sandbox.config import (
     HOST_GRACE_SECONDS,
     Limits,
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 # The program run inside the sandbox: the wire format, then the server (see `_server.py`).
 _SERVER_SOURCE = "\n".join(
     Path(module.__file__).read_text().replace("from __future__ import annotations", "")  # type: ignore[arg-type]
-    for module in (_wire, _seccomp, _job, _server)
+    for module in (_wire, _seccomp, _job, _batch, _server)
 )
 _GRACE = HOST_GRACE_SECONDS
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux; Python 3.10+ names it
@@ -431,6 +432,32 @@ class SandboxPool:
             return result
         finally:
             self._release(worker, healthy=healthy)
+
+    @contextlib.contextmanager
+    def batch(
+        self,
+        argv: list[str],
+        *,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+        size: int = 256,
+    ) -> Iterator[Batch]:
+        """Run the command `argv` (after writing `files`, as `run` does) on many stdins, each
+        run in a fresh process under `limits`, all in one job sandbox (`batch.py`): a run
+        costs a fork and an exec instead of a job's namespaces. `size` runs share a job at
+        most. Holds a worker from the first run until the block ends.
+
+        Examples:
+            >>> with SandboxPool(size=1) as pool, pool.batch(["/bin/cat"]) as runs:
+            ...     [runs.run(text).stdout for text in ("a", "b")]
+            ['a', 'b']
+        """
+        batch = Batch(self, argv=argv, files=files or {}, env=env or {}, limits=limits or self.config.limits, size=size)
+        try:
+            yield batch
+        finally:
+            batch.close()
 
     @contextlib.contextmanager
     def session(

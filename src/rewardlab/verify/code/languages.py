@@ -76,6 +76,8 @@ class Language:
         reserve_mb: address space reserved but not written, on top of that (RLIMIT_AS).
         env: environment of compile and test runs.
         oom_markers: what the runtime prints when the budget is exhausted.
+        stack_by_memory: the stack is limited only by the memory budget (RLIMIT_STACK set to
+            it), as Codeforces and Kattis run C, C++ and Python; otherwise the host's.
     """
 
     name: str
@@ -95,6 +97,7 @@ class Language:
     env: Mapping[str, str] = field(default_factory=dict)
     oom_markers: tuple[str, ...] = ()
     compile_packaged: str | None = None
+    stack_by_memory: bool = False
 
     def limits(self, *, cpu_seconds: float, wall_seconds: float, memory_mb: int, base: Limits) -> Limits:
         """Limits of one test run with `memory_mb` for the program (module doc)."""
@@ -104,7 +107,7 @@ class Language:
             cpu_seconds=cpu_seconds, wall_seconds=max(wall_seconds, cpu_seconds), memory_bytes=data,
             address_space_bytes=space, processes=base.processes, open_files=base.open_files,
             file_size_bytes=base.file_size_bytes, tmp_bytes=base.tmp_bytes, tmp_inodes=base.tmp_inodes,
-            output_bytes=base.output_bytes,
+            output_bytes=base.output_bytes, stack_bytes=memory_mb * _MIB if self.stack_by_memory else None,
         )  # fmt: skip
 
     def source_name(self, source: str) -> str:
@@ -190,6 +193,13 @@ _JAR = "jar -J-Xmx256m " + " ".join(f"-J{f}" for f in _JVM_FLAGS)
 #: The one artifact of a Java program that declares a package (its classes, in their directories).
 JAVA_JAR = "main.jar"
 _TSC = f"node {TYPESCRIPT_HOME}/typescript/bin/tsc"
+#: -Xss of a Java program's threads in MiB, as Kattis runs Java (open.kattis.com/languages/java).
+JAVA_STACK_MB = 64
+# The launcher takes -Xss for the thread that runs main(); the later -XX:ThreadStackSize (KiB)
+# gives the JVM's other Java threads (reference handler, finalizer, cleaner, ...) the usual
+# 1 MiB: every stack is writable memory RLIMIT_DATA counts, and seven 64 MiB stacks would not
+# fit a 256 MiB budget (pthread_create fails with EAGAIN before main runs).
+_JAVA_STACK = (f"-Xss{JAVA_STACK_MB}m", "-XX:ThreadStackSize=1024")
 _NATIVE_OOM = ("std::bad_alloc", "memory allocation of", "Cannot allocate memory")
 
 #: Debian bookworm's Go is 1.19; bookworm-backports carries 1.23 under its own prefix, called by
@@ -204,17 +214,17 @@ LANGUAGES: dict[str, Language] = {
     for lang in (
         Language("python", frozenset({"python", "py", "python3", "py3", ""}), "main.py", None, ("python3", "main.py"),
                  "/usr/bin/python3", "python3", 5.0, version="3.11", version_command=("/usr/bin/python3", "--version"),
-                 oom_markers=("MemoryError",)),
+                 oom_markers=("MemoryError",), stack_by_memory=True),
         Language("c", frozenset({"c", ""}), "main.c", "gcc -O2 -std={std} -o out/main {src} -lm", ("./main",),
                  "gcc", "gcc", 1.0, version="12.2", version_command=("gcc", "-dumpfullversion"),
-                 standard="gnu17", standards=C_STANDARDS, oom_markers=_NATIVE_OOM),
+                 standard="gnu17", standards=C_STANDARDS, oom_markers=_NATIVE_OOM, stack_by_memory=True),
         Language("cpp", frozenset({"cpp", "c++", "cc", "cxx", ""}), "main.cpp", "g++ -O2 -std={std} -o out/main {src}",
                  ("./main",), "g++", "g++", 1.0, version="12.2", version_command=("g++", "-dumpfullversion"),
-                 standard="gnu++20", standards=CPP_STANDARDS, oom_markers=_NATIVE_OOM),
+                 standard="gnu++20", standards=CPP_STANDARDS, oom_markers=_NATIVE_OOM, stack_by_memory=True),
         Language("java", frozenset({"java", ""}), "Main.java", f"{_JAVAC} -d out {{src}}",
-                 ("java", "-Xmx{mem}m", *_JVM_FLAGS, "-cp", "{classpath}", "{main}"), "javac", "openjdk-17-jdk-headless",
+                 ("java", "-Xmx{mem}m", *_JAVA_STACK, *_JVM_FLAGS, "-cp", "{classpath}", "{main}"), "javac", "openjdk-17-jdk-headless",
                  2.0, version="17", version_command=("javac", "-version"),
-                 runtime_mb=192, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",),
+                 runtime_mb=192 + JAVA_STACK_MB, reserve_mb=1024, oom_markers=("java.lang.OutOfMemoryError",),
                  compile_packaged=f"{_JAVAC} -d classes {{src}} && {_JAR} --create --no-manifest --file out/{JAVA_JAR} -C classes ."),
         Language("javascript", frozenset({"javascript", "js", "node", "nodejs", ""}), "main.js",
                  "node --check {src} && cp {src} out/main.js", ("node", "--max-old-space-size={mem}", "main.js"),
@@ -233,12 +243,18 @@ LANGUAGES: dict[str, Language] = {
                  env={"GO111MODULE": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOMEMLIMIT": "{mem}MiB"}),
         Language("rust", frozenset({"rust", "rs", ""}), "main.rs",
                  "rustc --edition 2021 -O -C strip=symbols -C debuginfo=0 -o out/main {src}", ("./main",),
-                 "rustc", "rustc-web", 2.5, version="1.96", version_command=("rustc", "--version"), oom_markers=_NATIVE_OOM),
+                 "rustc", "rustc-web", 2.5, version="1.96", version_command=("rustc", "--version"), oom_markers=_NATIVE_OOM,
+                 stack_by_memory=True),
     )
 }  # fmt: skip
-# Stack: RLIMIT_STACK stays the host's (8 MiB as a rule). Neither node's --stack-size (V8 would
-# assume more stack than the process has: a segfault instead of a RangeError) nor a large Java
-# -Xss (every Java thread of the JVM gets it, all counted by RLIMIT_DATA) is raised.
+# Stack, as the judges set it (Kattis: "for C, C++ and Python the heap and stack sizes are limited
+# only by the total amount of memory", https://2020.nwerc.eu/system; Codeforces likewise): C, C++,
+# Rust and Python get RLIMIT_STACK = the memory budget (stack pages count toward RLIMIT_AS, so
+# the budget still bounds stack + heap together). Go grows goroutine stacks on its heap (up to
+# 1 GB) whatever RLIMIT_STACK says. Java's main thread gets -Xss (JAVA_STACK_MB, Kattis'
+# `java -Xss64m`), reserved as writable memory that RLIMIT_DATA counts, hence in `runtime_mb`.
+# node keeps the host's stack: a larger --stack-size makes V8 assume more stack than the
+# process has (a segfault instead of a RangeError).
 
 
 def language(name: str) -> Language:

@@ -266,7 +266,8 @@ class CodeTests(BaseReward):
         checker = self._checker(pool, problem.checker) if problem.checker else None
         judge = self.judge or make_judge(FORMAT_JUDGES[problem.source_format])
         out["judge"] = "checker" if checker else judge.name
-        tests = run_cases(pool, program, problem.cases, judge=judge, checker=checker, fail_fast=bool(self.params["fail_fast"]))
+        tests = run_cases(pool, program, problem.cases, judge=judge, checker=checker, fail_fast=bool(self.params["fail_fast"]),
+                          checker_pool=self.judges if checker else None)  # fmt: skip
         return {**out, "tests": tests}
 
     def _program(self, pool: SandboxPool, code: str, problem: Problem) -> Program:

@@ -10,6 +10,8 @@ size at 80% of the budget or more (a C program that dereferences the NULL of a f
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,13 +55,19 @@ def run_verdict(program: Program, run: ExecResult) -> str:
     return run.outcome.value
 
 
-def run_program(pool: SandboxPool, program: Program, stdin: str) -> ExecResult:
+@contextlib.contextmanager
+def program_runs(pool: SandboxPool, program: Program, tests: int) -> Iterator[Callable[[str], ExecResult]]:
+    """A function that runs the program on one stdin. A built program runs its tests in one
+    batch (one job sandbox, a fresh process per test under the test's limits: see
+    `rewardlab.sandbox.batch`); Python runs each from source in a job of its own (a fork of the
+    sandbox's warm interpreter, already no dearer than starting python3)."""
     if program.build is None:
-        return pool.run(program.source, stdin=stdin, limits=program.limits)
-    return pool.run(
-        argv=program.lang.run_argv(program.source, program.memory_mb), files=program.build.artifacts,
-        stdin=stdin, limits=program.limits, env=run_env(program.lang, program.memory_mb),
-    )  # fmt: skip
+        yield lambda stdin: pool.run(program.source, stdin=stdin, limits=program.limits)
+        return
+    argv = program.lang.run_argv(program.source, program.memory_mb)
+    env = run_env(program.lang, program.memory_mb)
+    with pool.batch(argv, files=program.build.artifacts, env=env, limits=program.limits, size=tests) as batch:
+        yield batch.run
 
 
 def run_checker(pool: SandboxPool, checker: Checker, case: dict[str, str], output: str) -> Judgement:
@@ -92,28 +100,37 @@ def _check_once(pool: SandboxPool, checker: Checker, case: dict[str, str], outpu
 
 
 def run_cases(
-    pool: SandboxPool, program: Program, cases: list[dict[str, str]], *, judge: Judge, checker: Checker | None, fail_fast: bool
+    pool: SandboxPool, program: Program, cases: list[dict[str, str]], *, judge: Judge, checker: Checker | None, fail_fast: bool,
+    checker_pool: SandboxPool | None = None,
 ) -> list[dict[str, Any]]:
-    """Per-test verdicts of `program` on `cases` (module doc)."""
+    """Per-test verdicts of `program` on `cases` (module doc). The checker runs in
+    `checker_pool` (default `pool`): the program's batch holds a worker of `pool` meanwhile."""
     tests: list[dict[str, Any]] = []
     failed = False
-    for i, case in enumerate(cases):
-        if failed and fail_fast:
-            tests.append({"test": i, "verdict": "not_run", "score": 0.0})
-            continue
-        run = run_program(pool, program, case["input"])
-        entry: dict[str, Any] = {"test": i, "cpu_seconds": run.cpu_seconds}
-        if run.ok:
-            judged = run_checker(pool, checker, case, run.stdout) if checker else judge.judge(case["output"], run.stdout)
-            entry["verdict"] = "pass" if judged.passed else ("partial" if judged.score > 0 else "wrong_answer")
-            entry["score"] = judged.score
-            if not judged.passed:
-                entry["detail"] = judged.detail
-        else:
-            entry.update(verdict=run_verdict(program, run), score=0.0, detail=run.reason(), stderr=run.stderr[-300:])
-        failed = failed or entry["verdict"] != "pass"
-        tests.append(entry)
+    with program_runs(pool, program, len(cases)) as run_program:
+        for i, case in enumerate(cases):
+            if failed and fail_fast:
+                tests.append({"test": i, "verdict": "not_run", "score": 0.0})
+                continue
+            entry = _judged(program, run_program(case["input"]), checker_pool or pool, checker, judge, case)
+            entry["test"] = i
+            failed = failed or entry["verdict"] != "pass"
+            tests.append(entry)
     return tests
+
+
+def _judged(program: Program, run: ExecResult, pool: SandboxPool, checker: Checker | None, judge: Judge, case: dict[str, str]) -> dict[str, Any]:
+    """The verdict of one run."""
+    entry: dict[str, Any] = {"test": 0, "cpu_seconds": run.cpu_seconds}
+    if run.ok:
+        judged = run_checker(pool, checker, case, run.stdout) if checker else judge.judge(case["output"], run.stdout)
+        entry["verdict"] = "pass" if judged.passed else ("partial" if judged.score > 0 else "wrong_answer")
+        entry["score"] = judged.score
+        if not judged.passed:
+            entry["detail"] = judged.detail
+    else:
+        entry.update(verdict=run_verdict(program, run), score=0.0, detail=run.reason(), stderr=run.stderr[-300:])
+    return entry
 
 
 def compile_failed(cases: int) -> list[dict[str, Any]]:
