@@ -88,10 +88,10 @@ def score_command(
         raise UsageError(f"unknown --backend {values['backend']!r}; use {' or '.join(map(repr, choices_of(FileBackend)))}")
     if values["log_every"] < 1:
         raise UsageError("--log-every must be >= 1")
-    if values["workers"] == 0 and values["backend"] == "local" and defaulted(ctx, "timeout"):
-        # `-w 0` alone scores in this process: the default timeout is for worker processes; a
-        # --timeout given on the command line is enforced (in one worker process).
-        values["timeout"] = None
+    if defaulted(ctx, "timeout"):
+        # ScoreFileOptions' own default: 60 s for worker processes, none for `-w 0` alone; a
+        # --timeout given on the command line is enforced (with -w 0, in one worker process).
+        del values["timeout"]
     out = output or default_output(input)
     options = ScoreFileOptions(
         **values,
