@@ -115,7 +115,7 @@ class Batcher:
         max_queue: bound on queued samples (backpressure).
         concurrency: backend batches computed at the same time.
         cache_write_delay: idle seconds before results are written to the cache.
-        component_times: the observer of `reward`'s components (`Composite.observed`),
+        component_times: the observer of `reward`'s parts (`core.observed`),
             drained into the component histograms after every batch.
         reward_logger: gets each computed batch's statistics under ``<name>/reward``
             (TensorBoard, W&B: `rewardlab.runner.reward_log`); cache hits are not computed
