@@ -2,7 +2,7 @@
 
 from rewardlab.core.numbers import json_float
 from rewardlab.core.registry import Registry, register, registry
-from rewardlab.core.result import ErrorKind, RewardError, RewardResult, Stamp, Status
+from rewardlab.core.result import ErrorKind, RewardError, RewardResult, Stamp, Status, stamp
 from rewardlab.core.reward import (
     UNBOUNDED,
     BaseReward,
@@ -21,7 +21,7 @@ from rewardlab.core.reward import (
     reward,
     spec_hash,
 )
-from rewardlab.core.sample import JSON, Sample, canonical_json, content_hash, text_of
+from rewardlab.core.sample import JSON, Sample, canonical_json, content_hash, sample_digest, text_of
 
 __all__ = [
     "JSON",
@@ -52,6 +52,8 @@ __all__ = [
     "register",
     "registry",
     "reward",
+    "sample_digest",
     "spec_hash",
+    "stamp",
     "text_of",
 ]

@@ -31,7 +31,7 @@ from typing import IO, Any, Literal, TypeVar
 import orjson
 
 from rewardlab._lazy import require
-from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, stamp
 from rewardlab.errors import InputError, NestingError
 
 Item = TypeVar("Item")
@@ -421,15 +421,14 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
         part_error = part.error
         part_kind = part_error.kind._value_ if part_error else None
         if part_error is not None:
-            entry["error"] = {"kind": part_kind, "message": part_error.message}
+            entry["error"] = part_error.to_dict()
         if part.info:
             entry.update(part.info)
         info[name] = entry
         parts.append((name, part_status, part.score, part_kind))
     out["reward_info"] = info
     out["source_line"] = number
-    out["rewardlab_version"] = version
-    out["spec_hash"] = spec_hash
+    out.update(stamp(spec_hash, version).to_dict())
     stats: RowStats = (
         number,
         status,

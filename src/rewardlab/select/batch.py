@@ -254,11 +254,10 @@ def search_problems(
 def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dict[str, Any]) -> dict[str, Any]:
     """Write the rows stamped with `rewardlab_version` and `spec_hash` (of `config`); returns a
     summary: problems, errors, judged, accuracy (over judged problems) and mean tokens."""
-    from rewardlab._version import __version__
-    from rewardlab.core import content_hash
+    from rewardlab.core import content_hash, stamp
     from rewardlab.runner.io import RowWriter
 
-    spec_hash = content_hash(config)
+    stamped = stamp(content_hash(config)).to_dict()
     counts: Counter[str] = Counter()
     right = tokens = 0
     with RowWriter(output) as writer:
@@ -269,11 +268,11 @@ def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dic
                 counts["judged"] += 1
                 right += bool(row["correct"])
             tokens += int(row.get("tokens") or 0)
-            writer.write({**row, "rewardlab_version": __version__, "spec_hash": spec_hash})
+            writer.write({**row, **stamped})
     searched = counts["problems"] - counts["errors"]
     return {"problems": counts["problems"], "errors": counts["errors"], "judged": counts["judged"],
             "accuracy": right / counts["judged"] if counts["judged"] else None,
-            "tokens_per_problem": tokens / searched if searched else None, "spec_hash": spec_hash}  # fmt: skip
+            "tokens_per_problem": tokens / searched if searched else None, "spec_hash": stamped["spec_hash"]}  # fmt: skip
 
 
 def search_config(options: SearchOptions, **endpoint: object) -> dict[str, Any]:
