@@ -27,6 +27,9 @@ from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
 from rewardlab.select.search import (
+    EXPAND,
+    MAX_TOKENS,
+    WIDTH,
     Aggregate,
     SearchResult,
     beam_search,
@@ -69,10 +72,10 @@ class SearchOptions:
 
     method: str = "beam"
     n: int = 8
-    width: int = 4
-    expand: int = 4
+    width: int = WIDTH
+    expand: int = EXPAND
     simulations: int = 16
-    max_tokens: int = 8000
+    max_tokens: int = MAX_TOKENS
     aggregate: Aggregate = "min"
     equivalence: Equivalence = "math"
     confidence: float = 0.95
