@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "core": 1,  # the contract: Sample, RewardResult, Reward, registry
     "compose": 2,  # specs and combinators; knows no concrete verifier
     "sandbox": 2,  # isolated execution; knows nothing of verifiers
+    "templates": 2,  # prompt templates and score parsing, for judges and verify's graders
     "shape": 2,  # group transforms on arrays
     "credit": 3,  # advantages (over shape's transforms)
     "store": 3,  # the SQLite result cache and run store
@@ -51,7 +52,6 @@ LAYERS: dict[str, int] = {
 
 # Same-layer imports that are part of the design (importer -> imported).
 SIBLINGS: dict[tuple[str, str], str] = {
-    ("verify", "judges"): "OpenAI-style graders render their templates with judges.templates",
     ("judges", "verify"): "majority-vote pseudo-labels compare answers with the maths verifier",
     ("_lazy", "errors"): "a missing optional dependency becomes errors.DependencyError, naming its extra",
 }

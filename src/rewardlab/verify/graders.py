@@ -3,7 +3,7 @@
 `rewardlab import-grader grader.json` (see `rewardlab.integrations.openai_graders`) builds
 specs out of these. Inputs are `{{ template }}` strings over the `sample` namespace
 (`sample.output_text`, `sample.output_json`) and the `item` namespace (the dataset row:
-`sample.meta` merged with an object reference), rendered by `rewardlab.judges.templates`.
+`sample.meta` merged with an object reference), rendered by `rewardlab.templates`.
 
 - `graders.string_check`: `eq`, `ne` (case-sensitive equality), `like` (input contains the
   reference), `ilike` (the same, case-insensitive); 1.0 or 0.0.
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample, json_float
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.templates import render
+from rewardlab.templates import render
 from rewardlab.verify._common import response_text
 
 Operation = Literal["eq", "ne", "like", "ilike"]
