@@ -340,6 +340,17 @@ def prepare_row(raw_row: RawRow, source: str, fields: Mapping[str, str] | None, 
     return number, row if keep_input else {}, sample
 
 
+def stop_if_strict(kind: str | None, message: str | None) -> None:
+    """`--strict` (`ScoreFileOptions.strict`): stop at the first row that could not be read,
+    i.e. whose result is `error/invalid_input`; the one check of every file path.
+
+    Raises:
+        InputError: with the row's message (it names the file and line).
+    """
+    if kind == ErrorKind.INVALID_INPUT:
+        raise InputError(f"{message} (--strict stops at the first bad row)")
+
+
 def score_prepared(
     items: Sequence[Sample | RewardResult], score_batch: Callable[[list[Sample]], Sequence[RewardResult]]
 ) -> list[RewardResult]:
