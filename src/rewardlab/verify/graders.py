@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample, json_float
+from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.templates import render
 from rewardlab.verify._common import response_text
@@ -53,8 +54,7 @@ class StringCheck(BaseReward):
     range = (0.0, 1.0)
 
     def __init__(self, *, operation: Operation, input: str = "{{ sample.output_text }}", reference: str = "{{ item.reference }}"):
-        if operation not in ("eq", "ne", "like", "ilike"):
-            raise ConfigError(f"operation must be eq, ne, like or ilike, got {operation!r}")
+        check_choice("operation", operation, Operation)
         self._op, self._input, self._reference = operation, input, reference
 
     def compute(self, sample: Sample) -> RewardResult:
