@@ -58,3 +58,16 @@ def test_built_ins_name_the_parameter_and_its_choices(build, name):
     cls = getattr(importlib.import_module(module), attr)
     with pytest.raises(ConfigError, match=rf"{name} must be one of '.*; got 'bogus'"):
         cls(**{name: "bogus"})
+
+
+def test_the_array_packages_raise_array_error_naming_the_argument():
+    import numpy as np
+
+    from rewardlab.credit.outcome import reinforce_pp
+    from rewardlab.errors import ArrayError
+    from rewardlab.select.batch import SearchOptions
+
+    with pytest.raises(ArrayError, match=r"^baseline: must be one of 'group', 'none'; got 'x'$"):
+        reinforce_pp(np.ones((2, 3)), baseline="x")  # type: ignore[arg-type]
+    with pytest.raises(ArrayError, match=r"^aggregate: must be one of 'min', 'last', 'product', 'mean'; got 'x'$"):
+        SearchOptions(aggregate="x")  # type: ignore[arg-type]

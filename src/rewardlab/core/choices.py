@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from rewardlab.errors import ConfigError
 
-__all__ = ["check_choice", "check_choices", "choices_of"]
+__all__ = ["ErrorFactory", "check_choice", "check_choices", "choices_of"]
 
 T = TypeVar("T")
 
@@ -48,29 +48,36 @@ def _optional(literal: Any) -> bool:
     return typing.get_origin(literal) in (typing.Union, types.UnionType) and type(None) in typing.get_args(literal)
 
 
-def check_choice(name: str, value: T, literal: Any) -> T:
+#: builds the error for an argument (its name) and a reason, as `ArrayError(argument, reason)`
+ErrorFactory = Callable[[str, str], Exception]
+
+
+def check_choice(name: str, value: T, literal: Any, *, error: ErrorFactory | None = None) -> T:
     """`value` if it is one of `literal`'s values (or None, when `literal` admits None).
 
     Raises:
-        ConfigError: naming `name` and every allowed value.
+        ConfigError: naming `name` and every allowed value (or what `error` builds from the
+            name and ``"must be one of ...; got ..."``: the array packages raise `ArrayError`).
     """
     allowed = choices_of(literal)
     if not allowed:
         raise TypeError(f"{literal!r} is not a Literal type")
     if value not in allowed and not (value is None and _optional(literal)):
-        raise ConfigError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        reason = f"must be one of {', '.join(map(repr, allowed))}; got {value!r}"
+        raise error(name, reason) if error is not None else ConfigError(f"{name} {reason}")
     return value
 
 
-def check_choices(owner: Callable[..., Any] | type, /, **values: Any) -> None:
+def check_choices(owner: Callable[..., Any] | type, /, error: ErrorFactory | None = None, **values: Any) -> None:
     """Check each of `values` against the `Literal` its parameter is annotated with in `owner`
     (a function, or a class whose annotated fields they are: a dataclass).
 
     Raises:
-        ConfigError: the first value outside its choices, naming the parameter and the choices.
+        ConfigError: the first value outside its choices, naming the parameter and the choices
+            (or what `error` builds, as in `check_choice`).
     """
     for name, value in values.items():
-        check_choice(name, value, _annotation(owner, name))
+        check_choice(name, value, _annotation(owner, name), error=error)
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ArrayError, GenerationError, InputError
 from rewardlab.select.adaptive import Calibrator, adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.answers import Equivalence, answer_votes
@@ -86,10 +87,7 @@ class SearchOptions:
             raise ArrayError("method", f"must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
         if min(self.n, self.width, self.expand, self.simulations, self.max_tokens) < 1:
             raise ArrayError("budget", "n, width, expand, simulations and max_tokens must be >= 1")
-        if self.aggregate not in ("min", "last", "product", "mean"):
-            raise ArrayError("aggregate", f"must be min, last, product or mean, got {self.aggregate!r}")
-        if self.equivalence not in ("exact", "normalized", "math"):
-            raise ArrayError("equivalence", f"must be exact, normalized or math, got {self.equivalence!r}")
+        check_choices(type(self), error=ArrayError, aggregate=self.aggregate, equivalence=self.equivalence)
         if not 0.5 <= self.confidence < 1:
             raise ArrayError("confidence", f"must be in [0.5, 1), got {self.confidence}")
         if not 0 < self.max_loss < 1:
