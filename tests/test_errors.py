@@ -153,3 +153,38 @@ def test_a_wrong_argument_type_is_a_config_type_error():
 
     with pytest.raises(ConfigTypeError, match="must be str"):
         check(1, "1")  # type: ignore[arg-type]
+
+
+def _drawn_parents() -> dict[str, str]:
+    """Each class of the docstring tree -> the class it is drawn under (by the column of `──`)."""
+    parents: dict[str, str] = {}
+    stack: list[tuple[int, str]] = [(-1, "RewardLabError")]
+    for line in (errors.__doc__ or "").splitlines():
+        match = re.search(r"[├└]── (\w+)", line)
+        if not match:
+            continue
+        column = match.start()
+        while stack[-1][0] >= column:
+            stack.pop()
+        parents[match.group(1)] = stack[-1][1]
+        stack.append((column, match.group(1)))
+    return parents
+
+
+def test_the_docstring_tree_draws_each_class_under_its_base():
+    """The tree is the hierarchy, so a reader can see which family a caller catches."""
+    for name, parent in _drawn_parents().items():
+        cls = getattr(errors, name)
+        own_bases = [b.__name__ for b in cls.__bases__ if b.__module__ == errors.__name__]
+        assert own_bases == [parent], f"{name} is drawn under {parent} but derives from {own_bases}"
+
+
+def test_errors_are_grouped_into_families_a_caller_can_catch():
+    from rewardlab.errors import ExecutionError, ServiceError
+
+    under_root = [name for name, parent in _drawn_parents().items() if parent == "RewardLabError"]
+    assert len(under_root) <= 17, under_root  # a new error joins a family unless it is one
+    for name in ("RunnerError", "SandboxError", "WorkerCrashed", "CandidateError", "TrainingError", "RewardCodeFailed"):
+        assert issubclass(getattr(errors, name), ExecutionError)
+    for name in ("Overloaded", "ApiError", "ServerError", "GenerationError"):
+        assert issubclass(getattr(errors, name), ServiceError)

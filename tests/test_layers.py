@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "core": 1,  # the contract: Sample, RewardResult, Reward, registry
     "compose": 2,  # specs and combinators; knows no concrete verifier
     "sandbox": 2,  # isolated execution; knows nothing of verifiers
+    "templates": 2,  # prompt templates and score parsing, for judges and verify's graders
     "shape": 2,  # group transforms on arrays
     "credit": 3,  # advantages (over shape's transforms)
     "multiobj": 3,  # reward vectors: Pareto tools on groups, late scalarisation (over shape's transforms)
@@ -55,7 +56,6 @@ LAYERS: dict[str, int] = {
 
 # Same-layer imports that are part of the design (importer -> imported).
 SIBLINGS: dict[tuple[str, str], str] = {
-    ("verify", "judges"): "OpenAI-style graders render their templates with judges.templates",
     ("judges", "verify"): "majority-vote pseudo-labels compare answers with the maths verifier",
     ("_lazy", "errors"): "a missing optional dependency becomes errors.DependencyError, naming its extra",
 }
@@ -267,3 +267,54 @@ def test_registered_builtins_live_below_the_shell():
     wrong = {name: target for name, target in BUILTINS.items() if _part(target.partition(":")[0]) in SHELL}
     assert not wrong
     assert all(_part(target.partition(":")[0]) in LAYERS for target in BUILTINS.values())
+
+
+def _module_paths_named(path: Path) -> set[str]:
+    """Every ``rewardlab.X`` named in a string of `path` (a registry entry, an import by name)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(re.findall(r"\brewardlab\.([A-Za-z_]\w*)", node.value))
+    return found
+
+
+@pytest.mark.parametrize("part", [p for p, layer in LAYERS.items() if layer <= 2], ids=str)
+def test_no_module_path_of_an_upper_layer_is_written_in_a_lower_one(part):
+    """Not imported, but named: a ``"rewardlab.verify.text:ExactMatch"`` string in core is a
+    dependency too (core would have to change for every new reward). Built-ins are declared by
+    the package that owns them, in its `_registry.py`. Docstrings may name upper layers."""
+    files = [p for p in SOURCES if _part(_module_name(p)) == part]
+    named = {
+        (str(path.relative_to(PACKAGE)), target)
+        for path in files
+        for target in _module_paths_named(path) - {"errors", "_lazy", "_version"}
+        if target in LAYERS and LAYERS[target] > LAYERS[part]
+        and not _in_docstrings(path, target)
+    }
+    assert not named, f"upper-layer module paths written in {part}: {sorted(named)}"
+
+
+def _in_docstrings(path: Path, target: str) -> bool:
+    """Whether every mention of ``rewardlab.target`` in `path`'s strings is in a docstring."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    pattern = re.compile(rf"\brewardlab\.{re.escape(target)}\b")
+    return all(
+        id(node) in docstrings
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and pattern.search(node.value)
+    )
+
+
+def test_each_package_registers_only_its_own_rewards():
+    from rewardlab.core.registry import REGISTRATION_FILE, builtin_tables
+
+    tables = builtin_tables()
+    owners = {path.parent.name for path in PACKAGE.glob(f"*/{REGISTRATION_FILE}")}
+    assert owners == {"verify", "judges", "models", "envs", "multiobj", "learn"}
+    assert all(_part(target.partition(":")[0]) in owners for target in tables.builtins.values())

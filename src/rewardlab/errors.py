@@ -4,40 +4,46 @@
     ├── UsageError                 exit code 2: a CLI call that cannot be understood
     ├── SpecError                  a reward spec that cannot be built (carries every problem)
     │   └── UnknownRewardError     a `use = "..."` name that is not registered
+    ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
+    ├── RegistryError              registering a name twice, a broken entry point or registration file
+    ├── DependencyError            an optional dependency is not installed; names the extra (also an ImportError)
     ├── ConfigError                a constructor or function argument that cannot be used (a ValueError)
     │   ├── ConfigTypeError        ... because it has the wrong type (also a TypeError)
     │   └── MissingWeightsError    ... a model checkpoint without weights its class needs (a head)
-    ├── FormulaError               a `formula = "..."` that cannot be parsed or evaluated
+    ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
+    │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
     ├── InputError                 a data row or file that cannot be read (names file and line)
+    │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     │   └── ModelNotFoundError     a Hugging Face model that is neither a directory nor in the local cache
     ├── NestingError               JSON nested too deeply for the parser (a ValueError)
     ├── MappingError               a trainer's request whose columns do not line up (a ValueError)
-    │   ├── SampleFieldError       a row field that breaks `Sample`'s rules (names the field)
     │   └── GroupSplitError        a group reward's group cannot be kept in one batch or request
-    ├── ArrayError                 an array argument with a wrong shape, dtype or mask (names it)
-    │   └── NonFiniteError         NaN or inf where a finite number is needed (shape, credit)
-    ├── RegistryError              registering a name twice, a broken entry point
-    ├── DependencyError            an optional dependency is not installed; names the extra (also an ImportError)
-    ├── ScoringError               raised *inside* a reward to return a typed error result
     ├── ParseFailure               a maths answer that latex2sympy cannot parse (a ValueError)
     ├── NoTransitionError          a reward machine with no edge for the labels (`no_match="error"`)
-    ├── TrainingError              training a reward model cannot go on (NaN loss, no data)
-    ├── CandidateError             the sandboxed program itself raised (see `sandbox.session`)
-    ├── EncodeError                a value that may not cross the sandbox boundary
-    ├── ProtocolError              a malformed frame between host and sandbox
-    ├── BuildTooLarge              a compile job built more than a build may hold (a ValueError)
-    ├── RunnerError                the worker pool itself failed (not a single sample)
-    │   ├── SandboxError           the sandbox could not start or broke down
-    │   ├── WorkerCrashed          a sympy worker process died (also a RuntimeError)
-    │   └── BackendError           a served reward's executor failed for a whole batch
-    ├── Overloaded                 a served reward's queue is full (HTTP 429 + Retry-After)
-    ├── ApiError                   an HTTP error the server sends, with a stable `code`
-    ├── ServerError                the client's view: the server refused or could not be reached
-    ├── GenerationError            a generation endpoint for test-time search failed or answered nonsense
-    ├── RewardCodeError            reward code written by an author (`rewardlab.author`) cannot be used
-    │   ├── RewardCodeRejected     ... it fails the static checks before it runs (names the check and line)
-    │   └── RewardCodeFailed       ... it failed in the sandbox (load error, raised, non-finite, timeout)
+    ├── ScoringError               raised *inside* a reward to return a typed error result
+    ├── ExecutionError             the computation broke down, not the caller's input: retry or report it
+    │   ├── RunnerError            the worker pool itself failed (not a single sample)
+    │   │   ├── SandboxError       the sandbox could not start or broke down
+    │   │   ├── WorkerCrashed      a sympy worker process died (also a RuntimeError)
+    │   │   └── BackendError       a served reward's executor failed for a whole batch
+    │   ├── CandidateError         the sandboxed program itself raised (see `sandbox.session`)
+    │   ├── EncodeError            a value that may not cross the sandbox boundary
+    │   ├── ProtocolError          a malformed frame between host and sandbox
+    │   ├── BuildTooLarge          a compile job built more than a build may hold (a ValueError)
+    │   ├── TrainingError          training a reward model cannot go on (NaN loss, no data)
+    │   └── RewardCodeError        reward code written by an author (`rewardlab.author`) cannot be used
+    │       ├── RewardCodeRejected ... it fails the static checks before it runs (names the check and line)
+    │       └── RewardCodeFailed   ... it failed in the sandbox (load error, raised, non-finite, timeout)
+    ├── ServiceError               an HTTP service (a reward server, a generation endpoint) refused or failed
+    │   ├── Overloaded             a served reward's queue is full (HTTP 429 + Retry-After)
+    │   ├── ApiError               an HTTP error the server sends, with a stable `code`
+    │   ├── ServerError            the client's view: the server refused or could not be reached
+    │   └── GenerationError        a generation endpoint for test-time search failed or answered nonsense
     └── MissingReferenceWarning    a warning (also a UserWarning): completions scored without a reference
+
+The families are what a caller catches: `SpecError`/`ConfigError`/`InputError` (fix the spec,
+the argument, the data), `ExecutionError` (the machinery broke: retry, or report a bug),
+`ServiceError` (a remote service: back off and retry), `DependencyError` (install the extra).
 
 Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
 that a test harness's `except Exception` inside a verifier cannot swallow the end of a sandboxed
@@ -69,6 +75,7 @@ __all__ = [
     "ConfigTypeError",
     "DependencyError",
     "EncodeError",
+    "ExecutionError",
     "FormulaError",
     "GenerationError",
     "GroupSplitError",
@@ -93,6 +100,7 @@ __all__ = [
     "SandboxError",
     "ScoringError",
     "ServerError",
+    "ServiceError",
     "SpecError",
     "SpecProblem",
     "TrainingError",
@@ -265,7 +273,16 @@ class ScoringError(RewardLabError):
         self.message = message
 
 
-class RunnerError(RewardLabError):
+class ExecutionError(RewardLabError):
+    """The computation broke down (a worker, the sandbox, training, authored code), not because
+    of the caller's input: retry, or report it."""
+
+
+class ServiceError(RewardLabError):
+    """An HTTP service (a reward server, a generation endpoint) refused, is overloaded or failed."""
+
+
+class RunnerError(ExecutionError):
     """The worker pool cannot run at all (e.g. workers die on start-up)."""
 
 
@@ -323,21 +340,21 @@ class NoTransitionError(RewardLabError):
     """No edge matched the labels and the machine's policy is `no_match = "error"`."""
 
 
-class TrainingError(RewardLabError):
+class TrainingError(ExecutionError):
     """Training cannot go on (a NaN loss, no usable data); the message says what to change."""
 
 
-class CandidateError(RewardLabError):
+class CandidateError(ExecutionError):
     """The sandboxed function raised; `remote_type` is the name of its exception class."""
 
     remote_type: str = "Exception"
 
 
-class EncodeError(RewardLabError):
+class EncodeError(ExecutionError):
     """A value that may not leave the sandbox (not a plain builtin, too deep or too large)."""
 
 
-class ProtocolError(RewardLabError):
+class ProtocolError(ExecutionError):
     """A frame that is malformed, too large, or not what the protocol expects."""
 
 
@@ -345,7 +362,7 @@ class SandboxError(RunnerError):
     """The sandbox could not start or broke down (not a failing program)."""
 
 
-class BuildTooLarge(RewardLabError, ValueError):
+class BuildTooLarge(ExecutionError, ValueError):
     """A compile job built more files or bytes than a build may hold (the program's doing)."""
 
 
@@ -357,7 +374,7 @@ class BackendError(RunnerError):
     """The executor failed as a whole (not one sample): the batch has no results."""
 
 
-class Overloaded(RewardLabError):
+class Overloaded(ServiceError):
     """The reward's queue is full; retry after `retry_after` seconds."""
 
     def __init__(self, reward: str, queued: int, limit: int, retry_after: float):
@@ -368,7 +385,7 @@ class Overloaded(RewardLabError):
         self.retry_after = retry_after
 
 
-class ApiError(RewardLabError):
+class ApiError(ServiceError):
     """An HTTP error with a stable machine-readable `code` (see `serve.schemas.ErrorResponse`)."""
 
     def __init__(
@@ -392,7 +409,7 @@ class ApiError(RewardLabError):
         return {"error": {"code": self.code, "message": self.message, "details": self.details}}
 
 
-class ServerError(RewardLabError):
+class ServerError(ServiceError):
     """The server refused a request, or could not be reached after every retry.
 
     Attributes:
@@ -408,12 +425,12 @@ class ServerError(RewardLabError):
         self.details = list(details)
 
 
-class GenerationError(RewardLabError):
+class GenerationError(ServiceError):
     """A model endpoint used to generate steps for search failed (after its retries) or sent a
     reply that is not a completions object; the message names the endpoint and what to check."""
 
 
-class RewardCodeError(RewardLabError):
+class RewardCodeError(ExecutionError):
     """Reward code written by an author (a language model, a template) cannot be used.
 
     `kind` is a stable machine-readable name of what went wrong (the candidate's fate in the

@@ -124,3 +124,20 @@ def test_score_limit_keeps_the_group_it_would_cut(tmp_path):
     scored = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(scored) == 6  # q1 whole, and q2 whole although the limit cut it after one row
     assert [r["reward"] for r in scored] == [1.0, 1.0, 0.0] * 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["-w", "-1"], "workers"),
+        (["--timeout", "0"], "timeout"),
+        (["--backend", "bogus"], "backend"),
+        (["--log-every", "0"], "log_every"),
+        (["--field", "answer=gold"], "--field"),
+    ],
+)
+def test_an_unusable_score_option_is_a_usage_error_naming_it(spec, data, tmp_path, capsys, flags, named):
+    """`ScoreFileOptions` checks its own values; the command turns its refusal into exit code 2."""
+    code = main(["score", str(spec), str(data), "-o", str(tmp_path / "o.jsonl"), "--no-progress", *flags])
+    assert code == 2 and named in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()

@@ -60,3 +60,60 @@ def test_entry_points_of_an_installed_distribution_are_discovered(tmp_path, monk
     reg = Registry(builtins={})
     assert "acme.shout" in reg.names()
     assert reg.create("acme.shout").score(Sample(response="HEY")).score == 1.0
+
+
+def _package(tmp_path, **files):
+    root = tmp_path / "rewardlab"
+    for name, text in files.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / "_registry.py").write_text(text)
+    return root
+
+
+def test_each_package_declares_its_builtins_in_its_registration_file(tmp_path):
+    from rewardlab.core.registry import builtin_tables
+
+    root = _package(
+        tmp_path,
+        alpha='BUILTINS: dict[str, str] = {"a.one": ".mod:One"}\nNEEDS = {"a.one": ("sympy",)}\n',
+        beta='BUILTINS = {"b.two": "rewardlab.beta.deep.mod:Two"}\n',
+    )
+    tables = builtin_tables(root)
+    assert dict(tables.builtins) == {"a.one": "rewardlab.alpha.mod:One", "b.two": "rewardlab.beta.deep.mod:Two"}
+    assert dict(tables.needs) == {"a.one": ("sympy",)}
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"alpha": 'BUILTINS = {"x": ".m:X"}', "beta": 'BUILTINS = {"x": ".m:Y"}'}, "declared twice"),
+        ({"alpha": 'BUILTINS = {"x": "rewardlab.beta.m:X"}'}, "outside rewardlab.alpha"),
+        ({"alpha": 'BUILTINS = {"x": ".m"}'}, "not 'module:attribute'"),
+        ({"alpha": "BUILTINS = dict(x='.m:X')"}, "literal dict"),
+    ],
+)
+def test_a_registration_file_that_breaks_the_rules_is_refused(tmp_path, files, message):
+    from rewardlab.core.registry import builtin_tables
+    from rewardlab.errors import RegistryError
+
+    with pytest.raises(RegistryError, match=message):
+        builtin_tables(_package(tmp_path, **files))
+
+
+def test_the_registration_files_are_the_registry_and_listing_imports_no_package():
+    import importlib
+    import subprocess
+    import sys
+
+    from rewardlab.core.registry import BUILTINS, NEEDS
+
+    declared, needs = {}, {}
+    for package in ("verify", "judges", "models", "envs"):
+        module = importlib.import_module(f"rewardlab.{package}._registry")
+        declared.update({k: f"rewardlab.{package}{v}" for k, v in module.BUILTINS.items()})
+        needs.update(module.NEEDS)
+    assert declared == BUILTINS and needs == NEEDS and len(BUILTINS) >= 44
+    code = ("import sys; from rewardlab.core.registry import registry; names = registry.names(); "
+            "print(len(names), sorted(m for m in sys.modules if m.split('.')[1:2] in (['verify'], ['judges'], ['models'], ['envs'])))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(maxsplit=1)
+    assert int(out[0]) >= 44 and out[1].strip() == "[]"

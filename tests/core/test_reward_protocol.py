@@ -118,3 +118,66 @@ def test_spec_hash_ignores_an_empty_or_non_string_attribute():
     assert spec_hash(plain) == content_hash(plain.describe())
     plain.spec_hash = 7
     assert spec_hash(plain) == content_hash(plain.describe())
+
+
+class _BareProtocol:
+    """A reward that implements only the protocol's required members (as a third party may)."""
+
+    name = "t.bare"
+    range = (0.0, 1.0)
+
+    def score(self, sample):
+        return RewardResult.ok(1.0)
+
+    def score_batch(self, samples):
+        return [self.score(s) for s in samples]
+
+    async def ascore_batch(self, samples):
+        return self.score_batch(samples)
+
+    def describe(self):
+        return {"use": self.name}
+
+
+class _Times:
+    def __init__(self):
+        self.seen = []
+
+    def observe(self, component, seconds, samples):
+        self.seen.append((component, samples))
+
+
+def test_capabilities_have_one_default_for_base_rewards_and_bare_protocol_rewards():
+    from rewardlab.core import batches_in_process, group_keys, observed, observer_of
+
+    bare, base = _BareProtocol(), short
+    assert isinstance(bare, Reward)
+    times = _Times()
+    for r in (bare, base):
+        assert group_keys(r) == frozenset() and batches_in_process(r) is False
+        assert spec_hash(r) == content_hash(r.describe())
+        assert observed(r, times) is r and observer_of(r) is None  # no parts: nothing to tell
+    assert (base.group_keys, base.spec_hash, base.batches_in_process, base.observer) == (frozenset(), None, False, None)
+
+
+def test_a_composite_declares_its_parts_capabilities():
+    from rewardlab.compose import Component, Weighted
+    from rewardlab.core import batches_in_process, group_keys, observed, observer_of
+
+    class InProcess(BaseReward):
+        name = "t.in_process"
+        batches_in_process = True
+        group_keys = frozenset({"group"})
+
+        def compute(self, sample):
+            return 1.0
+
+    plain = Weighted([Component("a", short)])
+    mixed = Weighted([Component("a", short), Component("m", InProcess())])
+    assert (batches_in_process(plain), group_keys(plain)) == (False, frozenset())
+    assert (batches_in_process(mixed), group_keys(mixed)) == (True, frozenset({"group"}))
+    times = _Times()
+    seen = observed(mixed, times)
+    assert seen is not mixed and observer_of(seen) is times and observer_of(mixed) is None
+    seen.score_batch([Sample(response="hi")])
+    assert times.seen == [("a", 1), ("m", 1)]

@@ -65,3 +65,16 @@ def test_from_dict_rejects_non_objects():
 def test_round_trip_through_dict():
     s = Sample(prompt="p", response="r", reference={"tests": "t"}, steps=("a",), meta={"m": 1}, group="g")
     assert Sample.from_dict(s.to_dict()) == s
+
+
+def test_content_key_is_the_cache_digest_and_keeps_the_stored_keys():
+    """One sample digest: `Sample.content_key` is `sample_digest` in hex, and the digest is the
+    one caches were written with (values from the earlier `store.sample_digest`)."""
+    from rewardlab.core import sample_digest
+    from rewardlab.store import sample_key
+
+    s = Sample(prompt="q", response="a", reference=1.5, steps=("x",), meta={"k": [1, "é"], "a": None}, id="given")
+    assert sample_digest(s).hex() == "773eb947409ef2ac49f29c497f5e9a93" == s.content_key == sample_key(s)
+    # a float with a negative exponent is where the stored digest and the earlier content_key differed
+    small = Sample(response="b", meta={"v": 1e-07})
+    assert small.content_key == sample_digest(small).hex() == "191af799f8bc3d13e0df7375d24c4a31" == small.id

@@ -217,3 +217,27 @@ def test_serve_per_reward_workers_zero_follows_the_same_rule():
 
 def test_the_default_timeout_still_reaches_ray_with_workers_zero():
     assert ServeSettings(backend="ray", workers=0).sample_timeout == 60.0
+
+
+class Pid(BaseReward):
+    """1.0 with the pid of the process that computed it, at once."""
+
+    name = "test.pid"
+    range = (0.0, 1.0)
+
+    def compute(self, sample: Sample) -> RewardResult:
+        return RewardResult.ok(1.0, info={"pid": os.getpid()})
+
+
+def test_score_file_options_default_timeout_is_for_worker_processes(tmp_path):
+    """``ScoreFileOptions(workers=0)`` scores in this process, as ``rewardlab.score(workers=0)``
+    does; the same 60 s passed by the caller is enforced (in one worker process)."""
+    assert ScoreFileOptions(workers=0).timeout is None
+    assert ScoreFileOptions(workers=0, timeout=60.0).timeout == 60.0
+    assert ScoreFileOptions().timeout == ScoreFileOptions(workers=2).timeout == 60.0
+    assert ScoreFileOptions(workers=0, backend="ray").timeout == 60.0  # Ray tasks are processes
+    for options, here in [(ScoreFileOptions(workers=0), True), (ScoreFileOptions(workers=0, timeout=60.0), False)]:
+        out = tmp_path / "out.jsonl"
+        score_file(Pid(), _data(tmp_path), out, options)
+        assert _row_fate(out) == ("ok", None, _row_fate(out)[2])
+        assert (_row_fate(out)[2] == os.getpid()) == here

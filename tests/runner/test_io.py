@@ -159,3 +159,16 @@ def test_explode_scores_each_list_element_and_keeps_bad_rows(tmp_path):
     assert "missing or not lists" in rows[3]["reward_error"]
     assert "malformed JSON" in rows[4]["reward_error"]
     assert "need one non-zero length" in rows[5]["reward_error"]
+
+
+@pytest.mark.parametrize("path", ["streamed", "group", "recorded"])
+def test_strict_stops_at_the_first_bad_row_on_every_file_path(tmp_path, path):
+    """One `--strict` rule (`runner.io.stop_if_strict`) for the streamed, group and recorded runs."""
+    from .rewards_for_tests import GroupMean
+
+    good = json.dumps({"response": "a", "reference": "a", "group": "g", "meta": {"v": 1}})
+    data = write_lines(tmp_path / "in.jsonl", [good, json.dumps({"reference": "no response", "group": "g"})])
+    reward = GroupMean() if path == "group" else build(SPEC)
+    extra = {"resume": True, "run_store": tmp_path / "runs.sqlite"} if path == "recorded" else {}
+    with pytest.raises(InputError, match=r"in.jsonl:2.*missing field 'response'.*--strict"):
+        score_file(reward, data, tmp_path / "o.jsonl", ScoreFileOptions(workers=0, strict=True, **extra))

@@ -150,3 +150,21 @@ def test_an_unreadable_problem_is_an_error_row_in_its_place_and_the_others_are_s
     printed = capsys.readouterr().out
     assert "problems.jsonl:1" in printed and "2 rows could not be read" in printed
     assert "searched 2 problems" in printed and "0 generation errors" in printed
+
+
+def test_the_search_defaults_are_declared_once():
+    """`rewardlab select search`, `SearchOptions` and the search functions share their budgets."""
+    import dataclasses
+    import inspect
+
+    from rewardlab.cli.select import search_command
+    from rewardlab.select.batch import SearchOptions
+    from rewardlab.select.search import beam_search, best_first_search, diverse_tree_search
+
+    options = {f.name: f.default for f in dataclasses.fields(SearchOptions)}
+    command = {name: p.default.default for name, p in inspect.signature(search_command).parameters.items()
+               if name in options}  # fmt: skip
+    assert command == {k: v for k, v in options.items() if k in command} and len(command) >= 9
+    for fn, names in [(best_first_search, ("expand", "max_tokens")), (beam_search, ("width", "expand")),
+                      (diverse_tree_search, ("expand",))]:  # fmt: skip
+        assert {n: inspect.signature(fn).parameters[n].default for n in names} == {n: options[n] for n in names}

@@ -11,7 +11,7 @@ from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
 from rewardlab.serve.app import _ScoreFastPath
 from rewardlab.serve.client import ServerError, _results
 from rewardlab.serve.settings import ServeSettings
-from rewardlab.store import ResultStore, encode_result, result_row
+from rewardlab.store import ResultStore, encode_result
 
 from ._live import asgi_client, run
 from ._rewards import Length
@@ -48,7 +48,10 @@ RESULTS = [
 
 @pytest.mark.parametrize("result", RESULTS)
 def test_result_rows_equal_to_dict(result):
-    assert result_row(result) == {**result.to_dict(), **({"steps": result.steps} if result.steps else {})}
+    shared = result.to_dict(copy=False)  # the hot path's row: info and steps are the result's own
+    assert shared == {**result.to_dict(), **({"steps": result.steps} if result.steps else {})}
+    if result.info:
+        assert shared["info"] is result.info and result.to_dict()["info"] is not result.info
     reference = orjson.dumps(result.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
     assert orjson.loads(encode_result(result)) == orjson.loads(reference)
 

@@ -10,6 +10,7 @@ computed over the readable rows, and the exit code stays 0, as for `score`, `eva
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +61,10 @@ def _read(input: Path, parse: Callable[[int, Any], T], on_error: Callable[[Input
 def advantages_command(
     input: Path = typer.Argument(..., help="Scored rows (.jsonl or .parquet), e.g. from `rewardlab score`."),
     group_by: str = typer.Option("group", "--group-by", "-g", help="Column holding the prompt (group) id."),
-    estimator: str = typer.Option("grpo", "--estimator", "-e", help="grpo, dr_grpo, rloo or reinforce_pp."),
+    estimator: str | None = typer.Option(
+        None, "--estimator", "-e",
+        help="Outcome estimator, one of rewardlab.credit.OUTCOME_ESTIMATORS (default: that of rewardlab.credit.advantages_by_group).",
+    ),
     score_column: str = typer.Option("reward", "--score-column", help="Column holding the score."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write. Default: INPUT.advantages.jsonl"),
     progress: bool | None = progress_option("Progress bar over the rows read, with rate and ETA (default: on when stderr is a terminal)."),
@@ -72,6 +76,8 @@ def advantages_command(
     from rewardlab.credit import OUTCOME_ESTIMATORS, advantages_by_group
     from rewardlab.runner.io import RowWriter, decode_row
 
+    if estimator is None:  # the library's default, declared by `advantages_by_group`
+        estimator = str(inspect.signature(advantages_by_group).parameters["estimator"].default)
     if estimator not in OUTCOME_ESTIMATORS:
         raise UsageError(f"--estimator must be one of {', '.join(OUTCOME_ESTIMATORS)}; got {estimator!r}")
     source = str(input)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,20 +11,20 @@ import typer
 
 from rewardlab.cli._options import Flag, defaulted, settings_options, settings_values, with_options
 from rewardlab.cli._progress import progress_option
-from rewardlab.core.choices import choices_of
-from rewardlab.errors import InputError, RewardLabError, UsageError
+from rewardlab.core.sample import Sample
+from rewardlab.errors import ConfigError, InputError, RewardLabError, UsageError
 from rewardlab.runner.options import (  # dataclasses only: cheap to import at start-up
-    FileBackend,
     ScoreFileOptions,
 )
 
 
 def _field_mapping(prompt: str | None, response: str | None, reference: str | None, extra: list[str]) -> dict[str, str]:
     mapping = {k: v for k, v in (("prompt", prompt), ("response", response), ("reference", reference)) if v}
+    names = [f.name for f in dataclasses.fields(Sample)]  # what `Sample.from_dict(fields=...)` maps
     for item in extra:
         name, sep, column = item.partition("=")
-        if not sep or name not in ("prompt", "response", "reference", "steps", "id", "group", "meta"):
-            raise UsageError(f"--field expects NAME=COLUMN with NAME in prompt, response, reference, steps, id, group, meta; got {item!r}")
+        if not sep or name not in names:
+            raise UsageError(f"--field expects NAME=COLUMN with NAME in {', '.join(names)}; got {item!r}")
         mapping[name] = column
     return mapping
 
@@ -81,24 +82,19 @@ def score_command(
     from rewardlab.runner import score_file
 
     values = settings_values(OPTIONS, settings)
-    if values["workers"] is not None and values["workers"] < 0:
-        raise UsageError("--workers must be >= 0")
-    if values["timeout"] is not None and values["timeout"] <= 0:
-        raise UsageError("--timeout must be positive")
-    if values["backend"] not in choices_of(FileBackend):
-        raise UsageError(f"unknown --backend {values['backend']!r}; use {' or '.join(map(repr, choices_of(FileBackend)))}")
-    if values["log_every"] < 1:
-        raise UsageError("--log-every must be >= 1")
-    if values["workers"] == 0 and values["backend"] == "local" and defaulted(ctx, "timeout"):
-        # `-w 0` alone scores in this process: the default timeout is for worker processes; a
-        # --timeout given on the command line is enforced (in one worker process).
-        values["timeout"] = None
+    if defaulted(ctx, "timeout"):
+        # ScoreFileOptions' own default: 60 s for worker processes, none for `-w 0` alone; a
+        # --timeout given on the command line is enforced (with -w 0, in one worker process).
+        del values["timeout"]
     out = output or default_output(input)
-    options = ScoreFileOptions(
-        **values,
-        fields=_field_mapping(prompt_field, response_field, reference_field, field) or None,
-        explode=tuple(f for item in explode for f in item.split(",") if f),
-    )
+    try:  # the options check their own values; on the command line a bad one is a usage error
+        options = ScoreFileOptions(
+            **values,
+            fields=_field_mapping(prompt_field, response_field, reference_field, field) or None,
+            explode=tuple(f for item in explode for f in item.split(",") if f),
+        )
+    except ConfigError as exc:
+        raise UsageError(f"invalid option: {exc}") from exc
     executor, served_hash, logger = None, None, None
     if remote is not None:  # the server computes; this process records the run
         from rewardlab.serve.remote import RemoteExecutor

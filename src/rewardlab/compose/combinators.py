@@ -47,12 +47,12 @@ from rewardlab.core import (
     UNBOUNDED,
     BaseReward,
     ErrorKind,
-    GroupKey,
     Range,
     Reward,
     RewardResult,
     Sample,
     Status,
+    batches_in_process,
     group_keys,
     spec_hash,
 )
@@ -163,9 +163,8 @@ class Composite(BaseReward):
     """Runs named components with gates and error policies; subclasses say how to combine."""
 
     combine: str = "composite"
-    #: Told how long each component call took (see `observed`). Not part of `describe()`:
-    #: observing does not change what the reward computes.
-    observer: ComponentObserver | None = None
+    # `observer` (a `BaseReward` capability) is told how long each component call took (see
+    # `observed`). Not part of `describe()`: observing does not change what is computed.
 
     def __init__(
         self,
@@ -192,7 +191,9 @@ class Composite(BaseReward):
         self._in_order = [c.name for c in self._order] == [c.name for c in self.components]
         self.range = clip if clip is not None else self._natural_range()
         # A group component makes the whole composite a group reward (`core.group_keys`).
-        self.group_keys: frozenset[GroupKey] = frozenset(k for c in self.components for k in group_keys(c.reward))
+        self.group_keys = frozenset(k for c in self.components for k in group_keys(c.reward))
+        # A model component keeps the whole composite in this process (`core.batches_in_process`).
+        self.batches_in_process = any(batches_in_process(c.reward) for c in self.components)
         self.spec_hash = spec_hash(self)  # computed once: the tree does not change after construction
 
     # -- what subclasses define --------------------------------------------------------------

@@ -13,21 +13,12 @@ observations back to the observer in the caller's process (`rewardlab.runner.exe
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from rewardlab.core.reward import ComponentObserver
 
 __all__ = ["ComponentObserver", "ComponentTimes", "Observation"]
 
 #: (component name, wall seconds of the whole call, samples it scored in that call)
 Observation = tuple[str, float, int]
-
-
-@runtime_checkable
-class ComponentObserver(Protocol):
-    """Told by a composite how long each call of a component took."""
-
-    def observe(self, component: str, seconds: float, samples: int) -> None:
-        """`component` scored `samples` samples in `seconds` (one `score` or `score_batch` call:
-        a batched reward, e.g. a model, cannot be timed per sample)."""
 
 
 class ComponentTimes:

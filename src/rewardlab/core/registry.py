@@ -2,8 +2,10 @@
 
 Three sources, looked up in this order:
 1. rewards registered at run time (`registry.register`, `@reward(register=True)`);
-2. rewardlab's built-ins, listed in `BUILTINS` as `"module:attribute"` strings and imported
-   only when used, so `rewardlab list` does not import sympy or torch;
+2. rewardlab's built-ins, which each package declares in its own `_registry.py`
+   (`REGISTRATION_FILE`: `"text.exact": ".text:ExactMatch"` in `rewardlab/verify/_registry.py`);
+   core reads those files as text and imports a reward's module only when it is used, so
+   `rewardlab list` does not import sympy or torch, and core names no package above it;
 3. third-party packages, through the `rewardlab.rewards` entry-point group
    (`[project.entry-points."rewardlab.rewards"] "acme.toxicity" = "acme.rewards:Toxicity"`).
 
@@ -14,13 +16,16 @@ factory's signature and type hints before anything runs, so a typo fails at `rew
 
 from __future__ import annotations
 
+import ast
 import difflib
+import functools
 import importlib
 import inspect
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from rewardlab._lazy import dependency_error, extras_for, missing
@@ -36,81 +41,87 @@ from rewardlab.errors import (
 
 ENTRY_POINT_GROUP = "rewardlab.rewards"
 
-# name -> "module:attribute". Each area adds its built-ins here; imported lazily.
-BUILTINS: dict[str, str] = {
-    "text.exact": "rewardlab.verify.text:ExactMatch",
-    "text.regex": "rewardlab.verify.text:RegexMatch",
-    "format.tags": "rewardlab.verify.format:TagFormat",
-    "length.tokens": "rewardlab.verify.length:LengthTerm",
-    # the everyday reward zoo (docs/rewards.md)
-    "text.normalized": "rewardlab.verify.text:NormalizedMatch",
-    "text.f1": "rewardlab.verify.text:TokenF1",
-    "text.choice": "rewardlab.verify.text:ChoiceMatch",
-    "text.contains": "rewardlab.verify.text:Contains",
-    "text.keywords": "rewardlab.verify.text:KeywordCoverage",
-    "similarity.bleu": "rewardlab.verify.similarity:BLEU",
-    "similarity.chrf": "rewardlab.verify.similarity:ChrF",
-    "similarity.rouge": "rewardlab.verify.similarity:ROUGE",
-    "similarity.fuzzy": "rewardlab.verify.similarity:Fuzzy",
-    "structure.json": "rewardlab.verify.structure:JSONValid",
-    "structure.json_schema": "rewardlab.verify.structure:JSONSchemaValid",
-    "structure.tool_call": "rewardlab.verify.structure:ToolCallMatch",
-    "structure.xml": "rewardlab.verify.structure:XMLWellFormed",
-    "geometry.box_iou": "rewardlab.verify.geometry:BoxIoU",
-    "geometry.interval_iou": "rewardlab.verify.geometry:IntervalIoU",
-    "sets.f1": "rewardlab.verify.geometry:SetF1",
-    "sets.ordered": "rewardlab.verify.geometry:OrderedMatch",
-    "shaping.soft_overlong": "rewardlab.verify.shaping_terms:SoftOverlong",
-    "shaping.cosine": "rewardlab.verify.shaping_terms:CosineScaled",
-    "shaping.repetition": "rewardlab.verify.shaping_terms:RepetitionPenalty",
-    "shaping.length_budget": "rewardlab.verify.shaping_terms:LengthBudget",
-    "shaping.adaptive_length": "rewardlab.verify.shaping_terms:AdaptiveLengthPenalty",
-    "ifeval.constraints": "rewardlab.verify.ifeval:IFEvalConstraints",
-    "judge.llm": "rewardlab.judges.llm:LLMJudge",
-    "judge.pairwise": "rewardlab.judges.protocols:PairwiseJudge",  # docs/judges.md
-    "judge.rubric": "rewardlab.judges.rubric:Rubric",  # docs/judges.md
-    "labelfree.majority_vote": "rewardlab.judges.consensus:MajorityVote",  # docs/judges.md
-    "labelfree.consensus": "rewardlab.judges.propagation:Consensus",  # docs/judges.md
-    "labelfree.self_certainty": "rewardlab.judges.certainty:SelfCertainty",  # docs/judges.md
-    "labelfree.entropy": "rewardlab.judges.certainty:Entropy",  # docs/judges.md
-    "graders.string_check": "rewardlab.verify.graders:StringCheck",
-    "graders.text_similarity": "rewardlab.verify.graders:TextSimilarity",
-    "graders.python": "rewardlab.verify.graders:PythonGrader",
-    "math.answer": "rewardlab.verify.math.reward:MathAnswer",  # docs/math.md
-    "code.tests": "rewardlab.verify.code.reward:CodeTests",  # docs/code.md
-    "model.rm": "rewardlab.models.reward:ModelReward",  # docs/models.md
-    "model.prm": "rewardlab.models.prm:ProcessReward",  # docs/models.md
-    "model.hf": "rewardlab.models.hf_reward:HFReward",  # docs/models.md
-    "model.hf_prm": "rewardlab.models.hf_prm:HFProcessReward",  # docs/models.md
-    "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
-    # multi-objective rewards: parameterised shape curves per objective (docs/multiobjective.md)
-    "multiobj.curve": "rewardlab.multiobj.shapes:Curve",
-    # rewards learned from demonstrations (docs/demonstrations.md)
-    "learn.demo": "rewardlab.learn.reward:DemoSpecReward",
-    "learn.goal_baseline_text": "rewardlab.learn.reward:GoalBaselineTextReward",
-}
+#: The file in which a package of rewardlab declares the built-in rewards it owns (as
+#: Gymnasium's packages register their own environments): two literal dicts, ``BUILTINS``
+#: (dotted name -> ``".module:attribute"``, a module of that package) and ``NEEDS`` (dotted name
+#: -> optional modules it imports only when it scores, so importing its class succeeds without
+#: them: `rewardlab list`/`check` mark it unavailable and building it raises `DependencyError`
+#: naming the extra, `rewardlab._lazy.OPTIONAL`). Core reads these files as text and never
+#: imports them, so listing names imports no package, and names no package above it.
+REGISTRATION_FILE = "_registry.py"
 
-# Optional modules (import names) a built-in imports only when it scores, so importing its
-# class succeeds without them; `rewardlab list`/`check` mark it unavailable and building it
-# raises `DependencyError` naming the extra (`rewardlab._lazy.OPTIONAL`). Built-ins whose
-# module imports an extra at the top (torch for `model.*`) are found missing on import.
-NEEDS: dict[str, tuple[str, ...]] = {
-    "similarity.bleu": ("sacrebleu",),
-    "similarity.chrf": ("sacrebleu",),
-    "similarity.rouge": ("rouge_score",),
-    "similarity.fuzzy": ("rapidfuzz",),
-    "structure.json_schema": ("jsonschema",),
-    "graders.text_similarity": ("rapidfuzz", "sacrebleu", "rouge_score"),
-    "judge.llm": ("httpx",),
-    "judge.pairwise": ("httpx",),
-    "judge.rubric": ("httpx",),
-    "math.answer": ("sympy", "latex2sympy2_extended"),
-    "model.rm": ("torch",),
-    "model.prm": ("torch",),
-    "model.hf": ("torch", "transformers"),
-    "model.hf_prm": ("torch", "transformers"),
-    "learn.goal_baseline_text": ("torch", "transformers"),  # rewards learned from demonstrations
-}
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the `rewardlab` package directory
+
+
+@dataclass(frozen=True)
+class BuiltinTables:
+    """Every package's declared built-ins, merged: name -> ``"module:attribute"`` (absolute)
+    and name -> optional modules."""
+
+    builtins: Mapping[str, str]
+    needs: Mapping[str, tuple[str, ...]]
+
+
+@functools.cache
+def builtin_tables(package_dir: Path = _PACKAGE_DIR) -> BuiltinTables:
+    """The built-ins declared in the `REGISTRATION_FILE` of each package under `package_dir`.
+
+    Raises:
+        RegistryError: a file that is not two literal dicts, a target outside its package, or
+            one name declared by two packages.
+    """
+    builtins: dict[str, str] = {}
+    needs: dict[str, tuple[str, ...]] = {}
+    for path in sorted(package_dir.glob(f"*/{REGISTRATION_FILE}")):
+        package = f"{package_dir.name}.{path.parent.name}"
+        tables = _literal_tables(path)
+        for name, target in tables.get("BUILTINS", {}).items():
+            if name in builtins:
+                raise RegistryError(f"reward name {name!r} is declared twice: {builtins[name]} and {package} ({path})")
+            builtins[name] = _absolute(target, package, path)
+        needs.update((name, tuple(modules)) for name, modules in tables.get("NEEDS", {}).items())
+    return BuiltinTables(builtins, needs)
+
+
+def _literal_tables(path: Path) -> dict[str, dict[str, Any]]:
+    """The dicts assigned at the top level of `path`, evaluated as literals (nothing runs)."""
+    out: dict[str, dict[str, Any]] = {}
+    target: ast.expr
+    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, expression = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, expression = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in ("BUILTINS", "NEEDS"):
+            try:
+                value = ast.literal_eval(expression)
+            except ValueError as exc:
+                raise RegistryError(f"{path}: {target.id} must be a literal dict ({exc})") from exc
+            if not isinstance(value, dict):
+                raise RegistryError(f"{path}: {target.id} must be a dict, got {type(value).__name__}")
+            out[target.id] = value
+    return out
+
+
+def _absolute(target: str, package: str, path: Path) -> str:
+    """`target` with its module made absolute; a built-in lives in the package declaring it."""
+    if not isinstance(target, str) or ":" not in target:
+        raise RegistryError(f"{path}: {target!r} is not 'module:attribute'")
+    absolute = package + target if target.startswith(".") else target
+    if not absolute.startswith(package + "."):
+        raise RegistryError(f"{path}: {target!r} is outside {package}; a package registers its own rewards")
+    return absolute
+
+
+def __getattr__(name: str) -> Any:
+    """`BUILTINS` and `NEEDS`: the merged tables (read on first use, see `builtin_tables`)."""
+    if name == "BUILTINS":
+        return dict(builtin_tables().builtins)
+    if name == "NEEDS":
+        return dict(builtin_tables().needs)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -140,10 +151,29 @@ class Registry:
 
     def __init__(self, builtins: Mapping[str, str] | None = None, *, use_entry_points: bool = True):
         self._factories: dict[str, Any] = {}
-        self._lazy: dict[str, str] = dict(BUILTINS if builtins is None else builtins)
-        self._needs: dict[str, tuple[str, ...]] = dict(NEEDS) if builtins is None else {}
+        # None: the packages' declared built-ins, read on first use (`builtin_tables`)
+        self._given = None if builtins is None else dict(builtins)
+        self._tables: tuple[dict[str, str], dict[str, tuple[str, ...]]] | None = None
         self._use_entry_points = use_entry_points
         self._entry_points_loaded = False
+
+    @property
+    def _lazy(self) -> dict[str, str]:
+        """name -> ``"module:attribute"`` of every name not imported yet."""
+        return self._load()[0]
+
+    @property
+    def _needs(self) -> dict[str, tuple[str, ...]]:
+        return self._load()[1]
+
+    def _load(self) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        if self._tables is None:
+            if self._given is not None:
+                self._tables = (self._given, {})
+            else:
+                tables = builtin_tables()
+                self._tables = (dict(tables.builtins), dict(tables.needs))
+        return self._tables
 
     # -- registration ----------------------------------------------------------------------
     def register(self, name: str, factory: Any, *, overwrite: bool = False) -> None:

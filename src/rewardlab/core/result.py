@@ -145,23 +145,32 @@ class RewardResult:
 
     def stamped(self, spec_hash: str) -> RewardResult:
         """This result with a `Stamp` of the current version and `spec_hash`."""
-        return replace(self, stamp=Stamp(__version__, spec_hash))
+        return replace(self, stamp=stamp(spec_hash))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (nested components included)."""
-        out: dict[str, Any] = {"score": self.score, "status": self.status.value}
+    def to_dict(self, *, copy: bool = True) -> dict[str, Any]:
+        """JSON-ready dict (nested components included): the one encoding of a result, which
+        the cache stores, the server sends and `from_dict` reads back.
+
+        Args:
+            copy: ``False`` shares `info` (when a dict) and `steps` (a tuple) with this result
+                instead of copying them, for a dict that is encoded at once and dropped (the
+                server's and the cache's hot path); do not change such a dict.
+        """
+        out: dict[str, Any] = {"score": self.score, "status": self.status._value_}
         if self.error is not None:
             out["error"] = self.error.to_dict()
         if self.components:
-            out["components"] = {k: v.to_dict() for k, v in self.components.items()}
+            out["components"] = {k: v.to_dict(copy=copy) for k, v in self.components.items()}
         if self.steps is not None:
-            out["steps"] = list(self.steps)
-        if self.info:
-            out["info"] = dict(self.info)
+            out["steps"] = list(self.steps) if copy else self.steps
+        info = self.info
+        if info:
+            out["info"] = dict(info) if copy or type(info) is not dict else info
         if self.objectives is not None:
             out["objectives"] = dict(self.objectives)
         if self.stamp is not None:
-            out.update(self.stamp.to_dict())
+            out["rewardlab_version"] = self.stamp.rewardlab_version
+            out["spec_hash"] = self.stamp.spec_hash
         return out
 
     @classmethod
@@ -182,7 +191,7 @@ class RewardResult:
         components = data.get("components")
         steps = data.get("steps")
         info = data.get("info")
-        stamp = _stamp(str(data.get("rewardlab_version", "")), str(data["spec_hash"])) if "spec_hash" in data else None
+        stamp_ = stamp(str(data["spec_hash"]), str(data.get("rewardlab_version", ""))) if "spec_hash" in data else None
         vector = data.get("objectives")
         return _assemble(
             score,
@@ -191,7 +200,7 @@ class RewardResult:
             tuple(float(x) for x in steps) if steps is not None else None,
             info if type(info) is dict else dict(info or {}),
             error,
-            stamp,
+            stamp_,
             _objectives(vector) if vector is not None else None,
         )
 
@@ -230,6 +239,13 @@ _STATUS = {s.value: s for s in Status}
 _KIND = {k.value: k for k in ErrorKind}
 # Results from one reward share one stamp: a decoded batch does not build one per row.
 _stamp = functools.lru_cache(maxsize=256)(Stamp)
+
+
+def stamp(spec_hash: str, version: str = __version__) -> Stamp:
+    """The stamp that traces a number to the reward that produced it: `version` (default: this
+    library's) and `spec_hash`. The one way a stamp is made; rows that carry it as columns
+    use `Stamp.to_dict` (``rewardlab_version``, ``spec_hash``, in that order)."""
+    return _stamp(version, spec_hash)
 
 # `ok` and `from_dict` check the rules above themselves and then set the slots through their
 # descriptors, without `__init__`: a frozen slots dataclass sets each field through

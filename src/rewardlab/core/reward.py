@@ -34,24 +34,34 @@ def group_id(sample: Sample, key: GroupKey) -> str | None:
     return sample.prompt_text if key == "prompt" else sample.group
 
 
-def group_keys(reward_: object) -> frozenset[GroupKey]:
-    """What `reward_` groups by; empty for a reward that scores every sample on its own.
+@runtime_checkable
+class ComponentObserver(Protocol):
+    """Told by an observed reward how long each call of one of its parts took (see
+    `Reward.observed`; `rewardlab.compose.observer.ComponentTimes` keeps what it is told)."""
 
-    A *group reward* scores a sample against the other members of its group (majority vote,
-    consensus, within-group weights) and declares it with a `group_keys` attribute. Whoever
-    cuts a batch into pieces (the runner's pools, Ray, the server's batcher, the client) must
-    keep every group in one `score_batch` call, or the group is silently scored on a part of it.
-    Composites declare the union of their parts' keys.
-    """
-    return frozenset(getattr(reward_, "group_keys", ()))
+    def observe(self, component: str, seconds: float, samples: int) -> None:
+        """`component` scored `samples` samples in `seconds` (one `score` or `score_batch` call:
+        a batched reward, e.g. a model, cannot be timed per sample)."""
 
 
 @runtime_checkable
 class Reward(Protocol):
     """What every reward, built-in, learned, remote or composite, looks like.
 
-    A group reward also has `group_keys` (see `group_keys`); it is optional, so it is not a
-    member of the protocol.
+    Besides the members below, a reward may declare four capabilities. `BaseReward` declares
+    them with their defaults; a reward that implements only this protocol gets the same
+    defaults, read through the functions of the same names, which are the one place the
+    runner, the server and the adapters ask (never ``getattr`` or a type test of their own):
+
+    * ``group_keys: frozenset[GroupKey]`` — what a group reward groups by (`group_keys`;
+      default: empty, every sample is scored on its own).
+    * ``spec_hash: str | None`` — the hash stamped on its results (`spec_hash`; default:
+      ``None``, hashed from `describe()`; `compose.build` sets the spec's).
+    * ``batches_in_process: bool`` — it batches a loaded model in this process, so it runs
+      here in whole batches, not in worker processes (`batches_in_process`; default: False).
+    * ``observer`` and ``observed(observer)`` — a copy that tells an observer how long each
+      of its parts takes (`observer_of`, `observed`; default: no parts, nothing to tell, the
+      reward itself). Composites time their components.
     """
 
     name: str
@@ -105,6 +115,22 @@ class BaseReward:
     range: Range = UNBOUNDED
     #: parameters shown by `describe()` and hashed into the spec hash (recorded from `__init__`)
     params: Mapping[str, JSON] = {}
+
+    # -- capabilities (see `Reward`), with their defaults ----------------------------------
+    #: what a group reward groups by (empty: each sample on its own)
+    group_keys: frozenset[GroupKey] = frozenset()
+    #: the hash stamped on results (None: hashed from `describe()`)
+    spec_hash: str | None = None
+    #: a loaded model batched in this process: run here, whole batches, never in workers
+    batches_in_process: bool = False
+    #: told how long each part takes (see `observed`); not part of `describe()`
+    observer: ComponentObserver | None = None
+
+    def observed(self, observer: ComponentObserver | None) -> Reward:
+        """This reward, telling `observer` how long each of its parts takes. A reward without
+        parts has nothing to tell, so the default is the reward itself; composites return an
+        observed copy."""
+        return self
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -342,6 +368,37 @@ def reward(
         return built
 
     return wrap
+
+
+def group_keys(reward_: object) -> frozenset[GroupKey]:
+    """What `reward_` groups by; empty for a reward that scores every sample on its own.
+
+    A *group reward* scores a sample against the other members of its group (majority vote,
+    consensus, within-group weights) and declares it with a `group_keys` attribute. Whoever
+    cuts a batch into pieces (the runner's pools, Ray, the server's batcher, the client) must
+    keep every group in one `score_batch` call, or the group is silently scored on a part of it.
+    Composites declare the union of their parts' keys.
+    """
+    return frozenset(getattr(reward_, "group_keys", ()))
+
+
+def batches_in_process(reward_: object) -> bool:
+    """Whether `reward_` batches a loaded model in this process (`model.hf`, `model.hf_prm`, or
+    a composite with such a part): it is scored here, in whole batches, whatever `workers`."""
+    return bool(getattr(reward_, "batches_in_process", False))
+
+
+def observer_of(reward_: object) -> ComponentObserver | None:
+    """The observer `reward_` reports its parts' times to (None: not observed)."""
+    observer = getattr(reward_, "observer", None)
+    return observer if isinstance(observer, ComponentObserver) else None
+
+
+def observed(reward_: Reward, observer: ComponentObserver | None) -> Reward:
+    """`reward_` telling `observer` how long each of its parts takes (`Reward.observed`); a
+    reward that cannot be observed is returned as it is."""
+    method = getattr(reward_, "observed", None)
+    return method(observer) if callable(method) else reward_
 
 
 def spec_hash(reward_: Reward) -> str:

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+import orjson
+
 from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
@@ -29,6 +31,27 @@ def canonical_json(value: JSON) -> str:
 def content_hash(value: JSON, *, size: int = 16) -> str:
     """Short stable hash of a JSON value (blake2b, `size` bytes, hex)."""
     return hashlib.blake2b(canonical_json(value).encode(), digest_size=size).hexdigest()
+
+
+def sample_digest(sample: Sample) -> bytes:
+    """16-byte hash of what a reward can see of `sample` (prompt, response, reference, steps,
+    meta; never a given `id` or `group`): the result cache's key, and `Sample.content_key` in hex.
+
+    orjson with sorted keys is the fast path (a server hashes every sample it is sent); values
+    orjson refuses fall back to `canonical_json`. The bytes hashed are those the result cache
+    was written with, so caches stay readable; they equal `canonical_json`'s except for floats
+    with a negative exponent (``1e-07``) and NaN/infinity. Hashed once per sample, on first use.
+    """
+    cached: bytes | None = sample.__dict__.get("_digest")
+    if cached is None:
+        payload = [sample.prompt, sample.response, sample.reference, sample.steps, sample.meta]
+        try:
+            data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            data = canonical_json(payload).encode()
+        cached = hashlib.blake2b(data, digest_size=16).digest()
+        sample.__dict__["_digest"] = cached
+    return cached
 
 
 def text_of(value: Text | None) -> str:
@@ -96,15 +119,10 @@ class Sample:
         """Hash of prompt, response, reference, steps and meta (never of a given `id`).
 
         This, not `id`, is what caches key on: a caller-chosen id may be reused for a different
-        response, the content cannot. Computed on first use (hashing costs microseconds that a
-        cheap reward should not pay when nobody asks).
+        response, the content cannot. It is `sample_digest` in hex, computed on first use
+        (hashing costs microseconds that a cheap reward should not pay when nobody asks).
         """
-        cached: str | None = self.__dict__.get("_content_key")
-        if cached is None:
-            payload = [self.prompt, self.response, self.reference, self.steps, self.meta]
-            cached = content_hash(payload)
-            self.__dict__["_content_key"] = cached
-        return cached
+        return sample_digest(self).hex()
 
     @property
     def given_id(self) -> str:

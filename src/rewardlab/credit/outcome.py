@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ArrayError
 from rewardlab.shape._arrays import (
     EPS,
@@ -193,8 +194,7 @@ def reinforce_pp(
         `(groups, samples)` advantages; spread them over tokens with `to_tokens`.
     """
     values, valid = grouped(rewards, mask)
-    if baseline not in ("group", "none"):
-        raise ArrayError("baseline", f"unknown baseline {baseline!r}; use 'group' or 'none'")
+    check_choices(reinforce_pp, error=ArrayError, baseline=baseline)
     if not valid.any():
         return like(np.zeros_like(values), rewards)
     if baseline == "group":

@@ -27,9 +27,6 @@ def build_reward(spec: SpecLike) -> Reward:
     return build(spec)
 
 
-def component_scores(result: RewardResult, names: Sequence[str]) -> dict[str, float | None]:
-    """Each component's score (None when it has none: error, skipped, gated)."""
-    return {name: (result.components[name].score if name in result.components else None) for name in names}
 
 
 def batch_metrics(results: Sequence[RewardResult], names: Sequence[str], prefix: str = "rewardlab") -> dict[str, float]:
@@ -116,11 +113,6 @@ def unreferenced_components(sample: Sample, result: RewardResult) -> list[str]:
     ]  # fmt: skip
 
 
-def error_value(result: RewardResult, policy: float | None) -> float | None:
-    """The number an `error`/`skipped` result becomes under an explicit policy (None: none)."""
-    if result.status is Status.OK and result.score is not None:
-        return result.score
-    return policy
 
 
 def first_key(columns: Mapping[str, Any], candidates: Sequence[str]) -> str | None:

@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys, spec_hash
+from rewardlab.core.choices import check_choice
 from rewardlab.core.columns import component_names
 from rewardlab.errors import (
     ConfigError,
@@ -191,8 +192,7 @@ class TRLReward:
     ):
         if not (on_error in ("skip", "raise") or isinstance(on_error, int | float)):
             raise ConfigError(f"on_error must be 'skip', 'raise' or a number, got {on_error!r}")
-        if on_missing_reference not in ("score", "skip"):
-            raise ConfigError(f"on_missing_reference must be 'score' or 'skip', got {on_missing_reference!r}")
+        check_choice("on_missing_reference", on_missing_reference, OnMissingReference)
         if num_generations is not None and num_generations < 1:
             raise ConfigError(f"num_generations must be >= 1 (GRPOConfig.num_generations), got {num_generations}")
         self.num_generations = num_generations

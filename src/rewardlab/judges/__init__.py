@@ -16,8 +16,8 @@ from rewardlab.judges.consensus import MajorityVote, cluster_answers
 from rewardlab.judges.llm import LLMJudge
 from rewardlab.judges.propagation import Consensus
 from rewardlab.judges.protocols import PairwiseJudge, p_yes
-from rewardlab.judges.templates import BUILTIN, PAIRWISE, parse_score, render
 from rewardlab.store.calls import CallCache
+from rewardlab.templates import BUILTIN, PAIRWISE, parse_score, render
 
 __all__ = [
     "BUILTIN",

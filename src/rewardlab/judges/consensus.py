@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rewardlab.core import JSON, BaseReward, ErrorKind, GroupKey, RewardResult, Sample, group_id
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
 
 __all__ = ["Clusters", "MajorityVote", "answer_entropy", "cluster_answers"]
@@ -173,12 +174,7 @@ class MajorityVote(BaseReward):
             raise ConfigError(f"min_group must be >= 2 (one answer is no vote), got {min_group}")
         if not 0.0 < min_agreement <= 1.0:
             raise ConfigError(f"min_agreement must be in (0, 1], got {min_agreement}")
-        if mode not in ("binary", "frequency", "entropy"):
-            raise ConfigError(f"mode must be 'binary', 'frequency' or 'entropy', got {mode!r}")
-        if ties not in ("skip", "first"):
-            raise ConfigError(f"ties must be 'skip' or 'first', got {ties!r}")
-        if group_by not in ("group", "prompt"):
-            raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
+        check_choices(MajorityVote.__init__, mode=mode, ties=ties, group_by=group_by)
         self.min_group, self.min_agreement, self.mode, self.answer_key = min_group, min_agreement, mode, answer_key
         self.group_by, self.ties = group_by, ties
         self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch

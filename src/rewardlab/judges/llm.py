@@ -29,7 +29,7 @@ from rewardlab.core import JSON, BaseReward, RewardResult, Sample, spec_hash
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.judges.protocols import p_yes, vote_scores
-from rewardlab.judges.templates import BUILTIN, parse_score, render
+from rewardlab.templates import BUILTIN, parse_score, render
 
 
 class LLMJudge(BaseReward):
@@ -39,7 +39,7 @@ class LLMJudge(BaseReward):
         base_url: the OpenAI-compatible API root (`.../v1`).
         model: the judge model name the endpoint serves.
         template: a built-in name (`score_1_10`, `reference_1_10`, `rubric_1_10`, `pass_fail`) or the user
-            message text with `{{ placeholders }}` (see `rewardlab.judges.templates`).
+            message text with `{{ placeholders }}` (see `rewardlab.templates`).
         system: the system message (default: the built-in template's; none for custom text).
         messages: a full message list `[{role, content}]` of templates, instead of
             `template`/`system` (what an imported OpenAI `score_model` grader uses).

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rewardlab.core import JSON, BaseReward, GroupKey, RewardResult, Sample
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
 from rewardlab.judges.consensus import score_by_group
 
@@ -67,8 +68,7 @@ class Consensus(BaseReward):
             raise ConfigError(f"min_group must be >= 2, got {min_group}")
         if not 0.0 <= min_consensus <= 1.0 or not 0.0 < alpha < 1.0:
             raise ConfigError(f"need min_consensus in [0, 1] and alpha in (0, 1), got {min_consensus}, {alpha}")
-        if group_by not in ("group", "prompt"):
-            raise ConfigError(f"group_by must be 'group' or 'prompt', got {group_by!r}")
+        check_choices(Consensus.__init__, group_by=group_by)
         self.min_group, self.min_consensus, self.label_key, self.alpha, self.group_by = min_group, min_consensus, label_key, alpha, group_by
         self.group_keys: frozenset[GroupKey] = frozenset({group_by})  # runners keep a group in one batch
 

@@ -26,8 +26,8 @@ from typing import Any
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
-from rewardlab.judges.templates import PAIRWISE, render
 from rewardlab.store.calls import CallCache
+from rewardlab.templates import PAIRWISE, render
 
 __all__ = ["PairwiseJudge", "p_yes", "vote_scores"]
 

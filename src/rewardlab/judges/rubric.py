@@ -57,6 +57,7 @@ from rewardlab.core import (
     group_keys,
     registry,
 )
+from rewardlab.core.choices import check_choice, check_choices
 from rewardlab.errors import ConfigError
 
 __all__ = ["Criterion", "Rubric"]
@@ -121,8 +122,7 @@ def _criterion(entry: Mapping[str, Any], judge: Mapping[str, Any] | None, index:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: every criterion needs a `name`")
     kind = entry.get("kind", "quality")
-    if kind not in ("gate", "quality", "principle"):
-        raise ConfigError(f"{where} ({name}): kind must be gate, quality or principle, got {kind!r}")
+    check_choice(f"{where} ({name}): kind", kind, Kind)
     weight = float(entry.get("weight", 1.0))
     if not weight >= 0 or not math.isfinite(weight):
         raise ConfigError(f"{where} ({name}): weight must be a finite number >= 0, got {weight}")
@@ -175,8 +175,7 @@ class Rubric(BaseReward):
             adaptive = bool(table.get("adaptive", adaptive))
         if not criteria:
             raise ConfigError("a rubric needs at least one criterion")
-        if mode not in ("partial", "strict"):
-            raise ConfigError(f"mode must be 'partial' or 'strict', got {mode!r}")
+        check_choices(Rubric.__init__, mode=mode)
         if not 0.0 <= float(threshold) <= 1.0:
             raise ConfigError(f"threshold must be in [0, 1], got {threshold}")
         self.criteria = [_criterion(entry, judge, i) for i, entry in enumerate(criteria)]

@@ -19,7 +19,6 @@ other texts share its batch (up to float round-off, tested at 1e-5).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -337,8 +336,3 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return len(self._store)
-
-
-def offline_env() -> dict[str, str]:
-    """Environment variables that forbid Hugging Face network access (for subprocesses)."""
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

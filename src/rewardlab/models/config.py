@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
 
 __all__ = [
@@ -61,12 +62,7 @@ class EncodeConfig:
     def __post_init__(self) -> None:
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
-        if self.truncation_side not in ("split", "left", "right"):
-            raise ConfigError(f"truncation_side must be 'split', 'left' or 'right', got {self.truncation_side!r}")
-        if self.pooling not in ("auto", "mean", "cls", "last"):
-            raise ConfigError(f"pooling must be 'auto', 'mean', 'cls' or 'last', got {self.pooling!r}")
-        if self.precision not in ("fp32", "bf16"):
-            raise ConfigError(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
+        check_choices(type(self), truncation_side=self.truncation_side, pooling=self.pooling, precision=self.precision)
 
 
 @dataclass(frozen=True)
@@ -193,8 +189,7 @@ class LoopOptions(Protocol):
 
 def check_loop_options(options: LoopOptions) -> None:
     """Refuse settings `train.fit_epochs` cannot run with (`ConfigError` naming the setting)."""
-    if options.mode not in ("frozen", "finetune"):
-        raise ConfigError(f"mode must be 'frozen' or 'finetune', got {options.mode!r}")
+    check_choices(type(options), mode=options.mode)
     if options.epochs < 1 or options.batch_size < 1:
         raise ConfigError("epochs and batch_size must be >= 1")
     if options.lr <= 0 or options.lr_backbone <= 0:

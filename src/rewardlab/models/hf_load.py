@@ -161,6 +161,17 @@ def resolve_dtype(dtype: Dtype, device: torch.device) -> torch.dtype:
     return _TORCH_DTYPES[dtype]
 
 
+#: how many samples a forward pass takes: memory knobs, not what is computed, so they are not
+#: parameters (not hashed into the spec hash); `__reduce__` carries them separately
+BATCHING_PARAMS = ("max_tokens_per_batch", "max_batch_size")
+
+
+def scoring_params(recorded: Mapping[str, Any], **resolved: Any) -> dict[str, Any]:
+    """A model reward's `params`: those `BaseReward` recorded from its `__init__` call, in
+    signature order, with the values it resolved (`resolved`) and without `BATCHING_PARAMS`."""
+    return {k: resolved.get(k, v) for k, v in recorded.items() if k not in BATCHING_PARAMS}
+
+
 def rebuild(cls: type, params: dict[str, Any]) -> Any:
     """`cls(**params)`: how a model reward is unpickled (a Ray task, a spawned worker). The
     weights are not pickled; the receiving process loads them once, from the same directory."""

@@ -35,10 +35,11 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.core.choices import check_choices
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import Encoded, InputBuilder, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind, scoring_params
 
 __all__ = ["HFProcessReward"]
 
@@ -76,8 +77,7 @@ class HFProcessReward(BaseReward):
                  good_token: str | None = None, bad_token: str | None = None, aggregate: Aggregate = "min",
                  chat_template: bool | None = None, system_prompt: str | None = None, max_length: int | None = None,
                  max_tokens_per_batch: int = 16384, max_batch_size: int = 64, trust_remote_code: bool = False):
-        if aggregate not in ("min", "product", "mean", "last"):
-            raise ConfigError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
+        check_choices(HFProcessReward.__init__, aggregate=aggregate)
         if (good_token is None) != (bad_token is None):
             raise ConfigError("give both good_token and bad_token (a causal-LM PRM), or neither")
         self.after_step = step_tag if after_step is None else after_step
@@ -98,11 +98,8 @@ class HFProcessReward(BaseReward):
             raise ConfigError(f"positive_label {positive_label} is not a label of this model ({n_labels} labels)")
         self.positive_label, self.aggregate = positive_label, aggregate
         self.max_tokens_per_batch, self.max_batch_size = max_tokens_per_batch, max_batch_size
-        self.params = {"model": model, "revision": revision, "device": device, "dtype": dtype, "step_tag": step_tag,
-                       "after_step": self.after_step, "positive_label": positive_label, "good_token": good_token,
-                       "bad_token": bad_token, "aggregate": aggregate, "chat_template": self.inputs.use_template,
-                       "system_prompt": system_prompt, "max_length": self.inputs.max_length,
-                       "trust_remote_code": trust_remote_code}
+        self.params = scoring_params(self.params, after_step=self.after_step, chat_template=self.inputs.use_template,
+                                     max_length=self.inputs.max_length)
 
     def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
         """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""

@@ -38,11 +38,12 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.core.choices import check_choices
 from rewardlab.core.reward import UNBOUNDED
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
-from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind
+from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind, scoring_params
 
 __all__ = ["HFReward", "head_names"]
 
@@ -113,8 +114,7 @@ class HFReward(BaseReward):
         self.weights = dict(weights or {})
         if gate_temperature <= 0:
             raise ConfigError(f"gate_temperature must be > 0, got {gate_temperature}")
-        if normalize not in ("none", "sigmoid", "zscore"):
-            raise ConfigError(f"normalize must be 'none', 'sigmoid' or 'zscore', got {normalize!r}")
+        check_choices(HFReward.__init__, normalize=normalize)
         if normalize == "zscore" and not std > 0:
             raise ConfigError(f"normalize='zscore' needs std > 0, got {std}")
         if max_tokens_per_batch < 1 or max_batch_size < 1:
@@ -122,11 +122,8 @@ class HFReward(BaseReward):
         self.gate_temperature, self.normalize, self.mean, self.std = gate_temperature, normalize, mean, std
         self.max_tokens_per_batch, self.max_batch_size = max_tokens_per_batch, max_batch_size
         self.range = (0.0, 1.0) if normalize == "sigmoid" else UNBOUNDED
-        self.params = {"model": model, "revision": revision, "device": device, "dtype": dtype,
-                       "chat_template": self.inputs.use_template, "system_prompt": system_prompt,
-                       "max_length": self.inputs.max_length, "combine": self.combine, "weights": self.weights,
-                       "gate_temperature": gate_temperature, "normalize": normalize, "mean": mean, "std": std,
-                       "trust_remote_code": trust_remote_code, "truncation": truncation}
+        self.params = scoring_params(self.params, chat_template=self.inputs.use_template,
+                                     max_length=self.inputs.max_length, combine=self.combine, weights=self.weights)
 
     def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
         """Pickled as its parameters (see `hf_load.rebuild`), never as the loaded weights."""

@@ -30,7 +30,8 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
 from rewardlab._seeding import all_seeded
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
-from rewardlab.errors import ConfigError, InputError
+from rewardlab.core.choices import check_choices
+from rewardlab.errors import InputError
 from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text, pair_text
 from rewardlab.models.config import PRMConfig
@@ -198,8 +199,7 @@ class ProcessReward(BaseReward):
 
     def __init__(self, *, path: str, aggregate: Literal["min", "product", "mean", "last"] = "min",
                  batch_size: int = 64):
-        if aggregate not in ("min", "product", "mean", "last"):
-            raise ConfigError(f"aggregate must be min, product, mean or last, got {aggregate!r}")
+        check_choices(ProcessReward.__init__, aggregate=aggregate)
         self.prm = ProcessRewardModel.load(path)
         self.aggregate, self.batch_size = aggregate, batch_size
 

@@ -31,9 +31,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observation
-from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, group_keys
+from rewardlab.core import (
+    ErrorKind,
+    GroupKey,
+    Reward,
+    RewardResult,
+    Sample,
+    batches_in_process,
+    group_keys,
+    observed,
+    observer_of,
+)
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError
 from rewardlab.runner.groups import scatter, units_of
@@ -57,13 +66,6 @@ class Executor(Protocol):
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]: ...
 
     def close(self) -> None: ...
-
-
-def batches_in_process(reward: Reward) -> bool:
-    """Whether `reward`, or a component of it, sets `batches_in_process` (model rewards do)."""
-    if getattr(reward, "batches_in_process", False):
-        return True
-    return isinstance(reward, Composite) and any(batches_in_process(c.reward) for c in reward.components)
 
 
 def executor_group_keys(executor: object) -> frozenset[GroupKey]:
@@ -91,9 +93,9 @@ class InlineExecutor:
 class PoolExecutor:
     """Batches on the runner's `WorkerPool` (process isolation, timeouts).
 
-    A composite with an observer (`Composite.observed`) is observed in the workers and the
-    observations are handed to that observer here, in the caller's process, before `map`
-    returns.
+    An observed reward (`core.observed`: a composite with an observer) is observed in the
+    workers and the observations are handed to that observer here, in the caller's process,
+    before `map` returns.
 
     Args:
         reward: the reward each worker process scores with (the workers are forked).
@@ -105,9 +107,9 @@ class PoolExecutor:
     def __init__(self, reward: Reward, *, workers: int | None, timeout: float | None, chunk_size: int | None = None):
         self.reward = reward
         self.group_keys = group_keys(reward)
-        self.observer = reward.observer if isinstance(reward, Composite) else None
+        self.observer = observer_of(reward)
         self.pool: WorkerPool | ProcessPool[Any, tuple[list[RewardResult], list[Observation]]]
-        if isinstance(reward, Composite) and self.observer is not None:
+        if self.observer is not None:
             # Observed: each item is a list (one sample, or a group reward's whole group).
             job = _ObservedScore(reward)
             self.pool = ProcessPool(job, _unobserved_failure, workers=workers, timeout=timeout, chunk_size=chunk_size,
@@ -136,12 +138,12 @@ class PoolExecutor:
 
 
 class _ObservedScore:
-    """The workers' job for an observed composite: the results of one unit (a sample, or a
+    """The workers' job for an observed reward: the results of one unit (a sample, or a
     group reward's whole group), and what the workers' own copy of the observer saw."""
 
-    def __init__(self, reward: Composite):
+    def __init__(self, reward: Reward):
         self.times = ComponentTimes()
-        self.reward = reward.observed(self.times)
+        self.reward = observed(reward, self.times)
 
     def __call__(self, unit: list[Sample]) -> tuple[list[RewardResult], list[Observation]]:
         results = [self.reward.score(unit[0])] if len(unit) == 1 else self.reward.score_batch(unit)

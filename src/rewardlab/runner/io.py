@@ -31,7 +31,7 @@ from typing import IO, Any, Literal, TypeVar
 import orjson
 
 from rewardlab._lazy import require
-from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample
+from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, stamp
 from rewardlab.errors import InputError, NestingError
 
 Item = TypeVar("Item")
@@ -340,6 +340,17 @@ def prepare_row(raw_row: RawRow, source: str, fields: Mapping[str, str] | None, 
     return number, row if keep_input else {}, sample
 
 
+def stop_if_strict(kind: str | None, message: str | None) -> None:
+    """`--strict` (`ScoreFileOptions.strict`): stop at the first row that could not be read,
+    i.e. whose result is `error/invalid_input`; the one check of every file path.
+
+    Raises:
+        InputError: with the row's message (it names the file and line).
+    """
+    if kind == ErrorKind.INVALID_INPUT:
+        raise InputError(f"{message} (--strict stops at the first bad row)")
+
+
 def score_prepared(
     items: Sequence[Sample | RewardResult], score_batch: Callable[[list[Sample]], Sequence[RewardResult]]
 ) -> list[RewardResult]:
@@ -421,7 +432,7 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
         part_error = part.error
         part_kind = part_error.kind._value_ if part_error else None
         if part_error is not None:
-            entry["error"] = {"kind": part_kind, "message": part_error.message}
+            entry["error"] = part_error.to_dict()
         if part.info:
             entry.update(part.info)
         info[name] = entry
@@ -431,8 +442,7 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
             out["objective/" + name] = value
     out["reward_info"] = info
     out["source_line"] = number
-    out["rewardlab_version"] = version
-    out["spec_hash"] = spec_hash
+    out.update(stamp(spec_hash, version).to_dict())
     stats: RowStats = (
         number,
         status,

@@ -6,15 +6,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError
 
-__all__ = ["FileBackend", "ScoreFileOptions"]
+__all__ = ["DEFAULT_TIMEOUT", "FileBackend", "ScoreFileOptions"]
 
 #: where `score_file` computes without an executor: worker processes here, or Ray
 FileBackend = Literal["local", "ray"]
+
+
+class _DefaultTimeout(float):
+    """The default `timeout`, told apart from the same number passed by the caller (by identity):
+    it is 60 s for worker processes and Ray, and no timeout for ``workers=0`` on the local
+    backend, so ``ScoreFileOptions(workers=0)`` scores in this process as ``rewardlab.score``
+    does. A float, so the type and the CLI's shown default stay the plain number."""
+
+
+#: `ScoreFileOptions.timeout` when none is given (see `_DefaultTimeout`)
+DEFAULT_TIMEOUT: Final[float] = _DefaultTimeout(60.0)
 
 
 @dataclass
@@ -26,16 +37,18 @@ class ScoreFileOptions:
     server); otherwise rows stream through the local worker pool straight to the output.
 
     `workers` and `timeout` follow the one rule of `rewardlab.runner.executors.execution_plan`:
-    ``workers=0`` scores in this process only with ``timeout=None``; with a timeout (the 60 s
-    default included) it runs one worker process, so the timeout is enforced. A reward that
-    batches a model in this process (`model.hf`) is scored here, in whole batches.
+    ``workers=0`` scores in this process unless a timeout is given; a given timeout is always
+    enforced (``workers=0`` then runs one worker process). The 60 s default (`DEFAULT_TIMEOUT`)
+    is for worker processes and Ray: ``workers=0`` on the local backend without a `timeout`
+    gets ``timeout=None``, as ``rewardlab.score`` does. A reward that batches a model in this
+    process (`model.hf`) is scored here, in whole batches.
 
     Raises:
         ConfigError: at construction, for a value no run could use (naming the field).
     """
 
     workers: int | None = None  # None: all cores
-    timeout: float | None = 60.0
+    timeout: float | None = DEFAULT_TIMEOUT  # seconds per sample in a worker; None: no limit
     fields: Mapping[str, str] | None = None
     # Text encoding of a JSONL input; None: UTF-8, or what a byte-order mark at its start names
     encoding: str | None = None
@@ -57,6 +70,8 @@ class ScoreFileOptions:
 
     def __post_init__(self) -> None:
         check_choice("backend", self.backend, FileBackend)
+        if self.timeout is DEFAULT_TIMEOUT and self.workers == 0 and self.backend == "local":
+            self.timeout = None  # the default is for worker processes; 0 is this process
         if self.workers is not None and self.workers < 0:
             raise ConfigError(f"workers must be >= 0 (0: in this process) or None (all cores), got {self.workers}")
         if self.timeout is not None and not self.timeout > 0:

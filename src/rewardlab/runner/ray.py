@@ -27,9 +27,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardlab._lazy import require
-from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes, Observation
-from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
+from rewardlab.core import (
+    ErrorKind,
+    Reward,
+    RewardResult,
+    Sample,
+    group_keys,
+    observed,
+    observer_of,
+)
 from rewardlab.runner.executors import replay
 from rewardlab.runner.groups import scatter, split_at_units
 
@@ -69,9 +76,9 @@ def _score_chunk(reward: Reward, samples: list[Sample]) -> tuple[list[dict[str, 
     # Results travel as dicts: plain data pickles across Ray versions and nodes. An observed
     # composite is observed here, on the node, and the observations travel back with them.
     times = None
-    if isinstance(reward, Composite) and reward.observer is not None:
+    if observer_of(reward) is not None:
         times = ComponentTimes()
-        reward = reward.observed(times)
+        reward = observed(reward, times)
     rows = [r.to_dict() for r in reward.score_batch(samples)]
     return rows, times.drain() if times is not None else []
 
@@ -186,7 +193,7 @@ class RayExecutor:
                 return self._one_by_one(chunk, deadline)
             msg = f"Ray task failed: {type(exc).__name__}: {str(exc)[:500]}"
             return [RewardResult.failure(ErrorKind.CRASH, msg)] * len(chunk)
-        replay(self.reward.observer if isinstance(self.reward, Composite) else None, [seen])
+        replay(observer_of(self.reward), [seen])
         return [RewardResult.from_dict(r) for r in rows]
 
     def _one_by_one(self, chunk: list[Sample], deadline: float | None) -> list[RewardResult]:

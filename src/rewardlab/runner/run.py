@@ -21,7 +21,6 @@ from typing import Any
 
 from rewardlab._version import __version__
 from rewardlab.core import GroupKey, RewardResult, content_hash
-from rewardlab.errors import InputError
 from rewardlab.runner.executors import Executor, executor_group_keys
 from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
@@ -32,6 +31,7 @@ from rewardlab.runner.io import (
     iter_raw_rows,
     prepare_row,
     score_prepared,
+    stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.reward_log import RowBuffer
@@ -155,9 +155,9 @@ def score_file_resumable(
         for chunk in _prepared_chunks(pending, opts, source, keys):
             out = _score_chunk(chunk, executor, log)
             if opts.strict:
-                bad = next((p["result"] for _, p in out if p["result"].get("error", {}).get("kind") == "invalid_input"), None)
-                if bad is not None:
-                    raise InputError(f"{bad['error']['message']} (--strict stops at the first bad row)")
+                for _, payload in out:
+                    error = payload["result"].get("error") or {}
+                    stop_if_strict(error.get("kind"), error.get("message"))
             store.record_rows(run_id, out)
             if progress is not None:
                 progress(len(out))

@@ -27,6 +27,7 @@ from rewardlab.runner.io import (
     iter_raw_rows,
     prepare_row,
     score_prepared,
+    stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.pool import ProcessPool
@@ -209,8 +210,8 @@ def _stream_file(
         for scored in scored_rows:
             _, _, stats = scored
             _, _, _, error_kind, error, *_ = stats
-            if opts.strict and error_kind == ErrorKind.INVALID_INPUT:
-                raise InputError(f"{error} (--strict stops at the first bad row)")
+            if opts.strict:
+                stop_if_strict(error_kind, error)
             writer.write(scored)
             summary.add(stats)
             if log is not None:
@@ -267,8 +268,8 @@ def _score_file_by_groups(
     stamp, summary = core_spec_hash(reward), RunSummary()
     with RowWriter(output_path) as writer:
         for (number, row, _), result in zip(prepared, results, strict=True):
-            if opts.strict and result.error is not None and result.error.kind is ErrorKind.INVALID_INPUT:
-                raise InputError(f"{result.error.message} (--strict stops at the first bad row)")
+            if opts.strict and result.error is not None:
+                stop_if_strict(result.error.kind, result.error.message)
             flat, stats = flatten(row, number, result, __version__, stamp)
             writer.write(flat)
             summary.add(stats)

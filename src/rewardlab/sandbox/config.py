@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError
 
 _MIB = 1 << 20
@@ -94,8 +95,7 @@ class SandboxConfig:
     start_timeout: float = 20.0
 
     def __post_init__(self) -> None:
-        if self.isolation not in ("auto", "bubblewrap", "rlimits"):
-            raise ConfigError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {self.isolation!r}")
+        check_choice("isolation", self.isolation, Isolation)
 
     def interpreter(self) -> str:
         if self.python:

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab.core.choices import check_choice
 from rewardlab.errors import ArrayError, ConfigTypeError
 
 __all__ = ["Equivalence", "answer_classes", "answer_votes", "pad_answers", "renumber_classes"]
@@ -347,8 +348,7 @@ def answer_classes(
         >>> answer_classes([["a", None, "a"]], equivalence="exact").tolist()
         [[0, -1, 0]]
     """
-    if equivalence not in ("exact", "normalized", "math"):
-        raise ArrayError("equivalence", f"must be 'exact', 'normalized' or 'math', got {equivalence!r}")
+    check_choice("equivalence", equivalence, Equivalence, error=ArrayError)
     rows, lengths, shape = _rows_of(answers)
     flat, distinct = _answer_keys(rows, equivalence)
     keys = _pad(flat, lengths, shape)

@@ -21,12 +21,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ArrayError, GenerationError, InputError
 from rewardlab.select.adaptive import Calibrator, adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.answers import Equivalence, answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
 from rewardlab.select.search import (
+    EXPAND,
+    MAX_TOKENS,
+    WIDTH,
     Aggregate,
     SearchResult,
     beam_search,
@@ -69,10 +73,10 @@ class SearchOptions:
 
     method: str = "beam"
     n: int = 8
-    width: int = 4
-    expand: int = 4
+    width: int = WIDTH
+    expand: int = EXPAND
     simulations: int = 16
-    max_tokens: int = 8000
+    max_tokens: int = MAX_TOKENS
     aggregate: Aggregate = "min"
     equivalence: Equivalence = "math"
     confidence: float = 0.95
@@ -83,10 +87,7 @@ class SearchOptions:
             raise ArrayError("method", f"must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
         if min(self.n, self.width, self.expand, self.simulations, self.max_tokens) < 1:
             raise ArrayError("budget", "n, width, expand, simulations and max_tokens must be >= 1")
-        if self.aggregate not in ("min", "last", "product", "mean"):
-            raise ArrayError("aggregate", f"must be min, last, product or mean, got {self.aggregate!r}")
-        if self.equivalence not in ("exact", "normalized", "math"):
-            raise ArrayError("equivalence", f"must be exact, normalized or math, got {self.equivalence!r}")
+        check_choices(type(self), error=ArrayError, aggregate=self.aggregate, equivalence=self.equivalence)
         if not 0.5 <= self.confidence < 1:
             raise ArrayError("confidence", f"must be in [0.5, 1), got {self.confidence}")
         if not 0 < self.max_loss < 1:
@@ -254,11 +255,10 @@ def search_problems(
 def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dict[str, Any]) -> dict[str, Any]:
     """Write the rows stamped with `rewardlab_version` and `spec_hash` (of `config`); returns a
     summary: problems, errors, judged, accuracy (over judged problems) and mean tokens."""
-    from rewardlab._version import __version__
-    from rewardlab.core import content_hash
+    from rewardlab.core import content_hash, stamp
     from rewardlab.runner.io import RowWriter
 
-    spec_hash = content_hash(config)
+    stamped = stamp(content_hash(config)).to_dict()
     counts: Counter[str] = Counter()
     right = tokens = 0
     with RowWriter(output) as writer:
@@ -269,11 +269,11 @@ def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dic
                 counts["judged"] += 1
                 right += bool(row["correct"])
             tokens += int(row.get("tokens") or 0)
-            writer.write({**row, "rewardlab_version": __version__, "spec_hash": spec_hash})
+            writer.write({**row, **stamped})
     searched = counts["problems"] - counts["errors"]
     return {"problems": counts["problems"], "errors": counts["errors"], "judged": counts["judged"],
             "accuracy": right / counts["judged"] if counts["judged"] else None,
-            "tokens_per_problem": tokens / searched if searched else None, "spec_hash": spec_hash}  # fmt: skip
+            "tokens_per_problem": tokens / searched if searched else None, "spec_hash": stamped["spec_hash"]}  # fmt: skip
 
 
 def search_config(options: SearchOptions, **endpoint: object) -> dict[str, Any]:

@@ -79,11 +79,10 @@ def write_picks(
     (`status: "error"`, `error_kind: "invalid_input"`) in their place, so no row of the file
     goes missing from the output.
     """
-    from rewardlab._version import __version__
-    from rewardlab.core import content_hash
+    from rewardlab.core import content_hash, stamp
     from rewardlab.runner.io import RowWriter
 
-    stamps = {"rewardlab_version": __version__, "spec_hash": content_hash(pick_config(method, **options))}
+    stamps = stamp(content_hash(pick_config(method, **options))).to_dict()
     rows = list(zip(_lines(candidates), _pick_rows(candidates, selection, method, stamps), strict=True))
     rows += [(exc.line or 0, {**_error_row(exc, method), **stamps}) for exc in unreadable]
     out = Path(output)

@@ -50,6 +50,12 @@ __all__ = [
 
 Aggregate = Literal["min", "last", "product", "mean"]
 
+# The search budgets' defaults, declared once: these functions', `batch.SearchOptions`' and
+# `rewardlab select search`'s (a test holds the command's to them).
+WIDTH = 4  # beam width, DVTS trees
+EXPAND = 4  # children per node and round
+MAX_TOKENS = 8000  # best-first's token budget
+
 
 @dataclass(frozen=True)
 class Node:
@@ -161,7 +167,7 @@ def best_of_n_search(
 
 
 def beam_search(
-    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, width: int = 4, expand: int = 4,
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, width: int = WIDTH, expand: int = EXPAND,
     aggregate: Aggregate = "min", max_steps: int = 64,
 ) -> SearchResult:
     """Keep the `width` best prefixes; each is extended `expand` times per round.
@@ -189,7 +195,7 @@ def beam_search(
 
 
 def diverse_tree_search(
-    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, trees: int = 4, expand: int = 4,
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, trees: int = WIDTH, expand: int = EXPAND,
     aggregate: Aggregate = "min", max_steps: int = 64,
 ) -> SearchResult:
     """DVTS: `trees` independent subtrees grown side by side (one batched call per round); each
@@ -218,7 +224,7 @@ def diverse_tree_search(
 
 
 def best_first_search(
-    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, expand: int = 2, max_tokens: int = 4000,
+    generator: StepGenerator, scorer: StepScorer, problem: Problem, *, expand: int = EXPAND, max_tokens: int = MAX_TOKENS,
     aggregate: Aggregate = "min",
 ) -> SearchResult:
     """Extend the best open prefix first; stop when a complete solution is the best node or at

@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from rewardlab.core.choices import check_choice
 from rewardlab.errors import ArrayError
 from rewardlab.select import _kernel, _ties
 from rewardlab.select._order import keep_threshold
@@ -102,8 +103,7 @@ class Selection:
 
     def credit(self, correct: Any, *, ties: Ties = "expected") -> F64:
         """`(problems,)` credit per problem: the expected correctness of the returned answer."""
-        if ties not in ("expected", "first"):
-            raise ArrayError("ties", f"must be 'expected' or 'first', got {ties!r}")
+        check_choice("ties", ties, Ties, error=ArrayError)
         y = _as_2d(correct, "correct", self.shape, dtype=np.float64)
         if ties == "first":
             return _picked(y, self.chosen)

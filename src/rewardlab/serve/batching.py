@@ -32,16 +32,15 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from rewardlab._version import __version__
 from rewardlab.compose.observer import ComponentTimes
-from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys
+from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys, stamp
 from rewardlab.errors import BackendError, Overloaded
 from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.runner.groups import units_of
 from rewardlab.runner.reward_log import BatchStats, RewardLogger
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
-from rewardlab.store.cache import ResultStore, encode_row, result_row, sample_digest
+from rewardlab.store.cache import ResultStore, encode_row, sample_digest
 
 __all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
 
@@ -115,7 +114,7 @@ class Batcher:
         max_queue: bound on queued samples (backpressure).
         concurrency: backend batches computed at the same time.
         cache_write_delay: idle seconds before results are written to the cache.
-        component_times: the observer of `reward`'s components (`Composite.observed`),
+        component_times: the observer of `reward`'s parts (`core.observed`),
             drained into the component histograms after every batch.
         reward_logger: gets each computed batch's statistics under ``<name>/reward``
             (TensorBoard, W&B: `rewardlab.runner.reward_log`); cache hits are not computed
@@ -146,6 +145,7 @@ class Batcher:
         self.group_keys = group_keys(reward)
         self.executor = executor
         self.spec_hash = spec_hash
+        self.stamp_columns = stamp(spec_hash).to_dict()  # what each computed row is stamped with
         self.cache = cache
         self.metrics = metrics
         self.max_batch = max_batch
@@ -380,10 +380,9 @@ class Batcher:
 
     def _encode(self, result: RewardResult) -> bytes:
         # Stamped in the row, not with `RewardResult.stamped` (a dataclass copy per result).
-        row = result_row(result)
+        row = result.to_dict(copy=False)
         if result.stamp is None:
-            row["rewardlab_version"] = __version__
-            row["spec_hash"] = self.spec_hash
+            row.update(self.stamp_columns)
         return encode_row(row)
 
     @property

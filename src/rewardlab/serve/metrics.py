@@ -185,7 +185,7 @@ class ServerMetrics:
             self.component_results.labels(reward, component, _STATUS[status]).inc(n)
 
     def observe_component_times(self, reward: str, observations: Iterable[Observation]) -> None:
-        """Feed the component histograms from a composite's observer (`Composite.observed`).
+        """Feed the component histograms from an observed reward's observer (`core.observed`).
 
         A call that scored `n` samples in `s` seconds counts as `n` samples of `s / n` each (a
         batched reward cannot be timed per sample).

@@ -15,11 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardlab.compose.combinators import Composite
 from rewardlab.compose.observer import ComponentTimes
-from rewardlab.core import Reward, Sample, group_keys, spec_hash
+from rewardlab.core import (
+    Reward,
+    Sample,
+    batches_in_process,
+    group_keys,
+    observed,
+    observer_of,
+    spec_hash,
+)
 from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
-from rewardlab.runner.executors import Executor, PoolExecutor, batches_in_process, make_executor
+from rewardlab.runner.executors import Executor, PoolExecutor, make_executor
 from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.batching import Batcher, ScoreOutcome
 from rewardlab.serve.metrics import ServerMetrics
@@ -142,10 +149,12 @@ class RewardService:
         for name, reward in rewards.items():
             reward_hash = spec_hash(reward)
             own = settings.for_reward(name)
-            # A composite is served as an observed copy (the caller's object is not changed):
-            # its component times feed the ``rewardlab_component_seconds`` histograms.
-            times = ComponentTimes() if isinstance(reward, Composite) else None
-            computed = reward.observed(times) if isinstance(reward, Composite) else reward
+            # A reward is served observed (a composite as an observed copy; the caller's object
+            # is not changed): its parts' times feed the ``rewardlab_component_seconds`` histograms.
+            times: ComponentTimes | None = ComponentTimes()
+            computed = observed(reward, times)
+            if observer_of(computed) is None:  # nothing to observe (no parts)
+                times = None
             batcher = Batcher(
                 name,
                 computed,

@@ -94,11 +94,6 @@ def check_finite(values: F64, name: str, mask: Bool | None = None) -> None:
         )
 
 
-def same_shape(a: F64, b: F64, names: tuple[str, str]) -> None:
-    if a.shape != b.shape:
-        raise ArrayError(names[1], f"must have the shape of {names[0]} {a.shape}, got {b.shape}")
-
-
 def like(out: np.ndarray, *inputs: Any) -> Any:
     """Return `out` as the caller gave its inputs: a torch tensor if any input was one."""
     template = next((x for x in inputs if is_torch(x)), None)

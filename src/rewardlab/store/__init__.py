@@ -14,7 +14,6 @@ from rewardlab.store.cache import (
     CacheStats,
     ResultStore,
     encode_result,
-    result_row,
     sample_digest,
     sample_key,
 )
@@ -31,7 +30,6 @@ __all__ = [
     "RunStore",
     "default_cache_path",
     "encode_result",
-    "result_row",
     "sample_digest",
     "sample_key",
 ]

@@ -3,7 +3,7 @@
 Tables ``specs`` / ``result_cache`` of the store file (`rewardlab.store.sqlite`): a retry or a
 re-score of the same sample under the same reward is a lookup, not a computation. ``spec`` is
 a small integer standing for the spec hash (``specs`` maps one to the other); ``key`` is the
-16-byte hash of the sample's *content* (`sample_digest`), never a caller-given id, so two
+16-byte hash of the sample's *content* (`core.sample_digest`), never a caller-given id, so two
 different samples that share an id cannot collide. Only `ok` and `skipped` results are stored:
 an `error` (a timeout, a crash) may well succeed on a retry and must not be frozen. The table
 is bounded (`max_rows`); when it grows past the bound the least recently *used* rows are
@@ -12,7 +12,6 @@ evicted in one statement. Thread-safe: a `ResultStore` can be used from a server
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -22,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from rewardlab.core import RewardResult, Sample, Status, canonical_json
+from rewardlab.core import RewardResult, Sample, Status, sample_digest
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.store.runs import RunStore
 from rewardlab.store.sqlite import Database, OnDatabase, _key_bytes, rollback
@@ -33,56 +32,14 @@ __all__ = [
     "ResultStore",
     "encode_result",
     "encode_row",
-    "result_row",
     "sample_digest",
     "sample_key",
 ]
 
-def sample_digest(sample: Sample) -> bytes:
-    """16-byte hash of what a reward can see of `sample` (not its id or group): the cache key.
-
-    `Sample.id` is caller-chosen when given, so it cannot key a cache: two different responses
-    with id ``"7"`` must not share a result. orjson with sorted keys is the fast path (this runs
-    once per served sample); values orjson refuses fall back to `canonical_json`.
-    """
-    payload = [sample.prompt, sample.response, sample.reference, sample.steps, sample.meta]
-    try:
-        data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    except TypeError:
-        data = canonical_json(payload).encode()
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
 def sample_key(sample: Sample) -> str:
-    """`sample_digest` as 32 hex characters (for people and logs; the cache stores the bytes)."""
-    return sample_digest(sample).hex()
-
-
-_STATUS_VALUE = {s: s.value for s in Status}
-
-
-def result_row(result: RewardResult) -> dict[str, Any]:
-    """`result.to_dict()`, built for the server's hot path: same keys and values, no copies.
-
-    `RewardResult.to_dict` copies every `info` and `steps`; here they are shared with the
-    result (only to be encoded right away), which halves the cost for a cheap reward.
-    """
-    out: dict[str, Any] = {"score": result.score, "status": _STATUS_VALUE[result.status]}
-    if result.error is not None:
-        out["error"] = result.error.to_dict()
-    if result.components:
-        out["components"] = {k: result_row(v) for k, v in result.components.items()}
-    if result.steps is not None:
-        out["steps"] = result.steps  # orjson writes a tuple as a list
-    info = result.info
-    if info:
-        out["info"] = info if type(info) is dict else dict(info)
-    if result.objectives is not None:
-        out["objectives"] = result.objectives if type(result.objectives) is dict else dict(result.objectives)
-    if result.stamp is not None:
-        out["rewardlab_version"] = result.stamp.rewardlab_version
-        out["spec_hash"] = result.stamp.spec_hash
-    return out
+    """`sample_digest` as 32 hex characters (`Sample.content_key`; for people and logs, the
+    cache stores the bytes)."""
+    return sample.content_key
 
 
 def encode_row(row: dict[str, Any]) -> bytes:
@@ -95,7 +52,7 @@ def encode_row(row: dict[str, Any]) -> bytes:
 
 def encode_result(result: RewardResult) -> bytes:
     """JSON bytes of `result.to_dict()` (what the cache stores and the server sends)."""
-    return encode_row(result_row(result))
+    return encode_row(result.to_dict(copy=False))
 
 
 #: results a store keeps unless told otherwise (the least recently used beyond it are evicted)

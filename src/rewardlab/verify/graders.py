@@ -3,7 +3,7 @@
 `rewardlab import-grader grader.json` (see `rewardlab.integrations.openai_graders`) builds
 specs out of these. Inputs are `{{ template }}` strings over the `sample` namespace
 (`sample.output_text`, `sample.output_json`) and the `item` namespace (the dataset row:
-`sample.meta` merged with an object reference), rendered by `rewardlab.judges.templates`.
+`sample.meta` merged with an object reference), rendered by `rewardlab.templates`.
 
 - `graders.string_check`: `eq`, `ne` (case-sensitive equality), `like` (input contains the
   reference), `ilike` (the same, case-insensitive); 1.0 or 0.0.
@@ -25,8 +25,9 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample, json_float
+from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.templates import render
+from rewardlab.templates import render
 from rewardlab.verify._common import response_text
 
 Operation = Literal["eq", "ne", "like", "ilike"]
@@ -53,8 +54,7 @@ class StringCheck(BaseReward):
     range = (0.0, 1.0)
 
     def __init__(self, *, operation: Operation, input: str = "{{ sample.output_text }}", reference: str = "{{ item.reference }}"):
-        if operation not in ("eq", "ne", "like", "ilike"):
-            raise ConfigError(f"operation must be eq, ne, like or ilike, got {operation!r}")
+        check_choice("operation", operation, Operation)
         self._op, self._input, self._reference = operation, input, reference
 
     def compute(self, sample: Sample) -> RewardResult:

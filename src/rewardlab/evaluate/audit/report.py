@@ -22,8 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab._lazy import require
-from rewardlab._version import __version__
-from rewardlab.core import JSON
+from rewardlab.core import JSON, stamp
 
 __all__ = [
     "Report",
@@ -58,8 +57,7 @@ def data_hash(path: str | Path) -> str:
 def stamps(*, spec_hash: str, data: str | Path | None, seed: int) -> dict[str, JSON]:
     """The provenance of a report: version, spec hash, data hash, seed and time."""
     return {
-        "rewardlab_version": __version__,
-        "spec_hash": spec_hash,
+        **stamp(spec_hash).to_dict(),
         "data": str(data) if data is not None else None,
         "data_hash": data_hash(data) if data is not None else None,
         "seed": seed,

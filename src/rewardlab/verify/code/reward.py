@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.sandbox import (
     FALLBACK_WARNING,
@@ -185,11 +186,8 @@ class CodeTests(BaseReward):
         checker_headers: Mapping[str, str] | None = None,
         trusted_tests: bool = False,
     ):
-        if score not in ("all_pass", "pass_fraction"):
-            raise ConfigError(f"score must be 'all_pass' or 'pass_fraction', got {score!r}")
+        check_choices(CodeTests.__init__, score=score, time_scale=time_scale)
         lang = _language(language).with_standard(standard)
-        if time_scale not in ("none", "hackerearth"):
-            raise ConfigError(f"time_scale must be 'none' or 'hackerearth', got {time_scale!r}")
         if workers < 1:
             raise ConfigError(f"workers must be >= 1, got {workers}")
         chosen = "exact" if strict_whitespace else judge

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
 from rewardlab.verify.math.normalize import is_name, split_top_level
 from rewardlab.verify.math.scan import (
@@ -126,8 +127,7 @@ class ExtractOptions:
         unknown = [s for s in self.priority if s not in SOURCES]
         if unknown:
             raise ConfigError(f"unknown extraction source(s) {unknown}; choose from {list(SOURCES)}")
-        if self.hedging not in ("reject", "last"):
-            raise ConfigError(f"hedging must be 'reject' or 'last', got {self.hedging!r}")
+        check_choices(type(self), hedging=self.hedging)
         if self.hedge_window < 0:
             raise ConfigError(f"hedge_window must be >= 0 characters, got {self.hedge_window}")
         sources = tuple(s for s in self.priority if not self.strict or s in _STRICT_SOURCES)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
-from rewardlab.errors import ConfigError
+from rewardlab.core.choices import check_choices
 from rewardlab.verify._common import references
 from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
 from rewardlab.verify.math.extract import (
@@ -79,8 +79,7 @@ class MathAnswer(BaseReward):
             equations=equations,
             unparsed_reference=unparsed_reference,
         )
-        if approximate not in ("auto", "never", "always"):
-            raise ConfigError(f"approximate must be 'auto', 'never' or 'always', got {approximate!r}")
+        check_choices(MathAnswer.__init__, approximate=approximate)
         self.check_options = replace(self.check_options, approximate=approximate == "always")
         self._approximate_options = replace(self.check_options, approximate=True)
         self._approximate = approximate
