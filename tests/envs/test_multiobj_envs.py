@@ -151,9 +151,9 @@ def test_no_markovian_aggregation_of_the_peril_plays_once_then_works() -> None:
         assert _utility([int(np.argmax(q_table[0]))] * 400) <= 3.0 + 1e-9
 
 
-def test_one_factor_per_objective_plays_once_then_works_forever() -> None:
-    env = HeterogeneousDiscounts(_Peril(), [1.0, 1.0], PERIL_GAMMAS)  # γ_Σ = 0.9, the largest
-    # the factor of play shrinks every step, so each step is a new state: enough episodes for
+def _learned_plan(history: float) -> list[int]:
+    env = HeterogeneousDiscounts(_Peril(), [1.0, 1.0], PERIL_GAMMAS, history=history)  # γ_Σ = 0.9, the largest
+    # the factor of play changes every step, so each step is a new state: enough episodes for
     # the values to reach back from the horizon
     q = tabular_q(env, [1.0], episodes=200, gamma=env.gamma, optimism=10.0)
     obs, _ = env.reset(seed=0)
@@ -161,8 +161,23 @@ def test_one_factor_per_objective_plays_once_then_works_forever() -> None:
     while not truncated:
         actions.append(int(np.argmax(q[obs])))
         obs, _, _, truncated, _ = env.step(actions[-1])
+    return actions
+
+
+def test_one_factor_per_objective_plays_once_then_works_forever() -> None:
+    actions = _learned_plan(history=1.0)
     assert actions == _plan(1, len(actions))
     assert _utility(actions) == pytest.approx(3.2, abs=1e-3)
+
+
+def test_historical_discounting_plays_once_when_high_and_forever_at_zero() -> None:
+    # Section 5.2: a high η still returns "play once, then work"; η = 0 makes every step its
+    # own decision maker with the starting preferences, so play wins every day
+    high = _learned_plan(history=0.95)
+    assert high == _plan(1, len(high))
+    assert _learned_plan(history=0.0) == [PLAY] * len(high)
+    with pytest.raises(ConfigError, match="history"):
+        DiscountAggregator([1.0], [0.9], history=1.5)
 
 
 def test_the_papers_weights_after_one_play_with_an_undiscounted_aggregate() -> None:

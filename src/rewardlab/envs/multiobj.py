@@ -292,13 +292,20 @@ class DiscountAggregator:
     and give the learner `factors` as part of its observation: the reward is Markovian in
     (observation, factors), not in the observation.
 
+    `history` is the paper's "historical discounting" (Section 5.2), `η` in
+    `y_i ← η · y_i · γ_i / γ_Σ + (1 - η)`: an exponential moving average toward the starting
+    preferences (the paper's `w_i^n`, here constant, so its weight `w_i · y_i` moves toward
+    `w_i`), so the first step's preferences stop ruling forever. `η = 1` (the default) is the
+    dynamically consistent aggregation; `η = 0` makes every step decide on its own.
+
     Args:
         weights: each objective's weight `w_i` at the start of an episode.
         gammas: each objective's own discount `γ_i`.
         gamma: the discount `γ_Σ` of the aggregated return (default the largest `gammas`).
+        history: `η` in [0, 1].
     """
 
-    def __init__(self, weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None):
+    def __init__(self, weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None, *, history: float = 1.0):
         self.initial = np.asarray(weights, dtype=np.float64)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         if self.initial.shape != self.gammas.shape or self.initial.ndim != 1:
@@ -308,6 +315,9 @@ class DiscountAggregator:
         self.gamma = float(self.gammas.max() if gamma is None else gamma)
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"gamma must be in (0, 1], got {self.gamma}")
+        if not 0 <= history <= 1:
+            raise ConfigError(f"history (η) must be in [0, 1], got {history}")
+        self.history = float(history)
         self.factors = np.ones_like(self.initial)
 
     @property
@@ -326,7 +336,7 @@ class DiscountAggregator:
         if r.shape != self.factors.shape:
             raise ConfigError(f"the reward vector has shape {r.shape}, the aggregator {self.factors.shape}")
         out = float(self.state @ r)
-        self.factors = self.factors * self.gammas / self.gamma
+        self.factors = self.history * self.factors * self.gammas / self.gamma + (1.0 - self.history)
         return out
 
 
@@ -339,12 +349,13 @@ class HeterogeneousDiscounts(gym.Wrapper[Any, Any, Any, Any]):
 
     Args:
         env: an env whose `step` reward is a vector (`VectorReward`, an MO-Gymnasium env).
-        weights, gammas, gamma: as `DiscountAggregator`.
+        weights, gammas, gamma, history: as `DiscountAggregator`.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None):
+    def __init__(self, env: gym.Env[Any, Any], weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None,
+                 *, history: float = 1.0):  # fmt: skip
         super().__init__(env)
-        self.aggregator = DiscountAggregator(weights, gammas, gamma)
+        self.aggregator = DiscountAggregator(weights, gammas, gamma, history=history)
         self.gamma = self.aggregator.gamma
         k = self.aggregator.state.shape[0]
         self.observation_space = gym.spaces.Tuple((env.observation_space, gym.spaces.Box(0.0, np.inf, (k,), np.float64)))
