@@ -89,8 +89,7 @@ def _score_body(chunk: Sequence[SampleLike], opts: _Options, reply: str = "resul
     payload: dict[str, Any] = {"samples": [_payload(s) for s in chunk], "use_cache": opts.use_cache}
     if reply != "results":
         payload["reply"] = reply
-    if opts.objective_weights is not None:
-        weights = opts.objective_weights
+    if (weights := opts.objective_weights) is not None:
         payload["objective_weights"] = dict(weights) if isinstance(weights, Mapping) else list(weights)
     try:
         content = orjson.dumps(payload, default=str)
