@@ -58,3 +58,22 @@ def test_front_command_refuses_a_bad_reference_and_a_file_without_objectives(tmp
     plain = tmp_path / "plain.jsonl"
     plain.write_text('{"reward": 1.0}\n')
     assert main(["front", str(plain), "--out", str(tmp_path / "r2")]) == 1
+
+
+def test_score_summary_aggregates_each_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"prompt": "Capital?", "response": r, "reference": "Paris"} for r in ["Paris", "It is Paris, I think", "Rome"]]
+    data, spec, out, summary = tmp_path / "in.jsonl", tmp_path / "spec.toml", tmp_path / "scored.jsonl", tmp_path / "s.json"
+    data.write_bytes(b"\n".join(orjson.dumps(r) for r in rows) + b"\n")
+    spec.write_text(SPEC)
+    for workers in ("0", "2"):  # in process, and rows scored by worker processes
+        assert main(["score", str(spec), str(data), "-o", str(out), "-w", workers, "--no-progress", "--summary-json", str(summary)]) == 0
+        scored = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+        got = json.loads(summary.read_text())["objectives"]
+        assert list(got) == ["accuracy", "brevity"]
+        for name, stats in got.items():
+            values = [row[f"objective/{name}"] for row in scored]
+            assert stats["ok"] == 3 and stats["skipped"] == 0
+            assert stats["mean"] == pytest.approx(sum(values) / 3)
+            assert (stats["min"], stats["max"]) == (min(values), max(values))
+    table = capsys.readouterr().out
+    assert "objective accuracy" in table and "objective brevity" in table

@@ -87,7 +87,109 @@ def test_linear_support_is_for_two_objectives() -> None:
 
 
 # -- heterogeneous discounts (Pitis 2023) -----------------------------------------------------
-# States: 0 = P (a forced step), 1 = C (the choice), 2 = done. Episode A starts at C (t = 0),
+# The paper's counterexample (its Section 2, "the Procrastinator's Peril"): one state, two actions.
+# Play pays the play objective 0.5, discounted by 0.5; work pays the work objective 0.3,
+# discounted by 0.9; the principal's utility sums the two discounted returns.
+WORK, PLAY = 0, 1
+PERIL_GAMMAS = (0.5, 0.9)  # (play, work)
+
+
+class _Peril(gym.Env[int, int]):
+    observation_space = gym.spaces.Discrete(1)
+    action_space = gym.spaces.Discrete(2)
+    reward_space = gym.spaces.Box(0.0, 0.5, (2,))
+
+    def __init__(self, horizon: int = 120):
+        self.horizon, self.t = horizon, 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.t = 0
+        return 0, {}
+
+    def step(self, action: int) -> tuple[int, np.ndarray, bool, bool, dict[str, Any]]:
+        self.t += 1
+        reward = np.array([0.5, 0.0]) if action == PLAY else np.array([0.0, 0.3])
+        return 0, reward, False, self.t >= self.horizon, {}
+
+
+def _utility(actions: list[int]) -> float:
+    """The principal's value of a trajectory: each objective's own discounted return, summed."""
+    env = _Peril(horizon=len(actions))
+    env.reset()
+    total = 0.0
+    for t, a in enumerate(actions):
+        r = env.step(a)[1]
+        total += sum(g**t * x for g, x in zip(PERIL_GAMMAS, r, strict=True))
+    return total
+
+
+def _plan(plays: int, length: int = 400) -> list[int]:
+    return [PLAY] * plays + [WORK] * (length - plays)
+
+
+def test_the_perils_trajectory_values_are_the_papers() -> None:
+    always_play, always_work, play_once, play_twice = (_utility(_plan(k)) for k in (400, 0, 1, 2))
+    assert [round(v, 2) for v in (always_play, always_work, play_once, play_twice)] == [1.00, 3.00, 3.20, 3.18]
+    # the best plan from any day is to play that day and work from the next: re-planned every
+    # day (the state never changes), it plays forever and ends with the worst of the four
+    best_first = max(range(50), key=lambda k: _utility(_plan(k)))
+    assert best_first == 1 and always_play == min(always_play, always_work, play_once, play_twice)
+
+
+def test_no_markovian_aggregation_of_the_peril_plays_once_then_works() -> None:
+    # one state, so a Markovian reward is a reward per action; under any one discount its
+    # optimal policy is stationary: always play (worth 1.0 to the principal) or always work (3.0)
+    best, stationary = _utility(_plan(1)), {PLAY: _utility(_plan(400)), WORK: _utility(_plan(0))}
+    for r_work, r_play, gamma in itertools.product(np.linspace(-1, 1, 21), np.linspace(-1, 1, 21), (0.5, 0.7, 0.9, 0.99)):
+        q = np.array([r_work, r_play]) / (1 - gamma)
+        assert stationary[int(np.argmax(q))] <= 3.0 + 1e-9 < best
+    # and a learner on the equal-weight sum under either objective's discount agrees
+    for gamma in PERIL_GAMMAS:
+        env = VectorReward(_Peril(), names=("play", "work"))
+        q_table = tabular_q(env, [1.0, 1.0], episodes=30, gamma=gamma, optimism=10.0)
+        assert _utility([int(np.argmax(q_table[0]))] * 400) <= 3.0 + 1e-9
+
+
+def _learned_plan(history: float) -> list[int]:
+    env = HeterogeneousDiscounts(_Peril(), [1.0, 1.0], PERIL_GAMMAS, history=history)  # γ_Σ = 0.9, the largest
+    # the factor of play changes every step, so each step is a new state: enough episodes for
+    # the values to reach back from the horizon
+    q = tabular_q(env, [1.0], episodes=200, gamma=env.gamma, optimism=10.0)
+    obs, _ = env.reset(seed=0)
+    actions, truncated = [], False
+    while not truncated:
+        actions.append(int(np.argmax(q[obs])))
+        obs, _, _, truncated, _ = env.step(actions[-1])
+    return actions
+
+
+def test_one_factor_per_objective_plays_once_then_works_forever() -> None:
+    actions = _learned_plan(history=1.0)
+    assert actions == _plan(1, len(actions))
+    assert _utility(actions) == pytest.approx(3.2, abs=1e-3)
+
+
+def test_historical_discounting_plays_once_when_high_and_forever_at_zero() -> None:
+    # Section 5.2: a high η still returns "play once, then work"; η = 0 makes every step its
+    # own decision maker with the starting preferences, so play wins every day
+    high = _learned_plan(history=0.95)
+    assert high == _plan(1, len(high))
+    assert _learned_plan(history=0.0) == [PLAY] * len(high)
+    with pytest.raises(ConfigError, match="history"):
+        DiscountAggregator([1.0], [0.9], history=1.5)
+
+
+def test_the_papers_weights_after_one_play_with_an_undiscounted_aggregate() -> None:
+    # Section 4.1's instance: w = (1, 1), γ_Σ = 1; after one play the weights are (0.5, 0.9)
+    agg = DiscountAggregator([1.0, 1.0], PERIL_GAMMAS, gamma=1.0)
+    assert agg([0.5, 0.0]) == 0.5
+    assert agg.state.tolist() == pytest.approx([0.5, 0.9]) and agg.factors.tolist() == pytest.approx([0.5, 0.9])
+    agg.reset()
+    assert agg.factors.tolist() == [1.0, 1.0]
+
+
+# A second case, episodic: the same choice reached at different times. States: 0 = P (a forced step), 1 = C (the choice), 2 = done. Episode A starts at C (t = 0),
 # episode B at P, reaching C at t = 1. At C, action 0 pays objective 1 (1.0) and action 1 pays
 # objective 2 (0.8). Objective 1 is discounted by 0.5, objective 2 by 0.9, equal weights.
 GAMMAS, WEIGHTS, C_REWARDS = (0.5, 0.9), (1.0, 1.0), {0: (1.0, 0.0), 1: (0.0, 0.8)}

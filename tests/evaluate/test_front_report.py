@@ -82,3 +82,11 @@ def test_a_file_without_objective_columns_is_refused(tmp_path: Path) -> None:
 def test_no_scored_row_is_an_error_not_an_empty_front() -> None:
     with pytest.raises(ArrayError, match="no row"):
         front_report(FrontVectors(("a",), np.full((2, 1), np.nan), np.zeros(2, dtype=bool)), plot=False)
+
+
+def test_front_names_are_lazy_exports_of_evaluate() -> None:
+    import rewardlab.evaluate as evaluate
+    from rewardlab.evaluate import front
+
+    for name in front.__all__:
+        assert name in evaluate.__all__ and getattr(evaluate, name) is getattr(front, name)

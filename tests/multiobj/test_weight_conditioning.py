@@ -176,3 +176,105 @@ def test_real_grpo_trainer_reward_step_equals_the_library(tmp_path: Any) -> None
     got = trainer._calculate_rewards(inputs, [PROMPT] * 4, RESPONSES, ids)[:, 0]
     expected = torch.tensor([r.score for r in _library(WEIGHTS)], dtype=got.dtype)
     assert torch.allclose(got, expected)
+
+
+# -- the objectives column of every edge: scores reply, clients, OpenRLHF, verl -------------------
+REQUEST_WEIGHTS = {"accuracy": 0.9, "brevity": 0.1}
+PLAIN_SPEC = '[reward]\nname = "plain"\n[[reward.components]]\nname = "f1"\nuse = "text.f1"\n'
+
+
+def _rows() -> list[dict[str, Any]]:
+    return [{"prompt": PROMPT, "response": r, "reference": "Paris"} for r in RESPONSES]
+
+
+def _vector_columns(results: list[RewardResult]) -> dict[str, list[float | None]]:
+    return {name: [r.objectives[name] if r.objectives else None for r in results] for name in ("accuracy", "brevity")}
+
+
+def test_scores_reply_has_an_objectives_column_equal_to_the_library() -> None:
+    app = create_app({"tradeoff": build(TRADEOFF_SPEC), "plain": build(PLAIN_SPEC)}, None,
+                     ServeSettings(workers=0))  # fmt: skip
+
+    async def go(name: str) -> dict[str, Any]:
+        async with asgi_client(app) as client:
+            body = {"samples": _rows(), "reply": "scores", "objective_weights": REQUEST_WEIGHTS}
+            response = await client.post(f"/v1/rewards/{name}:score", json=body)
+            assert response.status_code == 200, response.text
+            return response.json()  # type: ignore[no-any-return]
+
+    try:
+        reply, plain = asyncio.run(go("tradeoff")), asyncio.run(go("plain"))
+    finally:
+        asyncio.run(app.state.service.aclose())
+    expected = _library([REQUEST_WEIGHTS] * 4)
+    assert reply["scores"] == [r.score for r in expected]
+    assert reply["objectives"] == _vector_columns(expected)
+    assert "objectives" not in plain  # a spec without objectives: the reply is as before
+
+
+@pytest.mark.network
+def test_clients_send_objective_weights_and_read_the_objectives_column_over_a_socket() -> None:
+    from rewardlab.serve.client import AsyncClient, Client
+
+    app = create_app({"tradeoff": build(TRADEOFF_SPEC)}, None, ServeSettings(workers=0))
+    expected = _library([REQUEST_WEIGHTS] * 4)
+    as_list = [REQUEST_WEIGHTS["accuracy"], REQUEST_WEIGHTS["brevity"]]  # declaration order
+    try:
+        with LiveServer(app) as server, Client(server.url, batch_size=3) as client:  # two requests, joined
+            results = client.score("tradeoff", _rows(), objective_weights=REQUEST_WEIGHTS)
+            scores = client.scores("tradeoff", _rows(), objective_weights=as_list)
+            unweighted = client.scores("tradeoff", _rows())
+
+            async def go() -> Any:
+                async with AsyncClient(server.url, batch_size=3) as aclient:
+                    return await aclient.scores("tradeoff", _rows(), objective_weights=REQUEST_WEIGHTS)
+
+            async_scores = asyncio.run(go())
+    finally:
+        asyncio.run(app.state.service.aclose())
+    assert [r.score for r in results] == [r.score for r in expected]
+    assert [r.objectives for r in results] == [r.objectives for r in expected]
+    for got in (scores, async_scores):
+        assert got.values == [r.score for r in expected]
+        assert got.objectives == _vector_columns(expected)
+    assert unweighted.values == [r.score for r in _library([None] * 4)]  # the declared weights
+
+
+def test_openrlhf_get_reward_logs_each_objective_per_row() -> None:
+    app = create_app({"tradeoff": build(TRADEOFF_SPEC)}, None, ServeSettings(workers=0, openrlhf_error_reward=0.0))
+    body = {"query": [PROMPT + " " + r for r in RESPONSES], "prompts": [PROMPT] * 4, "labels": ["Paris"] * 4}
+
+    async def go() -> dict[str, Any]:
+        async with asgi_client(app) as client:
+            response = await client.post("/get_reward", json=body)
+            assert response.status_code == 200, response.text
+            return response.json()  # type: ignore[no-any-return]
+
+    try:
+        logs = asyncio.run(go())["extra_logs"]
+    finally:
+        asyncio.run(app.state.service.aclose())
+    expected = _vector_columns(_library([None] * 4))
+    for name, column in expected.items():
+        assert logs[f"rewardlab/objective/{name}"] == pytest.approx(column)
+        assert logs[f"rewardlab/objective/{name}/scored"] == [1.0] * 4
+
+
+def test_openrlhf_reward_func_and_verl_rows_carry_each_objective(tmp_path: Any) -> None:
+    from rewardlab.integrations.openrlhf import get_reward_mapping
+    from rewardlab.integrations.verl import compute_score
+
+    spec = tmp_path / "tradeoff.toml"
+    spec.write_text(TRADEOFF_SPEC)
+    expected = _library(WEIGHTS)
+    rows = [compute_score("qa", r, "Paris", {"prompt": PROMPT, "objective_weights": w}, spec=str(spec))
+            for r, w in zip(RESPONSES, WEIGHTS, strict=True)]  # fmt: skip
+    for row, result in zip(rows, expected, strict=True):
+        assert result.objectives is not None
+        assert {k: row[k] for k in ("objective/accuracy", "objective/brevity")} == {
+            f"objective/{k}": v for k, v in result.objectives.items()
+        }
+        assert row["objective/accuracy/scored"] == row["objective/brevity/scored"] == 1.0
+    payload = {"query": [PROMPT + " " + r for r in RESPONSES], "prompts": [PROMPT] * 4, "labels": ["Paris"] * 4}
+    reply = get_reward_mapping(build(TRADEOFF_SPEC), payload, error_reward=0.0)
+    assert reply["extra_logs"]["rewardlab/objective/brevity"] == pytest.approx(_vector_columns(_library([None] * 4))["brevity"])

@@ -31,6 +31,7 @@ def summary_table(summary: RunSummary, title: str = "rewardlab score") -> Table:
     for column in ("", "mean", "min", "max", "ok", "errors", "skipped"):
         table.add_column(column, justify="left" if column in ("", "errors") else "right")
     rows = [("total", summary.total)] + [(f"  {name}", s) for name, s in summary.components.items()]
+    rows += [(f"objective {name}", s) for name, s in summary.objectives.items()]
     for name, s in rows:
         low = s.low if s.ok else None
         high = s.high if s.ok else None

@@ -12,12 +12,17 @@ from collections.abc import Sequence
 from rewardlab.core.result import RewardResult
 from rewardlab.core.reward import Reward
 
-__all__ = ["SCORED_SUFFIX", "UNSCORED_VALUE", "component_columns", "component_names"]
+__all__ = ["OBJECTIVE_PREFIX", "SCORED_SUFFIX", "UNSCORED_VALUE", "component_columns", "component_names", "objective_columns", "objective_names"]
 
 def component_names(reward: Reward) -> list[str]:
     """Names of a composite's components, in spec order (empty for a plain reward)."""
     components = getattr(reward, "components", ())
     return [c.name for c in components if hasattr(c, "name")]
+
+
+def objective_names(reward: Reward) -> list[str]:
+    """Names of a reward's declared objectives (`[[reward.objectives]]`), in spec order."""
+    return [o.name for o in getattr(reward, "objectives", ()) if hasattr(o, "name")]
 
 
 #: What a component without a score (error, skipped, gated off) is in a trainer's log column.
@@ -27,6 +32,8 @@ def component_names(reward: Reward) -> list[str]:
 #: `sum(column) / sum(<name>/scored)`.
 UNSCORED_VALUE = 0.0
 SCORED_SUFFIX = "/scored"
+#: The column of objective `<name>` is `objective/<name>` (in scored files, trainer logs).
+OBJECTIVE_PREFIX = "objective/"
 
 
 def component_columns(result: RewardResult, names: Sequence[str], prefix: str = "") -> dict[str, float]:
@@ -44,4 +51,19 @@ def component_columns(result: RewardResult, names: Sequence[str], prefix: str = 
         scored = score is not None and math.isfinite(score)
         out[f"{prefix}{name}"] = float(score) if score is not None and scored else UNSCORED_VALUE
         out[f"{prefix}{name}{SCORED_SUFFIX}"] = 1.0 if scored else 0.0
+    return out
+
+
+def objective_columns(result: RewardResult, names: Sequence[str], prefix: str = "") -> dict[str, float]:
+    """Every objective's value and its scored mask, the same keys for every row, as
+    `component_columns`: `{prefix}objective/{name}` is the value (`UNSCORED_VALUE` where it
+    could not be computed) and `{prefix}objective/{name}/scored` is 1.0 or 0.0."""
+    vector = result.objectives or {}
+    out: dict[str, float] = {}
+    for name in names:
+        value = vector.get(name)
+        scored = value is not None and math.isfinite(value)
+        key = f"{prefix}{OBJECTIVE_PREFIX}{name}"
+        out[key] = float(value) if value is not None and scored else UNSCORED_VALUE
+        out[key + SCORED_SUFFIX] = 1.0 if scored else 0.0
     return out

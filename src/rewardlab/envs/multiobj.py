@@ -21,10 +21,15 @@ MO-Gymnasium's convex version, is all on it).
 `DiscountAggregator`: objectives with their own discounts `γ_i` cannot be aggregated by any
 Markovian reward under one discount in a dynamically consistent way (Pitis 2023, "Consistent
 Aggregation of Objectives with Diverse Time Preferences Requires Non-Markovian Rewards",
-NeurIPS: the impossibility result). The fix the paper proposes adds one parameter per objective
-to the state; here it is a weight `w_i(t)` updated as `w_i(t+1) = w_i(t) · γ_i / γ`, so the aggregated reward
-`R_t = Σ_i w_i(t) r_i(t)` discounted by `γ` sums to `Σ_i w_i(0) Σ_t γ_i^t r_i(t)`, each
-objective's own discounted return, exactly.
+NeurIPS, Theorem 4; its Section 2 counterexample is the "Procrastinator's Peril": play pays
+0.5 discounted by 0.5, work pays 0.3 discounted by 0.9, and an agent summing the two plays
+today planning to work tomorrow, every day). The escape (Theorem 5, equation 3) discounts each
+objective's aggregation weight by its own discount, `w_i(hsa) = w_i(h) γ_i`; Section 4.2 makes
+it Markovian with one factor per objective appended to the state,
+`y_i ← y_i · γ_i / γ_Σ` from `y_i = 1`, the weights being `w_i · y_i`. The aggregated reward
+`R_t = Σ_i w_i y_i(t) r_i(t)` discounted by `γ_Σ` then sums to `Σ_i w_i Σ_t γ_i^t r_i(t)`.
+The paper leaves `γ_Σ` open (Remark 4.1) and names the largest `γ_i` as one choice: it is the
+default here, which keeps every factor at most 1.
 """
 
 from __future__ import annotations
@@ -281,19 +286,26 @@ def q_learning_front(
 class DiscountAggregator:
     """Pitis's non-Markovian aggregation of objectives with their own discounts.
 
-    The state of the aggregation is one weight per objective (Pitis 2023): start at
-    `weights`; each step returns `R_t = Σ_i w_i(t) r_i(t)` and then sets
-    `w_i(t+1) = w_i(t) · γ_i / γ`. With `γ = max γ_i` the weights never grow. Keep one
-    aggregator per episode (`reset` at its start) and give the learner `state` as part of its
-    observation: the reward is Markovian in (observation, weights), not in the observation.
+    The aggregation's state is one factor per objective (Pitis 2023, Section 4.2): `factors`
+    start at 1 with each episode; each step returns `R_t = Σ_i w_i y_i(t) r_i(t)` and then sets
+    `y_i(t+1) = y_i(t) · γ_i / γ_Σ`. Keep one aggregator per episode (`reset` at its start)
+    and give the learner `factors` as part of its observation: the reward is Markovian in
+    (observation, factors), not in the observation.
+
+    `history` is the paper's "historical discounting" (Section 5.2), `η` in
+    `y_i ← η · y_i · γ_i / γ_Σ + (1 - η)`: an exponential moving average toward the starting
+    preferences (the paper's `w_i^n`, here constant, so its weight `w_i · y_i` moves toward
+    `w_i`), so the first step's preferences stop ruling forever. `η = 1` (the default) is the
+    dynamically consistent aggregation; `η = 0` makes every step decide on its own.
 
     Args:
-        weights: each objective's weight at the start of an episode.
-        gammas: each objective's own discount.
-        gamma: the discount of the aggregated return (default the largest `gammas`).
+        weights: each objective's weight `w_i` at the start of an episode.
+        gammas: each objective's own discount `γ_i`.
+        gamma: the discount `γ_Σ` of the aggregated return (default the largest `gammas`).
+        history: `η` in [0, 1].
     """
 
-    def __init__(self, weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None):
+    def __init__(self, weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None, *, history: float = 1.0):
         self.initial = np.asarray(weights, dtype=np.float64)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         if self.initial.shape != self.gammas.shape or self.initial.ndim != 1:
@@ -303,44 +315,53 @@ class DiscountAggregator:
         self.gamma = float(self.gammas.max() if gamma is None else gamma)
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"gamma must be in (0, 1], got {self.gamma}")
-        self.state = self.initial.copy()
+        if not 0 <= history <= 1:
+            raise ConfigError(f"history (η) must be in [0, 1], got {history}")
+        self.history = float(history)
+        self.factors = np.ones_like(self.initial)
+
+    @property
+    def state(self) -> np.ndarray:
+        """The current aggregation weights `w_i · y_i`."""
+        return self.initial * self.factors
 
     def reset(self) -> np.ndarray:
-        """Back to the starting weights (a new episode); returns them."""
-        self.state = self.initial.copy()
-        return self.state.copy()
+        """Back to factors of 1 (a new episode); returns the starting weights."""
+        self.factors = np.ones_like(self.initial)
+        return self.state
 
     def __call__(self, vector: Sequence[SupportsFloat] | np.ndarray) -> float:
-        """The aggregated reward of one step's vector; advances the weights."""
+        """The aggregated reward of one step's vector; advances the factors."""
         r = np.asarray(vector, dtype=np.float64)
-        if r.shape != self.state.shape:
-            raise ConfigError(f"the reward vector has shape {r.shape}, the aggregator {self.state.shape}")
+        if r.shape != self.factors.shape:
+            raise ConfigError(f"the reward vector has shape {r.shape}, the aggregator {self.factors.shape}")
         out = float(self.state @ r)
-        self.state = self.state * self.gammas / self.gamma
+        self.factors = self.history * self.factors * self.gammas / self.gamma + (1.0 - self.history)
         return out
 
 
 class HeterogeneousDiscounts(gym.Wrapper[Any, Any, Any, Any]):
     """A vector-reward env as a scalar-reward env whose objectives keep their own discounts
-    (Pitis 2023's non-Markovian aggregation, `DiscountAggregator`): the reward is `R_t` and the
-    observation is `(obs, weights)`, the env's observation with the aggregator's current
-    weights (rounded to 12 digits, so a tabular learner can key on them), which makes `R_t`
-    Markovian again. Train with discount `gamma` (the aggregator's).
+    (Pitis 2023's state expansion, `DiscountAggregator`): the reward is `R_t` and the
+    observation is `(obs, factors)`, the env's observation with the aggregator's current
+    factors `y_i` (rounded to 12 digits, so a tabular learner can key on them), which makes
+    `R_t` Markovian again. Train with discount `gamma` (the aggregator's `γ_Σ`).
 
     Args:
         env: an env whose `step` reward is a vector (`VectorReward`, an MO-Gymnasium env).
-        weights, gammas, gamma: as `DiscountAggregator`.
+        weights, gammas, gamma, history: as `DiscountAggregator`.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None):
+    def __init__(self, env: gym.Env[Any, Any], weights: Sequence[float], gammas: Sequence[float], gamma: float | None = None,
+                 *, history: float = 1.0):  # fmt: skip
         super().__init__(env)
-        self.aggregator = DiscountAggregator(weights, gammas, gamma)
+        self.aggregator = DiscountAggregator(weights, gammas, gamma, history=history)
         self.gamma = self.aggregator.gamma
         k = self.aggregator.state.shape[0]
         self.observation_space = gym.spaces.Tuple((env.observation_space, gym.spaces.Box(0.0, np.inf, (k,), np.float64)))
 
     def _observe(self, obs: Any) -> tuple[Any, tuple[float, ...]]:
-        return obs, tuple(round(float(w), 12) for w in self.aggregator.state)
+        return obs, tuple(round(float(y), 12) for y in self.aggregator.factors)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)

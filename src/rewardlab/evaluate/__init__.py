@@ -23,6 +23,13 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         run_probes,
     )
     from rewardlab.evaluate.calibration import brier_score, ece, mce, reliability, sigmoid
+    from rewardlab.evaluate.front import (
+        FrontVectors,
+        front_report,
+        plot_front,
+        read_scored_vectors,
+        write_front,
+    )
     from rewardlab.evaluate.overoptimization import bon_curve, bon_kl, fit_bon, fit_rl
     from rewardlab.evaluate.pairwise import (
         best_of_k_accuracy,
@@ -64,6 +71,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 
 __all__ = [
     "DEFAULT_PROBES",
+    "FrontVectors",
     "Interval",
     "PRMBenchSolution",
     "Probe",
@@ -84,6 +92,7 @@ __all__ = [
     "first_error_step",
     "fit_bon",
     "fit_rl",
+    "front_report",
     "judge_consistency",
     "kendall",
     "length_baseline",
@@ -92,9 +101,11 @@ __all__ = [
     "pairwise_accuracy",
     "pass_at_k",
     "pass_at_k_many",
+    "plot_front",
     "prmbench_scores",
     "processbench_average",
     "processbench_f1",
+    "read_scored_vectors",
     "reliability",
     "rewardbench_overall",
     "rewardbench_sections",
@@ -108,6 +119,7 @@ __all__ = [
     "subset_accuracies",
     "ties_score",
     "vote_accuracy",
+    "write_front",
 ]
 
 # name -> module; imported on first use (PEP 562), so importing one light module of the
@@ -126,6 +138,11 @@ _WHERE = {
     "mce": "rewardlab.evaluate.calibration",
     "reliability": "rewardlab.evaluate.calibration",
     "sigmoid": "rewardlab.evaluate.calibration",
+    "FrontVectors": "rewardlab.evaluate.front",
+    "front_report": "rewardlab.evaluate.front",
+    "plot_front": "rewardlab.evaluate.front",
+    "read_scored_vectors": "rewardlab.evaluate.front",
+    "write_front": "rewardlab.evaluate.front",
     "bon_curve": "rewardlab.evaluate.overoptimization",
     "bon_kl": "rewardlab.evaluate.overoptimization",
     "fit_bon": "rewardlab.evaluate.overoptimization",

@@ -27,7 +27,8 @@ OpenRLHF needs a number for every row: an exception in `reward_func` is logged a
 left without a reward, which fails the step later. So `error_reward` is required: an `error` or
 `skipped` result becomes it and counts in `extra_logs["rewardlab/error"]` / `["rewardlab/skipped"]`.
 Every row carries the same `extra_logs` keys (`rewardlab/<component>` and
-`rewardlab/<component>/scored`), as OpenRLHF's `split_experience_batch` requires.
+`rewardlab/<component>/scored`, and `rewardlab/objective/<name>` with its `/scored` for a spec's
+objectives), as OpenRLHF's `split_experience_batch` requires.
 
 Group rewards (majority vote, consensus: `rewardlab.core.group_keys`) need a prompt's
 `n_samples_per_prompt` samples together, and OpenRLHF 0.11.2 never sends them together: each
@@ -48,7 +49,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardlab.core import Reward, Sample, group_keys
-from rewardlab.core.columns import component_names
+from rewardlab.core.columns import component_names, objective_names
 from rewardlab.errors import ConfigError, GroupSplitError, RewardLabError
 from rewardlab.integrations._common import (
     SpecLike,
@@ -126,7 +127,7 @@ def get_reward_mapping(
         results = score_prepared(rows, reward.score_batch)
     if log is not None:
         log.add(results)
-    return openrlhf_reply(results, error_reward=error_reward, components=components)
+    return openrlhf_reply(results, error_reward=error_reward, components=components, objectives=objective_names(reward))
 
 
 def openrlhf_groups(samples: Sequence[Sample], n_samples_per_prompt: int | None = None) -> list[str]:

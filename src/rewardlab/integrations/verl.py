@@ -9,7 +9,11 @@ concurrently on threads. A returned dict must carry `score`; verl appends *every
 `reward_extra_info` and stacks them into columns, so each row returns the same keys:
 
     {"score": total, "<component>": score or 0.0, "<component>/scored": 1.0 or 0.0,
+     "objective/<name>": value or 0.0, "objective/<name>/scored": 1.0 or 0.0,
      "rewardlab_error": 0/1, "rewardlab_skipped": 0/1}
+
+(the `objective/` pair for each `[[reward.objectives]]` of the spec; verl averages every column
+into its metrics, so an objective's mean is `objective/<name>`'s sum over its `/scored` sum).
 
 A component without a score is 0.0 with `<component>/scored` = 0.0, never NaN: verl averages
 these columns into its validation metrics and one NaN makes the mean `nan`.
@@ -54,7 +58,12 @@ from functools import lru_cache
 from typing import Any
 
 from rewardlab.core import JSON, Reward, RewardResult, Sample, Status, group_keys
-from rewardlab.core.columns import component_columns, component_names
+from rewardlab.core.columns import (
+    component_columns,
+    component_names,
+    objective_columns,
+    objective_names,
+)
 from rewardlab.errors import ConfigError, GroupSplitError, MappingError, RewardLabError
 from rewardlab.integrations._common import SpecLike, build_reward, row_log, with_groups
 from rewardlab.runner.reward_log import RewardLogger
@@ -113,6 +122,7 @@ class VerlScorer:
         self.log = row_log(logger, log_every)
         self.error_score = error_score
         self.components = component_names(self.reward)
+        self.objectives = objective_names(self.reward)
         self.group_keys = group_keys(self.reward)
         self.__name__ = "compute_score"
 
@@ -128,7 +138,7 @@ class VerlScorer:
             )
         else:
             score = float(self.error_score)
-        out = {"score": float(score), **component_columns(result, self.components)}
+        out = {"score": float(score), **component_columns(result, self.components), **objective_columns(result, self.objectives)}
         out["rewardlab_error"] = float(result.status is Status.ERROR)
         out["rewardlab_skipped"] = float(result.status is Status.SKIPPED)
         return out

@@ -366,10 +366,14 @@ def score_prepared(
 # Readers unpack them whole into names (`RunSummary.add`), never index them.
 #
 # ComponentStat = (name, status, score, error_kind)
-# RowStats      = (line, status, score, error_kind, error, components, errors_as_zero, errors_skipped)
+# RowStats      = (line, status, score, error_kind, error, components, errors_as_zero, errors_skipped, objectives)
 # ScoredRow     = (row dict or None, JSON line bytes or None, RowStats)
 ComponentStat = tuple[str, str, "float | None", "str | None"]
-RowStats = tuple[int, str, "float | None", "str | None", "str | None", tuple[ComponentStat, ...], tuple[str, ...], tuple[str, ...]]
+ObjectiveStat = tuple[str, "float | None"]  # an objective's value, None where it was not computed
+RowStats = tuple[
+    int, str, "float | None", "str | None", "str | None", tuple[ComponentStat, ...], tuple[str, ...], tuple[str, ...],
+    tuple[ObjectiveStat, ...],
+]
 ScoredRow = tuple["dict[str, Any] | None", "bytes | None", RowStats]
 
 
@@ -437,9 +441,11 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
             entry.update(part.info)
         info[name] = entry
         parts.append((name, part_status, part.score, part_kind))
+    vector: tuple[ObjectiveStat, ...] = ()
     if result.objectives is not None:  # a spec's reward vector: one column per objective
         for name, value in result.objectives.items():
             out["objective/" + name] = value
+        vector = tuple(result.objectives.items())
     out["reward_info"] = info
     out["source_line"] = number
     out.update(stamp(spec_hash, version).to_dict())
@@ -452,6 +458,7 @@ def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: 
         tuple(parts),
         tuple(result.info.get("errors_as_zero", ())),
         tuple(result.info.get("errors_skipped", ())),
+        vector,
     )
     return out, stats
 

@@ -125,7 +125,7 @@ class BatchStats:
 
     def add_row(self, row: RowStats) -> None:
         """Count one scored file row (a `rewardlab.runner.io.RowStats` tuple)."""
-        _, status, score, error_kind, _, components, _, _ = row
+        _, status, score, error_kind, _, components, *_ = row
         self._add(status, score, error_kind, components)
 
     def _add(

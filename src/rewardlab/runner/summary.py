@@ -1,4 +1,4 @@
-"""The numbers at the end of a run: means per component, errors by kind, skips."""
+"""The numbers at the end of a run: means per component and per objective, errors by kind, skips."""
 
 from __future__ import annotations
 
@@ -55,6 +55,10 @@ class RunSummary:
     rows: int = 0
     total: ColumnStats = field(default_factory=ColumnStats)
     components: dict[str, ColumnStats] = field(default_factory=dict)
+    #: a spec's objectives: `ok` counts the rows where the objective was computed, `skipped`
+    #: the rows where it could not be (None in the vector); rows without a vector (an error
+    #: result) are not counted here
+    objectives: dict[str, ColumnStats] = field(default_factory=dict)
     errors_as_zero: Counter[str] = field(default_factory=Counter)
     errors_skipped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -64,7 +68,7 @@ class RunSummary:
 
     def add(self, stats: RowStats) -> None:
         """Count one scored row (a `rewardlab.runner.io.RowStats` tuple)."""
-        line, status, score, error_kind, error, components, as_zero, skipped = stats
+        line, status, score, error_kind, error, components, as_zero, skipped, vector = stats
         self.rows += 1
         self.total.add(status, score, error_kind)
         if status == "error" and len(self.error_examples) < self.max_examples:
@@ -74,6 +78,11 @@ class RunSummary:
             if column is None:
                 column = self.components[name] = ColumnStats()
             column.add(part_status, part_score, part_kind)
+        for name, value in vector:
+            objective = self.objectives.get(name)
+            if objective is None:
+                objective = self.objectives[name] = ColumnStats()
+            objective.add("ok" if value is not None else "skipped", value, None)
         if as_zero:
             self.errors_as_zero.update(as_zero)
         if skipped:
@@ -90,6 +99,7 @@ class RunSummary:
             "rows_per_second": round(self.rate, 1),
             "total": self.total.to_dict(),
             "components": {k: v.to_dict() for k, v in self.components.items()},
+            "objectives": {k: v.to_dict() for k, v in self.objectives.items()},
             "errors_as_zero": dict(self.errors_as_zero),
             "errors_skipped": dict(self.errors_skipped),
             "error_examples": [{"line": n, "kind": k, "message": m} for n, k, m in self.error_examples],

@@ -46,7 +46,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
 from rewardlab._version import __version__
 from rewardlab.compose.objectives import WEIGHTS_KEY
 from rewardlab.core import Reward, RewardResult, Sample
-from rewardlab.core.columns import component_names
+from rewardlab.core.columns import component_names, objective_names
 from rewardlab.errors import InputError, NestingError, SampleFieldError
 from rewardlab.runner.io import loads
 from rewardlab.runner.reward_log import RewardLogger
@@ -352,24 +352,32 @@ def _envelope_problems(data: Any) -> list[dict[str, Any]]:
     return problems
 
 
-def score_columns(encoded: Sequence[bytes | RewardResult]) -> dict[str, list[Any]]:
-    """The ``scores`` / ``statuses`` / ``errors`` columns of results (encoded rows or objects)."""
+def score_columns(encoded: Sequence[bytes | RewardResult], objectives: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``scores`` / ``statuses`` / ``errors`` columns of results (encoded rows or objects),
+    and with `objectives` (a spec's objective names) ``objectives``: one column per objective,
+    null where it was not computed."""
     scores: list[float | None] = []
     statuses: list[str] = []
     errors: list[dict[str, Any]] = []
+    vectors: list[Mapping[str, float | None]] = []
     for i, item in enumerate(encoded):
         if isinstance(item, RewardResult):
             scores.append(item.score)
             statuses.append(item.status.value)
+            vectors.append(item.objectives or {})
             if item.error is not None:
                 errors.append({"row": i, **item.error.to_dict()})
             continue
         row = orjson.loads(item)
         scores.append(row.get("score"))
         statuses.append(row["status"])
+        vectors.append(row.get("objectives") or {})
         if "error" in row:
             errors.append({"row": i, **row["error"]})
-    return {"scores": scores, "statuses": statuses, "errors": errors}
+    columns: dict[str, Any] = {"scores": scores, "statuses": statuses, "errors": errors}
+    if objectives:
+        columns["objectives"] = {name: [v.get(name) for v in vectors] for name in objectives}
+    return columns
 
 
 async def score_reply(service: RewardService, name: str, body: bytes) -> bytes:
@@ -381,7 +389,7 @@ async def score_reply(service: RewardService, name: str, body: bytes) -> bytes:
     service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
     if reply == "scores":
         columns = {"reward": name, "spec_hash": hosted.spec_hash, "rewardlab_version": __version__,
-                   **score_columns(outcome.encoded), "cached": outcome.cached}  # fmt: skip
+                   **score_columns(outcome.encoded, objective_names(hosted.reward)), "cached": outcome.cached}  # fmt: skip
         return orjson.dumps(columns)
     # The results are JSON already (from the batch or the cache): join, don't re-encode.
     head = orjson.dumps({"reward": name, "spec_hash": hosted.spec_hash, "cached": outcome.cached})
@@ -584,5 +592,7 @@ async def _openrlhf_answer(service: RewardService, body: OpenRLHFRequest) -> JSO
     service.metrics.request_latency.labels(name).observe(time.perf_counter() - start)
     # A row whose prompt could not be located in its query keeps its error result, in place.
     results = [next(scored) if isinstance(row, Sample) else row for row in rows]
-    components = component_names(service.get(name).reward)
-    return JSONResponse(openrlhf_reply(results, error_reward=settings.openrlhf_error_reward, components=components))
+    reward = service.get(name).reward
+    reply = openrlhf_reply(results, error_reward=settings.openrlhf_error_reward,
+                           components=component_names(reward), objectives=objective_names(reward))  # fmt: skip
+    return JSONResponse(reply)

@@ -73,10 +73,24 @@ def _payload(sample: SampleLike) -> dict[str, JSON]:
     return row
 
 
-def _score_body(chunk: Sequence[SampleLike], use_cache: bool, reply: str = "results") -> dict[str, Any]:
-    payload: dict[str, Any] = {"samples": [_payload(s) for s in chunk], "use_cache": use_cache}
+#: A request's objective weights: a mapping naming every objective, or a list in declaration order.
+ObjectiveWeights = Mapping[str, float] | Sequence[float]
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The request fields besides the samples and the reply shape."""
+
+    use_cache: bool = True
+    objective_weights: ObjectiveWeights | None = None
+
+
+def _score_body(chunk: Sequence[SampleLike], opts: _Options, reply: str = "results") -> dict[str, Any]:
+    payload: dict[str, Any] = {"samples": [_payload(s) for s in chunk], "use_cache": opts.use_cache}
     if reply != "results":
         payload["reply"] = reply
+    if (weights := opts.objective_weights) is not None:
+        payload["objective_weights"] = dict(weights) if isinstance(weights, Mapping) else list(weights)
     try:
         content = orjson.dumps(payload, default=str)
     except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels); the server reads 1,024
@@ -92,11 +106,14 @@ class Scores:
         values: the total per sample; ``None`` exactly where the status is not ``ok``.
         statuses: the status per sample.
         errors: why, for every row whose status is ``error`` (by row index).
+        objectives: for a spec that declares objectives, each objective's value per sample
+            (``None`` where it was not computed); empty otherwise.
     """
 
     values: list[float | None]
     statuses: list[Status]
     errors: dict[int, RewardError] = field(default_factory=dict)
+    objectives: dict[str, list[float | None]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -107,11 +124,16 @@ class Scores:
         values: list[float | None] = [None] * n
         statuses: list[Status] = [Status.ERROR] * n
         errors: dict[int, RewardError] = {}
+        objectives: dict[str, list[float | None]] = {}
         for rows, part in parts:
             for row, i in enumerate(rows):
                 values[i], statuses[i] = part.values[row], part.statuses[row]
             errors.update({rows[row]: error for row, error in part.errors.items()})
-        return cls(values, statuses, errors)
+            for name, column in part.objectives.items():
+                into = objectives.setdefault(name, [None] * n)
+                for row, i in enumerate(rows):
+                    into[i] = column[row]
+        return cls(values, statuses, errors, objectives)
 
     @classmethod
     def join(cls, parts: Sequence[Scores]) -> Scores:
@@ -119,11 +141,15 @@ class Scores:
         values: list[float | None] = []
         statuses: list[Status] = []
         errors: dict[int, RewardError] = {}
+        names = list(dict.fromkeys(name for part in parts for name in part.objectives))
+        objectives: dict[str, list[float | None]] = {name: [] for name in names}
         for part in parts:
             errors.update({len(values) + row: error for row, error in part.errors.items()})
             values.extend(part.values)
             statuses.extend(part.statuses)
-        return cls(values, statuses, errors)
+            for name in names:
+                objectives[name].extend(part.objectives.get(name, [None] * len(part.values)))
+        return cls(values, statuses, errors, objectives)
 
 
 def _scores(response: httpx.Response, expected: int) -> Scores:
@@ -132,7 +158,10 @@ def _scores(response: httpx.Response, expected: int) -> Scores:
     if len(values) != expected or len(statuses) != expected:  # one per sample; never pad or truncate
         raise ServerError(response.status_code, "bad_reply", f"{len(values)} scores for {expected} samples")
     errors = {int(e["row"]): RewardError(_KIND.get(e["kind"], ErrorKind.REMOTE), str(e["message"])) for e in body["errors"]}
-    return Scores(values, [_STATUS[s] for s in statuses], errors)
+    objectives = body.get("objectives") or {}
+    if any(len(column) != expected for column in objectives.values()):
+        raise ServerError(response.status_code, "bad_reply", f"an objectives column does not have {expected} values")
+    return Scores(values, [_STATUS[s] for s in statuses], errors, {str(k): list(v) for k, v in objectives.items()})
 
 
 def _error_from(response: httpx.Response) -> ServerError:
@@ -299,7 +328,8 @@ class Client:
             time.sleep(wait)
 
     def score(
-        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = (),
+        objective_weights: ObjectiveWeights | None = None,
     ) -> list[RewardResult]:
         """Results for `samples` under the served reward `reward`, in order.
 
@@ -307,29 +337,35 @@ class Client:
         computes one batch while this process encodes the next and decodes the last.
         A group reward's `group_keys` (the server lists them, ``GET /v1/rewards``) keep each
         group in one request; `GroupSplitError` if the server cannot take a whole group.
+        `objective_weights` (a mapping naming each objective, or a list in declaration order)
+        weighs the objectives of a spec with ``combine = "objectives"`` for every sample that
+        does not name its own (the request's ``objective_weights``).
         """
+        opts = _Options(use_cache, objective_weights)
         if group_keys:
-            grouped = self._group_batches(reward, samples, use_cache, "results", _results, group_keys)
+            grouped = self._group_batches(reward, samples, opts, "results", _results, group_keys)
             return scatter([rows for rows, _ in grouped], [part for _, part in grouped], len(samples))
-        parts = self._batches(reward, samples, use_cache, "results", _results)
+        parts = self._batches(reward, samples, opts, "results", _results)
         return [r for part in parts for r in part]
 
     def scores(
-        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = (),
+        objective_weights: ObjectiveWeights | None = None,
     ) -> Scores:
         """Only the totals, statuses and errors for `samples`, in order (see `Scores`).
 
         What a trainer needs, and several times cheaper than `score` for cheap rewards: the
         server sends three columns instead of full results, and nothing is decoded into
         `RewardResult`s. The server computes (and caches) the full results either way.
-        `group_keys`: as in `score`.
+        `group_keys`, `objective_weights`: as in `score`.
         """
+        opts = _Options(use_cache, objective_weights)
         if group_keys:
-            return Scores.gather(self._group_batches(reward, samples, use_cache, "scores", _scores, group_keys), len(samples))
-        return Scores.join(self._batches(reward, samples, use_cache, "scores", _scores))
+            return Scores.gather(self._group_batches(reward, samples, opts, "scores", _scores, group_keys), len(samples))
+        return Scores.join(self._batches(reward, samples, opts, "scores", _scores))
 
     def _group_batches(
-        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        self, reward: str, samples: Sequence[SampleLike], opts: _Options, reply: str,
         decode: Callable[[httpx.Response, int], _Part], keys: Collection[GroupKey],
     ) -> list[tuple[list[int], _Part]]:
         """`_batches` for a group reward: requests of whole groups, each reply with its positions."""
@@ -337,7 +373,7 @@ class Client:
         def send(units: list[list[int]]) -> list[tuple[list[int], _Part]]:
             rows = rows_of(units)
             try:
-                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body([samples[i] for i in rows], use_cache, reply))
+                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body([samples[i] for i in rows], opts, reply))
             except ServerError as exc:
                 if not _too_large(exc, len(rows)):
                     raise
@@ -352,14 +388,14 @@ class Client:
             return [part for parts in pool.map(send, pieces) for part in parts]
 
     def _batches(
-        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        self, reward: str, samples: Sequence[SampleLike], opts: _Options, reply: str,
         decode: Callable[[httpx.Response, int], _Part],
     ) -> list[_Part]:
         """One decoded reply per batch of `batch_size`, in order."""
 
         def send(chunk: Sequence[SampleLike]) -> list[_Part]:
             try:
-                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+                response = self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, opts, reply))
             except ServerError as exc:
                 if not _too_large(exc, len(chunk)):
                     raise
@@ -438,26 +474,30 @@ class AsyncClient:
             await asyncio.sleep(wait)
 
     async def score(
-        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = (),
+        objective_weights: ObjectiveWeights | None = None,
     ) -> list[RewardResult]:
         """Results for `samples`, in order; batches are sent concurrently (`group_keys`: see `Client.score`)."""
+        opts = _Options(use_cache, objective_weights)
         if group_keys:
-            grouped = await self._group_batches(reward, samples, use_cache, "results", _results, group_keys)
+            grouped = await self._group_batches(reward, samples, opts, "results", _results, group_keys)
             return scatter([rows for rows, _ in grouped], [part for _, part in grouped], len(samples))
-        parts = await self._batches(reward, samples, use_cache, "results", _results)
+        parts = await self._batches(reward, samples, opts, "results", _results)
         return [r for part in parts for r in part]
 
     async def scores(
-        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = ()
+        self, reward: str, samples: Sequence[SampleLike], *, use_cache: bool = True, group_keys: Collection[GroupKey] = (),
+        objective_weights: ObjectiveWeights | None = None,
     ) -> Scores:
         """Only the totals, statuses and errors, in order (see `Client.scores`)."""
+        opts = _Options(use_cache, objective_weights)
         if group_keys:
-            parts = await self._group_batches(reward, samples, use_cache, "scores", _scores, group_keys)
+            parts = await self._group_batches(reward, samples, opts, "scores", _scores, group_keys)
             return Scores.gather(parts, len(samples))
-        return Scores.join(await self._batches(reward, samples, use_cache, "scores", _scores))
+        return Scores.join(await self._batches(reward, samples, opts, "scores", _scores))
 
     async def _group_batches(
-        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        self, reward: str, samples: Sequence[SampleLike], opts: _Options, reply: str,
         decode: Callable[[httpx.Response, int], _Part], keys: Collection[GroupKey],
     ) -> list[tuple[list[int], _Part]]:
         """See `Client._group_batches`."""
@@ -467,7 +507,7 @@ class AsyncClient:
             rows = rows_of(units)
             try:
                 async with gate:
-                    body = _score_body([samples[i] for i in rows], use_cache, reply)
+                    body = _score_body([samples[i] for i in rows], opts, reply)
                     response = await self.request("POST", f"/v1/rewards/{reward}:score", **body)
             except ServerError as exc:
                 if not _too_large(exc, len(rows)):
@@ -480,7 +520,7 @@ class AsyncClient:
         return [part for parts in await asyncio.gather(*(send(p) for p in pieces)) for part in parts]
 
     async def _batches(
-        self, reward: str, samples: Sequence[SampleLike], use_cache: bool, reply: str,
+        self, reward: str, samples: Sequence[SampleLike], opts: _Options, reply: str,
         decode: Callable[[httpx.Response, int], _Part],
     ) -> list[_Part]:
         gate = asyncio.Semaphore(self.max_concurrency)
@@ -488,7 +528,7 @@ class AsyncClient:
         async def one(chunk: Sequence[SampleLike]) -> list[_Part]:
             try:
                 async with gate:
-                    response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, use_cache, reply))
+                    response = await self.request("POST", f"/v1/rewards/{reward}:score", **_score_body(chunk, opts, reply))
             except ServerError as exc:
                 if not _too_large(exc, len(chunk)):
                     raise

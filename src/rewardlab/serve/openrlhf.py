@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Status
-from rewardlab.core.columns import component_columns
+from rewardlab.core.columns import component_columns, objective_columns
 from rewardlab.errors import MappingError
 
 __all__ = [
@@ -195,13 +195,16 @@ def strip_special_tokens(text: str, tokens: Sequence[str]) -> str:
 
 
 def openrlhf_reply(
-    results: Sequence[RewardResult], *, error_reward: float, components: Sequence[str] = ()
+    results: Sequence[RewardResult], *, error_reward: float, components: Sequence[str] = (), objectives: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The JSON OpenRLHF reads: ``rewards``, ``scores``, ``extra_logs`` (+ ``statuses``).
 
     Error and skipped results become `error_reward`. ``extra_logs`` has the same keys on every
     row: ``rewardlab/error`` and ``rewardlab/skipped`` (0/1), and for each of `components`
-    ``rewardlab/<name>`` (its score, 0.0 without one) with ``rewardlab/<name>/scored`` (0/1).
+    ``rewardlab/<name>`` (its score, 0.0 without one) with ``rewardlab/<name>/scored`` (0/1), and
+    for each of `objectives` ``rewardlab/objective/<name>`` with its ``/scored`` mask alike:
+    OpenRLHF logs each key's batch mean, so an objective's mean over the rows where it was
+    computed is ``sum(rewardlab/objective/<name>) / sum(rewardlab/objective/<name>/scored)``.
     """
     rewards = [r.score if r.status is Status.OK and r.score is not None else float(error_reward) for r in results]
     extra_logs: dict[str, list[float]] = {
@@ -209,7 +212,9 @@ def openrlhf_reply(
         "rewardlab/skipped": [1.0 if r.status is Status.SKIPPED else 0.0 for r in results],
     }
     for result in results:
-        for key, value in component_columns(result, components, prefix="rewardlab/").items():
+        columns = {**component_columns(result, components, prefix="rewardlab/"),
+                   **objective_columns(result, objectives, prefix="rewardlab/")}  # fmt: skip
+        for key, value in columns.items():
             extra_logs.setdefault(key, []).append(value)
     return {
         "rewards": rewards,

@@ -144,6 +144,10 @@ class ScoresResponse(BaseModel):
     scores: list[float | None] = Field(description="the total per sample; null exactly where the status is not ok")
     statuses: list[Literal["ok", "error", "skipped"]]
     errors: list[RowErrorOut] = Field(description="one entry per row whose status is error")
+    objectives: dict[str, list[float | None]] | None = Field(
+        default=None,
+        description="when the spec declares objectives: objective name -> its value per sample, null where it was not computed",
+    )
     cached: int = Field(description="how many results came from the result cache")
 
 
