@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "judges": 5,  # LLM judges (sources)
     "envs": 5,  # classic-RL rewards (sources)
     "models": 5,  # learned reward models (sources)
+    "agent": 5,  # rewards for agent trajectories: tool calls, state checks, subtasks (sources)
     "evaluate": 6,  # metrics, audits and reports over any reward
     "select": 7,  # test-time selection and search over any reward
     "author": 7,  # reward code written by an LLM or a template search, checked, sandboxed, trained on

@@ -83,6 +83,8 @@ BUILTINS: dict[str, str] = {
     "model.hf": "rewardlab.models.hf_reward:HFReward",  # docs/models.md
     "model.hf_prm": "rewardlab.models.hf_prm:HFProcessReward",  # docs/models.md
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
+    # agent trajectories (docs/agents.md)
+    "agent.tool_calls": "rewardlab.agent.tool_calls:ToolCalls",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
