@@ -85,6 +85,8 @@ BUILTINS: dict[str, str] = {
     "rm.trace": "rewardlab.envs.rm.reward:RMTraceReward",  # docs/envs.md
     # agent trajectories (docs/agents.md)
     "agent.tool_calls": "rewardlab.agent.tool_calls:ToolCalls",
+    "agent.state": "rewardlab.agent.state:StateChecks",
+    "agent.state_replay": "rewardlab.agent.replay:StateReplay",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
