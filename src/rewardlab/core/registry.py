@@ -87,6 +87,8 @@ BUILTINS: dict[str, str] = {
     "agent.tool_calls": "rewardlab.agent.tool_calls:ToolCalls",
     "agent.state": "rewardlab.agent.state:StateChecks",
     "agent.state_replay": "rewardlab.agent.replay:StateReplay",
+    "agent.subtasks": "rewardlab.agent.subtasks:Subtasks",
+    "agent.terms": "rewardlab.agent.subtasks:TrajectoryTerms",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
