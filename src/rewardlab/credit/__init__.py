@@ -25,6 +25,7 @@ from rewardlab.credit.tokens import (
     to_tokens,
 )
 from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
+from rewardlab.credit.turns import turn_advantages, turn_index, turn_returns, turns_to_tokens
 
 __all__ = [
     "OUTCOME_ESTIMATORS",
@@ -53,4 +54,8 @@ __all__ = [
     "to_tokens",
     "tree_advantages",
     "tree_advantages_batch",
+    "turn_advantages",
+    "turn_index",
+    "turn_returns",
+    "turns_to_tokens",
 ]
