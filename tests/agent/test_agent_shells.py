@@ -116,3 +116,14 @@ def test_trl_reward_call_gives_the_library_numbers(library: list[float]) -> None
     scores = reward(prompts=[r["prompt"] for r in ROWS], completions=[r["response"] for r in ROWS],
                     reference=[r["reference"] for r in ROWS], state=[r["state"] for r in ROWS])  # fmt: skip
     assert scores == pytest.approx(library)
+
+
+def test_verl_compute_score_gives_the_library_numbers(library: list[float], tmp_path: Path) -> None:
+    from rewardlab.integrations.verl import compute_score
+
+    spec = tmp_path / "agent.toml"
+    spec.write_text(SPEC)
+    # verl's multi-turn agent loop hands the trajectory's messages and its extra_info (the final state here)
+    scores = [compute_score("agent", r["response"], r["reference"], {"state": r["state"], "prompt": r["prompt"]}, spec=str(spec))
+              for r in ROWS]  # fmt: skip
+    assert [s["score"] for s in scores] == pytest.approx(library)
