@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
 SIBLINGS: dict[tuple[str, str], str] = {
     ("verify", "judges"): "OpenAI-style graders render their templates with judges.templates",
     ("judges", "verify"): "majority-vote pseudo-labels compare answers with the maths verifier",
+    ("agent", "judges"): "the group ranking of trajectories asks its judge through judges.client",
     ("_lazy", "errors"): "a missing optional dependency becomes errors.DependencyError, naming its extra",
 }
 

@@ -89,6 +89,7 @@ BUILTINS: dict[str, str] = {
     "agent.state_replay": "rewardlab.agent.replay:StateReplay",
     "agent.subtasks": "rewardlab.agent.subtasks:Subtasks",
     "agent.terms": "rewardlab.agent.subtasks:TrajectoryTerms",
+    "agent.rank": "rewardlab.agent.judge:GroupRank",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
@@ -105,6 +106,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "judge.llm": ("httpx",),
     "judge.pairwise": ("httpx",),
     "judge.rubric": ("httpx",),
+    "agent.rank": ("httpx",),
     "math.answer": ("sympy", "latex2sympy2_extended"),
     "model.rm": ("torch",),
     "model.prm": ("torch",),
