@@ -1,8 +1,10 @@
 """A real OpenAI-compatible chat server on 127.0.0.1 that ranks numbered trajectories.
 
-Each "=== Trajectory i ===" block scores 8 when it books Paris ("[call] book" and "Paris"), else
+Each "=== Trajectory i ===" block scores 8 when it books Paris (renders that call), else
 3, plus a planted position bias: the trajectory shown first gets 2 more. A task containing
-GARBLE gets an answer without scores.
+GARBLE gets an answer without scores. A prompt without trajectory blocks gets an absolute rating
+(``[[9]]`` when it books Paris, else ``[[2]]``); a pairwise prompt gets the better answer, and A
+between equals (a position bias).
 """
 
 from __future__ import annotations
@@ -38,12 +40,22 @@ class RankServer(ThreadingHTTPServer):
         self.server_close()
 
 
+def _good(text: str) -> bool:
+    return '[call] book({"city": "Paris"})' in text
+
+
 def answer(text: str) -> str:
     if "GARBLE" in text:
         return "They all look fine to me."
+    if "[The Start of Assistant A's Answer]" in text:  # a pairwise prompt: the better one, else A (a position bias)
+        a = text.split("[The Start of Assistant A's Answer]")[1].split("[The End of Assistant A's Answer]")[0]
+        b = text.split("[The Start of Assistant B's Answer]")[1].split("[The End of Assistant B's Answer]")[0]
+        return "[[B]]" if _good(b) and not _good(a) else "[[A]]"
+    if "=== Trajectory" not in text:  # an absolute rating
+        return "Rating: [[9]]" if _good(text) else "Rating: [[2]]"
     lines = []
     for number, block in BLOCK.findall(text):
-        score = 8 if ("[call] book" in block and "Paris" in block) else 3
+        score = 8 if _good(block) else 3
         lines.append(f"[[{number}]] = {score + (2 if number == '1' else 0)}")
     return "\n".join(lines)
 

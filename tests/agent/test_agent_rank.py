@@ -71,3 +71,23 @@ def test_it_is_a_group_reward_in_a_spec(server: RankServer) -> None:
     assert group_keys(reward) == frozenset({"group"})
     results = rewardlab.score(spec, [_row("Oslo"), _row("Paris")])
     assert [r.score for r in results] == [0.4, 0.9]
+
+
+def test_an_llm_judge_rates_the_rendered_trajectory(server: RankServer) -> None:
+    from rewardlab.agent.judge import TrajectoryJudge
+
+    judge = TrajectoryJudge(params={"base_url": server.base_url, "model": "m"})
+    results = judge.score_batch([Sample.from_dict(_row("Paris")), Sample.from_dict(_row("Oslo"))])
+    assert [r.score for r in results] == pytest.approx([(9 - 1) / 9, (2 - 1) / 9])  # score_1_10 mapped to [0, 1]
+    assert "[call] book" in server.requests[0]["messages"][-1]["content"]
+
+
+def test_a_pairwise_judge_compares_two_trajectories_in_both_orders(server: RankServer) -> None:
+    from rewardlab.agent.judge import TrajectoryJudge
+
+    judge = TrajectoryJudge(judge="judge.pairwise", params={"base_url": server.base_url, "model": "m"})
+    good_vs_bad = Sample.from_dict({**_row("Paris"), "baseline": _row("Oslo")["response"]})
+    equal = Sample.from_dict({**_row("Paris"), "baseline": _row("Paris")["response"]})
+    results = judge.score_batch([good_vs_bad, equal])
+    assert [r.score for r in results] == [1.0, 0.5]  # the position bias cancels between equals
+    assert results[1].info["consistent"] is False

@@ -69,7 +69,7 @@ def test_malformed_arguments_are_the_policys_mistake_not_bad_data() -> None:
         ([{"role": "assistant", "tool_calls": {"name": "f"}}], "response[0].tool_calls"),
         ([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}], "response[0].tool_calls[0].function.name"),
         ([{"role": "assistant", "tool_calls": [{"id": 3, "function": {"name": "f"}}]}], "response[0].tool_calls[0].id"),
-        ([{"role": "robot", "content": "x"}, {"role": "tool", "content": "y"}], "response[0].role"),
+        ([{"role": 5, "content": "x"}, {"role": "tool", "content": "y"}], "response[0].role"),
         ([{"role": "tool", "content": 5}], "response[0].content"),
         ([{"role": "tool", "tool_call_id": 1, "content": ""}], "response[0].tool_call_id"),
     ],

@@ -16,17 +16,19 @@ It is a group reward (`group_keys`): every shell hands it whole groups.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from rewardlab.agent.tool_calls import trajectory_of
+from rewardlab.core.registry import registry
 from rewardlab.core.result import ErrorKind, RewardResult
-from rewardlab.core.reward import BaseReward, GroupKey, group_id
+from rewardlab.core.reward import BaseReward, GroupKey, Reward, group_id
 from rewardlab.core.sample import Sample
-from rewardlab.core.trajectory import Trajectory
+from rewardlab.core.trajectory import Trajectory, is_trajectory, parse_trajectory
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.judges.client import ChatClient, Usage
 from rewardlab.store.calls import CallCache
@@ -172,3 +174,42 @@ class GroupRank(BaseReward):
 
 def _ranking(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
+_JUDGES = ("judge.llm", "judge.rubric", "judge.pairwise")
+
+
+class TrajectoryJudge(BaseReward):
+    """A judge (`judge.llm`, `judge.rubric` or `judge.pairwise`) over the rendered trajectory.
+
+    The judge sees `render_trajectory`'s text as the response; for `judge.pairwise`, a baseline
+    in ``meta`` that is itself a trajectory (a message list) is rendered the same way, so two
+    trajectories are compared in both orders with the pairwise judge's swap.
+
+    Args:
+        judge: the judge reward to ask.
+        params: its parameters (``base_url``, ``model``, ``template``, ``criteria``...).
+        max_chars: longest rendering of one trajectory (the middle is cut).
+    """
+
+    name = "agent.judge"
+    range = (0.0, 1.0)
+
+    def __init__(self, *, judge: Literal["judge.llm", "judge.rubric", "judge.pairwise"] = "judge.llm",
+                 params: dict[str, Any] | None = None, max_chars: int = 4000):  # fmt: skip
+        if judge not in _JUDGES:
+            raise ConfigError(f"judge must be one of {list(_JUDGES)}, got {judge!r}")
+        if max_chars < 100:
+            raise ConfigError(f"max_chars must be >= 100, got {max_chars}")
+        self._inner: Reward = registry.create(judge, params or {}, location="params")
+        self.range = self._inner.range
+        self._max_chars = max_chars
+
+    def compute(self, sample: Sample) -> RewardResult:
+        text = render_trajectory(trajectory_of(sample), max_chars=self._max_chars)
+        meta: Mapping[str, Any] = sample.meta
+        key = str(dict(getattr(self._inner, "params", {})).get("baseline_key", "baseline"))
+        if is_trajectory(meta.get(key)):
+            baseline = render_trajectory(parse_trajectory(meta[key], field=f"meta.{key}"), max_chars=self._max_chars)
+            meta = {**meta, key: baseline}
+        return self._inner.score(dataclasses.replace(sample, response=text, meta=meta))

@@ -90,6 +90,7 @@ BUILTINS: dict[str, str] = {
     "agent.subtasks": "rewardlab.agent.subtasks:Subtasks",
     "agent.terms": "rewardlab.agent.subtasks:TrajectoryTerms",
     "agent.rank": "rewardlab.agent.judge:GroupRank",
+    "agent.judge": "rewardlab.agent.judge:TrajectoryJudge",
 }
 
 # Optional modules (import names) a built-in imports only when it scores, so importing its
@@ -107,6 +108,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "judge.pairwise": ("httpx",),
     "judge.rubric": ("httpx",),
     "agent.rank": ("httpx",),
+    "agent.judge": ("httpx",),
     "math.answer": ("sympy", "latex2sympy2_extended"),
     "model.rm": ("torch",),
     "model.prm": ("torch",),

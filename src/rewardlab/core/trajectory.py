@@ -141,8 +141,9 @@ def parse_trajectory(value: Any, *, state: JSONValue = None, field: str = "respo
         if not isinstance(message, Mapping):
             raise _error(f"{path} must be an object (a message), got {type(message).__name__}", path, where)
         role = message.get("role")
-        if role not in _ROLES:
-            raise _error(f"{path}.role must be one of {sorted(_ROLES)}, got {role!r}", f"{path}.role", where)
+        if not isinstance(role, str) or not role:
+            # Other roles than `_ROLES` (an "observation", an "environment") are kept as context.
+            raise _error(f"{path}.role must be a non-empty string such as {sorted(_ROLES)}, got {role!r}", f"{path}.role", where)
         content = _content(message.get("content"), f"{path}.content", where)
         if role == "assistant":
             turn_calls = _calls(message, len(turns), path, where, content)
