@@ -50,6 +50,9 @@ def main() -> int:
             kind = name if not name.startswith("change_") else "change_argument"
             total[kind] += 1
             agree[kind] += int(ours.status == "ok" and ours.score == theirs)
+            if ours.status != "ok" or ours.score != theirs:
+                print(f"differ: task {TASKS_TEST.index(task)} {name}: tau-bench {theirs}, rewardlab {ours.score} {ours.error}", flush=True)
+        print(f"task {TASKS_TEST.index(task)}: {sum(agree.values())} / {sum(total.values())} agree so far", flush=True)
     for kind in sorted(total):
         print(f"{kind:20s} {agree[kind]:4d} / {total[kind]:4d} agree")
     print(f"all                  {sum(agree.values()):4d} / {sum(total.values()):4d}  ({time.perf_counter() - started:.0f} s)")
