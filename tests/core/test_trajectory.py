@@ -103,3 +103,14 @@ def test_chat_rows_without_tool_calls_are_unchanged() -> None:
     row = {"response": [{"role": "assistant", "content": "hi"}], "state": "CA"}  # a 'state' column of another meaning
     sample = Sample.from_dict(row)
     assert sample.response == row["response"] and sample.meta["state"] == "CA"
+
+
+def test_a_decoded_multi_turn_string_is_split_at_its_tool_responses() -> None:
+    # What verl's reward path decodes from a Qwen/Hermes multi-turn rollout (special tokens skipped).
+    text = ('<tool_call>\n{"name": "find", "arguments": {"q": "A"}}\n</tool_call>\nuser\n<tool_response>\nfound A\n</tool_response>\n'
+            'assistant\n<tool_call>\n{"name": "cancel", "arguments": {"id": "A"}}\n</tool_call>\nuser\n'
+            '<tool_response>\nError: not pending\n</tool_response>\nassistant\nSorry, A cannot be cancelled.')
+    trajectory = Sample(response=text).trajectory
+    assert [(c.name, c.turn) for c in trajectory.calls] == [("find", 0), ("cancel", 1)]
+    assert [(r.content, r.error) for r in trajectory.results] == [("found A", False), ("Error: not pending", True)]
+    assert trajectory.final_text.endswith("Sorry, A cannot be cancelled.") and len(trajectory.turns) == 3

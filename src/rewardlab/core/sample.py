@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from rewardlab.core.trajectory import Trajectory, is_trajectory, parse_trajectory
+from rewardlab.core.trajectory import Trajectory, is_trajectory, messages_from_text, parse_trajectory
 from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
@@ -125,7 +125,7 @@ class Sample:
         """
         cached: Trajectory | None = self.__dict__.get("_trajectory")
         if cached is None:
-            response = [{"role": "assistant", "content": self.response}] if isinstance(self.response, str) else self.response
+            response = messages_from_text(self.response) if isinstance(self.response, str) else self.response
             cached = parse_trajectory(list(response), state=self.meta.get("state"))
             self.__dict__["_trajectory"] = cached
         return cached

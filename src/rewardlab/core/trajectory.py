@@ -8,7 +8,9 @@ One normal form, read from the shapes agent trainers produce:
   verifiers' ``completion`` and verl's multi-turn agent loop keep messages in this shape;
 - the legacy ``function_call`` field and ``{"role": "function"}`` results;
 - Hermes-style calls written in the text, ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-  (what verl's and OpenRLHF's Qwen tool parsers read), when a message has no ``tool_calls``;
+  (what verl's and OpenRLHF's Qwen tool parsers read), when a message has no ``tool_calls``; a
+  response that is one decoded string is split at its ``<tool_response>`` blocks into turns
+  and tool results (`messages_from_text`);
 - OpenRLHF's agent steps, ``[{"action_text": ..., "environment_feedback": ...}]``: each action is an
   assistant turn, each feedback a tool result.
 
@@ -163,6 +165,28 @@ def parse_trajectory(value: Any, *, state: JSONValue = None, field: str = "respo
             results.append(ToolResult(content, call_id, name, max(len(turns) - 1, 0), _is_error(message, content)))
         normal.append({**message, "content": content})
     return Trajectory(tuple(normal), tuple(turns), tuple(calls), tuple(results), *_state(state, where))
+
+
+_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.DOTALL)
+
+
+def messages_from_text(text: str) -> list[dict[str, JSONValue]]:
+    """A decoded multi-turn response (one string, as verl's reward path hands it) as messages:
+    each ``<tool_response>...</tool_response>`` block is a tool result and ends the assistant turn
+    before it; the text between blocks is the next assistant turn (its ``<tool_call>`` blocks are
+    read as calls)."""
+    messages: list[dict[str, JSONValue]] = []
+    start = 0
+    for match in _RESPONSE.finditer(text):
+        before = text[start : match.start()]
+        if before.strip() or not messages:
+            messages.append({"role": "assistant", "content": before})
+        messages.append({"role": "tool", "content": match.group(1)})
+        start = match.end()
+    rest = text[start:]
+    if rest.strip() or not messages:
+        messages.append({"role": "assistant", "content": rest})
+    return messages
 
 
 def _openrlhf_messages(steps: list[Any]) -> list[Mapping[str, JSONValue]]:
