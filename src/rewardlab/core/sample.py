@@ -9,7 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from rewardlab.core.trajectory import Trajectory, is_trajectory, messages_from_text, parse_trajectory
+from rewardlab.core.trajectory import (
+    Trajectory,
+    is_trajectory,
+    messages_from_text,
+    parse_trajectory,
+)
 from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
