@@ -112,7 +112,6 @@ class StateChecks(_Sandboxed):
 
     Args:
         all_or_nothing: 1.0 only when every check passes.
-        state_dir: directory files may be read from (none are for this reward today; kept for symmetry).
         cpu_seconds: CPU limit of the sandbox that runs code checks.
         wall_seconds: wall-clock limit of that sandbox.
         memory_mb: memory limit of that sandbox.
@@ -123,10 +122,9 @@ class StateChecks(_Sandboxed):
     name = "agent.state"
     range = (0.0, 1.0)
 
-    def __init__(self, *, all_or_nothing: bool = False, state_dir: str | None = None, cpu_seconds: float = 10.0,
-                 wall_seconds: float = 30.0, memory_mb: int = 1024, workers: int = 2,
-                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto"):  # fmt: skip
-        super().__init__(state_dir=state_dir, cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_mb=memory_mb,
+    def __init__(self, *, all_or_nothing: bool = False, cpu_seconds: float = 10.0, wall_seconds: float = 30.0,
+                 memory_mb: int = 1024, workers: int = 2, isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto"):  # fmt: skip
+        super().__init__(cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_mb=memory_mb,
                          workers=workers, isolation=isolation)  # fmt: skip
         self._all = bool(all_or_nothing)
 

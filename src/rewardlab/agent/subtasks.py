@@ -95,7 +95,6 @@ class Subtasks(_Sandboxed):
         subtasks: the subtasks for every sample (else each reference's ``subtasks``).
         pass_at: a subtask's check value at or above which it counts as passed for its dependants.
         strings: how a ``call`` check compares strings ("exact", "casefold", "loose").
-        state_dir: see `agent.state`.
         cpu_seconds: CPU limit of the sandbox that runs code checks.
         wall_seconds: wall-clock limit of that sandbox.
         memory_mb: memory limit of that sandbox.
@@ -107,10 +106,10 @@ class Subtasks(_Sandboxed):
     range = (0.0, 1.0)
 
     def __init__(self, *, subtasks: list[dict[str, Any]] | None = None, pass_at: float = 1.0,
-                 strings: Literal["exact", "casefold", "loose"] = "exact", state_dir: str | None = None,
-                 cpu_seconds: float = 10.0, wall_seconds: float = 30.0, memory_mb: int = 1024, workers: int = 2,
+                 strings: Literal["exact", "casefold", "loose"] = "exact", cpu_seconds: float = 10.0,
+                 wall_seconds: float = 30.0, memory_mb: int = 1024, workers: int = 2,
                  isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto"):  # fmt: skip
-        super().__init__(state_dir=state_dir, cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_mb=memory_mb,
+        super().__init__(cpu_seconds=cpu_seconds, wall_seconds=wall_seconds, memory_mb=memory_mb,
                          workers=workers, isolation=isolation)  # fmt: skip
         try:
             self._subtasks = read_subtasks(subtasks) if subtasks is not None else None
