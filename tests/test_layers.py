@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "models": 5,  # learned reward models (sources)
     "diffusion": 5,  # toy diffusion policies, noisy-latent reward model, DDPO-side credit loop
     "learn": 6,  # rewards learned from demonstrations (over envs and models)
+    "agent": 5,  # rewards for agent trajectories: tool calls, state checks, subtasks (sources)
     "evaluate": 6,  # metrics, audits and reports over any reward
     "select": 7,  # test-time selection and search over any reward
     "author": 7,  # reward code written by an LLM or a template search, checked, sandboxed, trained on
@@ -57,6 +58,7 @@ LAYERS: dict[str, int] = {
 # Same-layer imports that are part of the design (importer -> imported).
 SIBLINGS: dict[tuple[str, str], str] = {
     ("judges", "verify"): "majority-vote pseudo-labels compare answers with the maths verifier",
+    ("agent", "judges"): "the group ranking of trajectories asks its judge through judges.client",
     ("_lazy", "errors"): "a missing optional dependency becomes errors.DependencyError, naming its extra",
 }
 
@@ -316,5 +318,5 @@ def test_each_package_registers_only_its_own_rewards():
 
     tables = builtin_tables()
     owners = {path.parent.name for path in PACKAGE.glob(f"*/{REGISTRATION_FILE}")}
-    assert owners == {"verify", "judges", "models", "envs", "multiobj", "learn"}
+    assert owners == {"verify", "judges", "models", "envs", "multiobj", "learn", "agent"}
     assert all(_part(target.partition(":")[0]) in owners for target in tables.builtins.values())

@@ -11,6 +11,12 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from rewardlab.core.trajectory import (
+    Trajectory,
+    is_trajectory,
+    messages_from_text,
+    parse_trajectory,
+)
 from rewardlab.errors import InputError, SampleFieldError
 
 # A JSON value, as it appears in datasets and in `info`.
@@ -131,6 +137,23 @@ class Sample:
         return given
 
     @property
+    def trajectory(self) -> Trajectory:
+        """The response as an agent trajectory (`core.trajectory`), with the row's ``state`` column.
+
+        Read once: `from_dict` reads and checks it for rows in an agent shape; other samples
+        (a plain string or messages without tool calls) are read on first use.
+
+        Raises:
+            SampleFieldError: the response or the state breaks the trajectory shapes.
+        """
+        cached: Trajectory | None = self.__dict__.get("_trajectory")
+        if cached is None:
+            response = messages_from_text(self.response) if isinstance(self.response, str) else self.response
+            cached = parse_trajectory(list(response), state=self.meta.get("state"))
+            self.__dict__["_trajectory"] = cached
+        return cached
+
+    @property
     def response_text(self) -> str:
         """The response as plain text (last message content for chat responses)."""
         return text_of(self.response)
@@ -170,7 +193,9 @@ class Sample:
 
         - the row is an object (mapping);
         - ``response`` is required: a string, or a list of chat messages (objects, each with a
-          ``"content"`` key); ``prompt`` is the same, optional (default ``""``);
+          ``"content"`` key); ``prompt`` is the same, optional (default ``""``); a response in
+          an agent shape (tool calls, tool results, OpenRLHF steps) is read by
+          `core.trajectory.parse_trajectory` with the ``state`` column, kept in normal form;
         - ``reference`` is any JSON value (default ``None``);
         - ``steps`` is ``None`` or a list of strings;
         - ``meta`` is an object; every column that is not a Sample field joins it (a column
@@ -210,8 +235,14 @@ class Sample:
             meta = {**given, **extra} if extra else given
         if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
             _check_text(values, "prompt", mapping, where)
+        trajectory = None
         if type(values.get("response")) is not str:
-            _check_text(values, "response", mapping, where, required=True)
+            if is_trajectory(values.get("response")):  # tool calls and results: read and checked once
+                trajectory = parse_trajectory(values["response"], state=meta.get("state"), field=mapping["response"],
+                                              source=source, line=line)  # fmt: skip
+                values["response"] = list(trajectory.messages)
+            else:
+                _check_text(values, "response", mapping, where, required=True)
         steps = values.get("steps")
         if steps is not None and not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
             raise _field_error(f"field {mapping['steps']!r} must be a list of strings", mapping["steps"], where)
@@ -228,6 +259,8 @@ class Sample:
             prompt=values.get("prompt", ""), response=values["response"], reference=values.get("reference"),
             steps=tuple(steps) if steps is not None else None, meta=meta, given_id=id_ or "", group=group,
         )  # fmt: skip
+        if trajectory is not None:
+            sample.__dict__["_trajectory"] = trajectory
         return sample
 
 

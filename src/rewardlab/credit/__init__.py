@@ -38,6 +38,7 @@ from rewardlab.credit.tokens import (
 )
 from rewardlab.credit.trajectory import DenoisingTrajectory
 from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
+from rewardlab.credit.turns import turn_advantages, turn_index, turn_returns, turns_to_tokens
 
 __all__ = [
     "OUTCOME_ESTIMATORS",
@@ -76,4 +77,8 @@ __all__ = [
     "to_tokens",
     "tree_advantages",
     "tree_advantages_batch",
+    "turn_advantages",
+    "turn_index",
+    "turn_returns",
+    "turns_to_tokens",
 ]
