@@ -80,6 +80,8 @@ def test_unpickling_keeps_params_without_calling_init():
 
 # required parameters of the built-ins (the rest keep their defaults)
 REQUIRED = {
+    "agent.judge": {"params": {"base_url": "http://127.0.0.1:9", "model": "m"}},
+    "agent.rank": {"base_url": "http://127.0.0.1:9", "model": "m"},
     "graders.python": {"source": "def grade(sample, item):\n    return 1.0\n"},
     "graders.string_check": {"operation": "eq"},
     "graders.text_similarity": {"evaluation_metric": "fuzzy_match"},
