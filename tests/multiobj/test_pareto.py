@@ -17,6 +17,7 @@ from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from rewardlab.errors import ArrayError, ConfigError
 from rewardlab.multiobj import (
     crowding_distance,
+    group_hypervolumes,
     hypervolume,
     pareto_advantages,
     pareto_front,
@@ -102,6 +103,19 @@ def test_hypervolume_ignores_masked_points_and_points_below_the_reference() -> N
     points = np.array([[1.0, 1.0], [5.0, 5.0], [-1.0, 9.0]])
     assert hypervolume(points, [0.0, 0.0], mask=[True, False, True]) == 1.0
     assert hypervolume(points[[2]], [0.0, 0.0]) == 0.0
+
+
+def test_group_hypervolumes_equal_the_hypervolume_of_each_group() -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(6, 9, 3))
+    mask = rng.random((6, 9)) > 0.3
+    mask[4] = False  # a group with no valid sample bounds no volume
+    ref = np.array([-0.5, -0.5, -0.5])
+    expected = [hypervolume(vectors[g], ref, mask=mask[g]) for g in range(6)]
+    np.testing.assert_allclose(group_hypervolumes(vectors, ref, mask), expected)
+    assert expected[4] == 0.0 and min(expected[:4]) > 0
+    with pytest.raises(ArrayError, match="ref"):
+        group_hypervolumes(vectors, [0.0, 0.0])
 
 
 def test_pareto_front_is_distinct_and_sorted() -> None:

@@ -16,6 +16,7 @@ docs/multiobjective.md.
 from rewardlab.multiobj.pareto import (
     ParetoAdvantages,
     crowding_distance,
+    group_hypervolumes,
     hypervolume,
     pareto_advantages,
     pareto_front,
@@ -36,6 +37,7 @@ __all__ = [
     "ParetoAdvantages",
     "RunningNormalizer",
     "crowding_distance",
+    "group_hypervolumes",
     "hypervolume",
     "normalize_objectives",
     "objective_arrays",

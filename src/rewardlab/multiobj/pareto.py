@@ -28,6 +28,7 @@ from rewardlab.shape.normalize import zscore
 __all__ = [
     "ParetoAdvantages",
     "crowding_distance",
+    "group_hypervolumes",
     "hypervolume",
     "pareto_advantages",
     "pareto_front",
@@ -46,12 +47,23 @@ def _points(points: Any, mask: Any, name: str = "points") -> tuple[F64, Bool]:
 def pareto_ranks(points: Any, mask: Any = None) -> np.ndarray:
     """The front of each point, 0 for the non-dominated ones (moocore's `pareto_rank`), -1
     where `mask` is False. `points` is `(n, objectives)`; every objective is maximised."""
-    values, valid = _points(points, mask)
+    return _ranks(*_points(points, mask))
+
+
+def _ranks(values: F64, valid: Bool) -> np.ndarray:
+    """`pareto_ranks` of checked arrays (the group functions check a whole batch once, then call
+    this per group: checking each group again cost more than moocore's sort of it)."""
     out = np.full(values.shape[0], -1, dtype=np.int64)
-    if valid.any():
-        moocore = require("moocore", needed_by="rewardlab.multiobj")
-        out[valid] = moocore.pareto_rank(values[valid], maximise=True)
+    # moocore minimises; its `maximise=True` negates a copy more slowly than numpy does here
+    if valid.all():
+        out[:] = _moocore().pareto_rank(-values)
+    elif valid.any():
+        out[valid] = _moocore().pareto_rank(-values[valid])
     return out
+
+
+def _moocore() -> Any:
+    return require("moocore", needed_by="rewardlab.multiobj")
 
 
 def pareto_front(points: Any, mask: Any = None) -> F64:
@@ -89,7 +101,7 @@ def crowding_distance(vectors: Any, mask: Any = None) -> Any:
         idx = np.flatnonzero(valid[g])
         if idx.size == 0:
             continue
-        ranks = pareto_ranks(values[g, idx])
+        ranks = _ranks(values[g, idx], np.ones(idx.size, dtype=bool))
         for r in np.unique(ranks):
             members = idx[ranks == r]
             out[g, members] = _crowding(values[g, members])
@@ -100,7 +112,7 @@ def group_ranks(values: F64, valid: Bool) -> np.ndarray:
     """`(groups, samples)` front index within each group, -1 where masked."""
     ranks = np.full(values.shape[:2], -1, dtype=np.int64)
     for g in range(values.shape[0]):
-        ranks[g] = pareto_ranks(values[g], valid[g])
+        ranks[g] = _ranks(values[g], valid[g])
     return ranks
 
 
@@ -206,13 +218,29 @@ def hypervolume(points: Any, ref: Any, mask: Any = None) -> float:
     """The volume dominated by `points` (`(n, objectives)`, maximised) and bounded below by
     `ref` (moocore's `hypervolume`); points not above `ref` on every objective add nothing."""
     values, valid = _points(points, mask)
+    return _hypervolume(values, valid, _reference(ref, values.shape[1]))
+
+
+def group_hypervolumes(vectors: Any, ref: Any, mask: Any = None) -> np.ndarray:
+    """`hypervolume` of each group's valid samples: `(groups,)` from `vectors`
+    `(groups, samples, objectives)` (the arrays are checked once, not per group)."""
+    values, valid = _vectors(vectors, mask)
+    reference = _reference(ref, values.shape[2])
+    return np.array([_hypervolume(values[g], valid[g], reference) for g in range(values.shape[0])])
+
+
+def _reference(ref: Any, objectives: int) -> F64:
     reference = to_numpy(ref, "ref", ndim=1)
-    if reference.shape != (values.shape[1],):
-        raise ArrayError("ref", f"needs one coordinate per objective ({values.shape[1]}), got {reference.shape[0]}")
+    if reference.shape != (objectives,):
+        raise ArrayError("ref", f"needs one coordinate per objective ({objectives}), got {reference.shape[0]}")
     check_finite(reference, "ref")
-    kept = values[valid]
-    kept = kept[(kept > reference).all(axis=1)]
+    return reference
+
+
+def _hypervolume(values: F64, valid: Bool, reference: F64) -> float:
+    kept = values if valid.all() else values[valid]
     if kept.shape[0] == 0:
         return 0.0
-    moocore = require("moocore", needed_by="rewardlab.multiobj.hypervolume")
-    return float(moocore.hypervolume(kept, ref=reference, maximise=True))
+    # minimised, as moocore computes it; it leaves out the points that do not strictly dominate
+    # the reference point itself (they bound no volume)
+    return float(_moocore().hypervolume(-kept, ref=-reference))
