@@ -110,7 +110,7 @@ def test_group_hypervolumes_equal_the_hypervolume_of_each_group() -> None:
     vectors = rng.normal(size=(6, 9, 3))
     mask = rng.random((6, 9)) > 0.3
     mask[4] = False  # a group with no valid sample bounds no volume
-    ref = np.array([-0.5, -0.5, -0.5])
+    ref = np.array([-4.0, -4.0, -4.0])  # below every draw: each valid group bounds a volume
     expected = [hypervolume(vectors[g], ref, mask=mask[g]) for g in range(6)]
     np.testing.assert_allclose(group_hypervolumes(vectors, ref, mask), expected)
     assert expected[4] == 0.0 and min(expected[:4]) > 0
