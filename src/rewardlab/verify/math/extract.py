@@ -71,8 +71,9 @@ _LATEX_SPAN_RE = re.compile(
     re.DOTALL,
 )
 # Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, and the one
-# in `cm^2` an exponent, not a number.
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# in `cm^2` an exponent, not a number. Nor after a single `#`: `horse #12` names a thing (while
+# `#### 12`, GSM8K's answer mark, is followed by a space).
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?<!(?<!#)#)(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
 # Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
 _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
 _WHOLE_MAX = 400
