@@ -57,6 +57,7 @@ from rewardlab.verify.math.normalize import (
 )
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
+from rewardlab.verify.math.units import number_before_symbol
 from rewardlab.verify.math.verdict import Outcome, Verdict
 from rewardlab.verify.math.verdict import equivalent as _eq
 from rewardlab.verify.math.verdict import not_equivalent as _ne
@@ -160,6 +161,12 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
     timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
     if timed is not None:
         return timed
+    # `16 m` or `-130 km/h` against a bare number: the number with its unit (a bare symbol is
+    # read as a unit only there, where it cannot be a variable of the answer)
+    if opts.strip_units and (number := number_before_symbol(candidate, reference)) is not None:
+        return _decide(reference, number, opts, pool)
+    if opts.strip_units and (number := number_before_symbol(reference, candidate)) is not None:
+        return _decide(number, candidate, opts, pool)
     run = _Run(opts, pool, time.monotonic() + opts.timeout)
     if opts.convert_units:
         converted = _units_verdict(reference, candidate, run)

@@ -72,8 +72,9 @@ _LATEX_SPAN_RE = re.compile(
 )
 # Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, and the one
 # in `cm^2` an exponent, not a number. Nor after a single `#`: `horse #12` names a thing (while
-# `#### 12`, GSM8K's answer mark, is followed by a space).
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?<!(?<!#)#)(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# `#### 12`, GSM8K's answer mark, is followed by a space). A ratio or a time (`3:1`, `4:30`) is
+# one number, not the one after its last colon.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?<!(?<!#)#)(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+|(?::\d+)+)?|-?\.\d+)")
 # Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
 _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
 _WHOLE_MAX = 400
@@ -516,7 +517,7 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
                 continue
             fallbacks_tried = True
             fallback = _last_fallback(text, opts)
-            if fallback is not None and fallback[0].strip():
+            if fallback is not None and fallback[0].strip() and not _declines(text):
                 return Extraction(fallback[0].strip(), fallback[1])
             continue
         found = _from_source(text, source, opts)
@@ -530,6 +531,24 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
 
 
 _FALLBACKS = frozenset({"last_latex", "last_number"})
+# A closing paragraph saying the question cannot be answered ("... it's impossible to find the
+# value of f(0).", "The text does not provide enough information", "we cannot determine the
+# answer"). A fallback reading is a guess at an answer the response did not state; when the
+# response ends by declining to answer, the number it happens to mention last is no answer.
+_DECLINE_RE = re.compile(
+    r"\b(?:cannot|can't|can not|unable to|impossible to|not possible to)\s+(?:be\s+)?"
+    r"(?:determined?|answer(?:ed)?|provide|calculated?|find|found|tell|say|computed?|give|given|know)\b"
+    r"|\b(?:not|no)\s+(?:enough|sufficient)\s+(?:information|data|context)\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:provide|give|contain|include|specify|show)\b[^.\n]{0,80}\b(?:information|data|values?)\b"
+    r"|\bneed(?:s|ed)?\s+more\s+(?:information|data|context)\b",
+    re.IGNORECASE,
+)
+
+
+def _declines(text: str) -> bool:
+    """Whether the response's last paragraph says the question cannot be answered."""
+    tail = text.rstrip()[-600:]
+    return _DECLINE_RE.search(tail.rsplit("\n\n", 1)[-1]) is not None
 
 
 def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
