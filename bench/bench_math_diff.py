@@ -38,6 +38,11 @@ Run (the real numbers, a few minutes on a quiet core):
     PYTHONPATH=src .venv/bin/python bench/bench_math_diff.py
 A quick look (first 50 rows of every source):
     PYTHONPATH=src .venv/bin/python bench/bench_math_diff.py --limit 50 --examples 3
+Speed on the same cases (each tool in a fresh process per round, alternating, one core each; a
+cold pass then a warm pass over the same inputs; rewardlab's worker start and Math-Verify's
+import are printed apart, not timed in the passes):
+    PYTHONPATH=src .venv/bin/python bench/bench_math_diff.py --speed --repeat 3
+    PYTHONPATH=src .venv/bin/python bench/bench_math_diff.py --speed --only suite   (graders' cases)
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -79,6 +86,16 @@ GRADER_TABLES = (
 MATHVISTA_REPO = "lupantech+MathVista"
 # MathVista labels adjudicated by hand ((file name, pid) -> (right label, why)).
 MATHVISTA_CORRECTED = {
+    ("claude_2shot_solution", "488"): (
+        True,
+        "'Therefore, the number of objects left is 2.' answers 2; the label's extraction read the "
+        "new 'Question: ...' the model ran on into",
+    ),
+    ("claude_2shot_solution_use_ocr", "552"): (
+        True,
+        "'So the answer is: 4' answers 4; the label's extraction read the new 'Question: ...' "
+        "the model ran on into",
+    ),
     ("gpt4", "1"): (
         True,
         "'... compressed by approximately 0.0115 meters, or 1.2 cm.' answers 1.2 (cm); the label's extraction took 0.0115",
@@ -334,6 +351,78 @@ def _print_table(rows: list[dict[str, object]]) -> None:
         print(line + f"  {row['disagree']!s:>6}")
 
 
+def _accept_fn(tool: str) -> Callable[[Case], bool]:
+    if tool == "rewardlab":
+        from rewardlab.core import Sample
+        from rewardlab.verify.math import MathAnswer
+
+        reward = MathAnswer()
+        return lambda case: bool(
+            reward.score(Sample(prompt="", response=case.response, reference=case.gold)).score
+            == 1.0
+        )
+    from math_verify import parse, verify
+
+    def accept(case: Case) -> bool:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return bool(verify(parse(case.mv_gold or "$" + case.gold + "$"), parse(case.response)))
+
+    return accept
+
+
+def speed_child(tool: str, cases: list[Case]) -> None:
+    """In a fresh process: start the tool (rewardlab's sympy worker; Math-Verify's import), each
+    parsing the same warm-up LaTeX once (rewardlab's worker does at start), then score every
+    case twice: the first pass is cold (empty caches, ANTLR's parser not yet
+    trained), the second warm (rewardlab's verdict cache full). Prints seconds as JSON."""
+    started = time.perf_counter()
+    accept = _accept_fn(tool)
+    if tool == "rewardlab":
+        from rewardlab.verify.math import warm_up
+
+        warm_up()  # the worker's start and its parser warm-up, paid before timing
+    else:
+        from math_verify import parse
+
+        from rewardlab.verify.math.symbolic import _WARM_UP
+
+        for latex in _WARM_UP:  # the same warm-up of the same LaTeX parser, for a fair start
+            parse("$" + latex + "$")
+    start = time.perf_counter() - started
+    passes = []
+    for _ in range(2):
+        began = time.perf_counter()
+        for case in cases:
+            accept(case)
+        passes.append(time.perf_counter() - began)
+    print(json.dumps({"start": start, "cold": passes[0], "warm": passes[1]}))
+
+
+def speed_main(argv: list[str], repeat: int, n: int) -> None:
+    """Each tool in its own fresh subprocess per round, alternating, one core each (one sympy
+    worker); best of `repeat` rounds."""
+    runs: dict[str, list[dict[str, float]]] = {"rewardlab": [], "math-verify": []}
+    env = {**os.environ, "REWARDLAB_MATH_WORKERS": "1"}
+    for _ in range(repeat):
+        for tool in runs:
+            command = [sys.executable, __file__, *argv, "--speed-child", tool]
+            done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+            runs[tool].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    best = {
+        tool: {k: min(run[k] for run in runs[tool]) for k in ("start", "cold", "warm")}
+        for tool in runs
+    }
+    for tool, b in best.items():
+        print(
+            f"{tool:12} start {b['start']:.2f} s  cold {n / b['cold']:8.0f} cases/s  warm {n / b['warm']:8.0f} cases/s"
+        )
+    for phase in ("cold", "warm"):
+        ratio = best["math-verify"][phase] / best["rewardlab"][phase]
+        print(
+            f"{phase}: rewardlab / math-verify throughput {ratio:.1f}x ({n} cases, best of {repeat})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -351,15 +440,31 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="write every disagreement here (JSON lines)"
     )
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="time both tools on the cases instead: cold and warm passes, fresh process each",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of --speed (best is kept)")
+    parser.add_argument(
+        "--speed-child", choices=("rewardlab", "math-verify"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
 
     cases, missing = all_cases(args.shared, args.mirror, args.limit)
     if args.only:
         cases = [case for case in cases if args.only in case.source]
+    if args.speed_child:
+        speed_child(args.speed_child, cases)
+        return
     for where in missing:
         print(f"skipped (absent): {where}", file=sys.stderr)
     if not cases:
         sys.exit("no source found: nothing to compare")
+    if args.speed:
+        argv = [a for a in sys.argv[1:] if a != "--speed"]
+        speed_main(argv, args.repeat, len(cases))
+        return
     ours = rewardlab_verdicts(cases)
     theirs = math_verify_verdicts(cases)
     _print_table(table(cases, ours, theirs))
