@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.verify.math import MathAnswer, extract_answer
+from rewardlab.verify.math import CheckOptions, MathAnswer, Outcome, check, extract_answer
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -67,6 +67,11 @@ def test_a_named_number_is_not_accepted_for_the_quantity() -> None:
 # that number happened to equal the gold. A stated answer still counts.
 DECLINED = [
     (
+        "The 2016 column lists primary schools only. Therefore, we cannot determine the year with "
+        "the highest share.\n\nPlease provide additional information to answer the question.",
+        "2016",
+    ),
+    (
         "To find f(0) we substitute 0 into f.\n\nIf the function is not given, it's impossible to find the value of f(0).",
         "0",
     ),
@@ -91,6 +96,11 @@ def test_a_response_that_declines_to_answer_has_no_answer(response: str, gold: s
 def test_a_stated_answer_is_kept_next_to_a_remark_on_missing_data() -> None:
     assert _accepts(
         "12", "The answer is 12.\n\nThe exact rate cannot be determined from the chart."
+    )
+    # the remark on missing data comes before the sentence that states the count
+    assert _accepts(
+        "0",
+        "The text does not show any bar values. Since no bar is below 6, the number of such bars is 0.",
     )
 
 
@@ -201,3 +211,30 @@ def test_harness_tables_on_a_fixed_sample(sample: tuple[ModuleType, list[object]
         len([d for d in listed if d["rewardlab"]["accepted"] != d["math-verify"]["accepted"]])
         == total["disagree"]
     )
+
+
+# Model answers that are words where the gold is a number ("indeterminate", a model's name
+# from a chart, "X years", a refusal in Persian; all from MathVista's outputs): no number equals
+# a word, so they are decided without sympy (which read each as a product of unknowns after a
+# 10-100 ms parse). Function names (`sin(\pi)`, `\ln 1`) are no words.
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "indeterminate",
+        "OpenChat-8192-13B",
+        "week 3",
+        "approximately 20",
+        "X years",
+        "بدون اطلاعات بیشتر",
+    ],
+)
+def test_words_against_a_number_are_decided_without_sympy(candidate: str) -> None:
+    verdict = check("3", candidate, CheckOptions(allow_symbolic=False))
+    assert verdict.outcome is Outcome.NOT_EQUIVALENT
+
+
+@pytest.mark.parametrize(
+    ("gold", "candidate"), [("0", "\\sin(\\pi)"), ("0", "\\ln 1"), ("1", "\\exp(0)")]
+)
+def test_function_names_are_not_words(gold: str, candidate: str) -> None:
+    assert check(gold, candidate).outcome is Outcome.EQUIVALENT

@@ -50,6 +50,7 @@ from rewardlab.verify.math.normalize import (
     is_computation,
     is_equation,
     named_value,
+    prose_words,
     split_top_level,
     split_unit,
     text_answer,
@@ -552,6 +553,10 @@ def _remaining(run: _Run) -> float:
 
 def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, run: _Run) -> Verdict:
     opts = run.opts
+    if rn is not None and cn is None and (words := prose_words(c)):
+        # a number against words (`week 3`, `c(t)` spelt out, a model's name): decided without
+        # sympy, whose answer (a product of unknowns is no number) took a parse of 10-100 ms
+        return _ne("words", f"the reference is a number, the candidate has words ({', '.join(words[:3])})", r, c)
     problem = screen(r, max_chars=opts.max_chars)
     if problem:
         return _undecided("unsupported", "screen", f"reference refused before sympy: {problem}", r, c)

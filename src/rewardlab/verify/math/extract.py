@@ -517,7 +517,7 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
                 continue
             fallbacks_tried = True
             fallback = _last_fallback(text, opts)
-            if fallback is not None and fallback[0].strip() and not _declines(text):
+            if fallback is not None and fallback[0].strip() and not _declines(text, fallback[0]):
                 return Extraction(fallback[0].strip(), fallback[1])
             continue
         found = _from_source(text, source, opts)
@@ -540,15 +540,25 @@ _DECLINE_RE = re.compile(
     r"(?:determined?|answer(?:ed)?|provide|calculated?|find|found|tell|say|computed?|give|given|know)\b"
     r"|\b(?:not|no)\s+(?:enough|sufficient)\s+(?:information|data|context)\b"
     r"|\b(?:does|do|did)\s+not\s+(?:provide|give|contain|include|specify|show)\b[^.\n]{0,80}\b(?:information|data|values?)\b"
-    r"|\bneed(?:s|ed)?\s+more\s+(?:information|data|context)\b",
+    r"|\b(?:need(?:s|ed)?|provide)\s+(?:more|additional|further)\s+(?:information|data|context)\b",
     re.IGNORECASE,
 )
 
 
-def _declines(text: str) -> bool:
-    """Whether the response's last paragraph says the question cannot be answered."""
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _declines(text: str, answer: str) -> bool:
+    """Whether the response's close says the question cannot be answered, in the sentence of
+    the fallback `answer` or after it ("... so the count is 0." after "the image does not show
+    the values" states an answer; "we cannot determine f(0)" does not)."""
     tail = text.rstrip()[-600:]
-    return _DECLINE_RE.search(tail.rsplit("\n\n", 1)[-1]) is not None
+    at = tail.rfind(answer)
+    sentence_start = 0
+    if at >= 0:
+        ends = [m.end() for m in _SENTENCE_END_RE.finditer(tail, 0, at)]
+        sentence_start = ends[-1] if ends else 0
+    return any(m.end() > sentence_start for m in _DECLINE_RE.finditer(tail))
 
 
 def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
