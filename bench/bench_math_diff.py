@@ -25,6 +25,9 @@ absent is skipped with a note:
 The public repositories are read from snapshots under /work/.mirror (the `fetch` tool brings
 them) or from a directory given with `--mirror`, by `git show`, never checked out.
 
+With `--peers`, verl's graders (hendrycks `is_equiv`, prime_math, math_dapo; bench_math_peers.py
+says how each is called) get a table of their own, on the raw responses.
+
 Both verifiers run with their default calls: rewardlab `MathAnswer().score(Sample(response, reference))`
 (score 1.0 = accepted) and Math-Verify `verify(parse("$" + gold + "$"), parse(response))`.
 
@@ -294,6 +297,51 @@ def math_verify_verdicts(cases: list[Case]) -> list[Verdict]:
     return out
 
 
+def peer_verdicts(cases: list[Case]) -> dict[str, list[bool]]:
+    """verl's graders (hendrycks `is_equiv`, prime_math, math_dapo) through their own
+    `compute_score`, on the raw response, as bench/bench_math_peers.py calls them; empty when
+    verl is not installed."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_math_peers", ROOT / "bench" / "bench_math_peers.py"
+    )
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    try:
+        graders = module.peers()
+    except ImportError:
+        print("skipped: verl's graders (verl is not installed)", file=sys.stderr)
+        return {}
+    out: dict[str, list[bool]] = {}
+    for name, grade in graders.items():
+        verdicts = []
+        for case in cases:
+            try:
+                verdicts.append(bool(grade(case.gold, case.response)))
+            except Exception:  # a peer's own crash is its wrong answer, not the harness's
+                verdicts.append(False)
+        out[name] = verdicts
+    return out
+
+
+def peer_table(cases: list[Case], peers: dict[str, list[bool]]) -> None:
+    """Per source: each peer's agreement with the labels and its wrong accepts."""
+    groups: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(case.source, []).append(i)
+    groups["all"] = list(range(len(cases)))
+    print(
+        f"{'source':34} {'n':>5}"
+        + "".join(f"  {name + ' agree':>18} {'w.acc':>5}" for name in peers)
+    )
+    for name, idx in groups.items():
+        line = f"{name:34} {len(idx):>5}"
+        for got in peers.values():
+            agree = sum(got[i] == cases[i].label for i in idx)
+            wrong = sum(got[i] and not cases[i].label for i in idx)
+            line += f"  {f'{agree} ({agree / len(idx):.3f})':>18} {wrong:>5}"
+        print(line)
+
+
 def table(cases: list[Case], ours: list[Verdict], theirs: list[Verdict]) -> list[dict[str, object]]:
     """One row per source (and `all`): n, agreement, wrong accepts and rejects per tool, disagreements."""
     groups: dict[str, list[int]] = {}
@@ -447,6 +495,11 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="rounds of --speed (best is kept)")
     parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also verl's graders (hendrycks, prime_math, math_dapo): agreement and wrong accepts",
+    )
+    parser.add_argument(
         "--speed-child", choices=("rewardlab", "math-verify"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
@@ -468,6 +521,8 @@ def main() -> None:
     ours = rewardlab_verdicts(cases)
     theirs = math_verify_verdicts(cases)
     _print_table(table(cases, ours, theirs))
+    if args.peers and (peers := peer_verdicts(cases)):
+        peer_table(cases, peers)
     found = disagreements(cases, ours, theirs)
     shown: dict[str, int] = {}
     for item in found:
