@@ -238,3 +238,23 @@ def test_words_against_a_number_are_decided_without_sympy(candidate: str) -> Non
 )
 def test_function_names_are_not_words(gold: str, candidate: str) -> None:
     assert check(gold, candidate).outcome is Outcome.EQUIVALENT
+
+
+# A prose answer with no digit at all states its number in words ("There are three objects left
+# on the table."): the last-number fallback reads the last number word. Found in MathVista's
+# outputs, where LLaVA-style models answer counting questions this way (MathVista's GPT-4
+# extraction reads them; Math-Verify does not). A digit anywhere in the close keeps the
+# digit reading, and a declining close still has no answer.
+@pytest.mark.parametrize(
+    ("response", "answer"),
+    [
+        ("After removing the blue spheres, there are three objects left on the table.", "3"),
+        ("There are two sequences with negative scores.", "2"),
+        ("There are twenty-one ways to choose them.", "21"),
+        ("There are 2 bars with values smaller than 0.", "0"),
+        ("No one can tell; it is impossible to determine the count.", None),
+        ("I do not know.", None),
+    ],
+)
+def test_number_words_in_prose_without_digits(response: str, answer: str | None) -> None:
+    assert extract_answer(response).answer == answer

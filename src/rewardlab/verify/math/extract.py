@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rewardlab.errors import ConfigError
-from rewardlab.verify.math.normalize import is_name, split_top_level
+from rewardlab.verify.math.normalize import is_name, last_number_word, split_top_level
 from rewardlab.verify.math.scan import (
     answer_lines,
     brace_pairs,
@@ -447,7 +447,14 @@ def _last_fallback(text: str, opts: ExtractOptions) -> tuple[str, str] | None:
     if number is not None:
         return number.group(0).rstrip(","), "last_number"
     answer = _span_answer(span[0]) if span is not None else None
-    return (answer, "last_latex") if answer else None
+    if answer:
+        return answer, "last_latex"
+    if "last_number" in opts._sources and span is None and not any(ch.isdigit() for ch in tail):
+        # prose with no digit at all ("There are three objects left."): its number words
+        word = last_number_word(tail)
+        if word is not None:
+            return word, "last_number"
+    return None
 
 
 def extract_answer(text: str, options: ExtractOptions | None = None, **overrides: object) -> Extraction:

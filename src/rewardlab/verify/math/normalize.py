@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "named_value", "prose_words", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "last_number_word", "named_value", "prose_words", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -317,3 +317,19 @@ _FUNCTION_NAMES = frozenset({
 def prose_words(s: str) -> list[str]:
     """The words of `s` (three or more letters, not LaTeX commands or function names)."""
     return [w for w in _PROSE_WORD_RE.findall(s) if w.lower() not in _FUNCTION_NAMES]
+
+
+# Number words in prose, longest first (`twenty-one` before `twenty`), as whole words.
+_NUMBER_WORD_RE = re.compile(
+    r"\b(?:" + "|".join(sorted((re.escape(w) for w in _NUMBER_WORDS), key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def last_number_word(text: str) -> str | None:
+    """The value of the last number word in `text` (`3` for "there are three objects left"), or
+    None."""
+    last = None
+    for last in _NUMBER_WORD_RE.finditer(text):  # noqa: B007 (the last match is kept)
+        pass
+    return str(_NUMBER_WORDS[last.group(0).casefold()]) if last is not None else None
