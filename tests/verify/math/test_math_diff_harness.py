@@ -66,6 +66,9 @@ def test_a_named_number_is_not_accepted_for_the_quantity() -> None:
 # outputs (lupantech/MathVista, CC BY-SA 4.0), where both tools accepted such refusals whenever
 # that number happened to equal the gold. A stated answer still counts.
 DECLINED = [
+    ("As an AI, I'm unable to view images. Please provide the ages of the two people in text.", "2"),
+    ("I don't have access to the graph. The tick spacing depends on its scale.", "2"),
+    ("The solution cannot be provided as the ages of the two people are not given.", "2"),
     (
         "The 2016 column lists primary schools only. Therefore, we cannot determine the year with "
         "the highest share.\n\nPlease provide additional information to answer the question.",
@@ -240,8 +243,9 @@ def test_function_names_are_not_words(gold: str, candidate: str) -> None:
     assert check(gold, candidate).outcome is Outcome.EQUIVALENT
 
 
-# A prose answer with no digit at all states its number in words ("There are three objects left
-# on the table."): the last-number fallback reads the last number word. Found in MathVista's
+# A prose answer with no digit at all states its count in words ("There are three objects left
+# on the table."): the last-number fallback reads the last "there are <number word>" count
+# (other number words are often no count: "the smallest one"). Found in MathVista's
 # outputs, where LLaVA-style models answer counting questions this way (MathVista's GPT-4
 # extraction reads them; Math-Verify does not). A digit anywhere in the close keeps the
 # digit reading, and a declining close still has no answer.
@@ -251,7 +255,11 @@ def test_function_names_are_not_words(gold: str, candidate: str) -> None:
         ("After removing the blue spheres, there are three objects left on the table.", "3"),
         ("There are two sequences with negative scores.", "2"),
         ("There are twenty-one ways to choose them.", "21"),
+        ("After removing the cubes, there are a total of four objects left.", "4"),
         ("There are 2 bars with values smaller than 0.", "0"),
+        # a number word that states no count: a pronoun, a part of the question
+        ("Look at all the accuracy values and identify the smallest one.", None),
+        ("Of the three people in the image, only the actor was born after the war.", None),
         ("No one can tell; it is impossible to determine the count.", None),
         ("I do not know.", None),
     ],

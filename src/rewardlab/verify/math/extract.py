@@ -450,7 +450,7 @@ def _last_fallback(text: str, opts: ExtractOptions) -> tuple[str, str] | None:
     if answer:
         return answer, "last_latex"
     if "last_number" in opts._sources and span is None and not any(ch.isdigit() for ch in tail):
-        # prose with no digit at all ("There are three objects left."): its number words
+        # prose with no digit at all ("There are three objects left."): a count in words
         word = last_number_word(tail)
         if word is not None:
             return word, "last_number"
@@ -544,7 +544,9 @@ _FALLBACKS = frozenset({"last_latex", "last_number"})
 # response ends by declining to answer, the number it happens to mention last is no answer.
 _DECLINE_RE = re.compile(
     r"\b(?:cannot|can't|can not|unable to|impossible to|not possible to)\s+(?:be\s+)?"
-    r"(?:determined?|answer(?:ed)?|provide|calculated?|find|found|tell|say|computed?|give|given|know)\b"
+    r"(?:determined?|answer(?:ed)?|provided?|calculated?|find|found|tell|say|computed?|give|given"
+    r"|know|view|see|access|read|identif(?:y|ied))\b"
+    r"|\b(?:do|does|did)\s*(?:not|n't)\s+have\s+access\b|\bplease\s+provide\b"
     r"|\b(?:not|no)\s+(?:enough|sufficient)\s+(?:information|data|context)\b"
     r"|\b(?:does|do|did)\s+not\s+(?:provide|give|contain|include|specify|show)\b[^.\n]{0,80}\b(?:information|data|values?)\b"
     r"|\b(?:need(?:s|ed)?|provide)\s+(?:more|additional|further)\s+(?:information|data|context)\b",

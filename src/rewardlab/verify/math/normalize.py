@@ -319,17 +319,21 @@ def prose_words(s: str) -> list[str]:
     return [w for w in _PROSE_WORD_RE.findall(s) if w.lower() not in _FUNCTION_NAMES]
 
 
-# Number words in prose, longest first (`twenty-one` before `twenty`), as whole words.
-_NUMBER_WORD_RE = re.compile(
-    r"\b(?:" + "|".join(sorted((re.escape(w) for w in _NUMBER_WORDS), key=len, reverse=True)) + r")\b",
+# A count stated in words: "there are three objects left", "there were two people",
+# "there are a total of four". Only this existential form: elsewhere a number word is often no
+# count ("the smallest one", "of the three people, only ...").
+_COUNT_WORDS_RE = re.compile(
+    r"\bthere\s+(?:is|are|was|were)\s+(?:a\s+total\s+of\s+|exactly\s+|only\s+)?("
+    + "|".join(sorted((re.escape(w) for w in _NUMBER_WORDS), key=len, reverse=True))
+    + r")\b",
     re.IGNORECASE,
 )
 
 
 def last_number_word(text: str) -> str | None:
-    """The value of the last number word in `text` (`3` for "there are three objects left"), or
-    None."""
+    """The count of the last "there are <number word>" statement in `text` (`3` for "there are
+    three objects left"), or None."""
     last = None
-    for last in _NUMBER_WORD_RE.finditer(text):  # noqa: B007 (the last match is kept)
+    for last in _COUNT_WORDS_RE.finditer(text):  # noqa: B007 (the last match is kept)
         pass
-    return str(_NUMBER_WORDS[last.group(0).casefold()]) if last is not None else None
+    return str(_NUMBER_WORDS[last.group(1).casefold()]) if last is not None else None
