@@ -256,6 +256,7 @@ def test_function_names_are_not_words(gold: str, candidate: str) -> None:
         ("There are two sequences with negative scores.", "2"),
         ("There are twenty-one ways to choose them.", "21"),
         ("After removing the cubes, there are a total of four objects left.", "4"),
+        ("There are two red blocks and three tiny objects. Removing the tiny ones, we are left with one.", "1"),
         ("There are 2 bars with values smaller than 0.", "0"),
         # a number word that states no count: a pronoun, a part of the question
         ("Look at all the accuracy values and identify the smallest one.", None),

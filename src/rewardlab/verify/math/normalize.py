@@ -320,10 +320,10 @@ def prose_words(s: str) -> list[str]:
 
 
 # A count stated in words: "there are three objects left", "there were two people",
-# "there are a total of four". Only this existential form: elsewhere a number word is often no
-# count ("the smallest one", "of the three people, only ...").
+# "there are a total of four", "we are left with one". Only these forms: elsewhere a number
+# word is often no count ("the smallest one", "of the three people, only ...").
 _COUNT_WORDS_RE = re.compile(
-    r"\bthere\s+(?:is|are|was|were)\s+(?:a\s+total\s+of\s+|exactly\s+|only\s+)?("
+    r"(?:\bthere\s+(?:is|are|was|were)\s+(?:a\s+total\s+of\s+|exactly\s+|only\s+)?|\bleft\s+with\s+)("
     + "|".join(sorted((re.escape(w) for w in _NUMBER_WORDS), key=len, reverse=True))
     + r")\b",
     re.IGNORECASE,
