@@ -87,3 +87,17 @@ def test_equations_are_compared_by_values_without_simplify(
 
     monkeypatch.setattr(symbolic.sympy, "simplify", no_simplify)
     assert symbolic.compare(reference, candidate, 1e-9, True, False)[0] == outcome
+
+
+def test_an_unknown_function_is_left_undecided_without_simplify(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`(A) 0.10 m (B) 0.20 m` parses as a product of unknown functions `m(b)`: no point
+    evaluates it, and simplify spent ~0.7 s on it before saying nothing."""
+
+    def no_simplify(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simplify was called")
+
+    monkeypatch.setattr(symbolic.sympy, "simplify", no_simplify)
+    outcome, reason, _, _ = symbolic.compare("1.2", "(A) 0.10 m (B) 0.20 m (C) 0.30 m", 1e-9, True, False)
+    assert outcome == "undecided"
+    assert "unknown function" in reason
+    assert symbolic.compare("f(x)+g(x)", "g(x)+f(x)", 1e-9, True, False)[0] == "equivalent"

@@ -27,6 +27,7 @@ import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
+from sympy.core.function import AppliedUndef
 from sympy.core.relational import Relational
 from sympy.matrices.expressions import MatrixExpr
 from sympy.parsing.sympy_parser import implicit_multiplication, parse_expr, standard_transformations
@@ -373,6 +374,10 @@ def _expr_equal(a: sympy.Expr, b: sympy.Expr, rel_tol: float) -> tuple[bool | No
     near_zero = any(max(abs(complex(va)), abs(complex(vb))) < 1e-20 for va, vb in values)
     if values and not near_zero:
         return True, f"numerically equal at {len(values)} point(s) to {_DIGITS} digits"
+    if not values and diff.atoms(AppliedUndef):
+        # `m(b)` (a letter before brackets read as a function): no point evaluates it, and
+        # simplify spends up to seconds on a difference that holds an unknown function
+        return None, "a - b holds an unknown function and could not be evaluated"
     if sympy.simplify(diff) == 0:
         return True, "equal after simplify"
     if values and all(_close(va, vb, rel_tol) for va, vb in values):
