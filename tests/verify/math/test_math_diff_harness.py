@@ -185,6 +185,7 @@ def sample() -> tuple[ModuleType, list[object]]:
     return harness, cases
 
 
+@pytest.mark.slow
 def test_harness_tables_on_a_fixed_sample(sample: tuple[ModuleType, list[object]]) -> None:
     pytest.importorskip("math_verify")
     harness, cases = sample
