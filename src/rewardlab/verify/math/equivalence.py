@@ -50,6 +50,7 @@ from rewardlab.verify.math.normalize import (
     is_computation,
     is_equation,
     named_value,
+    prose_words,
     split_top_level,
     split_unit,
     text_answer,
@@ -57,6 +58,7 @@ from rewardlab.verify.math.normalize import (
 )
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
+from rewardlab.verify.math.units import number_before_symbol
 from rewardlab.verify.math.verdict import Outcome, Verdict
 from rewardlab.verify.math.verdict import equivalent as _eq
 from rewardlab.verify.math.verdict import not_equivalent as _ne
@@ -160,6 +162,12 @@ def _decide(reference: str, candidate: str, opts: CheckOptions, pool: SympyPool 
     timed = _clock_verdict(reference, candidate)  # before `clean`, which strips `\text{ p.m.}` as a unit
     if timed is not None:
         return timed
+    # `16 m` or `-130 km/h` against a bare number: the number with its unit (a bare symbol is
+    # read as a unit only there, where it cannot be a variable of the answer)
+    if opts.strip_units and (number := number_before_symbol(candidate, reference)) is not None:
+        return _decide(reference, number, opts, pool)
+    if opts.strip_units and (number := number_before_symbol(reference, candidate)) is not None:
+        return _decide(number, candidate, opts, pool)
     run = _Run(opts, pool, time.monotonic() + opts.timeout)
     if opts.convert_units:
         converted = _units_verdict(reference, candidate, run)
@@ -545,6 +553,10 @@ def _remaining(run: _Run) -> float:
 
 def _symbolic(r: str, c: str, rn: Num | None, cn: Num | None, run: _Run) -> Verdict:
     opts = run.opts
+    if rn is not None and cn is None and (words := prose_words(c)):
+        # a number against words (`week 3`, `c(t)` spelt out, a model's name): decided without
+        # sympy, whose answer (a product of unknowns is no number) took a parse of 10-100 ms
+        return _ne("words", f"the reference is a number, the candidate has words ({', '.join(words[:3])})", r, c)
     problem = screen(r, max_chars=opts.max_chars)
     if problem:
         return _undecided("unsupported", "screen", f"reference refused before sympy: {problem}", r, c)

@@ -36,7 +36,7 @@ from typing import Literal
 
 from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
-from rewardlab.verify.math.normalize import is_name, split_top_level
+from rewardlab.verify.math.normalize import is_name, last_number_word, split_top_level
 from rewardlab.verify.math.scan import (
     answer_lines,
     brace_pairs,
@@ -72,8 +72,10 @@ _LATEX_SPAN_RE = re.compile(
     re.DOTALL,
 )
 # Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, and the one
-# in `cm^2` an exponent, not a number.
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+)")
+# in `cm^2` an exponent, not a number. Nor after a single `#`: `horse #12` names a thing (while
+# `#### 12`, GSM8K's answer mark, is followed by a space). A ratio or a time (`3:1`, `4:30`) is
+# one number, not the one after its last colon.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?<!(?<!#)#)(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+|(?::\d+)+)?|-?\.\d+)")
 # Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
 _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
 _WHOLE_MAX = 400
@@ -445,7 +447,14 @@ def _last_fallback(text: str, opts: ExtractOptions) -> tuple[str, str] | None:
     if number is not None:
         return number.group(0).rstrip(","), "last_number"
     answer = _span_answer(span[0]) if span is not None else None
-    return (answer, "last_latex") if answer else None
+    if answer:
+        return answer, "last_latex"
+    if "last_number" in opts._sources and span is None and not any(ch.isdigit() for ch in tail):
+        # prose with no digit at all ("There are three objects left."): a count in words
+        word = last_number_word(tail)
+        if word is not None:
+            return word, "last_number"
+    return None
 
 
 def extract_answer(text: str, options: ExtractOptions | None = None, **overrides: object) -> Extraction:
@@ -515,7 +524,7 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
                 continue
             fallbacks_tried = True
             fallback = _last_fallback(text, opts)
-            if fallback is not None and fallback[0].strip():
+            if fallback is not None and fallback[0].strip() and not _declines(text, fallback[0]):
                 return Extraction(fallback[0].strip(), fallback[1])
             continue
         found = _from_source(text, source, opts)
@@ -529,6 +538,36 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
 
 
 _FALLBACKS = frozenset({"last_latex", "last_number"})
+# A closing paragraph saying the question cannot be answered ("... it's impossible to find the
+# value of f(0).", "The text does not provide enough information", "we cannot determine the
+# answer"). A fallback reading is a guess at an answer the response did not state; when the
+# response ends by declining to answer, the number it happens to mention last is no answer.
+_DECLINE_RE = re.compile(
+    r"\b(?:cannot|can't|can not|unable to|impossible to|not possible to)\s+(?:be\s+)?"
+    r"(?:determined?|answer(?:ed)?|provided?|calculated?|find|found|tell|say|computed?|give|given"
+    r"|know|view|see|access|read|identif(?:y|ied))\b"
+    r"|\b(?:do|does|did)\s*(?:not|n't)\s+have\s+access\b|\bplease\s+provide\b"
+    r"|\b(?:not|no)\s+(?:enough|sufficient)\s+(?:information|data|context)\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:provide|give|contain|include|specify|show)\b[^.\n]{0,80}\b(?:information|data|values?)\b"
+    r"|\b(?:need(?:s|ed)?|provide)\s+(?:more|additional|further)\s+(?:information|data|context)\b",
+    re.IGNORECASE,
+)
+
+
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _declines(text: str, answer: str) -> bool:
+    """Whether the response's close says the question cannot be answered, in the sentence of
+    the fallback `answer` or after it ("... so the count is 0." after "the image does not show
+    the values" states an answer; "we cannot determine f(0)" does not)."""
+    tail = text.rstrip()[-600:]
+    at = tail.rfind(answer)
+    sentence_start = 0
+    if at >= 0:
+        ends = [m.end() for m in _SENTENCE_END_RE.finditer(tail, 0, at)]
+        sentence_start = ends[-1] if ends else 0
+    return any(m.end() > sentence_start for m in _DECLINE_RE.finditer(tail))
 
 
 def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:

@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "named_value", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "last_number_word", "named_value", "prose_words", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(
@@ -302,3 +302,38 @@ def split_unit(answer: str) -> tuple[str, str] | None:
     if not _UNIT_NAME_RE.fullmatch(unit) or ("\\" not in tail and " " in unit):
         return None
     return value, unit + (f"^{power.group(1)}" if power else "")
+
+
+# A word of three or more letters that is not a LaTeX command or a function's name: `week`,
+# `indeterminate`, `OpenChat`. sympy reads it as a product of unknowns, which no number equals.
+_PROSE_WORD_RE = re.compile(r"(?<![\\\w])[^\W\d_]{3,}")
+_FUNCTION_NAMES = frozenset({
+    "sin", "cos", "tan", "cot", "sec", "csc", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan",
+    "log", "exp", "sqrt", "infty", "inf", "frac", "cdot", "times", "mod", "max", "min", "gcd",
+    "lcm", "det", "lim", "sum", "prod", "int", "binom", "abs", "deg",
+})  # fmt: skip
+
+
+def prose_words(s: str) -> list[str]:
+    """The words of `s` (three or more letters, not LaTeX commands or function names)."""
+    return [w for w in _PROSE_WORD_RE.findall(s) if w.lower() not in _FUNCTION_NAMES]
+
+
+# A count stated in words: "there are three objects left", "there were two people",
+# "there are a total of four", "we are left with one". Only these forms: elsewhere a number
+# word is often no count ("the smallest one", "of the three people, only ...").
+_COUNT_WORDS_RE = re.compile(
+    r"(?:\bthere\s+(?:is|are|was|were)\s+(?:a\s+total\s+of\s+|exactly\s+|only\s+)?|\bleft\s+with\s+)("
+    + "|".join(sorted((re.escape(w) for w in _NUMBER_WORDS), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def last_number_word(text: str) -> str | None:
+    """The count of the last "there are <number word>" statement in `text` (`3` for "there are
+    three objects left"), or None."""
+    last = None
+    for last in _COUNT_WORDS_RE.finditer(text):  # noqa: B007 (the last match is kept)
+        pass
+    return str(_NUMBER_WORDS[last.group(1).casefold()]) if last is not None else None

@@ -92,9 +92,15 @@ def tag_contents(text: str, open_tag: str = "<answer>", close_tag: str = "</answ
         pos = j + len(close_tag)
 
 
-# "final answer is", "the answer is", "Final Answer:", with at most 20 spaces between the words
-# (bounded, so a run of spaces costs nothing).
-_FINAL_MARK_RE = re.compile(r"(?:final[ \t]{1,20}answer|the[ \t]{1,20}answer)[ \t]{0,20}(?:is\b|:)[ \t]{0,20}:?", re.IGNORECASE)
+# "final answer is", "the answer is", "Final Answer:", "the answer to the question is", "the final
+# answer would be:", with at most 20 spaces between the words (bounded, so a run of spaces costs
+# nothing).
+_FINAL_MARK_RE = re.compile(
+    r"(?:final[ \t]{1,20}answer[ \t]{1,20}would[ \t]{1,20}be\b"
+    r"|(?:final[ \t]{1,20}answer|the[ \t]{1,20}answer(?:[ \t]{1,20}to[ \t]{1,20}(?:the|this)[ \t]{1,20}(?:question|problem))?)"
+    r"[ \t]{0,20}(?:is\b|:))[ \t]{0,20}:?",
+    re.IGNORECASE,
+)
 _FINAL_MAX = 400  # longest answer read after a marker
 
 

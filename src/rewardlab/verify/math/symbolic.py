@@ -28,6 +28,7 @@ try:
     from latex2sympy2_extended import latex2sympy
     from latex2sympy2_extended.math_normalization import NormalizationConfig
     from sympy import Basic, Eq, FiniteSet, Float, Interval, MatrixBase, Rational, Union
+    from sympy.core.function import AppliedUndef
     from sympy.core.relational import Relational
     from sympy.matrices.expressions import MatrixExpr
     from sympy.parsing.sympy_parser import (
@@ -47,23 +48,45 @@ _DIGITS = 30
 _POINTS = 3
 
 
-# The plain-algebra subset of LaTeX: digits, lowercase one-letter variables (not e or i, whose
-# meaning latex2sympy decides), + - * / ^ ( ) { } and \frac, \sqrt, \pi, \cdot, \times.
+# The plain-algebra subset of LaTeX: digits, lowercase one-letter variables, + - * / ^ ( ) { }
+# and \frac, \sqrt, \pi, \cdot, \times. As latex2sympy reads them, `e` is Euler's number and `i`
+# a symbol (compare() makes it the imaginary unit when it is the only letter).
 # latex2sympy's ANTLR parser takes ~20 ms per answer; sympy's own expression parser takes
 # ~0.5 ms on this subset, which covers most polynomial and radical answers.
 # tests/verify/math/test_math_symbolic.py checks both parsers agree on it.
-_SIMPLE_RE = re.compile(r"^[0-9a-df-hj-z+\-*/^(){}. ]+$")
+_SIMPLE_RE = re.compile(r"^[0-9a-z+\-*/^(){}. ]+$")
 _FRAC_RE = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
 _SQRT_RE = re.compile(r"\\sqrt\{([^{}]*)\}")
 _SHORT_FRAC_RE = re.compile(r"\\frac(\d)(\d)")
-_SHORT_SQRT_RE = re.compile(r"\\sqrt(\d)")
+_SHORT_SQRT_RE = re.compile(r"\\sqrt\s*(\d)")  # `\sqrt2`, `\sqrt 2`: one digit, as TeX reads it
 _EXP_BRACE_RE = re.compile(r"\^\{([^{}]*)\}")
 _WORD_RE = re.compile(r"[a-z]+")
 _TRANSFORMS = (*standard_transformations, implicit_multiplication)
 
 
+# One relation between two plain-algebra sides (`y = -\frac{1}{2}x + \frac{3}{4}`, `x \le 1`).
+_RELATION_SPLIT_RE = re.compile(r"\\leq?(?![a-zA-Z])|\\geq?(?![a-zA-Z])|<|>|=")
+_RELATIONS = {"=": sympy.Eq, "<": sympy.StrictLessThan, ">": sympy.StrictGreaterThan, "\\le": sympy.LessThan, "\\leq": sympy.LessThan, "\\ge": sympy.GreaterThan, "\\geq": sympy.GreaterThan}
+
+
 def _fast_parse(latex: str) -> Any:
-    """`latex` as sympy through `parse_expr` when it is plain algebra, else None."""
+    """`latex` as sympy through `parse_expr` when it is plain algebra or one relation between
+    two plain-algebra sides, else None."""
+    ops = list(_RELATION_SPLIT_RE.finditer(latex))
+    if not ops:
+        return _fast_parse_side(latex)
+    if len(ops) > 1:
+        return None  # chains (`1 < x < 2`, `a = b = c`) and `<=` spelt out: latex2sympy's reading
+    lhs, rhs = latex[: ops[0].start()].strip(), latex[ops[0].end() :].strip()
+    left = _fast_parse_side(lhs) if lhs else None
+    right = _fast_parse_side(rhs) if rhs and left is not None else None
+    if right is None:
+        return None
+    return _RELATIONS[ops[0].group(0)](left, right, evaluate=False)
+
+
+def _fast_parse_side(latex: str) -> Any:
+    """One side: plain algebra through `parse_expr`, else None."""
     if re.search(r"\d\s*\\frac", latex) or re.search(r"\\frac(?:\{[^{}]*\}\{[^{}]*\}|\d\d)\s*\d", latex):
         # `2\frac{1}{2}` is the mixed number 5/2 to latex2sympy (and to MATH), not 1, and
         # latex2sympy reads `\frac{1}{2}22` its own way: leave both to it
@@ -76,12 +99,15 @@ def _fast_parse(latex: str) -> Any:
         return None
     if re.search(r"/\s*\d+\s*[a-z(]", s) or re.search(r"[a-z]\s*\(", s) or re.search(r"\^\s*(?:\d{2}|\d*\.)", s):
         return None  # `1/2x`, `x(2)` (a call to latex2sympy), `x^22`: let latex2sympy decide
+    if re.search(r"\d\s*e|e\s*\d|[a-z][ei]|[ei][a-z]", s):
+        return None  # `1e5`, `e2` (scientific notation?) and runs with e or i (`ie`, `be`): latex2sympy's reading
     s = s.replace("{", "(").replace("}", ")").replace("^", "**")
     s = re.sub(r"([a-z])(?=\d)", r"\1*", s)  # `x2` is x * 2, not a name
     s = _WORD_RE.sub(lambda m: "*".join(m.group(0)), s)  # `ab` is a * b
     s = s.replace("SQRT", "sqrt").replace("PI", "pi")
     names = {c: sympy.Symbol(c) for c in set(re.findall(r"\b[a-z]\b", s))}
-    return parse_expr(s, local_dict={**names, "sqrt": sympy.sqrt, "pi": sympy.pi}, transformations=_TRANSFORMS)
+    names.pop("e", None)
+    return parse_expr(s, local_dict={**names, "sqrt": sympy.sqrt, "pi": sympy.pi, "e": sympy.E}, transformations=_TRANSFORMS)
 
 
 @lru_cache(maxsize=4096)
@@ -263,10 +289,32 @@ def _equations_equal(a: Eq, b: Eq, rel_tol: float) -> tuple[bool | None, str]:
     da, db = a.lhs - a.rhs, b.lhs - b.rhs
     if _expr_equal(da, db, rel_tol)[0] or _expr_equal(da, -db, rel_tol)[0]:
         return True, "same equation"
+    proportional = _proportional(da, db)
+    if proportional is not None:  # decided by values, without simplify (~100 ms and more)
+        return proportional, "equations equal up to a constant factor" if proportional else "different equations"
     ratio = sympy.simplify(da / db) if db != 0 else None
     if ratio is not None and ratio.is_number and ratio != 0:
         return True, "equations equal up to a constant factor"
     return False, "different equations"
+
+
+def _proportional(da: Any, db: Any) -> bool | None:
+    """Whether `da / db` is one nonzero constant, read from their values at the random points of
+    `_samples`: a ratio that differs between two points proves the equations differ, the same
+    ratio at every point is accepted as `_expr_equal` accepts equal values. None when fewer than
+    two points give a usable ratio (no unknowns, poles): simplify decides then."""
+    if not (da.free_symbols | db.free_symbols):
+        return None
+    ratios = []
+    for va, vb in _samples(da, db):
+        ca, cb = complex(va), complex(vb)
+        if abs(cb) > 1e-12 and abs(ca) > 1e-12:
+            ratios.append(ca / cb)
+        elif abs(cb) > 1e-12 or abs(ca) > 1e-12:
+            return False  # one side vanishes where the other does not: different solution sets
+    if len(ratios) < 2:
+        return None
+    return all(abs(r - ratios[0]) <= 1e-12 * abs(ratios[0]) for r in ratios[1:])
 
 
 def _inequalities_equal(a: Relational, b: Relational, rel_tol: float) -> tuple[bool | None, str]:
@@ -335,6 +383,10 @@ def _expr_equal(a: sympy.Expr, b: sympy.Expr, rel_tol: float) -> tuple[bool | No
     near_zero = any(max(abs(complex(va)), abs(complex(vb))) < 1e-20 for va, vb in values)
     if values and not near_zero:
         return True, f"numerically equal at {len(values)} point(s) to {_DIGITS} digits"
+    if not values and diff.atoms(AppliedUndef):
+        # `m(b)` (a letter before brackets read as a function): no point evaluates it, and
+        # simplify spends up to seconds on a difference that holds an unknown function
+        return None, "a - b holds an unknown function and could not be evaluated"
     if sympy.simplify(diff) == 0:
         return True, "equal after simplify"
     if values and all(_close(va, vb, rel_tol) for va, vb in values):

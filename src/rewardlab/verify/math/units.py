@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_unit_tail", "unwrap_text"]
+__all__ = ["number_before_symbol", "split_unit_tail", "unwrap_text"]
 
 # Commands whose argument is words, not maths (`\text{ miles}`, `\textbf{meters}`).
 TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "textsf", "mbox", "mathrm", "mathbf", "operatorname")
@@ -140,3 +140,28 @@ def unwrap_text(s: str) -> str:
         out.append(ch)
         i += 1
     return s if stack else "".join(out)
+
+
+# Unit symbols written bare after a number (`16 m`, `-130 km/h`, `9.8 m/s^2`, `0.21 N/C`): an SI
+# prefix and base symbol, or an hour/minute/mile mark, with an optional power and one `/` unit.
+# `split_unit_tail` only takes words of two or more letters, because a single letter after a
+# number may be a variable (`2 x`); `number_before_symbol` reads these symbols only where the
+# other answer is a bare number, so the letter cannot be a variable of the answer.
+_SYMBOL = r"(?:[kcmµμnMG]?(?:m|g|s|L|N|J|W|V|A|Pa|Hz|C|K|Ω|mol|eV)|h|hr|hrs|min|mph|kph|ft|in|yd|mi|lb|oz)(?:\^\{?[23]\}?)?"
+_NUMBER_SYMBOL_RE = re.compile(
+    r"\s*(-?\d[\d,]*(?:\.\d+)?|-?\.\d+)(?:\s+|\\,|\\ |~)(?:\\(?:mathrm|text)\{\s*)?"
+    + _SYMBOL
+    + r"(?:\s*/\s*"
+    + _SYMBOL
+    + r")?\}?\s*\.?\s*"
+)
+_BARE_NUMBER_RE = re.compile(r"\s*-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*")
+
+
+def number_before_symbol(answer: str, other: str) -> str | None:
+    """The number of `answer` when it is a number and a bare unit symbol (`16 m`, `-130 km/h`)
+    and `other` is a bare number; None otherwise."""
+    if len(answer) > 80 or not _BARE_NUMBER_RE.fullmatch(other.strip().strip("$")):
+        return None
+    m = _NUMBER_SYMBOL_RE.fullmatch(answer.strip().strip("$"))
+    return m.group(1) if m is not None else None
