@@ -117,3 +117,32 @@ def test_closing_the_pool_under_a_running_call_ends_that_call_with_a_runner_erro
     assert pool._pool._workers == []
     with pytest.raises(RunnerError, match="closed"):
         pool.map([Sample(response="a")])
+
+
+def test_one_unpicklable_item_in_a_big_chunk_costs_a_few_pickles_not_one_per_item(monkeypatch):
+    """The bad item of a chunk is found by halving: a chunk of 1,024 with one too-deep item is
+    pickled O(log n) times (it was once per item, 25x the chunk's own cost, on the thread that
+    feeds every worker), and exactly that item is refused."""
+    from multiprocessing.reduction import ForkingPickler
+
+    from rewardlab.runner.pool import _Dispatch
+
+    calls = [0]
+    real = ForkingPickler.dumps
+
+    def counted(obj: object, protocol: int | None = None) -> memoryview:
+        calls[0] += 1
+        return real(obj, protocol)
+
+    monkeypatch.setattr(ForkingPickler, "dumps", counted)
+    pool = ProcessPool(lambda x: x, lambda x, kind, msg: kind.value, workers=1)
+    chunk: list[tuple[int, object]] = [(i, i) for i in range(1024)]
+    chunk[341] = (341, nested(5000))
+    dispatch = _Dispatch(pool, iter([]))
+    encoded = dispatch._encode(7, chunk)
+    assert encoded is not None
+    payload, sent = encoded
+    assert [pos for pos, _ in sent] == [i for i in range(1024) if i != 341]
+    assert dispatch.done == {341: "invalid_input"}
+    assert real((7, [x for _, x in sent])) == payload  # the whole rest travels in one message
+    assert calls[0] <= 2 * 10 + 2, calls[0]  # 2 per halving level of 1,024, plus the two whole-chunk pickles

@@ -417,24 +417,39 @@ class _Dispatch(Generic[Item, Out]):
         `error/invalid_input` here and the rest of the chunk is sent. None: nothing left to send."""
         try:
             return ForkingPickler.dumps((task_id, [item for _, item in chunk])), chunk
-        except Exception:  # any pickling failure (TypeError, RecursionError...): found per item below
+        except Exception:  # any pickling failure (TypeError, RecursionError...): found below
             pass
-        sendable: list[tuple[int, Item]] = []
-        for pos, item in chunk:
-            try:
-                ForkingPickler.dumps((task_id, [item]))  # in the shape it travels in
-            except Exception as exc:
-                self._refuse(pos, item, exc)
-            else:
-                sendable.append((pos, item))
+        sendable = self._sendable(task_id, chunk)
         if not sendable:
             return None
         try:
             return ForkingPickler.dumps((task_id, [item for _, item in sendable])), sendable
-        except Exception:  # each item travels alone but not all together: send one
+        except Exception:  # each part travels but not all together: send one item
             if len(sendable) > 1:
                 self.queue.appendleft(sendable[1:])
             return ForkingPickler.dumps((task_id, [sendable[0][1]])), sendable[:1]
+
+    def _sendable(self, task_id: int, entries: list[tuple[int, Item]]) -> list[tuple[int, Item]]:
+        """The entries that can be pickled; the others are refused (`_refuse`). Found by halving:
+        a part that pickles whole is kept without looking at its items one by one, so a chunk of
+        n items with one bad item costs about two pickles of the chunk, not n single-item ones."""
+        if len(entries) > 1:
+            half = len(entries) // 2
+            parts = [entries[:half], entries[half:]]
+        else:
+            parts = [entries]
+        sendable: list[tuple[int, Item]] = []
+        for part in parts:
+            try:
+                ForkingPickler.dumps((task_id, [item for _, item in part]))  # in the shape it travels in
+            except Exception as exc:
+                if len(part) == 1:
+                    self._refuse(*part[0], exc)
+                else:
+                    sendable += self._sendable(task_id, part)
+            else:
+                sendable += part
+        return sendable
 
     def _refuse(self, pos: int, item: Item, exc: BaseException) -> None:
         message = f"the input cannot be sent to a worker process: {_why(exc)}"
