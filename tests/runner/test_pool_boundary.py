@@ -146,3 +146,36 @@ def test_one_unpicklable_item_in_a_big_chunk_costs_a_few_pickles_not_one_per_ite
     assert dispatch.done == {341: "invalid_input"}
     assert real((7, [x for _, x in sent])) == payload  # the whole rest travels in one message
     assert calls[0] <= 2 * 10 + 2, calls[0]  # 2 per halving level of 1,024, plus the two whole-chunk pickles
+
+
+def exit_3_or_sleep(x: int) -> int:
+    import os
+    import time
+
+    if x == 3:
+        os._exit(3)
+    time.sleep(60)
+    return x
+
+
+def test_a_worker_found_past_its_timeout_that_had_exited_on_its_own_died_a_crash():
+    """An exit takes time (a forked process is torn down page by page): on a loaded machine a
+    row that kills its worker can still look busy when its timeout passes. The pool then kills
+    the worker and reads its exit code: its own exit is that row's `crash`; only a worker the
+    pool itself had to kill is a `timeout`."""
+    from multiprocessing.reduction import ForkingPickler
+
+    from rewardlab.runner.pool import _Dispatch, _Task
+
+    with ProcessPool(exit_3_or_sleep, lambda x, kind, msg: kind.value, workers=2, timeout=0.2) as pool:
+        pool.start()
+        dispatch = _Dispatch(pool, iter([]))
+        dying, sleeping = pool._workers
+        for task_id, (w, item) in enumerate([(dying, 3), (sleeping, 4)]):
+            w.conn.send_bytes(ForkingPickler.dumps((task_id, [item])))  # what `_send_next` sends
+            w.task = _Task(task_id, [(task_id, item)])
+        dying.process.join(DEADLINE)  # it has exited; the pool has not looked yet
+        assert dispatch._timed_out(dying, 1.0) == (ErrorKind.CRASH, "worker process died (exit code 3)")
+        kind, message = dispatch._timed_out(sleeping, 1.0)
+        assert kind is ErrorKind.TIMEOUT and "per-sample timeout of 0.2s" in message
+        assert not sleeping.process.is_alive()

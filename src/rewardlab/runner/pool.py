@@ -27,6 +27,7 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import threading
 import time
 from collections import deque
@@ -78,7 +79,6 @@ def _exit_with_parent() -> None:
     No-op where prctl is unavailable (not Linux).
     """
     import ctypes
-    import signal
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
@@ -481,7 +481,20 @@ class _Dispatch(Generic[Item, Out]):
             for w in busy:
                 started, weight = w.progress[1], w.progress[2]
                 if w.task is not None and started != _IDLE and now - started > self.pool.timeout * weight:
-                    self._fail(w, ErrorKind.TIMEOUT, _timeout_message(self.pool.timeout, weight))
+                    self._fail(w, *self._timed_out(w, weight))
+
+    def _timed_out(self, w: _Worker, weight: float) -> tuple[ErrorKind, str]:
+        """Kill `w`, past its item's timeout, and say why it stopped. A worker that had exited on
+        its own meanwhile (its exit code is not the kill's) died under its item: a crash. Its
+        death was not seen yet because an exit takes time (a big forked process is torn down
+        page by page), which on a loaded machine can outlast the timeout."""
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join()
+        code = w.process.exitcode
+        if code is not None and code != -signal.SIGKILL:
+            return ErrorKind.CRASH, f"worker process died (exit code {code})"
+        return ErrorKind.TIMEOUT, _timeout_message(self.pool.timeout or 0.0, weight)
 
     def _receive(self, w: _Worker, arrived: list[tuple[_Task[Item], bytes]]) -> None:
         """Take a finished chunk's bytes off the pipe and free the worker (decoding is later)."""
