@@ -270,16 +270,17 @@ def test_the_pool_under_random_faults_answers_every_row_once_and_recovers_after_
     one refusal per deep row and a crash per dying row plus at most one per kill."""
     rng = random.Random(SEED)
     per_burst = {"crash": 17, "raise": 17, "deep": 17}
-    bursts = 12  # 204 of each; more while the killer is short of its 200 kills (a loaded machine
-    # answers slower and kills more per burst, an idle one the other way round), at most 60
+    bursts = 12  # 204 of each; more while the killer is short of its 200 kills (a burst may end
+    # before its 18 kills on a fast machine), at most 60
     killed: list[tuple[str, str]] = []
     injected: Counter[str] = Counter()
     started = time.monotonic()
-    with WorkerPool(Faulty(), workers=2, timeout=TIMEOUT) as pool, Killer(pool._pool, random.Random(SEED + 1), every=(0.002, 0.008)) as killer:
+    with WorkerPool(Faulty(), workers=2, timeout=TIMEOUT) as pool, Killer(pool._pool, random.Random(SEED + 1), every=(0.002, 0.008), allowance=0) as killer:
         stats = pool.stats
         burst = 0
         while burst < bursts or (killer.kills < AT_LEAST and burst < 60):
             burst += 1
+            killer.allowance = 18  # 216 over the 12 bursts, if each keeps the workers busy that long
             rows = make_rows(rng, rng.randrange(300, 600), per_burst, tag=f"{burst}.")
             refused = stats.per_kind.get("invalid_input", 0)
             results = within_deadline(pool.map, as_samples(rows), deadline=60)
@@ -394,19 +395,23 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     failures: list[BaseException] = []
     injected: Counter[str] = Counter()
 
-    def client_thread(
-        server: LiveServer, mine: list[list[tuple[str, dict[str, Any]]]], my_bad: list[str], sleepy: list[tuple[str, dict[str, Any]]], seed: int
-    ) -> None:
-        local = random.Random(seed)
+    def sleepy_thread(server: LiveServer, sleepy: list[tuple[str, dict[str, Any]]]) -> None:
+        """One request of never-answering and plain rows to "sleepy", beside the other clients."""
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
-                # First, so that the four clients' rows meet in one or two batches of "sleepy"
                 reply = client.post("/v1/rewards/sleepy:score", json={"samples": [row for _, row in sleepy]})
                 assert reply.status_code == 200, reply.text[:300]
                 not_killed: list[tuple[str, str]] = []  # nothing kills "sleepy"'s workers
                 for (kind, row), result in zip(sleepy, reply.json()["results"], strict=True):
                     check_row(kind, row, result["status"], result.get("score"), result.get("error"), not_killed)
                 assert not not_killed and len(reply.json()["results"]) == len(sleepy)
+        except BaseException as exc:  # handed to the test below
+            failures.append(exc)
+
+    def client_thread(server: LiveServer, mine: list[list[tuple[str, dict[str, Any]]]], my_bad: list[str], seed: int) -> None:
+        local = random.Random(seed)
+        try:
+            with httpx.Client(base_url=server.url, timeout=60) as client:
                 for left, request in zip(range(len(mine), 0, -1), mine, strict=True):
                     while my_bad and local.random() < len(my_bad) / left:  # spread over the requests
                         kind = my_bad.pop()
@@ -451,11 +456,10 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
             sleepy = make_rows(rng, 40, {"sleep": sleepy_per_burst}, tag=f"s{burst}.")
             sleepy_before = metric(before, "rewardlab_errors_total", reward="sleepy", kind="timeout")
             threads = [
-                threading.Thread(
-                    target=client_thread, args=(server, requests[k::4], bad[k::4], sleepy[k::4], SEED + 10 * burst + k), daemon=True
-                )
+                threading.Thread(target=client_thread, args=(server, requests[k::4], bad[k::4], SEED + 10 * burst + k), daemon=True)
                 for k in range(4)
             ]
+            threads.append(threading.Thread(target=sleepy_thread, args=(server, sleepy), daemon=True))
             for t in threads:
                 t.start()
             for t in threads:
