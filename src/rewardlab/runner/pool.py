@@ -49,6 +49,7 @@ _TARGET_CHUNK_SECONDS = 0.05
 _MAX_CHUNK = 1024
 _POLL_SECONDS = 0.02
 _IDLE = 0.0
+_NOT_STARTED = -1.0  # progress[0] of a worker sent a chunk it has not started yet
 
 
 def default_workers() -> int:
@@ -400,7 +401,7 @@ class _Dispatch(Generic[Item, Out]):
         if not w.process.is_alive():  # died while idle (OOM killer, kill -9): no item is to blame
             self.pool.stats.crashes += 1
             w = self.pool.replace(w)
-        w.progress[0] = 0  # so a death before the first item blames the right one
+        w.progress[0] = _NOT_STARTED  # the worker sets the index of each item as it starts it
         try:
             w.conn.send_bytes(payload)
         except OSError:  # the worker died between chunks: no item of this chunk ran
@@ -482,6 +483,12 @@ class _Dispatch(Generic[Item, Out]):
                 started, weight = w.progress[1], w.progress[2]
                 if w.task is not None and started != _IDLE and now - started > self.pool.timeout * weight:
                     self._fail(w, *self._timed_out(w, weight))
+                elif w.task is not None and w.progress[0] == _NOT_STARTED and now - w.sent_at > max(self.pool.timeout, 1.0):
+                    # Alive but not on its chunk: stopped, or hung before its first item (a lock
+                    # held at fork time). The item timeout never starts; this bounds the wait. The
+                    # chunk is sent again, blaming no item (`_fail`, as for a death before it).
+                    limit = max(self.pool.timeout, 1.0)
+                    self._fail(w, ErrorKind.CRASH, f"worker process did not start its chunk within {limit:g}s; killed")
 
     def _timed_out(self, w: _Worker, weight: float) -> tuple[ErrorKind, str]:
         """Kill `w`, past its item's timeout, and say why it stopped. A worker that had exited on
@@ -545,8 +552,8 @@ class _Dispatch(Generic[Item, Out]):
         task = w.task
         if task is None:
             return
-        index = min(int(w.progress[0]), len(task.entries) - 1)
-        if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] == 0:
+        index = max(0, min(int(w.progress[0]), len(task.entries) - 1))
+        if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] <= 0:
             if self._resend(w, task):
                 return
             index = 0  # died before starting, twice: blame the first item, re-run the others
