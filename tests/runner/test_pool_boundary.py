@@ -198,3 +198,41 @@ def test_a_worker_that_never_starts_its_chunk_is_replaced_and_the_chunk_sent_aga
         assert 1.0 <= time.monotonic() - started < DEADLINE
         assert pool._workers[0].process.pid != stopped
         assert pool.stats.crashes == pool.stats.restarts == 1 and pool.stats.timeouts == 0
+
+
+def dies_leaving_a_child(x: int) -> int:
+    """Item 3 starts a process that outlives its worker (it holds copies of the worker's pipe
+    end and sentinel: neither says the worker died), then the worker dies."""
+    import os
+    import tempfile
+    import time
+
+    if x == 3:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        with open(os.path.join(tempfile.gettempdir(), f"rewardlab-test-orphan-{os.getppid()}"), "w") as f:
+            f.write(str(pid))
+        os._exit(3)
+    return x * 10
+
+
+def test_a_worker_whose_death_neither_its_sentinel_nor_its_pipe_reports_is_still_seen_dead():
+    import os
+    import signal
+    import tempfile
+
+    marker = os.path.join(tempfile.gettempdir(), f"rewardlab-test-orphan-{os.getpid()}")
+    try:
+        with ProcessPool(dies_leaving_a_child, lambda x, kind, msg: (kind.value, msg), workers=1, chunk_size=8) as pool:
+            started = time.monotonic()
+            out = within_deadline(pool.map, range(8), deadline=20)
+            assert time.monotonic() - started < 10  # not when the orphan exits (30 s)
+            assert out[:3] == [0, 10, 20] and out[4:] == [40, 50, 60, 70]
+            assert out[3] == ("crash", "worker process died (exit code 3)")
+    finally:
+        if os.path.exists(marker):
+            with open(marker) as f:
+                os.kill(int(f.read()), signal.SIGKILL)
+            os.remove(marker)

@@ -50,6 +50,7 @@ _MAX_CHUNK = 1024
 _POLL_SECONDS = 0.02
 _IDLE = 0.0
 _NOT_STARTED = -1.0  # progress[0] of a worker sent a chunk it has not started yet
+_FORK_LOCK = threading.Lock()  # see `ProcessPool._fork`
 
 
 def default_workers() -> int:
@@ -259,13 +260,17 @@ class ProcessPool(Generic[Item, Out]):
         return self._spawner.submit(self._fork).result()
 
     def _fork(self) -> _Worker:
-        parent, child = self._ctx.Pipe()
-        progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
-        process = self._ctx.Process(
-            target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
-        )
-        process.start()
-        child.close()
+        # One fork at a time in this process, over every pool: a worker forked by another pool
+        # while this one's pipe end and sentinel are still open here would hold copies of them,
+        # so this worker's death would close neither (no EOF, no sentinel) while that one lives.
+        with _FORK_LOCK:
+            parent, child = self._ctx.Pipe()
+            progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
+            process = self._ctx.Process(
+                target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
+            )
+            process.start()
+            child.close()
         return _Worker(process, parent, progress)
 
     # -- running -----------------------------------------------------------------------------
@@ -476,6 +481,10 @@ class _Dispatch(Generic[Item, Out]):
         for obj in ready:
             w = by_sentinel.get(obj)
             if w is not None and w.task is not None and not w.process.is_alive():
+                self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
+        for w in busy:  # dead, yet neither its sentinel nor its pipe said so: another process
+            # holds copies of their ends (a process the reward started, which outlives it)
+            if w.task is not None and not w.process.is_alive() and not w.conn.poll():
                 self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
         if self.pool.timeout is not None:
             now = time.monotonic()
