@@ -16,7 +16,8 @@ are pickled. An item that cannot be (nested too deep, a lock, a lambda) never re
 it gets `error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
 that item's `error/crash`. A worker is given a chunk only once the chunk was sent, and a pass
 that ends early (an exception, a caller that stops reading) kills the workers still on its
-work, so no worker is left waiting on, or answering into, a pass that is over.
+work, so no worker is left waiting on, or answering into, a pass that is over. A worker that
+does not start a chunk within the timeout (at least 3 s) is replaced and the chunk sent again.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ _POLL_SECONDS = 0.02
 _IDLE = 0.0
 _NOT_STARTED = -1.0  # progress[0] of a worker sent a chunk it has not started yet
 _FORK_LOCK = threading.Lock()  # see `ProcessPool._fork`
+# A worker sent a chunk may take this long to start it even when the timeout is shorter: a
+# worker just forked on a loaded machine may wait that long for a core.
+_START_SECONDS = 3.0
 
 
 def default_workers() -> int:
@@ -492,11 +496,11 @@ class _Dispatch(Generic[Item, Out]):
                 started, weight = w.progress[1], w.progress[2]
                 if w.task is not None and started != _IDLE and now - started > self.pool.timeout * weight:
                     self._fail(w, *self._timed_out(w, weight))
-                elif w.task is not None and w.progress[0] == _NOT_STARTED and now - w.sent_at > max(self.pool.timeout, 1.0):
+                elif w.task is not None and w.progress[0] == _NOT_STARTED and now - w.sent_at > max(self.pool.timeout, _START_SECONDS):
                     # Alive but not on its chunk: stopped, or hung before its first item (a lock
                     # held at fork time). The item timeout never starts; this bounds the wait. The
                     # chunk is sent again, blaming no item (`_fail`, as for a death before it).
-                    limit = max(self.pool.timeout, 1.0)
+                    limit = max(self.pool.timeout, _START_SECONDS)
                     self._fail(w, ErrorKind.CRASH, f"worker process did not start its chunk within {limit:g}s; killed")
 
     def _timed_out(self, w: _Worker, weight: float) -> tuple[ErrorKind, str]:
