@@ -134,8 +134,12 @@ def test_trl_reward_call_with_the_worker_pool_under_random_faults():
     try:
         call(["plain"] * 4, -10)  # the pool starts on the first call
         with PoolKiller(reward._pool.pool._pool, random.Random(SEED + 1)) as killer:
-            for burst in range(20):
-                killer.allowance = 11  # 220 kills over the 20 calls
+            burst = -1
+            # 20 calls, and more (at most 40) while the killer is short of 200 kills: a call
+            # may end before its 11 (on a fast machine); what it leaves goes to the next
+            while burst < 19 or (killer.kills < 200 and burst < 39):
+                burst += 1
+                killer.allowance += 11
                 kinds = draw(rng, rng.randrange(80, 160), faults)
                 completions, values = call(kinds, burst * 1000)
                 results = reward.last_results
@@ -159,7 +163,7 @@ def test_trl_reward_call_with_the_worker_pool_under_random_faults():
     finally:
         reward.close()
     print(f"injected into TRL's pool: {dict(injected)}, kills {killer.kills}; rows killed: {killed}")
-    assert injected == Counter({k: 20 * n for k, n in faults.items()})
+    assert all(injected[k] >= 20 * n for k, n in faults.items()), injected
     assert killer.kills >= 200 and killed <= killer.kills
 
 

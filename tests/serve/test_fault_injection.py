@@ -280,7 +280,7 @@ def test_the_pool_under_random_faults_answers_every_row_once_and_recovers_after_
         burst = 0
         while burst < bursts or (killer.kills < AT_LEAST and burst < 60):
             burst += 1
-            killer.allowance = 18  # 216 over the 12 bursts, if each keeps the workers busy that long
+            killer.allowance += 18  # 216 over the 12 bursts (what a short burst leaves goes to the next)
             rows = make_rows(rng, rng.randrange(300, 600), per_burst, tag=f"{burst}.")
             refused = stats.per_kind.get("invalid_input", 0)
             results = within_deadline(pool.map, as_samples(rows), deadline=60)
@@ -438,7 +438,7 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     killer = Killer(pool, random.Random(SEED + 3), every=(0.002, 0.02), allowance=0)
     with LiveServer(app) as server, killer, locker, httpx.Client(base_url=server.url, timeout=30) as ops:
         for burst in range(bursts):
-            killer.allowance = kills_per_burst
+            killer.allowance += kills_per_burst  # what a short burst leaves goes to the next
             rows = make_rows(rng, 500, per_burst, tag=f"{burst}.")
             # Repeat plain rows of earlier bursts: answered from the cache, or shared in flight.
             rows += rng.sample(plain_seen, min(len(plain_seen), 150))
