@@ -358,6 +358,10 @@ class _Dispatch(Generic[Item, Out]):
                 if not busy and self.exhausted and not self.queue:
                     return
                 self._collect(busy)
+        except OSError as exc:  # a pipe `close` closed under this pass: say why, as `replace` does
+            if not self.pool._closed:
+                raise
+            raise RunnerError("the worker pool was closed while a batch was running (the server is shutting down)") from exc
         finally:
             self._abandon()
 
