@@ -236,3 +236,34 @@ def test_a_worker_whose_death_neither_its_sentinel_nor_its_pipe_reports_is_still
             with open(marker) as f:
                 os.kill(int(f.read()), signal.SIGKILL)
             os.remove(marker)
+
+
+def test_a_process_forked_while_a_pool_was_forking_can_run_pools_of_its_own():
+    """A program's own fork, from a thread, while a pool's thread holds the lock that makes its
+    forks one at a time: the child gets a free lock (it used to wait for ever at its first pool)."""
+    import os
+    import signal
+
+    from rewardlab.runner import pool as pool_module
+
+    with pool_module._FORK_LOCK:  # what a pool's thread holds while it forks a worker
+        pid = os.fork()
+        if pid == 0:  # the child: a pool of its own, then out without pytest's cleanup
+            code = 1
+            try:
+                with ProcessPool(abs, lambda x, kind, msg: kind.value, workers=1) as pool:
+                    code = 0 if pool.map([-1, -2]) == [1, 2] else 1
+            finally:
+                os._exit(code)
+    deadline = time.monotonic() + DEADLINE / 2
+    status = None
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked process's pool waited for ever on the fork lock")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -52,6 +52,16 @@ _POLL_SECONDS = 0.02
 _IDLE = 0.0
 _NOT_STARTED = -1.0  # progress[0] of a worker sent a chunk it has not started yet
 _FORK_LOCK = threading.Lock()  # see `ProcessPool._fork`
+
+
+def _new_fork_lock() -> None:
+    """A process forked while another thread held the fork lock (the program's own fork, say)
+    starts with a free one: that thread does not exist in it, and would never release it."""
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_fork_lock)
 # A worker sent a chunk may take this long to start it even when the timeout is shorter: a
 # worker just forked on a loaded machine may wait that long for a core.
 _START_SECONDS = 3.0
