@@ -8,9 +8,12 @@ counts (the pool's own, the server's metrics) match the faults injected.
 Faults, and how many each run injects (fixed per burst, placed at random): kill -9 of random busy
 workers mid-batch (>= 200), samples whose worker never answers (killed at the per-sample timeout;
 >= 200, over four pools at once with a short timeout), workers that die (`os._exit`; >= 200),
-rewards that raise (>= 200), values too deep to pickle (>= 200); at the HTTP level malformed, too
-deeply nested, oversize and over-long bodies and clients that disconnect halfway (>= 200 each),
-and another process holding the cache's SQLite file locked (>= 200 spells).
+rewards that raise (>= 200), values too deep to pickle (>= 200). The socket server gets >= 200 of
+each of these in-row faults too (its never-answering rows mostly to a reward of their own, with
+8 workers and a short timeout, so that they wait in parallel), with kill -9 of its busy workers
+meanwhile, and at the HTTP level malformed, too deeply nested, oversize and over-long bodies and
+clients that disconnect halfway (>= 200 each), and another process holding the cache's SQLite
+file locked (>= 200 spells).
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ class Killer:
     pool: Any  # the ProcessPool under a WorkerPool / PoolExecutor
     rng: random.Random
     every: tuple[float, float] = (0.005, 0.04)  # seconds between kills, drawn uniformly
+    # kills left until the caller gives more (None: no limit): a fixed number per burst, since a
+    # killer that kills whenever a worker is busy keeps the pool busy redoing killed chunks
+    allowance: int | None = None
     kills: int = 0
     last: psutil.Process | None = None
     stop: threading.Event = field(default_factory=threading.Event)
@@ -101,7 +107,7 @@ class Killer:
     def run(self) -> None:
         while not self.stop.wait(self.rng.uniform(*self.every)):
             with self.lock:
-                if not self.active.is_set():
+                if not self.active.is_set() or self.allowance == 0:
                     continue
                 busy = [w for w in list(self.pool._workers) if w.task is not None and not _sleeping(w)]
                 if busy:
@@ -109,6 +115,8 @@ class Killer:
                         self.last = psutil.Process(self.rng.choice(busy).process.pid)
                         self.last.kill()
                         self.kills += 1
+                        if self.allowance is not None:
+                            self.allowance -= 1
 
     @contextlib.contextmanager
     def paused(self) -> Any:
@@ -262,16 +270,17 @@ def test_the_pool_under_random_faults_answers_every_row_once_and_recovers_after_
     one refusal per deep row and a crash per dying row plus at most one per kill."""
     rng = random.Random(SEED)
     per_burst = {"crash": 17, "raise": 17, "deep": 17}
-    bursts = 12  # 204 of each; more while the killer is short of its 200 kills (a loaded machine
-    # answers slower and kills more per burst, an idle one the other way round), at most 60
+    bursts = 12  # 204 of each; more while the killer is short of its 200 kills (a burst may end
+    # before its 18 kills on a fast machine), at most 60
     killed: list[tuple[str, str]] = []
     injected: Counter[str] = Counter()
     started = time.monotonic()
-    with WorkerPool(Faulty(), workers=2, timeout=TIMEOUT) as pool, Killer(pool._pool, random.Random(SEED + 1), every=(0.002, 0.008)) as killer:
+    with WorkerPool(Faulty(), workers=2, timeout=TIMEOUT) as pool, Killer(pool._pool, random.Random(SEED + 1), every=(0.002, 0.008), allowance=0) as killer:
         stats = pool.stats
         burst = 0
         while burst < bursts or (killer.kills < AT_LEAST and burst < 60):
             burst += 1
+            killer.allowance += 18  # 216 over the 12 bursts (what a short burst leaves goes to the next)
             rows = make_rows(rng, rng.randrange(300, 600), per_burst, tag=f"{burst}.")
             refused = stats.per_kind.get("invalid_input", 0)
             results = within_deadline(pool.map, as_samples(rows), deadline=60)
@@ -364,14 +373,20 @@ def check_stuck_batch_is_reported(client: httpx.Client) -> None:
 def test_the_socket_server_under_random_faults_answers_every_row_once_and_health_tells_the_truth(make_app, tmp_path):
     settings = ServeSettings(
         workers=2, sample_timeout=TIMEOUT, request_timeout=60, max_body_bytes=256 * 1024, max_samples=256,
-        per_reward={"stuck": RewardLimits(workers=1, concurrency=1, sample_timeout=2.5, request_timeout=0.5)},
+        per_reward={
+            "stuck": RewardLimits(workers=1, concurrency=1, sample_timeout=2.5, request_timeout=0.5),
+            # never-answering rows in bulk: sleeping workers use no CPU, so many wait at once
+            "sleepy": RewardLimits(workers=8, sample_timeout=SHORT_TIMEOUT),
+        },
     )  # fmt: skip
     cache = ResultStore(tmp_path / "cache.sqlite")
-    app = make_app({"faulty": Faulty(), "stuck": Faulty()}, cache, settings)
+    app = make_app({"faulty": Faulty(), "stuck": Faulty(), "sleepy": Faulty()}, cache, settings)
     pool = app.state.service.hosted["faulty"].batcher.executor.pool._pool
     rng = random.Random(SEED + 2)
     bursts = 8
-    per_burst = {"crash": 6, "raise": 6, "deep": 6, "sleep": 2}
+    per_burst = {"crash": 26, "raise": 26, "deep": 26, "sleep": 2}  # 208 of each but `sleep` (16)
+    sleepy_per_burst = 26  # never-answering rows to "sleepy": 208, and 16 more to "faulty"
+    kills_per_burst = 27  # kill -9 of a busy worker of "faulty": 216 (if the burst keeps them busy that long)
     bad_per_burst = {kind: 26 for kind in BAD_KINDS}  # 208 of each
     killed: list[tuple[str, str]] = []
     answered: Counter[str] = Counter()  # error kinds in the replies
@@ -379,6 +394,19 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     lock = threading.Lock()
     failures: list[BaseException] = []
     injected: Counter[str] = Counter()
+
+    def sleepy_thread(server: LiveServer, sleepy: list[tuple[str, dict[str, Any]]]) -> None:
+        """One request of never-answering and plain rows to "sleepy", beside the other clients."""
+        try:
+            with httpx.Client(base_url=server.url, timeout=60) as client:
+                reply = client.post("/v1/rewards/sleepy:score", json={"samples": [row for _, row in sleepy]})
+                assert reply.status_code == 200, reply.text[:300]
+                not_killed: list[tuple[str, str]] = []  # nothing kills "sleepy"'s workers
+                for (kind, row), result in zip(sleepy, reply.json()["results"], strict=True):
+                    check_row(kind, row, result["status"], result.get("score"), result.get("error"), not_killed)
+                assert not not_killed and len(reply.json()["results"]) == len(sleepy)
+        except BaseException as exc:  # handed to the test below
+            failures.append(exc)
 
     def client_thread(server: LiveServer, mine: list[list[tuple[str, dict[str, Any]]]], my_bad: list[str], seed: int) -> None:
         local = random.Random(seed)
@@ -407,8 +435,10 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
     started = time.monotonic()
     locker = CacheLocker(str(tmp_path / "cache.sqlite"), random.Random(SEED + 4))
     plain_seen: list[tuple[str, dict[str, Any]]] = []
-    with LiveServer(app) as server, Killer(pool, random.Random(SEED + 3), every=(0.001, 0.006)) as killer, locker, httpx.Client(base_url=server.url, timeout=30) as ops:
+    killer = Killer(pool, random.Random(SEED + 3), every=(0.002, 0.02), allowance=0)
+    with LiveServer(app) as server, killer, locker, httpx.Client(base_url=server.url, timeout=30) as ops:
         for burst in range(bursts):
+            killer.allowance += kills_per_burst  # what a short burst leaves goes to the next
             rows = make_rows(rng, 500, per_burst, tag=f"{burst}.")
             # Repeat plain rows of earlier bursts: answered from the cache, or shared in flight.
             rows += rng.sample(plain_seen, min(len(plain_seen), 150))
@@ -423,10 +453,13 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
             rng.shuffle(bad)
             before = scrape(ops)
             errors_before, answered_before, sent_before = len(killed), Counter(answered), Counter(sent_bad)
+            sleepy = make_rows(rng, 40, {"sleep": sleepy_per_burst}, tag=f"s{burst}.")
+            sleepy_before = metric(before, "rewardlab_errors_total", reward="sleepy", kind="timeout")
             threads = [
                 threading.Thread(target=client_thread, args=(server, requests[k::4], bad[k::4], SEED + 10 * burst + k), daemon=True)
                 for k in range(4)
             ]
+            threads.append(threading.Thread(target=sleepy_thread, args=(server, sleepy), daemon=True))
             for t in threads:
                 t.start()
             for t in threads:
@@ -435,6 +468,7 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
             assert not failures, failures[0]
             injected.update(per_burst)
             injected.update(bad_per_burst)
+            injected["sleep"] += sleepy_per_burst
             with killer.paused():
                 # Health after the burst: the pool takes work at once, and says so.
                 assert ops.get("/readyz").status_code == 200 and ops.get("/healthz").status_code == 200
@@ -445,18 +479,21 @@ def test_the_socket_server_under_random_faults_answers_every_row_once_and_health
                 now = scrape(ops)
                 burst_killed = Counter(kind for kind, _ in killed[errors_before:])
                 check_burst_metrics(before, now, answered - answered_before, sent_bad - sent_before, per_burst, burst_killed)
+                # every never-answering row of "sleepy" is one timeout and one worker replaced
+                assert metric(now, "rewardlab_errors_total", reward="sleepy", kind="timeout") - sleepy_before == sleepy_per_burst
+                assert metric(now, "rewardlab_worker_restarts_total", reward="sleepy", reason="timeout") == sleepy_per_burst * (burst + 1)
                 restarts = metric(now, "rewardlab_worker_restarts_total", reward="faulty", reason="crash")
                 assert restarts == pool.stats.crashes
                 assert injected["crash"] + others_killed(killed) <= restarts <= injected["crash"] + killer.kills
                 # A never-answering row is left to its timeout, unless a kill beat it (the killer
                 # reads which row a worker is on without a lock): then it is a killed row.
                 assert metric(now, "rewardlab_worker_restarts_total", reward="faulty", reason="timeout") == answered["timeout"]
-                assert answered["timeout"] + sum(kind == "sleep" for kind, _ in killed) == injected["sleep"]
+                assert answered["timeout"] + sum(kind == "sleep" for kind, _ in killed) == injected["sleep"] - sleepy_per_burst * (burst + 1)
     assert time.monotonic() - started < 120
     injected["kill"], injected["lock"] = killer.kills, locker.spells
     print(f"injected into the server: {dict(injected)}; rows killed: {len(killed)}")
-    assert all(injected[kind] >= AT_LEAST for kind in (*BAD_KINDS, "lock")), injected
-    assert killer.kills >= 100  # about 250 here; the pool test above holds the 200 kills for certain
+    assert all(injected[kind] >= AT_LEAST for kind in (*BAD_KINDS, "lock", "crash", "raise", "deep", "sleep", "kill")), injected
+    assert killer.kills >= AT_LEAST
     cache.close()
 
 

@@ -150,3 +150,42 @@ def test_the_fast_path_answers_like_the_fastapi_route(make_app):
 async def _metrics(app):
     async with asgi_client(app) as c:
         return (await c.get("/metrics")).text
+
+
+def test_result_rows_waiting_for_the_cache_take_their_own_size_in_memory(tmp_path):
+    """Encoded rows live on after their reply, in the cache's write-behind queue (up to 65,536
+    rows): each must cost about its length, not the encoder's whole output buffer (orjson's
+    bytes kept 4 KiB for a 200-byte row, which grew a busy server by 100+ MB)."""
+    import tracemalloc
+
+    from rewardlab.serve.app import create_app
+
+    # the rows wait: the writer writes only after a minute idle (or at 16,384 rows)
+    settings = ServeSettings(workers=0, cache_write_delay_ms=60_000)
+    app = create_app({"len": Length()}, ResultStore(tmp_path / "c.sqlite"), settings)
+
+    async def go():
+        async with asgi_client(app) as c:
+            await c.post("/v1/rewards/len:score", json={"samples": [{"response": "warm-up"}]})
+            tracemalloc.start()
+            try:
+                for k in range(4):
+                    reply = await c.post("/v1/rewards/len:score", json={"samples": [{"response": f"{k}-{i}"} for i in range(500)]})
+                    assert reply.status_code == 200
+                snapshot = tracemalloc.take_snapshot()
+            finally:
+                tracemalloc.stop()
+        return snapshot
+
+    snapshot = run(go())
+    writes = app.state.service.hosted["len"].batcher._writes
+    rows = list(writes._unwritten.values())
+    assert len(rows) == 2001
+    # what is still allocated by the encoding code: the waiting rows
+    held = sum(
+        stat.size for stat in snapshot.statistics("filename")
+        if stat.traceback[0].filename.endswith(("rewardlab/serve/batching.py", "rewardlab/store/cache.py"))
+    )  # fmt: skip
+    assert held <= 2 * sum(len(r) + 64 for r in rows), (held, sum(map(len, rows)))
+    run(app.state.service.aclose())
+    app.state.service.cache.close()

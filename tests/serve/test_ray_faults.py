@@ -15,6 +15,7 @@ import contextlib
 import random
 import threading
 import time
+from collections import Counter
 
 import psutil
 import pytest
@@ -69,6 +70,18 @@ def expected(kinds: list[str], i: int) -> set[tuple[str, str | None]]:
     return {own_fate(kind)}
 
 
+def make_rows(rng: random.Random, kinds: list[str], burst: int) -> list[Sample]:
+    rows: list[Sample] = []
+    for i, kind in enumerate(kinds):
+        if kind == "plain":
+            rows.append(Sample(response="v" * rng.randrange(0, 20) + f"#{burst}.{i}"))
+        elif kind == "deep":
+            rows.append(Sample(response="ok-deep", meta={"m": nested(600)}))
+        else:
+            rows.append(Sample(response=kind, meta={"row": i}))
+    return rows
+
+
 def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline(ray_session):
     from rewardlab.runner.ray import RayExecutor
 
@@ -90,18 +103,16 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
                     killed.set()
             time.sleep(0.05)
 
+    # Raising and too-deep rows cost no Ray worker: many of them go in a call of their own, in
+    # bigger chunks (a dying row costs two worker starts, its chunk's and its own task's, and a
+    # sleeping one holds one of the 2 CPUs until the timeout: one of each per call above).
+    bulk = RayExecutor(_rewards.Faulty(), chunk_size=4 * CHUNK, timeout=TIMEOUT, max_retries=0)
+    injected: Counter[str] = Counter()
     try:
         for burst in range(3):
             kinds = ["plain"] * 32 + ["crash", "sleep", "raise", "raise", "deep", "deep"]
             rng.shuffle(kinds)
-            rows: list[Sample] = []
-            for i, kind in enumerate(kinds):
-                if kind == "plain":
-                    rows.append(Sample(response="v" * rng.randrange(0, 20) + f"#{burst}.{i}"))
-                elif kind == "deep":
-                    rows.append(Sample(response="ok-deep", meta={"m": nested(600)}))
-                else:
-                    rows.append(Sample(response=kind, meta={"row": i}))
+            rows = make_rows(rng, kinds, burst)
             killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
             killer.start()
             started = time.monotonic()
@@ -114,10 +125,19 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
                 assert got in expected(kinds, i), (i, kinds[i], kinds[i - i % CHUNK : i - i % CHUNK + CHUNK], result)
                 if got[0] == "ok":
                     assert result.score == pytest.approx(len(row.response_text) / 100)
+            injected.update(k for k in kinds if k != "plain")
+            cheap = ["plain"] * 40 + ["raise", "deep"] * 68
+            rng.shuffle(cheap)
+            results = within_deadline(bulk.map, make_rows(rng, cheap, burst), deadline=TIMEOUT + 30)
+            assert [(r.status.value, r.error.kind.value if r.error else None) for r in results] == [own_fate(k) for k in cheap]
+            injected.update(k for k in cheap if k != "plain")
             # The next normal call is right, and prompt.
             again = [Sample(response="n" * k) for k in range(12)]
             assert [r.score for r in within_deadline(executor.map, again, deadline=60)] == pytest.approx([k / 100 for k in range(12)])
         assert killed.is_set(), "no Ray worker was caught busy to be killed"
     finally:
         executor.close()
+        bulk.close()
+    print(f"injected into the Ray backend: {dict(injected)}, kill -9: 1")
+    assert injected["raise"] >= 200 and injected["deep"] >= 200
 

@@ -16,7 +16,8 @@ are pickled. An item that cannot be (nested too deep, a lock, a lambda) never re
 it gets `error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
 that item's `error/crash`. A worker is given a chunk only once the chunk was sent, and a pass
 that ends early (an exception, a caller that stops reading) kills the workers still on its
-work, so no worker is left waiting on, or answering into, a pass that is over.
+work, so no worker is left waiting on, or answering into, a pass that is over. A worker that
+does not start a chunk within the timeout (at least 3 s) is replaced and the chunk sent again.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import threading
 import time
 from collections import deque
@@ -48,6 +50,21 @@ _TARGET_CHUNK_SECONDS = 0.05
 _MAX_CHUNK = 1024
 _POLL_SECONDS = 0.02
 _IDLE = 0.0
+_NOT_STARTED = -1.0  # progress[0] of a worker sent a chunk it has not started yet
+_FORK_LOCK = threading.Lock()  # see `ProcessPool._fork`
+
+
+def _new_fork_lock() -> None:
+    """A process forked while another thread held the fork lock (the program's own fork, say)
+    starts with a free one: that thread does not exist in it, and would never release it."""
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_fork_lock)
+# A worker sent a chunk may take this long to start it even when the timeout is shorter: a
+# worker just forked on a loaded machine may wait that long for a core.
+_START_SECONDS = 3.0
 
 
 def default_workers() -> int:
@@ -78,7 +95,6 @@ def _exit_with_parent() -> None:
     No-op where prctl is unavailable (not Linux).
     """
     import ctypes
-    import signal
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
@@ -258,13 +274,17 @@ class ProcessPool(Generic[Item, Out]):
         return self._spawner.submit(self._fork).result()
 
     def _fork(self) -> _Worker:
-        parent, child = self._ctx.Pipe()
-        progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
-        process = self._ctx.Process(
-            target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
-        )
-        process.start()
-        child.close()
+        # One fork at a time in this process, over every pool: a worker forked by another pool
+        # while this one's pipe end and sentinel are still open here would hold copies of them,
+        # so this worker's death would close neither (no EOF, no sentinel) while that one lives.
+        with _FORK_LOCK:
+            parent, child = self._ctx.Pipe()
+            progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
+            process = self._ctx.Process(
+                target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
+            )
+            process.start()
+            child.close()
         return _Worker(process, parent, progress)
 
     # -- running -----------------------------------------------------------------------------
@@ -348,6 +368,10 @@ class _Dispatch(Generic[Item, Out]):
                 if not busy and self.exhausted and not self.queue:
                     return
                 self._collect(busy)
+        except OSError as exc:  # a pipe `close` closed under this pass: say why, as `replace` does
+            if not self.pool._closed:
+                raise
+            raise RunnerError("the worker pool was closed while a batch was running (the server is shutting down)") from exc
         finally:
             self._abandon()
 
@@ -400,7 +424,7 @@ class _Dispatch(Generic[Item, Out]):
         if not w.process.is_alive():  # died while idle (OOM killer, kill -9): no item is to blame
             self.pool.stats.crashes += 1
             w = self.pool.replace(w)
-        w.progress[0] = 0  # so a death before the first item blames the right one
+        w.progress[0] = _NOT_STARTED  # the worker sets the index of each item as it starts it
         try:
             w.conn.send_bytes(payload)
         except OSError:  # the worker died between chunks: no item of this chunk ran
@@ -417,24 +441,39 @@ class _Dispatch(Generic[Item, Out]):
         `error/invalid_input` here and the rest of the chunk is sent. None: nothing left to send."""
         try:
             return ForkingPickler.dumps((task_id, [item for _, item in chunk])), chunk
-        except Exception:  # any pickling failure (TypeError, RecursionError...): found per item below
+        except Exception:  # any pickling failure (TypeError, RecursionError...): found below
             pass
-        sendable: list[tuple[int, Item]] = []
-        for pos, item in chunk:
-            try:
-                ForkingPickler.dumps((task_id, [item]))  # in the shape it travels in
-            except Exception as exc:
-                self._refuse(pos, item, exc)
-            else:
-                sendable.append((pos, item))
+        sendable = self._sendable(task_id, chunk)
         if not sendable:
             return None
         try:
             return ForkingPickler.dumps((task_id, [item for _, item in sendable])), sendable
-        except Exception:  # each item travels alone but not all together: send one
+        except Exception:  # each part travels but not all together: send one item
             if len(sendable) > 1:
                 self.queue.appendleft(sendable[1:])
             return ForkingPickler.dumps((task_id, [sendable[0][1]])), sendable[:1]
+
+    def _sendable(self, task_id: int, entries: list[tuple[int, Item]]) -> list[tuple[int, Item]]:
+        """The entries that can be pickled; the others are refused (`_refuse`). Found by halving:
+        a part that pickles whole is kept without looking at its items one by one, so a chunk of
+        n items with one bad item costs about two pickles of the chunk, not n single-item ones."""
+        if len(entries) > 1:
+            half = len(entries) // 2
+            parts = [entries[:half], entries[half:]]
+        else:
+            parts = [entries]
+        sendable: list[tuple[int, Item]] = []
+        for part in parts:
+            try:
+                ForkingPickler.dumps((task_id, [item for _, item in part]))  # in the shape it travels in
+            except Exception as exc:
+                if len(part) == 1:
+                    self._refuse(*part[0], exc)
+                else:
+                    sendable += self._sendable(task_id, part)
+            else:
+                sendable += part
+        return sendable
 
     def _refuse(self, pos: int, item: Item, exc: BaseException) -> None:
         message = f"the input cannot be sent to a worker process: {_why(exc)}"
@@ -461,12 +500,35 @@ class _Dispatch(Generic[Item, Out]):
             w = by_sentinel.get(obj)
             if w is not None and w.task is not None and not w.process.is_alive():
                 self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
+        for w in busy:  # dead, yet neither its sentinel nor its pipe said so: another process
+            # holds copies of their ends (a process the reward started, which outlives it)
+            if w.task is not None and not w.process.is_alive() and not w.conn.poll():
+                self._fail(w, ErrorKind.CRASH, f"worker process died (exit code {w.process.exitcode})")
         if self.pool.timeout is not None:
             now = time.monotonic()
             for w in busy:
                 started, weight = w.progress[1], w.progress[2]
                 if w.task is not None and started != _IDLE and now - started > self.pool.timeout * weight:
-                    self._fail(w, ErrorKind.TIMEOUT, _timeout_message(self.pool.timeout, weight))
+                    self._fail(w, *self._timed_out(w, weight))
+                elif w.task is not None and w.progress[0] == _NOT_STARTED and now - w.sent_at > max(self.pool.timeout, _START_SECONDS):
+                    # Alive but not on its chunk: stopped, or hung before its first item (a lock
+                    # held at fork time). The item timeout never starts; this bounds the wait. The
+                    # chunk is sent again, blaming no item (`_fail`, as for a death before it).
+                    limit = max(self.pool.timeout, _START_SECONDS)
+                    self._fail(w, ErrorKind.CRASH, f"worker process did not start its chunk within {limit:g}s; killed")
+
+    def _timed_out(self, w: _Worker, weight: float) -> tuple[ErrorKind, str]:
+        """Kill `w`, past its item's timeout, and say why it stopped. A worker that had exited on
+        its own meanwhile (its exit code is not the kill's) died under its item: a crash. Its
+        death was not seen yet because an exit takes time (a big forked process is torn down
+        page by page), which on a loaded machine can outlast the timeout."""
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join()
+        code = w.process.exitcode
+        if code is not None and code != -signal.SIGKILL:
+            return ErrorKind.CRASH, f"worker process died (exit code {code})"
+        return ErrorKind.TIMEOUT, _timeout_message(self.pool.timeout or 0.0, weight)
 
     def _receive(self, w: _Worker, arrived: list[tuple[_Task[Item], bytes]]) -> None:
         """Take a finished chunk's bytes off the pipe and free the worker (decoding is later)."""
@@ -517,8 +579,8 @@ class _Dispatch(Generic[Item, Out]):
         task = w.task
         if task is None:
             return
-        index = min(int(w.progress[0]), len(task.entries) - 1)
-        if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] == 0:
+        index = max(0, min(int(w.progress[0]), len(task.entries) - 1))
+        if w.progress[1] == _IDLE and kind is ErrorKind.CRASH and w.progress[0] <= 0:
             if self._resend(w, task):
                 return
             index = 0  # died before starting, twice: blame the first item, re-run the others
