@@ -80,9 +80,13 @@ def _whole_groups(rows: Iterable[tuple[int, RawRow]], opts: ScoreFileOptions, so
     """Every row (`(input ordinal, raw row)`) of a group reward's file decoded, in input order;
     `limit` keeps the whole groups of the first N input rows (`runner.groups.whole_groups_within`),
     wherever a group's rows are in the file."""
-    numbered = list(_exploded(rows, opts.explode, source))
-    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for _, raw_row in numbered]
-    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, [o for o, _ in numbered])
+    ordinals, prepared = [], []
+    for ordinal, raw_row in _exploded(rows, opts.explode, source):
+        ordinals.append(ordinal)
+        prepared.append(prepare_row(raw_row, source, opts.fields, opts.keep_input))
+    if opts.limit is None:
+        return prepared
+    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, ordinals)
     return [prepared[i] for i in keep]
 
 
@@ -220,13 +224,10 @@ def score_file_in_memory(
     prepared = _whole_groups(rows, opts, str(input_path), executor_group_keys(executor))
     if on_total is not None:
         on_total(len(prepared))
-    kept: list[tuple[int, Mapping[str, Any], RewardResult]] = []
-
-    def keep(chunk: Sequence[PreparedRow], results: list[RewardResult]) -> None:
-        kept.extend((number, row, result) for (number, row, _), result in zip(chunk, results, strict=True))
-
-    score_chunks([prepared], executor, keep, strict=opts.strict, progress=progress)
-    summary = _write_rows(kept, output_path, spec_hash, log)
+    scored: list[RewardResult] = []  # one chunk, `prepared` itself: its results are in input order
+    score_chunks([prepared], executor, lambda _, results: scored.extend(results), strict=opts.strict, progress=progress)
+    out = ((number, row, result) for (number, row, _), result in zip(prepared, scored, strict=True))
+    summary = _write_rows(out, output_path, spec_hash, log)
     summary.seconds = time.perf_counter() - started
     return summary
 
