@@ -116,9 +116,11 @@ def score_file(
 ) -> RunSummary:
     """Score every row of a data file and write one output row per input row.
 
-    Rows stream through the local worker pool to the output, unless the run is recorded
-    (`options.resume`, `options.backend == "ray"`, or an `executor` is given): then it runs
-    through `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes.
+    Rows stream to the output, unless the run is recorded (`options.resume`,
+    `options.backend == "ray"`, or an `executor` is given): then it runs through
+    `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes. Rows scored in
+    this process, group rewards and recorded runs all go through the file engine over an
+    `Executor` (`rewardlab.runner.run.score_chunks`); see `_stream_file` for the rest.
 
     Args:
         spec: the reward spec (path, TOML text, dict or built Reward); with `executor`, only
