@@ -15,18 +15,22 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rewardlab._version import __version__
-from rewardlab.core import GroupKey, RewardResult, content_hash
+from rewardlab.core import ErrorKind, GroupKey, RewardResult, content_hash
+from rewardlab.errors import UsageError
 from rewardlab.runner.executors import Executor, executor_group_keys
 from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
     PreparedRow,
     RawRow,
     RowWriter,
+    count_rows,
+    detect_format,
+    explode_rows,
     flatten,
     iter_raw_rows,
     prepare_row,
@@ -38,7 +42,8 @@ from rewardlab.runner.reward_log import RowBuffer
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore
 
-__all__ = ["input_fingerprint", "run_id_for", "score_file_resumable"]
+__all__ = ["input_fingerprint", "run_id_for", "score_chunks", "score_file_in_memory", "score_file_resumable",
+           "score_file_streamed"]
 
 Progress = Callable[[int], None]
 
@@ -58,9 +63,31 @@ def run_id_for(spec_hash: str, input_path: Path, output_path: Path, limit: int |
     return content_hash([spec_hash, input_fingerprint(input_path), str(output_path.resolve()), limit], size=8)
 
 
-def _chunks(rows: Iterator[RawRow], size: int) -> Iterator[list[RawRow]]:
+def _chunks(rows: Iterable[RawRow], size: int) -> Iterator[list[RawRow]]:
+    rows = iter(rows)
     while chunk := list(itertools.islice(rows, size)):
         yield chunk
+
+
+def _exploded(rows: Iterable[tuple[int, RawRow]], explode: Sequence[str], source: str) -> Iterator[tuple[int, RawRow]]:
+    """`(input ordinal, raw row)` pairs, one per element of the `explode` list fields (`runner.io.explode_rows`)."""
+    if not explode:
+        return iter(rows)
+    return ((ordinal, one) for ordinal, raw_row in rows for one in explode_rows([raw_row], explode, source))
+
+
+def _whole_groups(rows: Iterable[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]) -> list[PreparedRow]:
+    """Every row (`(input ordinal, raw row)`) of a group reward's file decoded, in input order;
+    `limit` keeps the whole groups of the first N input rows (`runner.groups.whole_groups_within`),
+    wherever a group's rows are in the file."""
+    ordinals, prepared = [], []
+    for ordinal, raw_row in _exploded(rows, opts.explode, source):
+        ordinals.append(ordinal)
+        prepared.append(prepare_row(raw_row, source, opts.fields, opts.keep_input))
+    if opts.limit is None:
+        return prepared
+    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, ordinals)
+    return [prepared[i] for i in keep]
 
 
 def _prepared_chunks(
@@ -72,31 +99,137 @@ def _prepared_chunks(
     For a group reward (`keys`) every pending row is read first and the chunks hold whole
     groups, wherever a group's rows are in the file: a group is scored on all its members and
     recorded in one transaction, so a resumed run never holds half a group. There `limit`
-    keeps the whole groups of the first N rows (`runner.groups.whole_groups_within`); without
-    `keys` the caller has cut the rows already.
+    keeps the whole groups of the first N rows (`_whole_groups`); without `keys` the caller
+    has cut the rows already.
     """
     if not keys:
         for chunk in _chunks((raw_row for _, raw_row in rows), opts.record_every):
             yield [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
         return
-    numbered = list(rows)
-    prepared = [prepare_row(raw_row, source, opts.fields, opts.keep_input) for _, raw_row in numbered]
-    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, [o for o, _ in numbered])
-    prepared = [prepared[i] for i in keep]
+    prepared = _whole_groups(rows, opts, source, keys)
     for piece in pack_units(units_of([item for _, _, item in prepared], keys), opts.record_every):
         yield [prepared[i] for i in piece]
 
 
-def _score_chunk(prepared: Sequence[PreparedRow], executor: Executor, log: RowBuffer | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """Recorded payloads for a chunk: ``{"row": input fields, "result": RewardResult dict}``.
+Keep = Callable[[Sequence[PreparedRow], list[RewardResult]], None]
 
-    Bad rows are already `invalid_input` results naming file and line; the rest go out as one
-    batch. With `log`, the chunk's results are counted for the logged statistics.
+
+def score_chunks(
+    chunks: Iterable[Sequence[PreparedRow]],
+    executor: Executor,
+    keep: Keep,
+    *,
+    strict: bool = False,
+    progress: Progress | None = None,
+    log: RowBuffer | None = None,
+) -> None:
+    """The file engine: each chunk of decoded rows scored as one batch through `executor` and
+    handed to `keep` with its results (recorded in a run store, or gathered to be written).
+
+    Rows that could not be read are already `invalid_input` results naming file and line; the
+    rest go out as one `executor.map` call per chunk, so the executor decides where they run
+    (`runner.executors.execution_plan`). With `strict`, the first row that could not be read
+    stops the run (`runner.io.stop_if_strict`): the rows before it are kept, it and those after
+    it are not. With `log`, the kept rows' results are counted for the logged statistics.
     """
-    results = score_prepared([item for _, _, item in prepared], executor.map)
-    if log is not None:
-        log.add(results)
-    return [(number, {"row": row, "result": result.to_dict()}) for (number, row, _), result in zip(prepared, results, strict=True)]
+    for chunk in chunks:
+        results = score_prepared([item for _, _, item in chunk], executor.map)
+        stop = _first_unreadable(results) if strict else None
+        if stop is not None:
+            chunk, results, failed = chunk[:stop], results[:stop], results[stop]
+        if log is not None:
+            log.add(results)
+        keep(chunk, results)
+        if progress is not None:
+            progress(len(chunk))
+        if stop is not None and failed.error is not None:
+            stop_if_strict(failed.error.kind, failed.error.message)
+
+
+def _first_unreadable(results: Sequence[RewardResult]) -> int | None:
+    """Position of the first `invalid_input` result (a row that could not be read), if any."""
+    return next((i for i, r in enumerate(results) if r.error is not None and r.error.kind == ErrorKind.INVALID_INPUT), None)
+
+
+def score_file_streamed(
+    executor: Executor,
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    spec_hash: str,
+    options: ScoreFileOptions | None = None,
+    chunk_rows: int = 64,
+    progress: Progress | None = None,
+    on_total: Callable[[int | None], None] | None = None,
+    log: RowBuffer | None = None,
+) -> RunSummary:
+    """Score a file of independent samples through `executor`, `chunk_rows` rows per batch,
+    each chunk written as it is scored (nothing recorded, memory stays flat); `limit` cuts
+    input rows, then `explode` expands them.
+
+    Raises:
+        InputError: with `strict`, at the first row that cannot be read (the rows before it
+            are written).
+    """
+    opts = options or ScoreFileOptions()
+    input_path = Path(input_path)
+    started = time.perf_counter()
+    if on_total is not None:
+        total = None if opts.explode else count_rows(input_path, detect_format(input_path))
+        on_total(min(total, opts.limit) if total is not None and opts.limit else total)
+    rows: Iterable[RawRow] = iter_raw_rows(input_path, encoding=opts.encoding)
+    if opts.limit is not None:
+        rows = itertools.islice(rows, opts.limit)
+    source = str(input_path)
+    numbered = _exploded(enumerate(rows), opts.explode, source)
+    summary = RunSummary()
+    with RowWriter(output_path) as writer:
+
+        def write(chunk: Sequence[PreparedRow], results: list[RewardResult]) -> None:
+            for (number, row, _), result in zip(chunk, results, strict=True):
+                flat, stats = flatten(row, number, result, __version__, spec_hash)
+                writer.write(flat)
+                summary.add(stats)
+
+        chunks = _chunks((raw_row for _, raw_row in numbered), chunk_rows)
+        prepared = ([prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk] for chunk in chunks)
+        score_chunks(prepared, executor, write, strict=opts.strict, progress=progress, log=log)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def score_file_in_memory(
+    executor: Executor,
+    input_path: str | Path,
+    output_path: str | Path,
+    *,
+    spec_hash: str,
+    options: ScoreFileOptions | None = None,
+    progress: Progress | None = None,
+    on_total: Callable[[int | None], None] | None = None,
+    log: RowBuffer | None = None,
+) -> RunSummary:
+    """`score_file_resumable` without a run store, for a group reward: every row is read and
+    decoded first (`explode` and `limit` applied), scored through `executor` in one batch, so
+    each group is scored whole wherever its rows are in the file, and written in input order.
+    Memory grows with the file, unlike a streamed run.
+
+    Raises:
+        InputError: with `strict`, at the first row that cannot be read (nothing is written).
+    """
+    opts = options or ScoreFileOptions()
+    input_path = Path(input_path)
+    started = time.perf_counter()
+    rows = enumerate(iter_raw_rows(input_path, encoding=opts.encoding))
+    prepared = _whole_groups(rows, opts, str(input_path), executor_group_keys(executor))
+    if on_total is not None:
+        on_total(len(prepared))
+    scored: list[RewardResult] = []  # one chunk, `prepared` itself: its results are in input order
+    score_chunks([prepared], executor, lambda _, results: scored.extend(results), strict=opts.strict, progress=progress)
+    out = ((number, row, result) for (number, row, _), result in zip(prepared, scored, strict=True))
+    summary = _write_rows(out, output_path, spec_hash, log)
+    summary.seconds = time.perf_counter() - started
+    return summary
 
 
 def score_file_resumable(
@@ -132,10 +265,13 @@ def score_file_resumable(
 
     Raises:
         InputError: the run id belongs to another spec or input; with `strict`, a bad row.
+        UsageError: `options.explode` (rows are recorded by input line).
         ServerError: (remote) the server could not be reached after every retry; rows done so
             far stay recorded, call again to resume.
     """
     opts = options or ScoreFileOptions()
+    if opts.explode:  # rows are recorded by input line, which the rows exploded from one line share
+        raise UsageError("--explode cannot be recorded (--resume, --remote, --backend ray); run it without those")
     input_path, output_path = Path(input_path), Path(output_path)
     source = str(input_path)
     run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit)
@@ -151,16 +287,14 @@ def score_file_resumable(
         rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
     pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
+
+    def record(chunk: Sequence[PreparedRow], results: list[RewardResult]) -> None:
+        store.record_rows(run_id, [(number, {"row": row, "result": result.to_dict()})
+                                   for (number, row, _), result in zip(chunk, results, strict=True)])  # fmt: skip
+
     try:
-        for chunk in _prepared_chunks(pending, opts, source, keys):
-            out = _score_chunk(chunk, executor, log)
-            if opts.strict:
-                for _, payload in out:
-                    error = payload["result"].get("error") or {}
-                    stop_if_strict(error.get("kind"), error.get("message"))
-            store.record_rows(run_id, out)
-            if progress is not None:
-                progress(len(out))
+        score_chunks(_prepared_chunks(pending, opts, source, keys), executor, record, strict=opts.strict,
+                     progress=progress, log=log)  # fmt: skip
     finally:  # an interrupted run still logs the rows it scored
         if log is not None:
             log.flush()
@@ -172,13 +306,24 @@ def score_file_resumable(
 
 def _write_output(store: RunStore, run_id: str, output_path: Path, spec_hash: str) -> RunSummary:
     """Write the run's rows in order to a temporary file, then rename it into place."""
-    summary = RunSummary()
     tmp = output_path.with_name(f".{output_path.stem}.{os.getpid()}.partial{output_path.suffix}")
-    with RowWriter(tmp) as writer:
-        for number, payload in store.iter_run(run_id):
-            result = RewardResult.from_dict(payload["result"])
-            row, stats = flatten(payload["row"], number, result, __version__, spec_hash)
-            writer.write(row)
-            summary.add(stats)
+    rows = ((number, payload["row"], RewardResult.from_dict(payload["result"])) for number, payload in store.iter_run(run_id))
+    summary = _write_rows(rows, tmp, spec_hash)
     os.replace(tmp, output_path)  # atomic: readers see the old file or the whole new one
+    return summary
+
+
+def _write_rows(
+    rows: Iterable[tuple[int, Mapping[str, Any], RewardResult]], path: str | Path, spec_hash: str, log: RowBuffer | None = None
+) -> RunSummary:
+    """Output rows (`runner.io.flatten`) of `(line, input fields, result)` written to `path`, in
+    the order given; with `log`, each row is counted for the logged statistics."""
+    summary = RunSummary()
+    with RowWriter(path) as writer:
+        for number, row, result in rows:
+            flat, stats = flatten(row, number, result, __version__, spec_hash)
+            writer.write(flat)
+            summary.add(stats)
+            if log is not None:
+                log.add_row(stats)
     return summary

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +14,20 @@ from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
 from rewardlab.runner.executors import Executor, batches_in_process, execution_plan, make_executor
-from rewardlab.runner.groups import whole_groups_within
 from rewardlab.runner.io import (
     RowScorer,
     RowWriter,
-    ScoredRow,
     count_rows,
     detect_format,
     explode_rows,
-    flatten,
     iter_raw_rows,
-    prepare_row,
     score_prepared,
     stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.pool import ProcessPool
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
-from rewardlab.runner.run import score_file_resumable
+from rewardlab.runner.run import score_file_in_memory, score_file_resumable, score_file_streamed
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore, default_cache_path
 
@@ -42,6 +37,9 @@ SpecLike = str | Path | dict[str, JSON] | Reward
 #: samples by length into token-budget batches, so a larger call pads less; this many rows of
 #: token ids still take little memory, and the output is written chunk by chunk
 MODEL_CHUNK_ROWS = 1024
+#: rows per `score_batch` call when a file is scored in this process (``workers=0``): one
+#: progress step, and the rows written before a `--strict` stop
+INLINE_CHUNK_ROWS = 64
 
 
 def as_sample(value: Sample | Mapping[str, JSON], index: int, fields: Mapping[str, str] | None = None) -> Sample | RewardResult:
@@ -118,9 +116,11 @@ def score_file(
 ) -> RunSummary:
     """Score every row of a data file and write one output row per input row.
 
-    Rows stream through the local worker pool to the output, unless the run is recorded
-    (`options.resume`, `options.backend == "ray"`, or an `executor` is given): then it runs
-    through `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes.
+    Rows stream to the output, unless the run is recorded (`options.resume`,
+    `options.backend == "ray"`, or an `executor` is given): then it runs through
+    `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes. Rows scored in
+    this process, group rewards and recorded runs all go through the file engine over an
+    `Executor` (`rewardlab.runner.run.score_chunks`); see `_stream_file` for the rest.
 
     Args:
         spec: the reward spec (path, TOML text, dict or built Reward); with `executor`, only
@@ -178,19 +178,33 @@ def _stream_file(
     on_total: Callable[[int | None], None] | None,
     log: RowBuffer | None = None,
 ) -> RunSummary:
-    """`score_file` through the worker pool, rows in, output rows out, nothing recorded.
+    """`score_file` with nothing recorded: rows in, output rows out.
 
-    A reward that `batches_in_process` (a model) is scored in this process instead,
-    `MODEL_CHUNK_ROWS` rows per `score_batch` call: worker processes would each load the weights
-    and score one row at a time."""
-    if group_keys(reward):
-        return _score_file_by_groups(reward, input_path, output_path, opts, progress, on_total, log)
+    Where `execution_plan` says this process (``workers=0`` without a timeout, or a reward that
+    `batches_in_process`, a model: `MODEL_CHUNK_ROWS` rows per `score_batch` call), the file
+    engine scores chunks through an `InlineExecutor` (`runner.run.score_file_streamed`); a
+    group reward goes through the engine whole (`runner.run.score_file_in_memory`). Otherwise
+    raw rows go to the worker pool, where each worker decodes, scores and encodes its rows
+    (`runner.io.RowScorer`): only that lets several workers outrun one process."""
+    stamp = core_spec_hash(reward)
+    plan = execution_plan(reward, workers=opts.workers, timeout=opts.timeout)
+    if group_keys(reward) or plan.where == "inline":
+        executor = make_executor(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
+        try:
+            if group_keys(reward):  # the whole file in one batch, so each group is scored whole
+                return score_file_in_memory(executor, input_path, output_path, spec_hash=stamp, options=opts,
+                                            progress=progress, on_total=on_total, log=log)  # fmt: skip
+            size = MODEL_CHUNK_ROWS if batches_in_process(reward) else INLINE_CHUNK_ROWS
+            return score_file_streamed(executor, input_path, output_path, spec_hash=stamp, options=opts, chunk_rows=size,
+                                       progress=progress, on_total=on_total, log=log)  # fmt: skip
+        finally:
+            executor.close()
     fmt = detect_format(input_path)
     if on_total is not None:
         total = None if opts.explode else count_rows(input_path, fmt)
         on_total(min(total, opts.limit) if total is not None and opts.limit else total)
     writer = RowWriter(output_path)
-    job = RowScorer(reward, str(input_path), core_spec_hash(reward), __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
+    job = RowScorer(reward, str(input_path), stamp, __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
     rows: Iterable[Any] = iter_raw_rows(input_path, fmt, encoding=opts.encoding)
     if opts.limit is not None:
         rows = itertools.islice(rows, opts.limit)
@@ -198,16 +212,9 @@ def _stream_file(
         rows = explode_rows(rows, opts.explode, str(input_path))
     summary = RunSummary()
     started = time.perf_counter()
-    scored_rows: Iterable[ScoredRow]
-    plan = execution_plan(reward, workers=opts.workers, timeout=opts.timeout)
-    if plan.where == "inline" and batches_in_process(reward):
-        pool = None
-        scored_rows = _scored_in_batches(job, rows, MODEL_CHUNK_ROWS)
-    else:  # worker processes, or (plan.workers == 0) row by row in this process
-        pool = ProcessPool(job, job.on_error, workers=plan.workers, timeout=plan.timeout, chunk_size=opts.chunk_size)
-        scored_rows = pool.imap(rows)
-    with pool or contextlib.nullcontext(), writer:
-        for scored in scored_rows:
+    pool = ProcessPool(job, job.on_error, workers=plan.workers, timeout=plan.timeout, chunk_size=opts.chunk_size)
+    with pool, writer:
+        for scored in pool.imap(rows):
             _, _, stats = scored
             _, _, _, error_kind, error, *_ = stats
             if opts.strict:
@@ -220,63 +227,6 @@ def _stream_file(
                 progress(64)
     if progress is not None and summary.rows % 64:
         progress(summary.rows % 64)
-    summary.seconds = time.perf_counter() - started
-    return summary
-
-
-def _scored_in_batches(job: RowScorer, rows: Iterable[Any], size: int) -> Iterator[ScoredRow]:
-    """Output rows of `job`'s reward scored in this process, `size` rows per `score_batch`."""
-    iterator = iter(rows)
-    while chunk := list(itertools.islice(iterator, size)):
-        prepared = [prepare_row(raw_row, job.source, job.fields, job.keep_input) for raw_row in chunk]
-        results = score_prepared([item for _, _, item in prepared], job.reward.score_batch)
-        for (number, row, _), result in zip(prepared, results, strict=True):
-            yield job.output(row, number, result)
-
-
-def _score_file_by_groups(
-    reward: Reward,
-    input_path: Path,
-    output_path: str | Path,
-    opts: ScoreFileOptions,
-    progress: Callable[[int], None] | None,
-    on_total: Callable[[int | None], None] | None,
-    log: RowBuffer | None = None,
-) -> RunSummary:
-    """`_stream_file` for a group reward: every row is read and decoded first, so each group is
-    scored whole in the worker pool wherever its rows are in the file (`runner.groups`); the
-    output is written in input order. Memory grows with the file, unlike the streamed path.
-    `limit` keeps the whole groups of the first N rows (`runner.groups.whole_groups_within`)."""
-    started = time.perf_counter()
-    source = str(input_path)
-    ordinals, prepared = [], []
-    for ordinal, raw_row in enumerate(iter_raw_rows(input_path, encoding=opts.encoding)):
-        for one in explode_rows([raw_row], opts.explode, source) if opts.explode else (raw_row,):
-            ordinals.append(ordinal)
-            prepared.append(prepare_row(one, source, opts.fields, opts.keep_input))
-    if opts.limit is not None:  # whole groups of the first N input rows (`whole_groups_within`)
-        keep = whole_groups_within([item for _, _, item in prepared], group_keys(reward), opts.limit, ordinals)
-        prepared = [prepared[i] for i in keep]
-    if on_total is not None:
-        on_total(len(prepared))
-    items = [item for _, _, item in prepared]
-    executor = make_executor(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
-    try:
-        results = score_prepared(items, executor.map)
-    finally:
-        executor.close()
-    stamp, summary = core_spec_hash(reward), RunSummary()
-    with RowWriter(output_path) as writer:
-        for (number, row, _), result in zip(prepared, results, strict=True):
-            if opts.strict and result.error is not None:
-                stop_if_strict(result.error.kind, result.error.message)
-            flat, stats = flatten(row, number, result, __version__, stamp)
-            writer.write(flat)
-            summary.add(stats)
-            if log is not None:
-                log.add_row(stats)
-    if progress is not None:
-        progress(summary.rows)
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -1,0 +1,108 @@
+"""The file engine (`runner.run.score_chunks`): every unrecorded in-process run and every group
+run scores through an `Executor`, with the recorded path's chunk loop and one `--strict` rule."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import rewardlab
+from rewardlab.compose import build
+from rewardlab.core import BaseReward, spec_hash
+from rewardlab.errors import InputError, UsageError
+from rewardlab.runner import ScoreFileOptions, score_file
+from rewardlab.runner.executors import InlineExecutor
+from rewardlab.runner.run import score_file_resumable, score_file_streamed
+from rewardlab.store import RunStore
+
+from .rewards_for_tests import GroupMean
+
+SPEC = '[reward]\nname = "t"\n[[reward.components]]\nname = "exact"\nuse = "text.exact"\n'
+
+
+def _write(path: Path, rows: list[dict | str]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def _read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+class CountingExecutor(InlineExecutor):
+    """An in-process executor that remembers the size of every batch it was given."""
+
+    def __init__(self, reward):
+        super().__init__(reward)
+        self.batches: list[int] = []
+
+    def map(self, samples):
+        self.batches.append(len(samples))
+        return super().map(samples)
+
+
+class BatchSays(BaseReward):
+    """Scores 0 one at a time and 1 in a batch: tells which call a runner made."""
+
+    name = "test.batch_says"
+
+    def compute(self, sample):
+        return 0.0
+
+    def compute_batch(self, samples):
+        return [1.0] * len(samples)
+
+
+def test_a_streamed_run_scores_chunks_through_the_executor_it_is_given(tmp_path):
+    rows = [{"id": i, "response": "a", "reference": "a" if i % 2 else "b"} for i in range(130)]
+    data = _write(tmp_path / "in.jsonl", rows)
+    reward = build(SPEC)
+    executor = CountingExecutor(reward)
+    summary = score_file_streamed(executor, data, tmp_path / "engine.jsonl", spec_hash=spec_hash(reward))
+    score_file(reward, data, tmp_path / "pool.jsonl", ScoreFileOptions(workers=1))
+    assert executor.batches == [64, 64, 2]
+    assert summary.rows == 130
+    assert _read(tmp_path / "engine.jsonl") == _read(tmp_path / "pool.jsonl")  # same rows as the worker pool writes
+
+
+def test_workers_0_scores_a_file_in_batches_as_rewardlab_score_does(tmp_path):
+    """One meaning of `workers=0`: the reward's `score_batch` in this process, for files too."""
+    data = _write(tmp_path / "in.jsonl", [{"response": "x"}, {"response": "y"}])
+    score_file(BatchSays(), data, tmp_path / "out.jsonl", ScoreFileOptions(workers=0))
+    assert [r["reward"] for r in _read(tmp_path / "out.jsonl")] == [r.score for r in rewardlab.score(BatchSays(), [{"response": "x"}] * 2)]
+    assert [r["reward"] for r in _read(tmp_path / "out.jsonl")] == [1.0, 1.0]
+
+
+def test_a_recorded_run_refuses_explode_instead_of_ignoring_it(tmp_path):
+    data = _write(tmp_path / "in.jsonl", [{"responses": ["a", "b"], "reference": "a"}])
+    opts = ScoreFileOptions(explode=("responses",), fields={"response": "responses"})
+    with RunStore(tmp_path / "runs.sqlite") as store, pytest.raises(UsageError, match="explode"):
+        score_file_resumable(InlineExecutor(build(SPEC)), data, tmp_path / "out.jsonl", store=store, spec_hash="h", options=opts)
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_strict_keeps_the_rows_before_the_first_bad_row(tmp_path, recorded):
+    """The engine's one `--strict` rule: rows before the bad one are kept (written, or recorded
+    so a resumed run need not score them again); the bad row and later ones are not."""
+    data = _write(tmp_path / "in.jsonl", [{"response": "a", "reference": "a"}, "{not json", {"response": "b", "reference": "b"}])
+    store_path = tmp_path / "runs.sqlite"
+    opts = ScoreFileOptions(workers=0, strict=True, resume=recorded, run_store=store_path, run_id="r")
+    with pytest.raises(InputError, match=r"in.jsonl:2.*--strict"):
+        score_file(SPEC, data, tmp_path / "out.jsonl", opts)
+    if recorded:
+        with RunStore(store_path) as store:
+            assert store.done_rows("r") == {1}
+    else:
+        assert [r["source_line"] for r in _read(tmp_path / "out.jsonl")] == [1]
+
+
+def test_a_group_run_with_explode_scores_each_exploded_group_whole(tmp_path):
+    """Rows exploded from one input row are scored with their group wherever it is in the file."""
+    rows = [{"group": "g", "meta": {"v": 1}, "responses": ["a", "b"]}, {"group": "h", "meta": {"v": 5}, "responses": ["c"]},
+            {"group": "g", "meta": {"v": 4}, "responses": ["d"]}]  # fmt: skip
+    opts = ScoreFileOptions(workers=0, explode=("responses",), fields={"response": "responses"})
+    summary = score_file(GroupMean(), _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", opts)
+    out = _read(tmp_path / "out.jsonl")
+    assert summary.rows == 4
+    assert [(r["source_line"], r["explode_index"], r["reward"], r["reward_info"]["seen"]) for r in out] == [
+        (1, 0, 2.0, 3), (1, 1, 2.0, 3), (2, 0, 5.0, 1), (3, 0, 2.0, 3)]  # fmt: skip
