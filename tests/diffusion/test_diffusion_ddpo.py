@@ -149,3 +149,9 @@ def test_cosine_rule_keeps_step_advantages_on_the_trajectory_scale_in_two_dimens
     np.testing.assert_allclose(bounded[:, 0], adv.reshape(-1))  # the first step still gets A
     unbounded = cosine(standardize=False, max_ratio=None)(inputs)
     assert (np.abs(unbounded) / np.abs(adv.reshape(-1, 1))).max() > 10
+
+
+@pytest.mark.slow
+def test_ddpo_trains_the_flow_model_too(flow_ring_model):
+    _, run = train_ddpo(flow_ring_model, near_target, "uniform", DDPOConfig(iterations=12, lr=1e-3))
+    assert np.mean(run.rewards[-3:]) > np.mean(run.rewards[:3]) + 0.15
