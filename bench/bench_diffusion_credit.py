@@ -10,8 +10,20 @@ for every rule in a seed (common random numbers at the first iteration):
    final sample, standardised per prompt). Samples drawn until the 3-iteration
    running mean of the on-policy reward first reaches a target, on two tasks:
    * `ring`: the 2-D 8-Gaussian ring, reward `exp(-|x - (2, 0)|^2 / 0.5)` (one mode of eight);
-   * `bright`: 8x8 labelled blob images, reward the mean clipped pixel value (bigger blobs).
-   The ratio is uniform's samples / cosine's: above 1 means cosine credit needed fewer. A seed
+   * `bright`: 8x8 labelled blob images, reward the mean clipped pixel value (bigger blobs);
+   * `half`: the ring, reward `tanh(2 x)` (samples in the right half-plane): a coarse choice.
+   Before each, the bench measures which steps decide the reward (the premise of the rule):
+   from 24 sampled trajectories it branches 48 continuations at every state x_k to estimate
+   V(x_k) = E[reward | x_k], and prints the share of Var(reward) each third of the steps adds
+   (Var V(x_{k+1}) - Var V(x_k)) beside the mean cosine weight the rule gives those steps. On
+   `ring` and `bright` the last third of the steps decides most of the reward while the
+   cosine weights there are near 0 (x̂_0's direction has settled before the fine position or
+   size is chosen) on the DDPM toy; `half` is decided in the first two thirds. `--kind flow`
+   runs the same tasks on the rectified flow with Flow-GRPO's SDE sampler, whose large early
+   noise moves the deciding steps earlier on every task.
+   The ratio is uniform's samples / cosine's: above 1 means cosine credit needed fewer. A
+   control, `decay`, weights step k by the fixed (K - k) / K: what fading the credit over the
+   steps gains without reading the trajectory. A seed
    that never reaches the target counts as budget + one batch (so the ratio is a bound).
 2. **Spatial allocation vs uniform allocation** (STAR, arXiv:2606.17979): the region-specific
    reward is the mean clipped pixel value of the quadrant the label names. Compared: uniform;
@@ -23,6 +35,7 @@ Run (the numbers; about 5-10 minutes on one free core):
 
     .venv/bin/python bench/bench_diffusion_credit.py
     .venv/bin/python bench/bench_diffusion_credit.py --seeds 10 --iterations 60   # tighter
+    .venv/bin/python bench/bench_diffusion_credit.py --kind flow --seeds 10 --iterations 60
     .venv/bin/python bench/bench_diffusion_credit.py --tiny                       # smoke run
 """
 
@@ -35,7 +48,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from rewardlab.credit.diffusion import spatial_advantages
+from rewardlab.credit.diffusion import cosine_progress_advantages, spatial_advantages
 from rewardlab.diffusion.ddpo import (
     CreditInputs,
     CreditRule,
@@ -58,6 +71,58 @@ def ring_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 def bright_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.asarray(np.clip(x, -1, 1).mean(axis=(1, 2)))
+
+
+def half_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    return np.asarray(np.tanh(2 * x[:, 0]))
+
+
+@torch.no_grad()
+def _finish(model: ToyDiffusion, x: torch.Tensor, k: int, labels: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    for t in range(model.config.steps - k, 0, -1):
+        mean, _, _ = model._step(x, t, labels)
+        x = mean + torch.sqrt(model._variance(t)) * torch.randn(x.shape, generator=gen)
+    return x
+
+
+def premise(task: str, model: ToyDiffusion, reward: Reward, trajectories: int = 24, branches: int = 48) -> None:
+    """Which thirds of the steps decide the reward, beside the cosine weight they get."""
+    k = model.config.steps
+    labels = torch.zeros(trajectories, dtype=torch.long)
+    rollout = model.sample(trajectories, labels=labels, seed=12345)
+    gen = torch.Generator().manual_seed(54321)
+    value = np.zeros((trajectories, k + 1))
+    for step in range(k + 1):
+        x = rollout.latents[:, step].repeat_interleave(branches, 0)
+        final = _finish(model, x, step, labels.repeat_interleave(branches), gen)
+        scores = reward(final.double().numpy().reshape(-1, *model.config.state_shape), np.zeros(len(final)))
+        value[:, step] = scores.reshape(trajectories, branches).mean(axis=1)
+    added = np.diff(value.var(axis=0))
+    adv = reward(rollout.final, np.zeros(trajectories))
+    adv = adv - adv.mean()
+    keep = np.abs(adv) > 1e-6
+    weights = np.asarray(cosine_progress_advantages(rollout.trajectory(), adv, max_ratio=2.0))[keep] / adv[keep, None]
+    thirds = np.array_split(np.arange(k), 3)
+    share = [added[i].sum() / max(added.sum(), 1e-12) for i in thirds]
+    cos_w = [weights[:, i].mean() for i in thirds]
+    print(f"  {task:7s} share of Var(reward) decided in steps' thirds: {np.round(share, 2).tolist()};"
+          f"  mean cosine weight there: {np.round(cos_w, 2).tolist()}")
+
+
+def linear_decay() -> CreditRule:
+    """The control: a fixed profile A (K - k) / K that uses nothing of the trajectory,
+    standardised per prompt as the cosine rule is. It separates what cosine credit gains by
+    reading each trajectory from what any weighting that fades over the steps gains."""
+
+    def rule(inputs: CreditInputs) -> np.ndarray:
+        k = inputs.trajectory.steps
+        adv = inputs.advantages.reshape(-1, 1) * (1 - np.arange(k) / k)[None, :]
+        per_prompt = adv.reshape(inputs.advantages.shape[0], -1)
+        centred = per_prompt - per_prompt.mean(axis=1, keepdims=True)
+        out: np.ndarray = (centred / (per_prompt.std(axis=1, keepdims=True) + 1e-6)).reshape(adv.shape)
+        return out
+
+    return rule
 
 
 def quadrant_masks(labels: np.ndarray) -> np.ndarray:
@@ -103,13 +168,16 @@ def samples_to(runs: list[DDPORun], target: float) -> tuple[list[int | None], fl
 
 
 def cosine_vs_uniform(task: str, model: ToyDiffusion, reward: Reward, target: float, args: argparse.Namespace) -> None:
-    runs = run_rules(model, reward, {"uniform": uniform, "cosine": cosine}, args.seeds, args.iterations, args.lr)
+    premise(task, model, reward)
+    rules: dict[str, Callable[[], CreditRule]] = {"uniform": uniform, "cosine": cosine, "decay": linear_decay}
+    runs = run_rules(model, reward, rules, args.seeds, args.iterations, args.lr)
     rows = {name: samples_to(r, target) for name, r in runs.items()}
     for name, (reached, mean) in rows.items():
         final = np.mean([np.mean(r.rewards[-5:]) for r in runs[name]])
         print(f"  {task:7s} {name:8s} samples to {target}: {reached}  mean {mean:7.0f}  final reward {final:.3f}")
     ratio = rows["uniform"][1] / rows["cosine"][1]
-    print(f"  {task:7s} sample-efficiency ratio uniform/cosine = {ratio:.2f}x   (paper: {PAPER_RATIO})")
+    print(f"  {task:7s} sample-efficiency ratio uniform/cosine = {ratio:.2f}x   (paper: {PAPER_RATIO}); "
+          f"uniform/decay (the fixed-profile control) = {rows['uniform'][1] / rows['decay'][1]:.2f}x")
 
 
 def spatial_vs_uniform(model: ToyDiffusion, target: float, args: argparse.Namespace) -> None:
@@ -129,21 +197,30 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--pretrain-iters", type=int, default=1500)
+    parser.add_argument("--kind", choices=("ddpm", "flow"), default="ddpm", help="the toy model: DDPM or rectified flow")
+    parser.add_argument("--tasks", default="ring,bright,half,region", help="comma-separated subset to run")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: 1 seed, 3 iterations, barely pretrained")
     args = parser.parse_args()
     if args.tiny:
         args.seeds, args.iterations, args.pretrain_iters = 1, 3, 30
     torch.set_num_threads(1)
     start = time.perf_counter()
-    ring = train_toy_diffusion(ToyDiffusionConfig(data="ring", train_iters=args.pretrain_iters))
-    image = train_toy_diffusion(ToyDiffusionConfig(data="image", train_iters=args.pretrain_iters))
-    print(f"pretrained both toy models in {time.perf_counter() - start:.1f} s; "
+    tasks = set(args.tasks.split(","))
+    ring = train_toy_diffusion(ToyDiffusionConfig(data="ring", kind=args.kind, train_iters=args.pretrain_iters))
+    image = train_toy_diffusion(ToyDiffusionConfig(data="image", kind=args.kind, train_iters=args.pretrain_iters))
+    print(f"pretrained both toy {args.kind} models in {time.perf_counter() - start:.1f} s; "
           f"{args.seeds} seeds x {args.iterations} iterations x 64 samples per rule")
     print("1. cosine-progress credit vs uniform credit")
-    cosine_vs_uniform("ring", ring, ring_reward, 0.6, args)
-    cosine_vs_uniform("bright", image, bright_reward, 0.3, args)
-    print("2. spatial allocation vs uniform allocation (reward: the labelled quadrant's brightness)")
-    spatial_vs_uniform(image, 0.7, args)
+    for task, model, reward, target in (
+        ("ring", ring, ring_reward, 0.6),
+        ("bright", image, bright_reward, 0.3),
+        ("half", ring, half_reward, 0.9),
+    ):
+        if task in tasks:
+            cosine_vs_uniform(task, model, reward, target, args)
+    if "region" in tasks:
+        print("2. spatial allocation vs uniform allocation (reward: the labelled quadrant's brightness)")
+        spatial_vs_uniform(image, 0.7, args)
     print(f"total {time.perf_counter() - start:.1f} s")
 
 

@@ -150,6 +150,37 @@ def test_cosine_credit_bad_arguments_are_named():
         cosine_progress_credit(np.zeros((2, 3)), [1.0, 2.0])
 
 
+def test_cosine_credit_path_ratio_bounds_a_trajectory_that_starts_aligned_and_wanders():
+    # s: cos 0.1 rad ≈ 0.995, then 0 (orthogonal), then 1. Gains (−0.995, 1): net 0.005, path
+    # 1.995, so the signed weights are ≈ ∓199 A. Past max_ratio the progress-only weights apply.
+    a = 0.1
+    lat = np.array([[[math.cos(a), math.sin(a)], [0.0, 1.0], [1.0, 0.0]]])
+    net = 1 - math.cos(a)
+    unbounded = cosine_progress_credit(lat, [1.0])
+    np.testing.assert_allclose(unbounded, [[-math.cos(a) / net, 1 / net]])
+    assert np.abs(unbounded).max() > 100
+    np.testing.assert_allclose(cosine_progress_credit(lat, [1.0], max_ratio=2.0), [[0.0, 1.0]])
+    np.testing.assert_allclose(cosine_progress_advantages(lat, [1.0], max_ratio=2.0), [[1.0, 1.0]])
+    # a trajectory within the bound keeps the paper's signed weights: s = 1/√2, 0, 1, path
+    # ratio (1/√2 + 1) / (1 − 1/√2) = 3 + 2√2 ≈ 5.83
+    back = np.array([[[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]])
+    np.testing.assert_allclose(cosine_progress_credit(back, [1.0], max_ratio=6.0), cosine_progress_credit(back, [1.0]))
+    np.testing.assert_allclose(cosine_progress_credit(back, [1.0], max_ratio=5.8), [[0.0, 1.0]])
+    with pytest.raises(ArrayError, match=r"^max_ratio:"):
+        cosine_progress_credit(lat, [1.0], max_ratio=0.5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cosine_advantages_stay_within_the_path_ratio(seed):
+    rng = np.random.default_rng(seed)
+    lat = rng.normal(size=(50, 9, 2))  # 2-D states: many start near the final direction
+    adv = rng.normal(size=50)
+    for bound in (1.0, 2.0, 5.0):
+        out = cosine_progress_advantages(lat, adv, max_ratio=bound)
+        assert (np.abs(out) <= bound * np.abs(adv)[:, None] + 1e-9).all()
+        np.testing.assert_allclose(cosine_progress_credit(lat, adv, max_ratio=bound).sum(axis=1), adv, atol=1e-9)
+
+
 def test_cosine_credit_hands_torch_back():
     torch = pytest.importorskip("torch")
     lat = torch.tensor([[[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]])

@@ -20,3 +20,10 @@ def ring_model() -> ToyDiffusion:
 @pytest.fixture(scope="session")
 def image_model() -> ToyDiffusion:
     return train_toy_diffusion(ToyDiffusionConfig(data="image", train_iters=300, hidden=64, seed=0))
+
+
+@pytest.fixture(scope="session")
+def flow_ring_model() -> ToyDiffusion:
+    return train_toy_diffusion(
+        ToyDiffusionConfig(data="ring", kind="flow", train_iters=600, lr=5e-3, batch_size=128, seed=0)
+    )

@@ -136,3 +136,22 @@ def test_backward_rule_with_branches_compares_samples_that_share_a_prefix(image_
     assert run.credit == "backward" and len(run.rewards) == 2
     with pytest.raises(ConfigError, match="multiple of the rule's branches"):
         train_ddpo(image_model, quadrant_brightness, backward(branches=3), DDPOConfig(iterations=1, group_size=8))
+
+
+def test_cosine_rule_keeps_step_advantages_on_the_trajectory_scale_in_two_dimensions(ring_model):
+    # On the 2-D ring the first prediction x̂_0 often already points at the final sample; the
+    # unbounded rule then hands some trajectories hundreds of times their advantage.
+    rollout = ring_model.sample(64, seed=1)
+    adv = np.random.default_rng(0).normal(size=(4, 16))
+    inputs = CreditInputs(rollout, rollout.trajectory(), adv, adv, iteration=0, iterations=1)
+    bounded = cosine(standardize=False)(inputs)
+    assert (np.abs(bounded) <= 2 * np.abs(adv.reshape(-1, 1)) + 1e-9).all()
+    np.testing.assert_allclose(bounded[:, 0], adv.reshape(-1))  # the first step still gets A
+    unbounded = cosine(standardize=False, max_ratio=None)(inputs)
+    assert (np.abs(unbounded) / np.abs(adv.reshape(-1, 1))).max() > 10
+
+
+@pytest.mark.slow
+def test_ddpo_trains_the_flow_model_too(flow_ring_model):
+    _, run = train_ddpo(flow_ring_model, near_target, "uniform", DDPOConfig(iterations=12, lr=1e-3))
+    assert np.mean(run.rewards[-3:]) > np.mean(run.rewards[:3]) + 0.15

@@ -15,7 +15,14 @@ from rewardlab.errors import ConfigError
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"data": "cifar"}, "data"), ({"steps": 0}, "steps"), ({"beta_end": 1.0}, "beta"), ({"lr": 0.0}, "lr")],
+    [
+        ({"data": "cifar"}, "data"),
+        ({"steps": 0}, "steps"),
+        ({"beta_end": 1.0}, "beta"),
+        ({"lr": 0.0}, "lr"),
+        ({"kind": "gan"}, "kind"),
+        ({"noise_level": 0.0}, "noise_level"),
+    ],
 )
 def test_config_rejects_bad_values_naming_them(kwargs, field):
     with pytest.raises(ConfigError, match=field):
@@ -122,3 +129,43 @@ def test_branch_sampling_refuses_bad_plans(ring_model):
         ring_model.sample(6, branches=3, branch_step=99)
     with pytest.raises(ConfigError, match="same within each group"):
         ring_model.sample(4, labels=torch.tensor([0, 1, 0, 0]), branches=2)
+
+
+# --- the rectified flow with an SDE sampler -------------------------------------------------
+
+
+def _ring_modes(final: np.ndarray) -> np.ndarray:
+    angle = np.mod(np.arctan2(final[:, 1], final[:, 0]), 2 * math.pi)
+    return np.bincount(np.round(angle / (2 * math.pi / 8)).astype(int) % 8, minlength=8)
+
+
+@pytest.mark.slow
+def test_flow_model_learns_the_mixture(flow_ring_model):
+    losses = flow_ring_model.losses
+    assert np.mean(losses[-50:]) < 0.8 * np.mean(losses[:50])
+    rollout = flow_ring_model.sample(512, seed=1)
+    radius = np.linalg.norm(rollout.final, axis=1)
+    assert np.mean(np.abs(radius - 2.0) < 0.5) > 0.8
+    assert (_ring_modes(rollout.final) > 20).all()  # 64 a mode if balanced: no collapse
+    # x̂_0 = x_τ − τ v of the last step is already close to the sample
+    gap = (rollout.predictions[:, -1] - rollout.latents[:, -1]).norm(dim=1).mean()
+    assert float(gap) < 0.3
+
+
+def test_flow_step_log_probs_are_the_sde_kernel(flow_ring_model):
+    rollout = flow_ring_model.sample(16, seed=2)
+    with torch.no_grad():
+        again = flow_ring_model.log_probs(rollout)
+    torch.testing.assert_close(again, rollout.log_probs)
+    # by hand for the first step, τ = 1 (1 − τ replaced by Δ = 1/K): σ² Δ = a², and the mean
+    # x − Δ (v + a² K x / 2) = x − v / K − a² x / 2
+    k, a = flow_ring_model.config.steps, flow_ring_model.config.noise_level
+    x = rollout.latents[:, 0]
+    with torch.no_grad():
+        v, _ = flow_ring_model.net(x, torch.full((16,), float(k)), rollout.labels)
+    mean = x - v / k - a**2 * x / 2
+    expected = torch.distributions.Normal(mean, torch.tensor(a)).log_prob(rollout.latents[:, 1])
+    torch.testing.assert_close(rollout.log_probs[:, 0], expected)
+    noised = flow_ring_model.noise(torch.ones(3, 2), torch.tensor([0, k, k // 2]), torch.Generator().manual_seed(0))
+    torch.testing.assert_close(noised[0], torch.ones(2))  # τ = 0 is the data itself
+

@@ -58,7 +58,13 @@ def cosine_progress(trajectory: Any) -> F64:
 
 
 def cosine_progress_credit(
-    trajectory: Any, advantages: Any, *, window: int = 1, signed: bool = True, eps: float = 1e-8
+    trajectory: Any,
+    advantages: Any,
+    *,
+    window: int = 1,
+    signed: bool = True,
+    eps: float = 1e-8,
+    max_ratio: float | None = None,
 ) -> Any:
     """Dense per-step rewards from the progress each step makes towards the final sample (CoCA).
 
@@ -78,6 +84,13 @@ def cosine_progress_credit(
     gains is close to 0 and the weights grow without bound; `signed=False` shares A among the
     blocks that made progress only (`max(gain, 0)`), weights in [0, 1].
 
+    The signed weights of a trajectory, and their reward-to-go, are bounded by its path ratio
+    `Σ |gains| / |Σ gains|` (how far the similarity travelled per unit of net progress). In a
+    high-dimensional latent `s_0` is near 0 and the ratio near 1; in a low-dimensional state the
+    first prediction often already points at the final sample, and a trajectory that wanders
+    off and back gets weights of hundreds of times A, which then dominate a batch.
+    `max_ratio` bounds this: a trajectory whose path ratio exceeds it gets progress-only weights.
+
     Args:
         trajectory: a `DenoisingTrajectory` (its `predictions` are used when present) or
             `(B, K + 1, *S)` states from noise to sample.
@@ -85,6 +98,7 @@ def cosine_progress_credit(
         window: block size in steps; must divide K (1 = every step its own block).
         signed: keep negative gains (the paper); False keeps progress only.
         eps: a trajectory whose |Σ gains| is below `eps` has nothing to share: uniform A / K.
+        max_ratio: None (the paper) or a bound >= 1 on the path ratio of a signed trajectory.
 
     Returns:
         `(B, K)` step rewards, each row summing to its advantage; `cosine_progress_advantages`
@@ -98,10 +112,16 @@ def cosine_progress_credit(
     b, k = sims.shape[0], sims.shape[1] - 1
     if window < 1 or k % window:
         raise ArrayError("window", f"must be >= 1 and divide the {k} steps, got {window}")
+    if max_ratio is not None and not max_ratio >= 1.0:
+        raise ArrayError("max_ratio", f"must be >= 1 (or None), got {max_ratio}")
     means = sims[:, 1:].reshape(b, k // window, window).mean(axis=2)  # (B, blocks)
     gains = np.diff(np.concatenate([sims[:, :1], means], axis=1), axis=1)
     if not signed:
         gains = np.maximum(gains, 0.0)
+    elif max_ratio is not None:
+        net = np.abs(gains.sum(axis=1, keepdims=True))
+        wanders = np.abs(gains).sum(axis=1, keepdims=True) > max_ratio * net
+        gains = np.where(wanders, np.maximum(gains, 0.0), gains)
     total = gains.sum(axis=1, keepdims=True)
     flat = np.abs(total) < eps
     block_w = np.where(flat, 1.0 / (k // window), gains / np.where(flat, 1.0, total))
@@ -110,7 +130,14 @@ def cosine_progress_credit(
 
 
 def cosine_progress_advantages(
-    trajectory: Any, advantages: Any, *, window: int = 1, alpha: float = 0.0, signed: bool = True, eps: float = 1e-8
+    trajectory: Any,
+    advantages: Any,
+    *,
+    window: int = 1,
+    alpha: float = 0.0,
+    signed: bool = True,
+    eps: float = 1e-8,
+    max_ratio: float | None = None,
 ) -> Any:
     """Per-step advantages from CoCA's dense rewards: `A (α + (1 − α) Σ_{j ≥ k} w_j)`.
 
@@ -127,7 +154,8 @@ def cosine_progress_advantages(
     """
     if not 0.0 <= alpha <= 1.0:
         raise ArrayError("alpha", f"must be in [0, 1], got {alpha}")
-    rewards = to_numpy(cosine_progress_credit(trajectory, advantages, window=window, signed=signed, eps=eps), "rewards")
+    credit = cosine_progress_credit(trajectory, advantages, window=window, signed=signed, eps=eps, max_ratio=max_ratio)
+    rewards = to_numpy(credit, "rewards")
     adv = to_numpy(advantages, "advantages", ndim=1)
     to_go = np.cumsum(rewards[:, ::-1], axis=1)[:, ::-1]  # A · Σ_{j ≥ k} w_j
     return like(alpha * adv[:, None] + (1.0 - alpha) * to_go, advantages)

@@ -110,15 +110,33 @@ def uniform() -> CreditRule:
     return rule
 
 
-def cosine(window: int = 1, *, alpha: float = 0.0, signed: bool = True, standardize: bool = True) -> CreditRule:
+def cosine(
+    window: int = 1,
+    *,
+    alpha: float = 0.0,
+    signed: bool = True,
+    standardize: bool = True,
+    max_ratio: float | None = 2.0,
+) -> CreditRule:
     """Cosine-progress credit (CoCA): each step trains on the reward-to-go of the dense step
     rewards (`cosine_progress_advantages`), standardised per prompt over its samples and steps
-    as the paper's trainer does (`standardize=False` keeps the raw values)."""
+    as the paper's trainer does (`standardize=False` keeps the raw values).
+
+    `max_ratio` (see `cosine_progress_credit`) keeps every step's advantage within twice the
+    trajectory's by default: the toy's states have 2 or 64 dimensions, where a trajectory whose
+    first prediction already points at the sample would otherwise get weights of hundreds of
+    times A and, after the standardisation, silence the rest of its batch. None is the paper's
+    rule unbounded."""
 
     def rule(inputs: CreditInputs) -> np.ndarray:
         adv = np.asarray(
             cosine_progress_advantages(
-                inputs.trajectory, inputs.advantages.reshape(-1), window=window, alpha=alpha, signed=signed
+                inputs.trajectory,
+                inputs.advantages.reshape(-1),
+                window=window,
+                alpha=alpha,
+                signed=signed,
+                max_ratio=max_ratio,
             )
         )
         if standardize:

@@ -1,4 +1,5 @@
-"""A DDPM small enough to train and sample on a CPU in seconds, for tests, examples and benches.
+"""A DDPM or a rectified flow small enough to train and sample on a CPU in seconds, for tests,
+examples and benches.
 
 Two data sets, both generated from the config (nothing is downloaded):
 
@@ -15,6 +16,16 @@ The reverse kernel is Gaussian, `p(x_{t-1} | x_t) = N(μ_θ(x_t, t), β_t I)` wi
 `μ_θ = (x_t − β_t / √(1 − ᾱ_t) ε_θ) / √α_t` (Ho et al. eq. 11, with σ_t² = β_t, their first
 choice, which keeps every step's log-probability defined, the last one included). Log-probs of
 steps under this kernel are what a DDPO-style policy gradient differentiates (`log_probs`).
+
+With `kind="flow"` the same network is a rectified flow (Liu et al. 2022, arXiv:2209.03003):
+trained on `x_τ = (1 − τ) x_0 + τ ε` to predict the velocity `v = ε − x_0`, and sampled from
+τ = 1 to 0 in K Euler steps of the SDE with the flow's marginals that Flow-GRPO (Liu et al. 2025,
+arXiv:2505.05470, eq. 9) samples so that every step has a Gaussian log-prob:
+
+    x_{τ−Δ} ~ N(x_τ − Δ [v + σ_τ² / (2τ) (x_τ + (1 − τ) v)],  σ_τ² Δ),   σ_τ = a √(τ / (1 − τ))
+
+with Δ = 1/K and a = `noise_level` (at τ = 1, 1 − τ is replaced by Δ, as their code does).
+x̂_0 = x_τ − τ v.
 
     >>> from rewardlab.diffusion.toy import ToyDiffusionConfig, train_toy_diffusion
     >>> model = train_toy_diffusion(ToyDiffusionConfig(train_iters=50))
@@ -53,6 +64,8 @@ class ToyDiffusionConfig:
     """Everything that defines a toy model; the same config and seed give the same weights."""
 
     data: Literal["ring", "image"] = "ring"
+    kind: Literal["ddpm", "flow"] = "ddpm"  # noise-prediction DDPM, or rectified flow (SDE sampler)
+    noise_level: float = 0.7  # a of the flow sampler's σ_τ (Flow-GRPO's default); unused by ddpm
     steps: int = 20  # denoising steps K: a batch samples in K small forward passes
     beta_start: float = 1e-3
     beta_end: float = 0.35  # linear schedule; ᾱ_K ≈ 0.02 at K = 20, so x_K is close to N(0, I)
@@ -65,6 +78,10 @@ class ToyDiffusionConfig:
     def __post_init__(self) -> None:
         if self.data not in ("ring", "image"):
             raise ConfigError(f"data must be 'ring' or 'image', got {self.data!r}")
+        if self.kind not in ("ddpm", "flow"):
+            raise ConfigError(f"kind must be 'ddpm' or 'flow', got {self.kind!r}")
+        if not self.noise_level > 0:
+            raise ConfigError(f"noise_level must be > 0, got {self.noise_level}")
         for name in ("steps", "hidden", "train_iters", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -197,14 +214,33 @@ class ToyDiffusion:
         # t is the 1-based diffusion time of x; index t - 1 into the schedule. Returns the
         # reverse kernel's mean (Ho et al. eq. 11), the attention map, and x̂_0 = (x − √(1 − ᾱ) ε̂) / √ᾱ
         # (their eq. 15, Tweedie's estimate of the final sample).
+        if self.config.kind == "flow":
+            return self._flow_step(x, t, labels)
         i = t - 1
         eps, attention = self.net(x, torch.full((x.shape[0],), t), labels)
         mean = (x - self.betas[i] / torch.sqrt(1 - self.alpha_bar[i]) * eps) / torch.sqrt(self.alphas[i])
         x0 = (x - torch.sqrt(1 - self.alpha_bar[i]) * eps) / torch.sqrt(self.alpha_bar[i])
         return mean, attention, x0
 
+    def _flow_step(self, x: Tensor, t: int, labels: Tensor) -> tuple[Tensor, Tensor | None, Tensor]:
+        # The Flow-GRPO SDE step from τ = t / K (module docstring): mean, attention map, x̂_0.
+        k = self.config.steps
+        tau = t / k
+        v, attention = self.net(x, torch.full((x.shape[0],), float(t)), labels)
+        drift = v + self._variance(t) * k / (2 * tau) * (x + (1 - tau) * v)  # σ² = variance / Δ
+        return x - drift / k, attention, x - tau * v
+
+    def _variance(self, t: int) -> Tensor:
+        """Variance of the reverse kernel from time t: β_t (DDPM) or σ_τ² Δ (flow)."""
+        if self.config.kind == "ddpm":
+            return self.betas[t - 1]
+        k = self.config.steps
+        tau = t / k
+        sigma2 = self.config.noise_level**2 * tau / max(1 - tau, 1 / k)
+        return torch.tensor(sigma2 / k)
+
     def _gaussian_log_prob(self, x_prev: Tensor, mean: Tensor, t: int) -> Tensor:
-        var = self.betas[t - 1]
+        var = self._variance(t)
         return -((x_prev - mean) ** 2) / (2 * var) - 0.5 * torch.log(2 * math.pi * var)
 
     @torch.no_grad()
@@ -240,7 +276,7 @@ class ToyDiffusion:
                 seqs = tuple([v.repeat_interleave(branches, 0) for v in seq] for seq in seqs)
                 x, lab = seqs[0][-1], labels
             mean, attention, x0 = self._step(x, t, lab)
-            x = mean + torch.sqrt(self.betas[t - 1]) * torch.randn(x.shape, generator=gen)
+            x = mean + torch.sqrt(self._variance(t)) * torch.randn(x.shape, generator=gen)
             seqs[0].append(x)
             seqs[1].append(self._gaussian_log_prob(x, mean, t))
             if attention is not None:
@@ -268,13 +304,18 @@ class ToyDiffusion:
         return torch.stack(out, dim=1)
 
     def noise(self, x0: Tensor, t: Tensor, generator: torch.Generator) -> Tensor:
-        """`q(x_t | x_0)` (Ho et al. eq. 4) at 1-based times `t` (B,); t = 0 returns x0."""
+        """`q(x_t | x_0)` (Ho et al. eq. 4; the flow's `(1 − τ) x_0 + τ ε`, τ = t / K) at 1-based
+        times `t` (B,); t = 0 returns x0."""
+        if self.config.kind == "flow":
+            tau = (t.float() / self.config.steps)[:, None]
+            return (1 - tau) * x0 + tau * torch.randn(x0.shape, generator=generator)
         ab = torch.cat([torch.ones(1), self.alpha_bar])[t][:, None]
         return torch.sqrt(ab) * x0 + torch.sqrt(1 - ab) * torch.randn(x0.shape, generator=generator)
 
 
 def train_toy_diffusion(config: ToyDiffusionConfig | None = None) -> ToyDiffusion:
-    """Train the noise network with the simple loss ‖ε − ε_θ(x_t, t)‖² (Ho et al. eq. 14)."""
+    """Train the noise network with the simple loss ‖ε − ε_θ(x_t, t)‖² (Ho et al. eq. 14), or the
+    flow's velocity with ‖(ε − x_0) − v_θ(x_τ, τ)‖² at τ uniform in (0, 1) (`kind="flow"`)."""
     config = config or ToyDiffusionConfig()
     gen = torch.Generator().manual_seed(config.seed)
     with torch_seeded(config.seed):
@@ -285,11 +326,16 @@ def train_toy_diffusion(config: ToyDiffusionConfig | None = None) -> ToyDiffusio
     losses = []
     for _ in range(config.train_iters):
         x0, labels = make_data(config, config.batch_size, gen)
-        t = torch.randint(1, config.steps + 1, (config.batch_size,), generator=gen)
-        ab = model.alpha_bar[t - 1][:, None]
         eps = torch.randn(x0.shape, generator=gen)
-        pred, _ = net(torch.sqrt(ab) * x0 + torch.sqrt(1 - ab) * eps, t, labels)
-        loss = ((pred - eps) ** 2).mean()
+        if config.kind == "flow":  # continuous time, passed to the network in units of steps
+            tau = torch.rand(config.batch_size, generator=gen)
+            pred, _ = net((1 - tau[:, None]) * x0 + tau[:, None] * eps, tau * config.steps, labels)
+            loss = ((pred - (eps - x0)) ** 2).mean()
+        else:
+            t = torch.randint(1, config.steps + 1, (config.batch_size,), generator=gen)
+            ab = model.alpha_bar[t - 1][:, None]
+            pred, _ = net(torch.sqrt(ab) * x0 + torch.sqrt(1 - ab) * eps, t, labels)
+            loss = ((pred - eps) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
