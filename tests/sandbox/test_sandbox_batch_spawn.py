@@ -11,7 +11,7 @@ import pytest
 from rewardlab.sandbox import Limits, Outcome, SandboxPool
 from rewardlab.sandbox import batch as batch_module
 from rewardlab.sandbox._seccomp import seccomp_program
-from rewardlab.sandbox._spawner import spawner_binary
+from rewardlab.sandbox._spawner import build, spawner_binary, variants
 
 LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_bytes=256 << 20, output_bytes=1 << 16)
 PROBE = ("cat /proc/self/limits; grep -E 'NoNewPrivs|Seccomp|Sig(Ign|Blk)|Cap(Eff|Bnd|Prm|Inh|Amb)|Umask' /proc/self/status;"
@@ -32,15 +32,24 @@ def test_a_spawned_test_starts_exactly_as_a_forked_one(pool: SandboxPool, monkey
     monkeypatch.setattr(batch_module, "spawner_binary", lambda: None)  # the fallback: forked in Python
     forked, fallback_used = _probe(pool)
     assert used and not fallback_used
+    assert spawner_binary() == build(*variants()[0])  # the cheapest build is the one in use
     assert spawned == forked
     for line in ("NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "/tmp\n0\n1\n2\n.\n..\nx.txt\n"):
         assert line in spawned, (line, spawned)
 
 
-def _spawner(tmp_path: object, *args: str) -> tuple[int, bytes, bytes]:
-    program = spawner_binary()
-    if program is None:
-        pytest.skip("no C compiler")
+@pytest.fixture(scope="module", params=range(len(variants())), ids=lambda i: " ".join(variants()[i][1]) or "dynamic")
+def program(request: pytest.FixtureRequest) -> bytes:
+    """Each build of the spawner this host can use (without a C library, on the C library)."""
+    if request.param == len(variants()) - 1:
+        pytest.skip("the dynamic build is the static one's source")
+    built = build(*variants()[request.param])
+    if built is None:
+        pytest.skip("this build of the spawner is unavailable here")
+    return built
+
+
+def _spawner(program: bytes, tmp_path: object, *args: str) -> tuple[int, bytes, bytes]:
     path = os.path.join(str(tmp_path), "spawner")
     with open(path, "wb") as f:
         f.write(program)
@@ -68,16 +77,18 @@ def _spawner(tmp_path: object, *args: str) -> tuple[int, bytes, bytes]:
         ("", "0", "--"),  # no command
     ],
 )
-def test_the_spawner_refuses_malformed_arguments_as_a_fault(tmp_path: object, args: tuple[str, ...]) -> None:
-    code, out, fault = _spawner(tmp_path, *args)
+def test_the_spawner_refuses_malformed_arguments_as_a_fault(program: bytes, tmp_path: object, args: tuple[str, ...]) -> None:
+    code, out, fault = _spawner(program, tmp_path, *args)
     assert code == 126 and out == b"" and fault.startswith(b"spawner: "), (code, out, fault)
 
 
-def test_the_spawner_sets_limits_and_filter_then_runs_the_command(tmp_path: object) -> None:
+def test_the_spawner_sets_limits_and_filter_then_runs_the_command(program: bytes, tmp_path: object) -> None:
     limit = str(resource.RLIMIT_NOFILE)
-    code, out, fault = _spawner(tmp_path, seccomp_program().hex(), "1", limit, "9", "9", "--", "/bin/sh", "-c",
+    code, out, fault = _spawner(program, tmp_path, seccomp_program().hex(), "1", limit, "9", "9", "--", "/bin/sh", "-c",
                                 "grep -E 'files|Seccomp:' /proc/self/limits /proc/self/status; pwd")  # fmt: skip
     assert (code, fault) == (0, b""), (code, out, fault)
     assert b"Max open files            9                    9" in out and b"Seccomp:\t2" in out and out.endswith(b"/tmp\n")
-    code, out, fault = _spawner(tmp_path, "", "0", "--", "./no-such-program")
+    code, out, fault = _spawner(program, tmp_path, "", "0", "--", "./no-such-program")
     assert (code, fault) == (127, b"")
+    code, out, fault = _spawner(program, tmp_path, "", "0", "--", "sh", "-c", "echo found on PATH")  # searched as execvp does
+    assert (code, out, fault) == (0, b"found on PATH\n", b""), (code, out, fault)
