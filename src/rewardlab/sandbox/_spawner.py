@@ -208,7 +208,7 @@ static void __attribute__((noreturn)) run(char **argv, char **envp) {
             const char *end = d;
             while (*end && *end != ':') end++;
             size_t dn = (size_t)(end - d);
-            if (dn + 1 + n + 1 <= sizeof path) {
+            if ((dn ? dn : 1) + 1 + n + 1 <= sizeof path) {  /* an empty entry is "." */
                 size_t at = 0;
                 if (dn == 0) path[at++] = '.';
                 for (const char *c = d; c < end; c++) path[at++] = *c;
@@ -259,7 +259,9 @@ void __attribute__((noreturn, used)) spawner_main(long *sp) {
 
 __asm__(".text\n.globl _start\n_start:\n xor %rbp, %rbp\n mov %rsp, %rdi\n and $-16, %rsp\n call spawner_main\n hlt\n");
 """
-FREESTANDING_FLAGS = ["-static", "-nostdlib", "-ffreestanding", "-fno-stack-protector", "-fno-pie", "-no-pie"]
+# No loop may become a call to memset/memcpy (they are defined here, and would call themselves).
+FREESTANDING_FLAGS = ["-static", "-nostdlib", "-ffreestanding", "-fno-stack-protector", "-fno-pie", "-no-pie",
+                      "-fno-tree-loop-distribute-patterns"]
 
 
 def variants() -> list[tuple[str, list[str]]]:
