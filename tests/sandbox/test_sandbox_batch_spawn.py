@@ -92,3 +92,12 @@ def test_the_spawner_sets_limits_and_filter_then_runs_the_command(program: bytes
     assert (code, fault) == (127, b"")
     code, out, fault = _spawner(program, tmp_path, "", "0", "--", "sh", "-c", "echo found on PATH")  # searched as execvp does
     assert (code, out, fault) == (0, b"found on PATH\n", b""), (code, out, fault)
+
+
+def test_a_spawner_that_cannot_run_falls_back_to_forking(pool: SandboxPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch_module, "spawner_binary", lambda: b"\x7fELF not a program")
+    with pool.batch(["/bin/sh"], limits=LIMITS) as batch:
+        runs = [batch.run(f"echo {n}") for n in range(3)]
+        assert batch._order.get("spawner")
+    assert [(r.outcome, r.stdout) for r in runs] == [(Outcome.OK, f"{n}\n") for n in range(3)], runs
+    assert batch.jobs == 1

@@ -206,7 +206,13 @@ def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]] | None, payl
     cap = int(limits["output_bytes"])
     last = False
     start = time.monotonic()
-    pid, fds = ready or spawn_test(spawner, job["env"], memoryview(payload)[1:])
+    if ready is None:
+        try:
+            ready = spawn_test(spawner, job["env"], memoryview(payload)[1:])
+        except OSError:  # the spawner cannot run here (not an executable of this machine): fork this test and the rest
+            spawner.clear()
+            ready = fork_test(job)
+    pid, fds = ready
     try:
         if "to_c_w" in fds:
             with contextlib.suppress(OSError):  # C is gone: its status says how
