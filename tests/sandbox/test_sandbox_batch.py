@@ -102,7 +102,7 @@ def test_a_job_that_dies_gives_the_run_in_flight_a_verdict_and_the_rest_a_fresh_
         worker = batch._worker
         assert worker is not None
         worker.send({"op": "kill"})  # the server kills the job, as it does at the job's wall budget
-        lost = batch.run("echo two")
+        lost = batch.run("sleep 1; echo two")  # still running when the kill lands, however fast tests start
         rest = [batch.run(f"echo {n}") for n in ("three", "four")]
     assert lost.outcome is Outcome.WALL_TIMEOUT and "ended during this test" in lost.stderr, lost
     assert [r.stdout for r in rest] == ["three\n", "four\n"]

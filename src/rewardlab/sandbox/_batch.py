@@ -5,8 +5,10 @@ build differ only in their stdin, so one job sandbox (namespaces, /proc, tmpfs: 
 part of a job) serves them all. B, pid 1 of the job's pid namespace, runs the tests one after
 another, as the host sends them:
 
-    B ── per test: hand the test (its stdin) to C, forked ahead, which sets its own rlimits,
-         seccomp filter and stdin, then execs the command; B pumps C's stdout/stderr (capped
+    B ── per test: start C through the spawner (`_spawner.py`, a small C program B holds in a
+         sealed memfd: posix_spawn with the test's stdin in a memfd; the spawner sets the
+         test's rlimits and seccomp filter, then execs the command), or, without it, hand the
+         test to C forked ahead, which does the same in Python; B pumps C's stdout/stderr (capped
          at `output_bytes`), enforces the wall limit, waits for C, kills and reaps every
          process the test left, empties /tmp and /dev/shm and writes the job's files again
          (from B's memory), answers the host, and forks the next C.
@@ -42,8 +44,9 @@ if __name__ != "__main__":  # on the host; inside the sandbox the other files' t
         _fault,
         _libc,
         apply_limits,
+        limit_pairs,
     )
-    from rewardlab.sandbox._seccomp import install_seccomp
+    from rewardlab.sandbox._seccomp import _MACHINE, install_seccomp, seccomp_program
     from rewardlab.sandbox._wire import SEQ, FrameReader, write_raw
 
 STDERR_TAIL = 4000  # bytes of a test's stderr reported (as a job's)
@@ -61,19 +64,76 @@ def run_batch(fds: dict[str, int], host: FrameReader, job: dict[str, Any], blobs
     seq = 0
     with contextlib.suppress(Exception):
         files_error = job.get("files_error") or _reset_tmp(job.get("files") or {}, blobs)[0]
-        # The next test's process is forked ahead (as the server forks spare jobs), while the
-        # host judges the previous answer: a test then waits only for its exec.
-        ready = fork_test(job)
+        spawner = spawner_argv(job)
+        # Without the spawner, the next test's process is forked ahead (as the server forks spare
+        # jobs), while the host judges the previous answer: a test then waits only for its exec.
+        ready = None if spawner else fork_test(job)
         while (payload := host.read_raw_blocking()) is not None and payload[:1] == TEST_TAG:
-            head, out, err, files_error = run_test(job, ready, payload, blobs, files_error)
+            if ready is None and files_error:  # the forked path reports the missing files as a run
+                ready = fork_test(job)
+            head, out, err, files_error = run_test(job, ready, payload, blobs, files_error, spawner)
             head.update(out=len(out), err=len(err))
             header = _dumps(head)
             write_raw(fds["cout"], nonce, SEQ.pack(seq), len(header).to_bytes(4, "big"), header, out, err)
             seq += 1
             if head["last"]:
                 break
-            ready = fork_test(job)
+            ready = None if spawner else fork_test(job)
     return report
+
+
+def spawner_argv(job: dict[str, Any]) -> list[str]:
+    """The command line that starts a test through the spawner (`_spawner.py`): the filter,
+    the test's rlimits, the command. Empty when the host sent no spawner: tests are forked.
+    The program is held in a sealed memfd above the descriptors a test is given, and run
+    through /proc/self/fd (exec closes it: it is close-on-exec)."""
+    program = job.pop("spawner", None)
+    if not program:
+        return []
+    memfd = os.memfd_create("spawner", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    fd = fcntl.fcntl(memfd, fcntl.F_DUPFD_CLOEXEC, 32)
+    os.close(memfd)
+    view = memoryview(program)
+    while view:
+        view = view[os.write(fd, view) :]
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+    pairs = limit_pairs(job["test_limits"])
+    numbers = [str(n if n >= 0 else (1 << 64) - 1) for triple in pairs for n in triple]  # -1: RLIM_INFINITY
+    bpf = seccomp_program().hex() if _MACHINE == "x86_64" else ""
+    return [f"/proc/self/fd/{fd}", bpf, str(len(pairs)), *numbers, "--", *job["argv"]]
+
+
+def spawn_test(argv: list[str], env: dict[str, str], stdin_bytes: memoryview) -> tuple[int, dict[str, int]]:
+    """C of a test through the spawner: stdin in a memfd, stdout/stderr pipes, the set-up pipe
+    on fd 3; SIGPIPE back to its default (B ignores it)."""
+    fds: dict[str, int] = {}
+    stdin = os.memfd_create("stdin")
+    try:
+        while stdin_bytes:
+            stdin_bytes = stdin_bytes[os.write(stdin, stdin_bytes) :]
+        os.lseek(stdin, 0, os.SEEK_SET)
+        for a, b in (("out_r", "out_w"), ("err_r", "err_w"), ("setup_r", "setup_w")):
+            fds[a], fds[b] = os.pipe()
+        # Every source above the targets 0-3, so no dup2 below overwrites a later one's source.
+        high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD_CLOEXEC, 4) for name in ("out_w", "err_w", "setup_w")}
+        for name, fd in high.items():
+            os.close(fds[name])
+            fds[name] = fd
+        if stdin < 4:
+            stdin, low = fcntl.fcntl(stdin, fcntl.F_DUPFD_CLOEXEC, 4), stdin
+            os.close(low)
+        actions = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, fds["out_w"], 1),
+                   (os.POSIX_SPAWN_DUP2, fds["err_w"], 2), (os.POSIX_SPAWN_DUP2, fds["setup_w"], 3)]  # fmt: skip
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsigdef=(signal.SIGPIPE,))
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    finally:
+        os.close(stdin)
+    for name in ("out_w", "err_w", "setup_w"):
+        os.close(fds.pop(name))
+    return pid, fds
 
 
 def fork_test(job: dict[str, Any]) -> tuple[int, dict[str, int]]:
@@ -135,22 +195,30 @@ def become_test(fds: dict[str, int], job: dict[str, Any]) -> None:
         os._exit(127)
 
 
-def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]], payload: bytes, blobs: dict[str, bytes],
-             files_error: str) -> tuple[dict[str, Any], bytes, bytes, str]:  # fmt: skip
-    """One test in the forked-ahead C (`ready`), on the files as `_reset_tmp` left them: its
-    output and status; then its leftovers killed and the files reset for the next test (or, if
-    that fails, "last": the batch ends after this answer). Returns the header, stdout, stderr
-    tail and what went wrong writing the next test's files."""
+def run_test(job: dict[str, Any], ready: tuple[int, dict[str, int]] | None, payload: bytes, blobs: dict[str, bytes],
+             files_error: str, spawner: list[str]) -> tuple[dict[str, Any], bytes, bytes, str]:  # fmt: skip
+    """One test in the forked-ahead C (`ready`), or in one started now by the spawner, on the
+    files as `_reset_tmp` left them: its output and status; then its leftovers killed and the
+    files reset for the next test (or, if that fails, "last": the batch ends after this
+    answer). Returns the header, stdout, stderr tail and what went wrong writing the next
+    test's files."""
     limits = job["test_limits"]
-    pid, fds = ready
     cap = int(limits["output_bytes"])
     last = False
     start = time.monotonic()
+    if ready is None:
+        try:
+            ready = spawn_test(spawner, job["env"], memoryview(payload)[1:])
+        except OSError:  # the spawner cannot run here (not an executable of this machine): fork this test and the rest
+            spawner.clear()
+            ready = fork_test(job)
+    pid, fds = ready
     try:
-        with contextlib.suppress(OSError):  # C is gone: its status says how
-            write_raw(fds["to_c_w"], _dumps({"files_error": files_error}))
-            write_raw(fds["to_c_w"], memoryview(payload)[1:])  # the stdin, after the test's tag
-        os.close(fds.pop("to_c_w"))
+        if "to_c_w" in fds:
+            with contextlib.suppress(OSError):  # C is gone: its status says how
+                write_raw(fds["to_c_w"], _dumps({"files_error": files_error}))
+                write_raw(fds["to_c_w"], memoryview(payload)[1:])  # the stdin, after the test's tag
+            os.close(fds.pop("to_c_w"))
         out, err, killed_for = _pump(pid, fds, limits, start + float(limits["wall_seconds"]))
         _, status, usage = os.wait4(pid, 0)
         wall = time.monotonic() - start

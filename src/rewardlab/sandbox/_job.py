@@ -145,6 +145,12 @@ def drop_capabilities(libc: Any) -> None:
 
 
 def apply_limits(limits: dict[str, Any]) -> None:
+    """Set the test's rlimits (`limit_pairs`) on the calling process."""
+    for which, soft, hard in limit_pairs(limits):
+        resource.setrlimit(which, (soft, hard))
+
+
+def limit_pairs(limits: dict[str, Any]) -> list[tuple[int, int, int]]:
     """rlimits: CPU seconds (soft -> SIGXCPU, hard -> SIGKILL), memory, processes, files.
     Memory is RLIMIT_DATA (private writable mappings: heap, anonymous mmap, thread stacks;
     since Linux 4.7) under a ceiling RLIMIT_AS, which also bounds shared anonymous mappings
@@ -169,8 +175,7 @@ def apply_limits(limits: dict[str, Any]) -> None:
         hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
         stack = limits["stack_bytes"] if hard == resource.RLIM_INFINITY else min(limits["stack_bytes"], hard)
         pairs.append((resource.RLIMIT_STACK, stack, stack))
-    for which, soft, hard in pairs:
-        resource.setrlimit(which, (soft, hard))
+    return pairs
 
 
 # -- the program ------------------------------------------------------------------------------------
@@ -461,6 +466,8 @@ def _hand_over(fds: dict[str, int], child: int, isolate: bool, workdir: str) -> 
         blobs = write_binary_files(host, list(job.pop("binary_files", None) or []), "/tmp" if isolate else workdir)
     except OSError as exc:
         job["files_error"] = str(exc)[:300]
+    if job.pop("spawner", None):  # a batch's test starter (`_spawner.py`): kept in B, never in /tmp
+        job["spawner"] = host.read_raw_blocking()
     job.update(op=go["op"], limits=go["limits"], isolate=isolate)
     if job["op"] == "batch" and isolate:
         os.close(fds["to_c_w"])  # the spare's C reads end of file and exits: each test forks its own

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rewardlab.sandbox import _wire
 from rewardlab.sandbox._batch import STDERR_TAIL, TEST_TAG
+from rewardlab.sandbox._spawner import spawner_binary
 from rewardlab.sandbox.config import HOST_GRACE_SECONDS, Limits, clean_env
 from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError, classify
 
@@ -47,9 +48,13 @@ class Batch:
         self.limits = limits
         self._argv, self._files, self._env = list(argv), dict(files), dict(env)
         text, binary = _job_files(self._files, limits)
-        self._order = {"source": "", "stdin": "", "argv": self._argv, "files": text, "binary_files": list(binary),
+        self._order: dict[str, Any] = {"source": "", "stdin": "", "argv": self._argv, "files": text, "binary_files": list(binary),
                        "env": {**clean_env(), **self._env}, "test_limits": limits.to_wire()}  # fmt: skip
         self._blobs = list(binary.values())
+        spawner = spawner_binary() if pool.isolated else None
+        if spawner is not None:  # the tests start through it (`_spawner.py`), else each is forked in Python
+            self._order["spawner"] = True
+            self._blobs.append(spawner)
         self._size = max(1, size)
         self._worker: _Worker | None = None
         self._left = 0  # runs the current job may still take
