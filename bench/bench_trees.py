@@ -84,8 +84,12 @@ def write_inputs(folder: Path) -> dict[str, Path]:
     return {"rows": rows, "candidates": candidates}
 
 
+# the console script's entry point, run by the interpreter so that PYTHONPATH picks the tree
+CLI = "import sys; from rewardlab.cli.main import run; sys.argv[0] = 'rewardlab'; run()"
+
+
 def commands(inputs: dict[str, Path], out: Path) -> dict[str, list[str]]:
-    cli = [sys.executable, "-m", "rewardlab.cli.main"]
+    cli = [sys.executable, "-c", CLI]
     return {
         "score -w 0": [*cli, "score", "text.exact", str(inputs["rows"]), "-o", str(out / "w0.jsonl"), "-w", "0", "--no-progress"],
         "score -w 2": [*cli, "score", "text.exact", str(inputs["rows"]), "-o", str(out / "w2.jsonl"), "-w", "2", "--no-progress"],
@@ -103,8 +107,24 @@ def run(argv: list[str], tree: Path, cwd: Path) -> float:
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv[:6])} failed on {tree.name}:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
-    last = done.stdout.strip().splitlines()[-1:] if argv[1] == "-c" else []
-    return float(last[0]) if last else elapsed
+    if argv[2] == SERVE_BATCH:  # it times its requests itself, without the start-up
+        return float(done.stdout.strip().splitlines()[-1])
+    return elapsed
+
+
+def check_output(name: str, out: Path) -> None:
+    """The command did the work: every row written (a command that did nothing is fast)."""
+    written = {"score -w 0": out / "w0.jsonl", "score -w 2": out / "w2.jsonl"}.get(name)
+    if written is not None:
+        rows = sum(1 for _ in written.open())
+        if rows != 20_000:
+            sys.exit(f"{name} wrote {rows} rows, not 20,000")
+        written.unlink()
+    elif name == "select curves":
+        report = out / "curves" / "curves.json"
+        if not report.exists():
+            sys.exit("select curves wrote no curves.json")
+        report.unlink()
 
 
 def main() -> int:
@@ -127,6 +147,7 @@ def main() -> int:
                 order = ("old", "new") if round_ % 2 == 0 else ("new", "old")
                 for which in order:
                     times.setdefault((name, which), []).append(run(argv, trees[which], temp))
+                    check_output(name, temp)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     load = os.getloadavg()[0]
     print(f"old {args.old}, new {args.new}; {args.rounds} rounds, alternating; load average {load:.2f}")
