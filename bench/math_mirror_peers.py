@@ -85,7 +85,12 @@ def minerva_grader(mirror: Path) -> Grader:
     )
 
     def grade(gold: str, response: str) -> bool:
-        return bool(equiv(norm(unnormalized(response)), norm(gold)))
+        answer = unnormalized(response)
+        if answer == "[invalidanswer]":
+            # no "Final Answer: The final answer is" line: its exact_match is 0; skipping the
+            # two sympy parses of the marker keeps the run to minutes
+            return False
+        return bool(equiv(norm(answer), norm(gold)))
 
     return grade
 
