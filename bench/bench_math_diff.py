@@ -26,7 +26,9 @@ The public repositories are read from snapshots under /work/.mirror (the `fetch`
 them) or from a directory given with `--mirror`, by `git show`, never checked out.
 
 With `--peers`, verl's graders (hendrycks `is_equiv`, prime_math, math_dapo; bench_math_peers.py
-says how each is called) get a table of their own, on the raw responses.
+says how each is called), Qwen2.5-Math's grader and lm-eval's minerva_math utilities (read from
+their snapshots at run time, each case under a time limit; bench/math_mirror_peers.py says how,
+and which side packages they need) get a table of their own, on the raw responses.
 
 Both verifiers run with their default calls: rewardlab `MathAnswer().score(Sample(response, reference))`
 (score 1.0 = accepted) and Math-Verify `verify(parse("$" + gold + "$"), parse(response))`.
@@ -58,11 +60,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -323,6 +327,15 @@ def peer_verdicts(cases: list[Case]) -> dict[str, list[bool]]:
     return out
 
 
+def _mirror_peers() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "math_mirror_peers", ROOT / "bench" / "math_mirror_peers.py"
+    )
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def peer_table(cases: list[Case], peers: dict[str, list[bool]]) -> None:
     """Per source: each peer's agreement with the labels and its wrong accepts."""
     groups: dict[str, list[int]] = {}
@@ -497,7 +510,8 @@ def main() -> None:
     parser.add_argument(
         "--peers",
         action="store_true",
-        help="also verl's graders (hendrycks, prime_math, math_dapo): agreement and wrong accepts",
+        help="also verl's graders (hendrycks, prime_math, math_dapo), Qwen2.5-Math's and lm-eval's"
+        " minerva_math: agreement and wrong accepts",
     )
     parser.add_argument(
         "--speed-child", choices=("rewardlab", "math-verify"), help=argparse.SUPPRESS
@@ -518,11 +532,24 @@ def main() -> None:
         argv = [a for a in sys.argv[1:] if a != "--speed"]
         speed_main(argv, args.repeat, len(cases))
         return
-    ours = rewardlab_verdicts(cases)
-    theirs = math_verify_verdicts(cases)
-    _print_table(table(cases, ours, theirs))
-    if args.peers and (peers := peer_verdicts(cases)):
-        peer_table(cases, peers)
+    with tempfile.TemporaryDirectory() as work:
+        # the snapshot peers run in child processes meanwhile
+        children = (
+            _mirror_peers().start(args.mirror, [(c.gold, c.response) for c in cases], Path(work))
+            if args.peers
+            else {}
+        )
+        ours = rewardlab_verdicts(cases)
+        theirs = math_verify_verdicts(cases)
+        _print_table(table(cases, ours, theirs))
+        if args.peers:
+            peers = peer_verdicts(cases)
+            for name, verdicts, note in _mirror_peers().collect(children):
+                print(note, file=sys.stderr)
+                if verdicts is not None:
+                    peers[name] = verdicts
+            if peers:
+                peer_table(cases, peers)
     found = disagreements(cases, ours, theirs)
     shown: dict[str, int] = {}
     for item in found:

@@ -268,3 +268,21 @@ def test_function_names_are_not_words(gold: str, candidate: str) -> None:
 )
 def test_number_words_in_prose_without_digits(response: str, answer: str | None) -> None:
     assert extract_answer(response).answer == answer
+
+
+def _mirror_peers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "math_mirror_peers", ROOT / "bench" / "math_mirror_peers.py"
+    )
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_a_snapshot_peer_that_is_absent_is_skipped_with_a_note(tmp_path: Path) -> None:
+    peers = _mirror_peers()
+    got = list(peers.collect(peers.start(tmp_path / "no-mirror", [("1", "\\boxed{1}")], tmp_path)))
+    assert [name for name, _, _ in got] == ["qwen25math", "minerva"]
+    for name, verdicts, note in got:
+        assert verdicts is None
+        assert note.startswith(f"{name} skipped: FileNotFoundError"), note
