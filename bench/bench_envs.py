@@ -311,7 +311,7 @@ def dqn_on_learned_reward(seed: int, normalise: bool, budget: int = 40_000, ever
     return out
 
 
-def run_sb3_preferences(seeds: int, budget: int) -> None:
+def run_sb3_preferences(seeds: int, budget: int, first_seed: int = 0) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -321,7 +321,7 @@ def run_sb3_preferences(seeds: int, budget: int) -> None:
     print("| seed | reward | " + " | ".join(f"{k // 1000}k" for k in range(every, budget + 1, every)) + " |")
     print("|---|---|" + "---|" * (budget // every))
     reached = {False: 0, True: 0}
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         for normalise in (False, True):
             curve = dqn_on_learned_reward(seed, normalise, budget, every)
             reached[normalise] += curve[-1] >= 0.9
@@ -468,30 +468,30 @@ def _timed(steps_to_success, budget: int, *args, **kwargs) -> str:  # type: igno
     return (f"{n:,}" if n is not None else f"> {budget:,}") + f" ({time.process_time() - t0:.0f} s CPU)"
 
 
-def run_sb3_ppo(seeds: int, budget: int) -> None:
+def run_sb3_ppo(seeds: int, budget: int, first_seed: int = 0) -> None:
     import torch
 
     torch.set_num_threads(1)
     print(f"SB3 PPO on office-world coffee, env steps until the greedy policy solves the task from (2, 1); "
-          f"budget {budget:,}, seeds 0-{seeds - 1}")
+          f"budget {budget:,}, seeds {first_seed}-{first_seed + seeds - 1}")
     print("| seed | onehot (x, y, RM units), exploring starts | joint (cell, RM units), exploring starts "
           "| joint, paper start (2, 1) |")
     print("|---|---|---|---|")
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         cells = [_timed(ppo_steps_to_success, budget, m, seed, start=st) for m, st in (("onehot", "random"), ("joint", "random"), ("joint", "paper"))]
         print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
 
 
-def run_sb3_start(seeds: int, budget: int) -> None:
+def run_sb3_start(seeds: int, budget: int, first_seed: int = 0) -> None:
     """DQN from the paper's fixed start: plain, with CRM, with a count bonus (joint code)."""
     import torch
 
     torch.set_num_threads(1)
     print(f"SB3 DQN on office-world coffee from the paper's start (2, 1) (no exploring starts, joint code), env "
-          f"steps until the greedy policy solves the task; budget {budget:,}, seeds 0-{seeds - 1}")
+          f"steps until the greedy policy solves the task; budget {budget:,}, seeds {first_seed}-{first_seed + seeds - 1}")
     print("| seed | DQN | DQN + CRM | DQN + count bonus (IntrinsicRewardVecWrapper) |")
     print("|---|---|---|---|")
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         cells = [_timed(dqn_steps_to_success, budget, crm, seed, start="paper", obs_mode="joint", bonus=bonus)
                  for crm, bonus in ((False, False), (True, False), (False, True))]
         print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
@@ -529,7 +529,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=30_000, help="sb3-crm: env steps per run")
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--obs-mode", default="onehot", choices=("onehot", "flat", "joint"), help="sb3-crm: observation code")
-    parser.add_argument("--first-seed", type=int, default=0, help="sb3-crm: the first seed")
+    parser.add_argument("--first-seed", type=int, default=0, help="sb3-*: the first seed")
     parser.add_argument("--out", type=Path, default=HERE / "envs_curves.png")
     args = parser.parse_args()
     if args.what in ("speed", "all"):
@@ -540,11 +540,11 @@ def main() -> None:
     if args.what in ("sb3-crm", "all"):
         run_sb3_crm(args.seeds or 3, args.budget, args.obs_mode, args.first_seed)
     if args.what in ("sb3-ppo", "all"):
-        run_sb3_ppo(args.seeds or 3, 64_000)
+        run_sb3_ppo(args.seeds or 3, 64_000, args.first_seed)
     if args.what in ("sb3-start", "all"):
-        run_sb3_start(args.seeds or 3, 20_000)
+        run_sb3_start(args.seeds or 3, 20_000, args.first_seed)
     if args.what in ("sb3-pref", "all"):
-        run_sb3_preferences(args.seeds or 4, 30_000)
+        run_sb3_preferences(args.seeds or 4, 30_000, args.first_seed)
     if args.what in ("curves", "all"):
         run_curves(args.seeds or 20, args.steps, args.out)
 
