@@ -30,7 +30,7 @@ from rewardlab.core.reward import BaseReward, GroupKey, Reward, group_id
 from rewardlab.core.sample import Sample
 from rewardlab.core.trajectory import Trajectory, is_trajectory, parse_trajectory
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.client import ChatClient, Usage
+from rewardlab.judges.client import ChatClient, OwnsChatClient, Usage
 from rewardlab.store.calls import CallCache
 
 SYSTEM = (
@@ -64,7 +64,7 @@ def render_trajectory(trajectory: Trajectory, *, max_chars: int = 4000) -> str:
     return text if len(text) <= max_chars else text[: max_chars // 2] + "\n[...]\n" + text[-max_chars // 2 :]
 
 
-class GroupRank(BaseReward):
+class GroupRank(OwnsChatClient, BaseReward):
     """Relative scores of a group's trajectories from one judge call per order (see the module doc).
 
     Args:
@@ -155,21 +155,6 @@ class GroupRank(BaseReward):
         if missing or any(not 0 <= s <= 10 for s in found.values()):
             raise ScoringError("parse", f"the judge's answer lacks scores in 0..10 for trajectories {missing}: {completion.text[-300:]!r}")
         return [found[i] for i in range(1, len(texts) + 1)]
-
-    def close(self) -> None:
-        """Close the HTTP client and the call cache."""
-        self._client.close()
-        if self._client.cache is not None:
-            self._client.cache.close()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_client"] = None  # a worker process opens its own connections
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = self._new_client()
 
 
 def _ranking(scores: Sequence[float]) -> list[int]:

@@ -184,3 +184,30 @@ class ChatClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+class OwnsChatClient:
+    """For a reward that talks to a judge through `self._client` (a `ChatClient` built by its
+    `_new_client`): closing it, and pickling it for worker processes, which open their own
+    connections instead of sharing the parent's."""
+
+    _client: ChatClient
+
+    def _new_client(self) -> ChatClient:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Close the HTTP client and the call cache."""
+        self._client.close()
+        if self._client.cache is not None:
+            self._client.cache.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_client"] = None  # a worker process opens its own connections
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._client = self._new_client()
+

@@ -25,7 +25,7 @@ from typing import Any
 
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.judges.client import ChatClient, Usage
+from rewardlab.judges.client import ChatClient, OwnsChatClient, Usage
 from rewardlab.store.calls import CallCache
 from rewardlab.templates import PAIRWISE, render
 
@@ -71,7 +71,7 @@ def vote_scores(scores: Sequence[float], aggregate: str) -> tuple[float, bool]:
 _WIN = {"A": 1.0, "B": 0.0, "C": 0.5}  # the response asked as A
 
 
-class PairwiseJudge(BaseReward):
+class PairwiseJudge(OwnsChatClient, BaseReward):
     """Win rate of the response against a baseline answer, judged in both orders.
 
     Args:
@@ -159,18 +159,3 @@ class PairwiseJudge(BaseReward):
         workers = min(int(self.params["concurrency"]), max(1, len(samples)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(self._safe_compute, samples))
-
-    def close(self) -> None:
-        """Close the HTTP client and the call cache."""
-        self._client.close()
-        if self._client.cache is not None:
-            self._client.cache.close()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_client"] = None  # a worker process opens its own connections
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = self._new_client()
