@@ -53,8 +53,9 @@ def next_observations(obs: Any, dones: np.ndarray, infos: list[dict[str, Any]]) 
     return out_arr
 
 
-class _TransitionVecWrapper(VecEnvWrapper):
-    """Keeps the previous observations and the actions, so `step_wait` sees whole transitions."""
+class TransitionVecWrapper(VecEnvWrapper):
+    """Keeps the previous observations and the actions, so `step_wait` sees whole transitions
+    (the base of every wrapper here that rewards a transition, and of `learn.vec`'s)."""
 
     def __init__(self, venv: VecEnv):
         super().__init__(venv)
@@ -79,7 +80,7 @@ class _TransitionVecWrapper(VecEnvWrapper):
         return prev, actions, next_observations(obs, dones, infos), rewards, dones, infos, obs
 
 
-class IntrinsicRewardVecWrapper(_TransitionVecWrapper):
+class IntrinsicRewardVecWrapper(TransitionVecWrapper):
     """Adds `schedule(t) * bonus.reward(...)` to every env's reward, batched, and trains the bonus.
 
     Args:
@@ -113,7 +114,7 @@ class IntrinsicRewardVecWrapper(_TransitionVecWrapper):
         return obs, (rewards + weight * bonus).astype(np.float32), dones, infos
 
 
-class LearnedRewardVecWrapper(_TransitionVecWrapper):
+class LearnedRewardVecWrapper(TransitionVecWrapper):
     """Replaces every env's reward with `model.reward(featurize(obs, actions, next_obs))`, batched.
 
     Args:

@@ -6,14 +6,12 @@ from typing import Any
 
 try:
     import numpy as np
-    from stable_baselines3.common.vec_env import VecEnvWrapper
 except ImportError as exc:  # an extra is missing: say which one to install
     from rewardlab._lazy import reraise_missing
 
     reraise_missing(exc, __name__)
 
-from rewardlab.envs.vec import next_observations
-from rewardlab.errors import ConfigError
+from rewardlab.envs.vec import TransitionVecWrapper
 from rewardlab.learn.base import DemoReward
 from rewardlab.learn.shaping import Featurize, Mode, check_mode, learned_term
 
@@ -25,7 +23,7 @@ def _flat(obs: Any) -> np.ndarray:
     return a.reshape(len(a), -1)
 
 
-class DemoRewardVecWrapper(VecEnvWrapper):
+class DemoRewardVecWrapper(TransitionVecWrapper):
     """A Stable-Baselines3 VecEnv's rewards with a learned term, one batched call per step.
 
     Same arguments as `DemoRewardWrapper`, with `featurize` mapping (n_envs, ...) observations
@@ -38,26 +36,12 @@ class DemoRewardVecWrapper(VecEnvWrapper):
         check_mode(learner, mode, gamma)
         self.learner, self.mode, self.gamma, self.scale = learner, mode, gamma, scale
         self.featurize = featurize or _flat
-        self._obs: Any = None
-        self._actions: np.ndarray | None = None
-
-    def reset(self) -> Any:
-        self._obs = self.venv.reset()
-        return self._obs
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
-        self.venv.step_async(actions)
 
     def step_wait(self) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        obs, rewards, dones, infos = self.venv.step_wait()
-        if self._obs is None or self._actions is None:
-            raise ConfigError("step() before reset(): reset the VecEnv first")
-        reached = next_observations(obs, dones, infos)
+        prev, actions, reached, rewards, dones, infos, obs = self._transition()
         terminated = np.array([bool(d) and not i.get("TimeLimit.truncated", False) for d, i in zip(dones, infos, strict=True)])
-        term = learned_term(self.learner, self.mode, self.featurize(self._obs), self.featurize(reached), self._actions,
+        term = learned_term(self.learner, self.mode, self.featurize(prev), self.featurize(reached), actions,
                         terminated, self.gamma)  # fmt: skip
-        self._obs = obs
         for i, info in enumerate(infos):
             info["reward/env"], info["reward/learned"] = float(rewards[i]), float(term[i])
         total = term if self.mode == "replace" else rewards + self.scale * term
