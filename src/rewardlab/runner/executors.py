@@ -27,9 +27,10 @@ Which one runs is decided in one place, `execution_plan`, for every path that ta
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from rewardlab.compose.observer import ComponentObserver, ComponentTimes, Observation
 from rewardlab.core import (
@@ -46,12 +47,15 @@ from rewardlab.core import (
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ConfigError
 from rewardlab.runner.groups import scatter, units_of
+from rewardlab.runner.io import PreparedRow, RawRow, score_prepared
 from rewardlab.runner.pool import PoolStats, ProcessPool, WorkerPool, pool_size
 
-__all__ = ["Backend", "ExecutionPlan", "Executor", "InlineExecutor", "PoolExecutor", "batches_in_process",
-           "execution_plan", "executor_group_keys", "make_executor"]
+__all__ = ["Backend", "BaseExecutor", "ExecutionPlan", "Executor", "InlineExecutor", "PoolExecutor", "RowJob", "WorkerJob",
+           "batches_in_process", "execution_plan", "executor_group_keys", "make_executor", "rows_executor"]
 
 Backend = Literal["inline", "pool", "ray"]
+Out = TypeVar("Out")
+Out_co = TypeVar("Out_co", covariant=True)
 
 
 @runtime_checkable
@@ -60,7 +64,9 @@ class Executor(Protocol):
 
     An executor of a group reward keeps every group of a batch together however it cuts the
     batch, and says what it groups by in a `group_keys` attribute (`executor_group_keys`), so
-    whoever cuts a file or a queue into batches keeps the groups whole too.
+    whoever cuts a file or a queue into batches keeps the groups whole too. What an executor
+    can do beyond these two methods is declared by subclassing `BaseExecutor`, which holds the
+    defaults (the executors of this package do; `rows_executor` gives any other the defaults).
     """
 
     def map(self, samples: Sequence[Sample]) -> list[RewardResult]: ...
@@ -73,7 +79,84 @@ def executor_group_keys(executor: object) -> frozenset[GroupKey]:
     return frozenset(getattr(executor, "group_keys", ()))
 
 
-class InlineExecutor:
+class WorkerJob(Protocol[Out_co]):
+    """A raw file row to its output in one call, run where the rows are scored (a pool worker):
+    decoding and encoding run in parallel with the scoring, and only raw rows and finished
+    output rows cross the process boundary, never pickled `Sample`s and results."""
+
+    def __call__(self, raw_row: RawRow) -> Out_co: ...
+
+    def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> Out_co:
+        """The output of a row whose worker timed out or died."""
+        ...
+
+
+class RowJob(Protocol[Out]):
+    """What the file engine (`runner.run.score_chunks`) makes of the raw rows of a file.
+
+    `prepare` decodes and checks a row (its Sample, or the `invalid_input` result saying why
+    not), `output` turns a scored row into what the engine keeps (a written row, a recorded
+    one), `error_of` reads an output's error kind and message back (for `--strict`), and
+    `for_workers` is the same job bound to a reward, for an executor that scores whole raw
+    rows in its workers (None: the job is not meant to leave this process).
+    """
+
+    def prepare(self, raw_row: RawRow) -> PreparedRow: ...
+
+    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> Out: ...
+
+    def error_of(self, out: Out) -> tuple[str | None, str | None]: ...
+
+    def for_workers(self, reward: Reward) -> WorkerJob[Out] | None: ...
+
+
+class BaseExecutor:
+    """The defaults of what an executor can do beyond `map`: subclass it to declare them.
+
+    `group_keys`: what the reward behind it groups by (none). `score_rows`: a file's raw rows,
+    chunk by chunk, to a `RowJob`'s outputs; by default each chunk is decoded here and its
+    samples go out as one `map` call, so the executor decides where they run. The worker pool
+    overrides it to send the raw rows themselves to its workers (`PoolExecutor.score_rows`).
+    An `Executor` that is not a `BaseExecutor` (a caller's own) gets these defaults through
+    `rows_executor`.
+    """
+
+    group_keys: frozenset[GroupKey] = frozenset()
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        return None
+
+    def score_rows(self, chunks: Iterable[Sequence[RawRow]], job: RowJob[Out]) -> Generator[list[Out], None, None]:
+        """Each chunk's outputs, in order, one list per chunk (every row has one output)."""
+        for chunk in chunks:
+            prepared = [job.prepare(raw_row) for raw_row in chunk]
+            results = score_prepared([item for _, _, item in prepared], self.map)
+            yield [job.output(row, number, result) for (number, row, _), result in zip(prepared, results, strict=True)]
+
+
+class _Wrapped(BaseExecutor):
+    """A caller's `Executor` with the defaults of `BaseExecutor`."""
+
+    def __init__(self, executor: Executor):
+        self.executor = executor
+        self.group_keys = executor_group_keys(executor)
+
+    def map(self, samples: Sequence[Sample]) -> list[RewardResult]:
+        return self.executor.map(samples)
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def rows_executor(executor: Executor) -> BaseExecutor:
+    """`executor` with every capability of `BaseExecutor`: itself, if it declares them."""
+    return executor if isinstance(executor, BaseExecutor) else _Wrapped(executor)
+
+
+class InlineExecutor(BaseExecutor):
     """`reward.score_batch` in the calling thread (no isolation; see the module doc)."""
 
     def __init__(self, reward: Reward):
@@ -90,7 +173,7 @@ class InlineExecutor:
         return f"InlineExecutor({self.reward!r})"
 
 
-class PoolExecutor:
+class PoolExecutor(BaseExecutor):
     """Batches on the runner's `WorkerPool` (process isolation, timeouts).
 
     An observed reward (`core.observed`: a composite with an observer) is observed in the
@@ -108,6 +191,7 @@ class PoolExecutor:
         self.reward = reward
         self.group_keys = group_keys(reward)
         self.observer = observer_of(reward)
+        self.workers, self.timeout, self.chunk_size = workers, timeout, chunk_size
         self.pool: WorkerPool | ProcessPool[Any, tuple[list[RewardResult], list[Observation]]]
         if self.observer is not None:
             # Observed: each item is a list (one sample, or a group reward's whole group).
@@ -124,6 +208,36 @@ class PoolExecutor:
         outs = self.pool.map([[samples[i] for i in unit] for unit in units])
         replay(self.observer, (seen for _, seen in outs))
         return scatter(units, [results for results, _ in outs], len(samples))
+
+    def score_rows(self, chunks: Iterable[Sequence[RawRow]], job: RowJob[Out]) -> Generator[list[Out], None, None]:
+        """Each chunk's outputs, in order; the raw rows themselves go to worker processes running
+        `job.for_workers(reward)`, one stream over every chunk, so the pool's chunks adapt and
+        its workers stay busy across the file. A group reward, an observed one or a job that
+        stays in this process go through `map` a chunk at a time (`BaseExecutor.score_rows`).
+        """
+        worker = None if self.group_keys or self.observer is not None else job.for_workers(self.reward)
+        if worker is None:
+            yield from super().score_rows(chunks, job)
+            return
+        sizes: deque[int] = deque()
+
+        def rows() -> Iterator[RawRow]:
+            for chunk in chunks:
+                sizes.append(len(chunk))
+                yield from chunk
+
+        pool: ProcessPool[RawRow, Out] = ProcessPool(worker, worker.on_error, workers=self.workers, timeout=self.timeout,
+                                                     chunk_size=self.chunk_size)  # fmt: skip
+        with pool:
+            done: list[Out] = []
+            for out in pool.imap(rows()):
+                done.append(out)
+                while sizes and len(done) >= sizes[0]:
+                    size = sizes.popleft()
+                    yield done[:size]
+                    done = done[size:]
+            while sizes:  # empty chunks at the end
+                yield done[: sizes.popleft()]
 
     @property
     def stats(self) -> PoolStats:

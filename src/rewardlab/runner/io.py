@@ -377,6 +377,15 @@ RowStats = tuple[
 ScoredRow = tuple["dict[str, Any] | None", "bytes | None", RowStats]
 
 
+def scored_row(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str, serialize: bool) -> ScoredRow:
+    """A scored file row as it is written: the output row (`flatten`) and its stats, with its
+    JSON line instead of the row when `serialize`."""
+    flat, stats = flatten(row, number, result, version, spec_hash)
+    if serialize:
+        return (None, dumps(flat), stats)
+    return (flat, None, stats)
+
+
 @dataclass(frozen=True)
 class RowScorer:
     """The job the workers run: raw row -> scored output row (decode, Sample, score, flatten).
@@ -407,10 +416,7 @@ class RowScorer:
         return self.output(row, number, RewardResult.failure(kind, f"{self.source}:{number}: {message}"))
 
     def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
-        flat, stats = flatten(row, number, result, self.version, self.spec_hash)
-        if self.serialize:
-            return (None, dumps(flat), stats)
-        return (flat, None, stats)
+        return scored_row(row, number, result, self.version, self.spec_hash, self.serialize)
 
 
 def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str) -> tuple[dict[str, Any], RowStats]:

@@ -37,7 +37,7 @@ from rewardlab.core import (
     observed,
     observer_of,
 )
-from rewardlab.runner.executors import replay
+from rewardlab.runner.executors import BaseExecutor, replay
 from rewardlab.runner.groups import scatter, split_at_units
 
 __all__ = ["RayExecutor", "ensure_ray"]
@@ -83,7 +83,7 @@ def _score_chunk(reward: Reward, samples: list[Sample]) -> tuple[list[dict[str, 
     return rows, times.drain() if times is not None else []
 
 
-class RayExecutor:
+class RayExecutor(BaseExecutor):
     """Scores batches as Ray tasks (see the module doc).
 
     Args:

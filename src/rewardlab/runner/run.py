@@ -12,29 +12,33 @@ Output rows have the same columns as a streamed `rewardlab.runner.score_file` (`
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rewardlab._version import __version__
-from rewardlab.core import ErrorKind, GroupKey, RewardResult, content_hash
+from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, content_hash
 from rewardlab.errors import UsageError
-from rewardlab.runner.executors import Executor, executor_group_keys
+from rewardlab.runner.executors import Executor, RowJob, executor_group_keys, rows_executor
 from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
     PreparedRow,
     RawRow,
+    RowScorer,
     RowWriter,
+    ScoredRow,
     count_rows,
     detect_format,
     explode_rows,
     flatten,
     iter_raw_rows,
     prepare_row,
-    score_prepared,
+    scored_row,
     stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
@@ -42,10 +46,13 @@ from rewardlab.runner.reward_log import RowBuffer
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore
 
-__all__ = ["input_fingerprint", "run_id_for", "score_chunks", "score_file_in_memory", "score_file_resumable",
-           "score_file_streamed"]
+__all__ = ["FileRows", "KeptRows", "input_fingerprint", "run_id_for", "score_chunks", "score_file_in_memory",
+           "score_file_resumable", "score_file_streamed"]
 
 Progress = Callable[[int], None]
+Out = TypeVar("Out")
+#: a scored row as a recorded or in-memory run keeps it: (line, input fields, result)
+Kept = tuple[int, Mapping[str, Any], RewardResult]
 
 
 def input_fingerprint(path: Path) -> str:
@@ -76,25 +83,33 @@ def _exploded(rows: Iterable[tuple[int, RawRow]], explode: Sequence[str], source
     return ((ordinal, one) for ordinal, raw_row in rows for one in explode_rows([raw_row], explode, source))
 
 
-def _whole_groups(rows: Iterable[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]) -> list[PreparedRow]:
-    """Every row (`(input ordinal, raw row)`) of a group reward's file decoded, in input order;
-    `limit` keeps the whole groups of the first N input rows (`runner.groups.whole_groups_within`),
-    wherever a group's rows are in the file."""
-    ordinals, prepared = [], []
+def _whole_groups(
+    rows: Iterable[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
+) -> tuple[list[RawRow], list[Sample | RewardResult]]:
+    """Every row (`(input ordinal, raw row)`) of a group reward's file, in input order, and its
+    Sample (or why it has none); `limit` keeps the whole groups of the first N input rows
+    (`runner.groups.whole_groups_within`), wherever a group's rows are in the file.
+
+    A row is decoded once: a readable one comes back as its decoded dict (the engine's
+    `prepare` reads it as it is), an unreadable one as it was, so its output keeps the raw line.
+    """
+    ordinals, raws, items = [], [], []
     for ordinal, raw_row in _exploded(rows, opts.explode, source):
+        number, row, item = prepare_row(raw_row, source, opts.fields, True)
         ordinals.append(ordinal)
-        prepared.append(prepare_row(raw_row, source, opts.fields, opts.keep_input))
+        raws.append((number, row) if isinstance(item, Sample) else raw_row)
+        items.append(item)
     if opts.limit is None:
-        return prepared
-    keep = whole_groups_within([item for _, _, item in prepared], keys, opts.limit, ordinals)
-    return [prepared[i] for i in keep]
+        return raws, items
+    keep = whole_groups_within(items, keys, opts.limit, ordinals)
+    return [raws[i] for i in keep], [items[i] for i in keep]
 
 
-def _prepared_chunks(
+def _row_chunks(
     rows: Iterator[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
-) -> Iterator[list[PreparedRow]]:
-    """The rows to score (`(input ordinal, raw row)`), decoded, in chunks of about
-    `record_every` rows (one transaction each).
+) -> Iterator[list[RawRow]]:
+    """The rows to score (`(input ordinal, raw row)`) in chunks of about `record_every` rows
+    (one transaction each).
 
     For a group reward (`keys`) every pending row is read first and the chunks hold whole
     groups, wherever a group's rows are in the file: a group is scored on all its members and
@@ -103,52 +118,112 @@ def _prepared_chunks(
     has cut the rows already.
     """
     if not keys:
-        for chunk in _chunks((raw_row for _, raw_row in rows), opts.record_every):
-            yield [prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk]
+        yield from _chunks((raw_row for _, raw_row in rows), opts.record_every)
         return
-    prepared = _whole_groups(rows, opts, source, keys)
-    for piece in pack_units(units_of([item for _, _, item in prepared], keys), opts.record_every):
-        yield [prepared[i] for i in piece]
+    raws, items = _whole_groups(rows, opts, source, keys)
+    for piece in pack_units(units_of([item for item in items], keys), opts.record_every):
+        yield [raws[i] for i in piece]
 
 
-Keep = Callable[[Sequence[PreparedRow], list[RewardResult]], None]
+@dataclass(frozen=True)
+class KeptRows:
+    """The job (`runner.executors.RowJob`) of recorded and in-memory runs: a scored row as
+    `(line, input fields, result)`, recorded in the run store or written once every row is in.
+
+    It stays in this process (`for_workers` is None): the rows are scored as Samples through
+    the executor's `map`, which is all a reward server or Ray offers, and on the worker pool
+    keeps the pool's own answer for a Sample it cannot send.
+    """
+
+    source: str
+    fields: Mapping[str, str] | None = None
+    keep_input: bool = True
+
+    def prepare(self, raw_row: RawRow) -> PreparedRow:
+        return prepare_row(raw_row, self.source, self.fields, self.keep_input)
+
+    @staticmethod
+    def output(row: Mapping[str, Any], number: int, result: RewardResult) -> Kept:
+        return number, row, result
+
+    @staticmethod
+    def error_of(out: Kept) -> tuple[str | None, str | None]:
+        error = out[2].error
+        return (error.kind.value, error.message) if error is not None else (None, None)
+
+    @staticmethod
+    def for_workers(reward: Reward) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class FileRows:
+    """How the rows of a streamed file become output rows (`runner.run.score_file_streamed`):
+    decoded and checked (`prepare`), and, once scored, flattened to a `ScoredRow` (`output`).
+
+    This is the file engine's job for every executor: one that scores in this process runs
+    `prepare` and `output` here around its `map`; the worker pool runs the whole row in a
+    worker instead (`for_workers`: a `RowScorer`), so decoding and encoding run in parallel too.
+    With `serialize`, the output carries its JSON line, so the writer only writes bytes.
+    """
+
+    source: str
+    spec_hash: str
+    version: str
+    fields: Mapping[str, str] | None = None
+    keep_input: bool = True
+    serialize: bool = True
+
+    def prepare(self, raw_row: RawRow) -> PreparedRow:
+        return prepare_row(raw_row, self.source, self.fields, self.keep_input)
+
+    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
+        return scored_row(row, number, result, self.version, self.spec_hash, self.serialize)
+
+    @staticmethod
+    def error_of(out: ScoredRow) -> tuple[str | None, str | None]:
+        """The row's error kind and message (None, None when it is not an error)."""
+        _, _, (_, _, _, kind, message, *_) = out
+        return kind, message
+
+    def for_workers(self, reward: Reward) -> RowScorer:
+        return RowScorer(reward, self.source, self.spec_hash, self.version, self.fields, self.keep_input, self.serialize)
 
 
 def score_chunks(
-    chunks: Iterable[Sequence[PreparedRow]],
+    chunks: Iterable[Sequence[RawRow]],
     executor: Executor,
-    keep: Keep,
+    job: RowJob[Out],
+    keep: Callable[[list[Out]], None],
     *,
     strict: bool = False,
     progress: Progress | None = None,
-    log: RowBuffer | None = None,
 ) -> None:
-    """The file engine: each chunk of decoded rows scored as one batch through `executor` and
-    handed to `keep` with its results (recorded in a run store, or gathered to be written).
+    """The file engine: each chunk of raw rows scored through `executor` and made into `job`'s
+    outputs (`BaseExecutor.score_rows`), which are handed to `keep` a chunk at a time (written,
+    recorded in a run store, or gathered to be written in order).
 
-    Rows that could not be read are already `invalid_input` results naming file and line; the
-    rest go out as one `executor.map` call per chunk, so the executor decides where they run
-    (`runner.executors.execution_plan`). With `strict`, the first row that could not be read
-    stops the run (`runner.io.stop_if_strict`): the rows before it are kept, it and those after
-    it are not. With `log`, the kept rows' results are counted for the logged statistics.
+    Where the rows are decoded and scored is the executor's choice: by default here, each
+    chunk's Samples in one `executor.map` call (`runner.executors.execution_plan` decides where
+    that runs); the worker pool sends the raw rows to its workers, which decode, score and
+    encode them. Rows that could not be read are `invalid_input` outputs naming file and line.
+    With `strict`, the first of them stops the run (`runner.io.stop_if_strict`): the rows
+    before it are kept, it and those after it are not.
     """
-    for chunk in chunks:
-        results = score_prepared([item for _, _, item in chunk], executor.map)
-        stop = _first_unreadable(results) if strict else None
-        if stop is not None:
-            chunk, results, failed = chunk[:stop], results[:stop], results[stop]
-        if log is not None:
-            log.add(results)
-        keep(chunk, results)
-        if progress is not None:
-            progress(len(chunk))
-        if stop is not None and failed.error is not None:
-            stop_if_strict(failed.error.kind, failed.error.message)
+    with contextlib.closing(rows_executor(executor).score_rows(chunks, job)) as scored:
+        for outs in scored:
+            stop = _first_unreadable(outs, job) if strict else None
+            kept = outs if stop is None else outs[:stop]
+            keep(kept)
+            if progress is not None:
+                progress(len(kept))
+            if stop is not None:
+                stop_if_strict(*job.error_of(outs[stop]))
 
 
-def _first_unreadable(results: Sequence[RewardResult]) -> int | None:
-    """Position of the first `invalid_input` result (a row that could not be read), if any."""
-    return next((i for i, r in enumerate(results) if r.error is not None and r.error.kind == ErrorKind.INVALID_INPUT), None)
+def _first_unreadable(outs: Sequence[Out], job: RowJob[Out]) -> int | None:
+    """Position of the first `invalid_input` output (a row that could not be read), if any."""
+    return next((i for i, out in enumerate(outs) if job.error_of(out)[0] == ErrorKind.INVALID_INPUT), None)
 
 
 def score_file_streamed(
@@ -184,16 +259,18 @@ def score_file_streamed(
     numbered = _exploded(enumerate(rows), opts.explode, source)
     summary = RunSummary()
     with RowWriter(output_path) as writer:
+        job = FileRows(source, spec_hash, __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
 
-        def write(chunk: Sequence[PreparedRow], results: list[RewardResult]) -> None:
-            for (number, row, _), result in zip(chunk, results, strict=True):
-                flat, stats = flatten(row, number, result, __version__, spec_hash)
-                writer.write(flat)
+        def write(outs: list[ScoredRow]) -> None:
+            for out in outs:
+                _, _, stats = out
+                writer.write(out)
                 summary.add(stats)
+                if log is not None:
+                    log.add_row(stats)
 
         chunks = _chunks((raw_row for _, raw_row in numbered), chunk_rows)
-        prepared = ([prepare_row(raw_row, source, opts.fields, opts.keep_input) for raw_row in chunk] for chunk in chunks)
-        score_chunks(prepared, executor, write, strict=opts.strict, progress=progress, log=log)
+        score_chunks(chunks, executor, job, write, strict=opts.strict, progress=progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -221,13 +298,13 @@ def score_file_in_memory(
     input_path = Path(input_path)
     started = time.perf_counter()
     rows = enumerate(iter_raw_rows(input_path, encoding=opts.encoding))
-    prepared = _whole_groups(rows, opts, str(input_path), executor_group_keys(executor))
+    raws, _ = _whole_groups(rows, opts, str(input_path), executor_group_keys(executor))
     if on_total is not None:
-        on_total(len(prepared))
-    scored: list[RewardResult] = []  # one chunk, `prepared` itself: its results are in input order
-    score_chunks([prepared], executor, lambda _, results: scored.extend(results), strict=opts.strict, progress=progress)
-    out = ((number, row, result) for (number, row, _), result in zip(prepared, scored, strict=True))
-    summary = _write_rows(out, output_path, spec_hash, log)
+        on_total(len(raws))
+    scored: list[Kept] = []  # one chunk, every row: its outputs are in input order
+    job = KeptRows(str(input_path), opts.fields, opts.keep_input)
+    score_chunks([raws], executor, job, scored.extend, strict=opts.strict, progress=progress)
+    summary = _write_rows(scored, output_path, spec_hash, log)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -288,13 +365,14 @@ def score_file_resumable(
     started = time.perf_counter()
     pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
 
-    def record(chunk: Sequence[PreparedRow], results: list[RewardResult]) -> None:
-        store.record_rows(run_id, [(number, {"row": row, "result": result.to_dict()})
-                                   for (number, row, _), result in zip(chunk, results, strict=True)])  # fmt: skip
+    def record(outs: list[Kept]) -> None:
+        if log is not None:
+            log.add([result for _, _, result in outs])
+        store.record_rows(run_id, [(number, {"row": row, "result": result.to_dict()}) for number, row, result in outs])
 
+    job = KeptRows(source, opts.fields, opts.keep_input)
     try:
-        score_chunks(_prepared_chunks(pending, opts, source, keys), executor, record, strict=opts.strict,
-                     progress=progress, log=log)  # fmt: skip
+        score_chunks(_row_chunks(pending, opts, source, keys), executor, job, record, strict=opts.strict, progress=progress)
     finally:  # an interrupted run still logs the rows it scored
         if log is not None:
             log.flush()

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from rewardlab._version import __version__
 from rewardlab.compose import build
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.core import spec_hash as core_spec_hash
 from rewardlab.errors import InputError, UsageError
-from rewardlab.runner.executors import Executor, batches_in_process, execution_plan, make_executor
+from rewardlab.runner.executors import Executor, batches_in_process, make_executor
 from rewardlab.runner.io import (
-    RowScorer,
-    RowWriter,
-    count_rows,
-    detect_format,
-    explode_rows,
-    iter_raw_rows,
     score_prepared,
-    stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
-from rewardlab.runner.pool import ProcessPool
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.runner.run import score_file_in_memory, score_file_resumable, score_file_streamed
 from rewardlab.runner.summary import RunSummary
@@ -118,9 +106,8 @@ def score_file(
 
     Rows stream to the output, unless the run is recorded (`options.resume`,
     `options.backend == "ray"`, or an `executor` is given): then it runs through
-    `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes. Rows scored in
-    this process, group rewards and recorded runs all go through the file engine over an
-    `Executor` (`rewardlab.runner.run.score_chunks`); see `_stream_file` for the rest.
+    `rewardlab.runner.run.score_file_resumable`, so an interrupted run resumes. Every run goes
+    through the one file engine over an `Executor` (`rewardlab.runner.run.score_chunks`).
 
     Args:
         spec: the reward spec (path, TOML text, dict or built Reward); with `executor`, only
@@ -178,57 +165,25 @@ def _stream_file(
     on_total: Callable[[int | None], None] | None,
     log: RowBuffer | None = None,
 ) -> RunSummary:
-    """`score_file` with nothing recorded: rows in, output rows out.
+    """`score_file` with nothing recorded: rows in, output rows out, through the file engine
+    and the executor `execution_plan` chooses (`runner.run.score_file_streamed`).
 
-    Where `execution_plan` says this process (``workers=0`` without a timeout, or a reward that
-    `batches_in_process`, a model: `MODEL_CHUNK_ROWS` rows per `score_batch` call), the file
-    engine scores chunks through an `InlineExecutor` (`runner.run.score_file_streamed`); a
-    group reward goes through the engine whole (`runner.run.score_file_in_memory`). Otherwise
-    raw rows go to the worker pool, where each worker decodes, scores and encodes its rows
-    (`runner.io.RowScorer`): only that lets several workers outrun one process."""
+    In this process (``workers=0`` without a timeout, or a reward that `batches_in_process`, a
+    model: `MODEL_CHUNK_ROWS` rows per `score_batch` call) chunks of rows are scored through
+    an `InlineExecutor`; on the worker pool, the raw rows go to the workers, which decode,
+    score and encode them (`PoolExecutor.score_rows`): only that lets several workers outrun
+    one process. A group reward goes through the engine whole (`runner.run.score_file_in_memory`)."""
     stamp = core_spec_hash(reward)
-    plan = execution_plan(reward, workers=opts.workers, timeout=opts.timeout)
-    if group_keys(reward) or plan.where == "inline":
-        executor = make_executor(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
-        try:
-            if group_keys(reward):  # the whole file in one batch, so each group is scored whole
-                return score_file_in_memory(executor, input_path, output_path, spec_hash=stamp, options=opts,
-                                            progress=progress, on_total=on_total, log=log)  # fmt: skip
-            size = MODEL_CHUNK_ROWS if batches_in_process(reward) else INLINE_CHUNK_ROWS
-            return score_file_streamed(executor, input_path, output_path, spec_hash=stamp, options=opts, chunk_rows=size,
-                                       progress=progress, on_total=on_total, log=log)  # fmt: skip
-        finally:
-            executor.close()
-    fmt = detect_format(input_path)
-    if on_total is not None:
-        total = None if opts.explode else count_rows(input_path, fmt)
-        on_total(min(total, opts.limit) if total is not None and opts.limit else total)
-    writer = RowWriter(output_path)
-    job = RowScorer(reward, str(input_path), stamp, __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
-    rows: Iterable[Any] = iter_raw_rows(input_path, fmt, encoding=opts.encoding)
-    if opts.limit is not None:
-        rows = itertools.islice(rows, opts.limit)
-    if opts.explode:
-        rows = explode_rows(rows, opts.explode, str(input_path))
-    summary = RunSummary()
-    started = time.perf_counter()
-    pool = ProcessPool(job, job.on_error, workers=plan.workers, timeout=plan.timeout, chunk_size=opts.chunk_size)
-    with pool, writer:
-        for scored in pool.imap(rows):
-            _, _, stats = scored
-            _, _, _, error_kind, error, *_ = stats
-            if opts.strict:
-                stop_if_strict(error_kind, error)
-            writer.write(scored)
-            summary.add(stats)
-            if log is not None:
-                log.add_row(stats)
-            if progress is not None and summary.rows % 64 == 0:
-                progress(64)
-    if progress is not None and summary.rows % 64:
-        progress(summary.rows % 64)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    executor = make_executor(reward, workers=opts.workers, timeout=opts.timeout, chunk_size=opts.chunk_size)
+    try:
+        if group_keys(reward):  # the whole file in one batch, so each group is scored whole
+            return score_file_in_memory(executor, input_path, output_path, spec_hash=stamp, options=opts,
+                                        progress=progress, on_total=on_total, log=log)  # fmt: skip
+        size = MODEL_CHUNK_ROWS if batches_in_process(reward) else INLINE_CHUNK_ROWS
+        return score_file_streamed(executor, input_path, output_path, spec_hash=stamp, options=opts, chunk_rows=size,
+                                   progress=progress, on_total=on_total, log=log)  # fmt: skip
+    finally:
+        executor.close()
 
 
 def score_rows(reward: Reward, rows: Sequence[Mapping[str, JSON]]) -> list[RewardResult]:
