@@ -3,16 +3,17 @@ run scores through an `Executor`, with the recorded path's chunk loop and one `-
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 import rewardlab
 from rewardlab.compose import build
 from rewardlab.core import BaseReward, spec_hash
-from rewardlab.errors import InputError, UsageError
+from rewardlab.errors import InputError
 from rewardlab.runner import ScoreFileOptions, score_file
 from rewardlab.runner.executors import InlineExecutor
-from rewardlab.runner.run import score_file_resumable, score_file_streamed
+from rewardlab.runner.run import score_file_streamed
 from rewardlab.store import RunStore
 
 from .rewards_for_tests import GroupMean
@@ -73,11 +74,62 @@ def test_workers_0_scores_a_file_in_batches_as_rewardlab_score_does(tmp_path):
     assert [r["reward"] for r in _read(tmp_path / "out.jsonl")] == [1.0, 1.0]
 
 
-def test_a_recorded_run_refuses_explode_instead_of_ignoring_it(tmp_path):
+class StopsOnce(BaseReward):
+    """The length of the response; the first time it meets "stop" the run is interrupted
+    (Ctrl-C), as a user or a killed job would interrupt it. `flag` says it has happened."""
+
+    name = "test.stops_once"
+    flag: ClassVar[Path]
+    scored: ClassVar[list[str]] = []
+
+    def compute(self, sample):
+        if sample.response == "stop" and not self.flag.exists():
+            self.flag.touch()
+            raise KeyboardInterrupt
+        StopsOnce.scored.append(sample.response)
+        return float(len(sample.response))
+
+
+EXPLODED = [{"id": 1, "responses": ["a", "bb", "ccc"]}, {"id": 2, "responses": ["dd", "stop", "e"]},
+            {"id": 3, "responses": "not a list"}, "{not json",
+            {"id": 5, "responses": ["ffff"]}, {"id": 6, "responses": ["g", "hh"]}]  # fmt: skip
+
+
+def test_a_recorded_exploded_run_interrupted_mid_line_resumes_to_the_uninterrupted_output(tmp_path):
+    """Exploded rows are recorded by (line, index within the line): a run stopped between two
+    rows of one line resumes with the rest of that line, scores no recorded row again, and
+    writes what an uninterrupted run writes (and a streamed one)."""
+    data = _write(tmp_path / "in.jsonl", EXPLODED)
+    StopsOnce.flag = tmp_path / "stopped"
+    opts = {"workers": 0, "explode": ("responses",), "fields": {"response": "responses"}, "record_every": 4}
+    recorded = ScoreFileOptions(resume=True, run_store=tmp_path / "runs.sqlite", run_id="r", **opts)
+    with pytest.raises(KeyboardInterrupt):
+        score_file(StopsOnce(), data, tmp_path / "out.jsonl", recorded)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        assert store.run_info("r").done == 4  # line 1's three rows and line 2's first
+    StopsOnce.scored = []
+    summary = score_file(StopsOnce(), data, tmp_path / "out.jsonl", recorded)
+    assert StopsOnce.scored == ["stop", "e", "ffff", "g", "hh"]  # nothing recorded is scored again
+    fresh = ScoreFileOptions(resume=True, run_store=tmp_path / "fresh.sqlite", **opts)
+    score_file(StopsOnce(), data, tmp_path / "fresh.jsonl", fresh)
+    score_file(StopsOnce(), data, tmp_path / "streamed.jsonl", ScoreFileOptions(**opts))
+    out = _read(tmp_path / "out.jsonl")
+    assert out == _read(tmp_path / "fresh.jsonl") == _read(tmp_path / "streamed.jsonl")
+    assert summary.rows == 11
+    assert [(r["source_line"], r.get("explode_index"), r["reward"]) for r in out] == [
+        (1, 0, 1.0), (1, 1, 2.0), (1, 2, 3.0), (2, 0, 2.0), (2, 1, 4.0), (2, 2, 1.0), (3, None, None), (4, None, None),
+        (5, 0, 4.0), (6, 0, 1.0), (6, 1, 2.0)]  # fmt: skip
+    assert [r["reward_error_kind"] for r in out if r["reward"] is None] == ["invalid_input", "invalid_input"]
+
+
+def test_a_recorded_run_is_not_resumed_with_rows_exploded_another_way(tmp_path):
     data = _write(tmp_path / "in.jsonl", [{"responses": ["a", "b"], "reference": "a"}])
-    opts = ScoreFileOptions(explode=("responses",), fields={"response": "responses"})
-    with RunStore(tmp_path / "runs.sqlite") as store, pytest.raises(UsageError, match="explode"):
-        score_file_resumable(InlineExecutor(build(SPEC)), data, tmp_path / "out.jsonl", store=store, spec_hash="h", options=opts)
+    store_path = tmp_path / "runs.sqlite"
+    score_file(SPEC, data, tmp_path / "out.jsonl", ScoreFileOptions(workers=0, resume=True, run_store=store_path, run_id="r",
+               explode=("responses",), fields={"response": "responses"}))  # fmt: skip
+    with pytest.raises(InputError, match="--explode responses"):
+        score_file(SPEC, data, tmp_path / "out.jsonl", ScoreFileOptions(workers=0, resume=True, run_store=store_path, run_id="r",
+                   fields={"response": "responses"}))  # fmt: skip
 
 
 @pytest.mark.parametrize("recorded", [False, True])
@@ -96,13 +148,26 @@ def test_strict_keeps_the_rows_before_the_first_bad_row(tmp_path, recorded):
         assert [r["source_line"] for r in _read(tmp_path / "out.jsonl")] == [1]
 
 
-def test_a_group_run_with_explode_scores_each_exploded_group_whole(tmp_path):
+@pytest.mark.parametrize("recorded", [False, True])
+def test_a_group_run_with_explode_scores_each_exploded_group_whole(tmp_path, recorded):
     """Rows exploded from one input row are scored with their group wherever it is in the file."""
     rows = [{"group": "g", "meta": {"v": 1}, "responses": ["a", "b"]}, {"group": "h", "meta": {"v": 5}, "responses": ["c"]},
             {"group": "g", "meta": {"v": 4}, "responses": ["d"]}]  # fmt: skip
-    opts = ScoreFileOptions(workers=0, explode=("responses",), fields={"response": "responses"})
+    opts = ScoreFileOptions(workers=0, explode=("responses",), fields={"response": "responses"}, resume=recorded,
+                            run_store=tmp_path / "runs.sqlite", record_every=2)  # fmt: skip
     summary = score_file(GroupMean(), _write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl", opts)
     out = _read(tmp_path / "out.jsonl")
     assert summary.rows == 4
     assert [(r["source_line"], r["explode_index"], r["reward"], r["reward_info"]["seen"]) for r in out] == [
         (1, 0, 2.0, 3), (1, 1, 2.0, 3), (2, 0, 5.0, 1), (3, 0, 2.0, 3)]  # fmt: skip
+
+
+def test_record_key_orders_exploded_rows_by_line_then_index_and_refuses_what_a_key_cannot_hold():
+    from rewardlab.runner.run import record_key
+
+    keys = [record_key((line, {"explode_index": i}), True) for line, i in [(1, 0), (1, 7), (2, 0), (10, 3)]]
+    assert keys == sorted(keys) and len(set(keys)) == 4
+    assert record_key((3, "{not json"), True) == record_key((3, {"explode_index": 0}), True)  # a line's only row
+    assert record_key((3, {"explode_index": 5}), False) == 3  # not exploded: the line
+    with pytest.raises(InputError, match=r"in.jsonl:2: an exploded run records at most"):
+        record_key((2, {"explode_index": 2**32}), True, "in.jsonl")

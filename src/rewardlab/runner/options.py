@@ -56,7 +56,7 @@ class ScoreFileOptions:
     strict: bool = False
     chunk_size: int | None = None  # rows per message to a worker; None adapts to ~50 ms of work
     limit: int | None = None
-    explode: tuple[str, ...] = ()  # list fields to turn into one row per element (streaming only)
+    explode: tuple[str, ...] = ()  # list fields to turn into one row per element
     resume: bool = False  # keep the rows an interrupted run with the same run id recorded
     backend: FileBackend = "local"
     ray_address: str | None = None  # Ray cluster for backend "ray" (None: start a local Ray)

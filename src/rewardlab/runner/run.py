@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 
 from rewardlab._version import __version__
 from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, content_hash
-from rewardlab.errors import UsageError
+from rewardlab.errors import InputError
 from rewardlab.runner.executors import Executor, RowJob, executor_group_keys, rows_executor
 from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
@@ -46,7 +47,7 @@ from rewardlab.runner.reward_log import RowBuffer
 from rewardlab.runner.summary import RunSummary
 from rewardlab.store import RunStore
 
-__all__ = ["FileRows", "KeptRows", "input_fingerprint", "run_id_for", "score_chunks", "score_file_in_memory",
+__all__ = ["FileRows", "KeptRows", "input_fingerprint", "record_key", "run_id_for", "score_chunks", "score_file_in_memory",
            "score_file_resumable", "score_file_streamed"]
 
 Progress = Callable[[int], None]
@@ -65,9 +66,47 @@ def input_fingerprint(path: Path) -> str:
     return f"{resolved}#{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def run_id_for(spec_hash: str, input_path: Path, output_path: Path, limit: int | None = None) -> str:
-    """The default run id: the same spec, input, output and limit resume the same run."""
-    return content_hash([spec_hash, input_fingerprint(input_path), str(output_path.resolve()), limit], size=8)
+def run_id_for(
+    spec_hash: str, input_path: Path, output_path: Path, limit: int | None = None, explode: Sequence[str] = ()
+) -> str:
+    """The default run id: the same spec, input, output, limit and `explode` fields resume the
+    same run (a run without `explode` keeps the id it had before exploded runs were recorded)."""
+    parts = [spec_hash, input_fingerprint(input_path), str(output_path.resolve()), limit]
+    return content_hash([*parts, list(explode)] if explode else parts, size=8)
+
+
+#: An exploded run records a row under its input line and its index within the line, as one
+#: key (`record_key`): SQLite keys are 64-bit signed, room for 2**31 lines of 2**32 elements.
+_PER_LINE = 1 << 32
+_MAX_LINE = 1 << 31
+
+
+def record_key(raw_row: RawRow, exploded: bool, source: str = "") -> int:
+    """The run store's key of a row: its input line; in an exploded run, ``line * 2**32 +
+    index`` with the row's `explode_index` (0 for a line that became one `invalid_input` row),
+    so the rows exploded from one line are recorded, resumed and written in order.
+
+    Raises:
+        InputError: (exploded) a line or an index beyond what one key holds.
+    """
+    number, raw = raw_row
+    if not exploded:
+        return number
+    index = raw.get("explode_index", 0) if isinstance(raw, dict) else 0
+    if not (0 <= number < _MAX_LINE and isinstance(index, int) and 0 <= index < _PER_LINE):
+        raise InputError(f"an exploded run records at most {_MAX_LINE - 1} lines of {_PER_LINE} elements", source=source, line=number)
+    return number * _PER_LINE + index
+
+
+def _line_of(key: int, exploded: bool) -> int:
+    """The input line of a recorded row's key (`record_key`)."""
+    return key // _PER_LINE if exploded else key
+
+
+def _run_source(input_path: Path, explode: Sequence[str]) -> str:
+    """What a run records it reads: the input (`input_fingerprint`) and, for an exploded run,
+    the fields it explodes, so a run is never resumed with rows keyed another way."""
+    return input_fingerprint(input_path) + (f" --explode {','.join(explode)}" if explode else "")
 
 
 def _chunks(rows: Iterable[RawRow], size: int) -> Iterator[list[RawRow]]:
@@ -86,15 +125,15 @@ def _exploded(rows: Iterable[tuple[int, RawRow]], explode: Sequence[str], source
 def _whole_groups(
     rows: Iterable[tuple[int, RawRow]], opts: ScoreFileOptions, source: str, keys: frozenset[GroupKey]
 ) -> tuple[list[RawRow], list[Sample | RewardResult]]:
-    """Every row (`(input ordinal, raw row)`) of a group reward's file, in input order, and its
-    Sample (or why it has none); `limit` keeps the whole groups of the first N input rows
-    (`runner.groups.whole_groups_within`), wherever a group's rows are in the file.
+    """Every row (`(input ordinal, raw row)`, exploded already) of a group reward's file, in
+    input order, and its Sample (or why it has none); `limit` keeps the whole groups of the
+    first N input rows (`runner.groups.whole_groups_within`), wherever a group's rows are.
 
     A row is decoded once: a readable one comes back as its decoded dict (the engine's
     `prepare` reads it as it is), an unreadable one as it was, so its output keeps the raw line.
     """
     ordinals, raws, items = [], [], []
-    for ordinal, raw_row in _exploded(rows, opts.explode, source):
+    for ordinal, raw_row in rows:
         number, row, item = prepare_row(raw_row, source, opts.fields, True)
         ordinals.append(ordinal)
         raws.append((number, row) if isinstance(item, Sample) else raw_row)
@@ -194,14 +233,14 @@ def score_chunks(
     chunks: Iterable[Sequence[RawRow]],
     executor: Executor,
     job: RowJob[Out],
-    keep: Callable[[list[Out]], None],
+    keep: Callable[[Sequence[RawRow], list[Out]], None],
     *,
     strict: bool = False,
     progress: Progress | None = None,
 ) -> None:
     """The file engine: each chunk of raw rows scored through `executor` and made into `job`'s
-    outputs (`BaseExecutor.score_rows`), which are handed to `keep` a chunk at a time (written,
-    recorded in a run store, or gathered to be written in order).
+    outputs (`BaseExecutor.score_rows`), which are handed to `keep` with their raw rows a chunk
+    at a time (written, recorded in a run store, or gathered to be written in order).
 
     Where the rows are decoded and scored is the executor's choice: by default here, each
     chunk's Samples in one `executor.map` call (`runner.executors.execution_plan` decides where
@@ -210,11 +249,19 @@ def score_chunks(
     With `strict`, the first of them stops the run (`runner.io.stop_if_strict`): the rows
     before it are kept, it and those after it are not.
     """
-    with contextlib.closing(rows_executor(executor).score_rows(chunks, job)) as scored:
+    sent: deque[Sequence[RawRow]] = deque()  # the chunks whose outputs are still to come
+
+    def sending() -> Iterator[Sequence[RawRow]]:
+        for chunk in chunks:
+            sent.append(chunk)
+            yield chunk
+
+    with contextlib.closing(rows_executor(executor).score_rows(sending(), job)) as scored:
         for outs in scored:
+            chunk = sent.popleft()
             stop = _first_unreadable(outs, job) if strict else None
             kept = outs if stop is None else outs[:stop]
-            keep(kept)
+            keep(chunk[: len(kept)], kept)
             if progress is not None:
                 progress(len(kept))
             if stop is not None:
@@ -261,7 +308,7 @@ def score_file_streamed(
     with RowWriter(output_path) as writer:
         job = FileRows(source, spec_hash, __version__, opts.fields, opts.keep_input, serialize=not writer.parquet)
 
-        def write(outs: list[ScoredRow]) -> None:
+        def write(chunk: Sequence[RawRow], outs: list[ScoredRow]) -> None:
             for out in outs:
                 _, _, stats = out
                 writer.write(out)
@@ -297,13 +344,13 @@ def score_file_in_memory(
     opts = options or ScoreFileOptions()
     input_path = Path(input_path)
     started = time.perf_counter()
-    rows = enumerate(iter_raw_rows(input_path, encoding=opts.encoding))
+    rows = _exploded(enumerate(iter_raw_rows(input_path, encoding=opts.encoding)), opts.explode, str(input_path))
     raws, _ = _whole_groups(rows, opts, str(input_path), executor_group_keys(executor))
     if on_total is not None:
         on_total(len(raws))
     scored: list[Kept] = []  # one chunk, every row: its outputs are in input order
     job = KeptRows(str(input_path), opts.fields, opts.keep_input)
-    score_chunks([raws], executor, job, scored.extend, strict=opts.strict, progress=progress)
+    score_chunks([raws], executor, job, lambda _, outs: scored.extend(outs), strict=opts.strict, progress=progress)
     summary = _write_rows(scored, output_path, spec_hash, log)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -341,34 +388,30 @@ def score_file_resumable(
         The run summary (over every row, resumed ones included) and the run id.
 
     Raises:
-        InputError: the run id belongs to another spec or input; with `strict`, a bad row.
-        UsageError: `options.explode` (rows are recorded by input line).
+        InputError: the run id belongs to another spec, input or `explode`; with `strict`, a
+            bad row.
         ServerError: (remote) the server could not be reached after every retry; rows done so
             far stay recorded, call again to resume.
     """
     opts = options or ScoreFileOptions()
-    if opts.explode:  # rows are recorded by input line, which the rows exploded from one line share
-        raise UsageError("--explode cannot be recorded (--resume, --remote, --backend ray); run it without those")
     input_path, output_path = Path(input_path), Path(output_path)
-    source = str(input_path)
-    run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit)
+    source, exploded = str(input_path), bool(opts.explode)
+    run_id = run_id or run_id_for(spec_hash, input_path, output_path, opts.limit, opts.explode)
     if not resume:
         store.drop_run(run_id)
-    store.start_run(run_id, spec_hash=spec_hash, source=input_fingerprint(input_path))
+    store.start_run(run_id, spec_hash=spec_hash, source=_run_source(input_path, opts.explode))
     done = store.done_rows(run_id)
     if progress is not None and done:
         progress(len(done))
     keys = executor_group_keys(executor)
-    rows: Iterable[RawRow] = iter_raw_rows(input_path, encoding=opts.encoding)
-    if opts.limit is not None and not keys:
-        rows = itertools.islice(rows, opts.limit)
     started = time.perf_counter()
-    pending = ((ordinal, r) for ordinal, r in enumerate(rows) if r[0] not in done)
+    pending = ((o, r) for o, r in _numbered_rows(input_path, opts, keys) if record_key(r, exploded, source) not in done)
 
-    def record(outs: list[Kept]) -> None:
+    def record(chunk: Sequence[RawRow], outs: list[Kept]) -> None:
         if log is not None:
             log.add([result for _, _, result in outs])
-        store.record_rows(run_id, [(number, {"row": row, "result": result.to_dict()}) for number, row, result in outs])
+        store.record_rows(run_id, [(record_key(raw_row, exploded, source), {"row": row, "result": result.to_dict()})
+                                   for raw_row, (_, row, result) in zip(chunk, outs, strict=True)])  # fmt: skip
 
     job = KeptRows(source, opts.fields, opts.keep_input)
     try:
@@ -376,16 +419,26 @@ def score_file_resumable(
     finally:  # an interrupted run still logs the rows it scored
         if log is not None:
             log.flush()
-    summary = _write_output(store, run_id, output_path, spec_hash)
+    summary = _write_output(store, run_id, output_path, spec_hash, exploded)
     summary.seconds = time.perf_counter() - started
     store.finish_run(run_id)
     return summary, run_id
 
 
-def _write_output(store: RunStore, run_id: str, output_path: Path, spec_hash: str) -> RunSummary:
+def _numbered_rows(input_path: Path, opts: ScoreFileOptions, keys: frozenset[GroupKey]) -> Iterator[tuple[int, RawRow]]:
+    """`(input ordinal, raw row)` of every row a recorded run scores: `limit` cuts the input
+    rows (a group reward's whole groups are kept later, `_whole_groups`), `explode` expands them."""
+    rows: Iterable[RawRow] = iter_raw_rows(input_path, encoding=opts.encoding)
+    if opts.limit is not None and not keys:
+        rows = itertools.islice(rows, opts.limit)
+    return _exploded(enumerate(rows), opts.explode, str(input_path))
+
+
+def _write_output(store: RunStore, run_id: str, output_path: Path, spec_hash: str, exploded: bool) -> RunSummary:
     """Write the run's rows in order to a temporary file, then rename it into place."""
     tmp = output_path.with_name(f".{output_path.stem}.{os.getpid()}.partial{output_path.suffix}")
-    rows = ((number, payload["row"], RewardResult.from_dict(payload["result"])) for number, payload in store.iter_run(run_id))
+    rows = ((_line_of(key, exploded), payload["row"], RewardResult.from_dict(payload["result"]))
+            for key, payload in store.iter_run(run_id))  # fmt: skip
     summary = _write_rows(rows, tmp, spec_hash)
     os.replace(tmp, output_path)  # atomic: readers see the old file or the whole new one
     return summary

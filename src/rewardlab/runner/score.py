@@ -125,7 +125,7 @@ def score_file(
 
     Raises:
         InputError: with `strict`, at the first row that cannot be read.
-        UsageError: `explode` with a recorded run; `executor` without `spec_hash`.
+        UsageError: `executor` without `spec_hash`.
     """
     opts = options or ScoreFileOptions()
     log = RowBuffer(logger, every=opts.log_every) if logger is not None else None
@@ -135,8 +135,6 @@ def score_file(
         finally:  # a run that stops early still logs the rows it scored
             if log is not None:
                 log.flush()
-    if opts.explode:
-        raise UsageError("--explode works with the local backend only (not with --resume, --remote or --backend ray)")
     if executor is not None and spec_hash is None:
         raise UsageError("score_file(executor=...) needs the spec_hash its results are stamped with")
     own: Executor | None = None
