@@ -1,7 +1,9 @@
-"""The file engine (`runner.run.score_chunks`): every unrecorded in-process run and every group
-run scores through an `Executor`, with the recorded path's chunk loop and one `--strict` rule."""
+"""The file engine (`runner.run.score_chunks`): every run of `score_file`, streamed or recorded,
+in this process or on the worker pool, scores through an `Executor` (`BaseExecutor.score_rows`),
+with one chunk loop and one `--strict` rule; recorded runs take `--explode` and resume it."""
 
 import json
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -12,8 +14,8 @@ from rewardlab.compose import build
 from rewardlab.core import BaseReward, spec_hash
 from rewardlab.errors import InputError
 from rewardlab.runner import ScoreFileOptions, score_file
-from rewardlab.runner.executors import InlineExecutor
-from rewardlab.runner.run import score_file_streamed
+from rewardlab.runner.executors import InlineExecutor, PoolExecutor
+from rewardlab.runner.run import FileRows, score_file_streamed
 from rewardlab.store import RunStore
 
 from .rewards_for_tests import GroupMean
@@ -171,3 +173,34 @@ def test_record_key_orders_exploded_rows_by_line_then_index_and_refuses_what_a_k
     assert record_key((3, {"explode_index": 5}), False) == 3  # not exploded: the line
     with pytest.raises(InputError, match=r"in.jsonl:2: an exploded run records at most"):
         record_key((2, {"explode_index": 2**32}), True, "in.jsonl")
+
+
+PARENT = os.getpid()
+
+
+class WhereScored(BaseReward):
+    """1 in a worker process, 0 in the test's own process."""
+
+    name = "test.where_scored"
+
+    def compute(self, sample):
+        return float(os.getpid() != PARENT)
+
+
+def test_the_pool_scores_raw_rows_in_its_workers_and_hands_back_each_chunk_whole():
+    """`PoolExecutor.score_rows`: one stream of raw rows through the workers (they decode, score
+    and encode), cut back into the engine's chunks, empty ones included; the same rows as the
+    default path in this process, apart from where they were scored."""
+    rows = [(n, json.dumps({"response": "a" * n})) for n in range(1, 8)] + [(8, "{not json")]
+    chunks = [rows[:3], [], rows[3:4], rows[4:]]
+    job = FileRows("in.jsonl", "h", "v", serialize=False)
+    pool = PoolExecutor(WhereScored(), workers=2, timeout=30)
+    try:
+        pooled = list(pool.score_rows(chunks, job))
+    finally:
+        pool.close()
+    here = list(InlineExecutor(WhereScored()).score_rows(chunks, job))
+    assert [len(outs) for outs in pooled] == [3, 0, 1, 4]
+    assert [out[0]["reward"] for outs in pooled for out in outs] == [1.0] * 7 + [None]
+    assert [out[0]["reward"] for outs in here for out in outs] == [0.0] * 7 + [None]
+    assert [out[0]["reward_error"] for outs in pooled for out in outs][-1] == [out[0]["reward_error"] for outs in here for out in outs][-1]
