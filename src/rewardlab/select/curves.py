@@ -32,8 +32,9 @@ from numpy.typing import NDArray
 from rewardlab.errors import InputError
 from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.stats import Interval, mean_intervals
-from rewardlab.select.answers import Equivalence, answer_classes, renumber_classes
+from rewardlab.select.answers import answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
+from rewardlab.select.options import Equivalence
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,

@@ -12,8 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
-from rewardlab.select.answers import Equivalence, answer_classes
+from rewardlab.select.answers import answer_classes
 from rewardlab.select.candidates import Candidates
+from rewardlab.select.options import Equivalence
 from rewardlab.select.scores import WeightMap, to_weights
 from rewardlab.select.selectors import (
     Selection,
