@@ -102,7 +102,8 @@ def train_rm(
 ) -> None:
     """Train a Bradley-Terry reward model on preference pairs."""
     from rewardlab.cli._render import console
-    from rewardlab.models import load_backbone, read_pairs
+    from rewardlab.models import read_pairs
+    from rewardlab.models.backbones import load_backbone
     from rewardlab.models.train import EpochLog, train_reward_model
 
     job, config, encode = _configs(TrainConfig, RM_OPTIONS, settings)
@@ -146,7 +147,7 @@ def train_prm_command(
 ) -> None:
     """Train a process reward model on per-step labels (hard or soft)."""
     from rewardlab.cli._render import console
-    from rewardlab.models import load_backbone
+    from rewardlab.models.backbones import load_backbone
     from rewardlab.models.data import held_out, read_step_rows
     from rewardlab.models.prm import train_prm
     from rewardlab.models.train import EpochLog

@@ -44,7 +44,6 @@ from rewardlab.compose.objectives import (
 from rewardlab.compose.observer import ComponentObserver
 from rewardlab.core import (
     JSON,
-    UNBOUNDED,
     BaseReward,
     ErrorKind,
     Range,
@@ -56,6 +55,7 @@ from rewardlab.core import (
     group_keys,
     spec_hash,
 )
+from rewardlab.core.reward import UNBOUNDED
 from rewardlab.errors import SpecError, SpecProblem
 
 ErrorPolicy = Literal["zero", "skip", "fail"]

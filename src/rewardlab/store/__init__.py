@@ -10,26 +10,16 @@ tables. `CallCache` keeps judge endpoints' completions by request (`rewardlab.ju
 the standard library's `sqlite3` is needed.
 """
 
-from rewardlab.store.cache import (
-    CacheStats,
-    ResultStore,
-    encode_result,
-    sample_digest,
-    sample_key,
-)
-from rewardlab.store.calls import CallCache
+from rewardlab.store.cache import CacheStats, ResultStore, sample_digest, sample_key
 from rewardlab.store.runs import RunInfo, RunStore
-from rewardlab.store.sqlite import Database, default_cache_path
+from rewardlab.store.sqlite import Database
 
 __all__ = [
     "CacheStats",
-    "CallCache",
     "Database",
     "ResultStore",
     "RunInfo",
     "RunStore",
-    "default_cache_path",
-    "encode_result",
     "sample_digest",
     "sample_key",
 ]
