@@ -26,7 +26,7 @@ from rewardlab.multiobj import hypervolume, pareto_ranks
 from rewardlab.multiobj.pareto import pareto_front
 from rewardlab.multiobj.vectors import vectors_of
 
-__all__ = ["FrontVectors", "front_report", "plot_front", "read_scored_vectors", "write_front"]
+__all__ = ["FrontVectors", "front_report", "read_scored_vectors", "write_front"]
 
 _PREFIX = "objective/"
 

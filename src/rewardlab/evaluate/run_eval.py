@@ -46,7 +46,7 @@ from rewardlab.evaluate.datasets import (
 from rewardlab.evaluate.overoptimization import bon_curve, fit_bon
 from rewardlab.evaluate.run_pairs import LENGTH, evaluate_pairs
 
-__all__ = ["evaluate_candidates", "evaluate_pairs", "evaluate_rollouts", "run_eval"]
+__all__ = ["evaluate_candidates", "evaluate_pairs", "run_eval"]
 
 Spec = str | Path | dict[str, JSON] | Reward
 SHORTEST = "shorter-wins baseline"

@@ -74,7 +74,6 @@ __all__ = [
     "OpenRLHFRewardFunc",
     "get_reward_mapping",
     "make_reward_func",
-    "openrlhf_groups",
     "openrlhf_reply",
     "openrlhf_rows",
     "reward_func",

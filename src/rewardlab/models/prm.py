@@ -47,7 +47,7 @@ from rewardlab.models.train import (
     trainable_groups,
 )
 
-__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "step_metrics", "train_prm"]
+__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "train_prm"]
 
 
 def prefix_texts(prompt: str, steps: Sequence[str], backbone: Backbone | None = None) -> list[str]:

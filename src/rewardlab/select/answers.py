@@ -31,7 +31,7 @@ from rewardlab.core.choices import check_choice
 from rewardlab.errors import ArrayError, ConfigTypeError
 from rewardlab.select.options import Equivalence
 
-__all__ = ["answer_classes", "answer_votes", "pad_answers", "renumber_classes"]
+__all__ = ["answer_classes", "answer_votes", "renumber_classes"]
 
 I64 = NDArray[np.int64]
 

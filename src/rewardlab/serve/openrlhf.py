@@ -46,7 +46,6 @@ __all__ = [
     "openrlhf_rows",
     "prompt_end",
     "samples_from_openrlhf",
-    "strip_special_tokens",
 ]
 
 #: Special tokens of the common chat templates (ChatML/Qwen, Llama 3, Llama 2/Mistral, Gemma,

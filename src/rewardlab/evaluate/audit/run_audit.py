@@ -24,7 +24,7 @@ from rewardlab.evaluate.datasets import (
     read_parsed,
 )
 
-__all__ = ["audit_reward", "crosscheck_section", "diagnostics_section", "load_samples"]
+__all__ = ["audit_reward", "crosscheck_section", "diagnostics_section"]
 
 
 def load_samples(
