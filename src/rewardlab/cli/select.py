@@ -17,12 +17,20 @@ import typer
 from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.cli._progress import progress_option
+from rewardlab.core.choices import check_choice, choices_of
 from rewardlab.errors import ConfigError, GenerationError, UsageError
 from rewardlab.runner.candidate_rows import CandidateColumns
 
 # option classes only: none imports numpy (the CLI reads them at start-up)
 from rewardlab.select.openai_generator import OpenAIStepGenerator
-from rewardlab.select.options import SearchOptions, SimulationOptions, SimulatorConfig
+from rewardlab.select.options import (
+    Equivalence,
+    PickMethod,
+    SearchOptions,
+    SimulationOptions,
+    SimulatorConfig,
+    WeightMap,
+)
 from rewardlab.select.problems import load_problems
 
 if TYPE_CHECKING:
@@ -33,8 +41,8 @@ select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PR
 
 # the column options, shared with `rewardlab eval` (names, defaults and help from CandidateColumns)
 COLUMNS = SELECT_COLUMNS
-_EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
-_WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
+_EQUIVALENCE = typer.Option("math", "--equivalence", help=f"Answer equivalence for votes: {', '.join(choices_of(Equivalence))}.")
+_WEIGHTS = typer.Option("sigmoid", "--weights", help=f"Scores to vote weights (sigmoid: of logits): {', '.join(choices_of(WeightMap))}.")
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
 
 
@@ -132,9 +140,12 @@ def _start_math_workers(equivalence: str, votes: bool) -> None:
         warm_up(wait=False)
 
 
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise UsageError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+def _check_choice(option: str, value: str, literal: Any) -> None:
+    """A value outside `literal`'s choices is a usage error naming `option` and the choices."""
+    try:
+        check_choice(option, value, literal)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 @select_app.command("curves")
@@ -161,8 +172,8 @@ def curves_command(
     from rewardlab.select.curves import METHODS, selection_curves
     from rewardlab.select.report import write_curves
 
-    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
-    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    _check_choice("--equivalence", equivalence, Equivalence)
+    _check_choice("--weights", weights, WeightMap)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     _start_math_workers(equivalence, votes=chosen is None or any(METHODS.get(m, (False,))[0] for m in chosen))
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
@@ -192,7 +203,7 @@ def curves_command(
 @with_options(settings_options(CandidateColumns, COLUMNS), after="output")
 def pick_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
-    method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
+    method: str = typer.Option("weighted", "--method", "-m", help=f"The selector: {', '.join(choices_of(PickMethod))}."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
     progress: bool | None = progress_option("Progress bar over the candidates scored with --reward, with rate and ETA (default: on when stderr is a terminal)."),
@@ -202,9 +213,9 @@ def pick_command(
     from rewardlab.cli._render import console
     from rewardlab.select.pick import pick, write_picks
 
-    _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
-    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
-    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    _check_choice("--method", method, PickMethod)
+    _check_choice("--equivalence", equivalence, Equivalence)
+    _check_choice("--weights", weights, WeightMap)
     _start_math_workers(equivalence, votes=method != "best_of_n")
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
     candidates, source = _rescored(loaded, reward, progress)

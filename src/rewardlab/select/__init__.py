@@ -37,12 +37,11 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.select.generate import Problem, RewardScorer, Step, StepGenerator, StepScorer
     from rewardlab.select.mcts import mcts_search
     from rewardlab.select.openai_generator import OpenAIStepGenerator
-    from rewardlab.select.options import Equivalence, SearchOptions, SimulatorConfig
+    from rewardlab.select.options import Equivalence, SearchOptions, SimulatorConfig, WeightMap
     from rewardlab.select.problems import load_problems
     from rewardlab.select.report import write_curves
     from rewardlab.select.scores import (
         RewardScores,
-        WeightMap,
         score_candidates,
         step_scores,
         to_weights,
@@ -139,7 +138,7 @@ _WHERE = {
     "StepScorer": "rewardlab.select.generate",
     "StepSimulator": "rewardlab.select.simulator",
     "Ties": "rewardlab.select.selectors",
-    "WeightMap": "rewardlab.select.scores",
+    "WeightMap": "rewardlab.select.options",
     "adaptive_vote": "rewardlab.select.adaptive",
     "answer_classes": "rewardlab.select.answers",
     "answer_votes": "rewardlab.select.answers",

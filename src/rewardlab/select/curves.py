@@ -34,8 +34,8 @@ from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.stats import Interval, mean_intervals
 from rewardlab.select.answers import answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.options import Equivalence
-from rewardlab.select.scores import WeightMap, to_weights
+from rewardlab.select.options import Equivalence, WeightMap
+from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
     _hybrid_after_majority,

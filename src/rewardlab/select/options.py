@@ -1,4 +1,5 @@
-"""The options of PRM-guided search and of the search simulator, declared once.
+"""The options of PRM-guided search and of the search simulator, and the choices of selection,
+declared once.
 
 Each field's type, default, choices (a `Literal`) and description (under ``Attributes:``) are
 the one declaration: the search functions take their budget defaults from here, and
@@ -14,12 +15,16 @@ from typing import Literal
 from rewardlab.core.choices import check_choices, choices_of
 from rewardlab.errors import ArrayError
 
-__all__ = ["Aggregate", "Equivalence", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig"]
+__all__ = ["Aggregate", "Equivalence", "PickMethod", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig", "WeightMap"]
 
 #: how step scores make a prefix's score (`search.aggregate_prefix`)
 Aggregate = Literal["min", "last", "product", "mean"]
 #: which answers are the same in a vote (`answers.answer_classes`)
 Equivalence = Literal["exact", "normalized", "math"]
+#: how scores become vote weights (`scores.to_weights`)
+WeightMap = Literal["raw", "sigmoid", "exp"]
+#: the selectors `pick.pick` runs on a candidate file
+PickMethod = Literal["best_of_n", "majority", "weighted", "hybrid", "filtered"]
 #: the methods of `batch.search_problems`
 SearchMethod = Literal["beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive", "early_rejection"]
 

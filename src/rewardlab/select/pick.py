@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from rewardlab.errors import InputError
 from rewardlab.select.answers import answer_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.options import Equivalence
-from rewardlab.select.scores import WeightMap, to_weights
+from rewardlab.select.options import Equivalence, PickMethod, WeightMap
+from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
     best_of_n,
@@ -30,7 +30,7 @@ __all__ = ["pick", "pick_config", "write_picks"]
 
 def pick(
     candidates: Candidates,
-    method: str,
+    method: PickMethod,
     *,
     equivalence: Equivalence = "math",
     weights: WeightMap = "sigmoid",
