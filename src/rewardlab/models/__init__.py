@@ -5,7 +5,8 @@ Needs the `models` extra (torch, transformers, safetensors, scikit-learn, gt-all
 `rewardlab.core` never imports this package; the registry loads `model.rm` / `model.prm` lazily.
 Off-the-shelf Hugging Face reward models and PRMs: `model.hf` / `model.hf_prm` (docs/hf_models.md).
 
-    from rewardlab.models import read_pairs, split_pairs, train_reward_model, TrainConfig
+    from rewardlab.models import read_pairs, train_reward_model, TrainConfig
+    from rewardlab.models.data import split_pairs
     train, val = split_pairs(read_pairs("prefs.jsonl"))
     model, report = train_reward_model(train, val, config=TrainConfig())
     model.save("runs/rm")            # then use = "model.rm", params = { path = "runs/rm" }
