@@ -24,6 +24,7 @@ from rewardlab.runner.candidate_rows import CandidateColumns
 # option classes only: none imports numpy (the CLI reads them at start-up)
 from rewardlab.select.openai_generator import OpenAIStepGenerator
 from rewardlab.select.options import (
+    CurveMethod,
     Equivalence,
     PickMethod,
     SearchOptions,
@@ -153,7 +154,7 @@ def _check_choice(option: str, value: str, literal: Any) -> None:
 def curves_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
     out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
-    methods: str = typer.Option("", "--methods", help="Comma-separated subset of oracle,best_of_n,majority,weighted,hybrid,filtered (default: all the columns allow)."),
+    methods: str = typer.Option("", "--methods", help=f"Comma-separated subset of {', '.join(choices_of(CurveMethod))} (default: all the columns allow)."),
     max_n: int = typer.Option(0, "--max-n", help="Run every budget 1..N (default: every n up to the smallest candidate count when that is at most 16, else its powers of two and itself)."),
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),

@@ -50,7 +50,7 @@ __all__ = ["METHODS", "CurvePoint", "Curves", "selection_curves"]
 
 F64 = NDArray[np.float64]
 
-# name -> (needs answer classes, needs scores)
+# name -> (needs answer classes, needs scores), in the order of `options.CurveMethod`
 METHODS: dict[str, tuple[bool, bool]] = {
     "oracle": (False, False),  # pass@n: some candidate is correct
     "best_of_n": (False, True),

@@ -15,7 +15,7 @@ from typing import Literal
 from rewardlab.core.choices import check_choices, choices_of
 from rewardlab.errors import ArrayError
 
-__all__ = ["Aggregate", "Equivalence", "PickMethod", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig", "WeightMap"]
+__all__ = ["Aggregate", "CurveMethod", "Equivalence", "PickMethod", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig", "WeightMap"]
 
 #: how step scores make a prefix's score (`search.aggregate_prefix`)
 Aggregate = Literal["min", "last", "product", "mean"]
@@ -25,6 +25,8 @@ Equivalence = Literal["exact", "normalized", "math"]
 WeightMap = Literal["raw", "sigmoid", "exp"]
 #: the selectors `pick.pick` runs on a candidate file
 PickMethod = Literal["best_of_n", "majority", "weighted", "hybrid", "filtered"]
+#: the methods `curves.selection_curves` draws: the selectors and pass@n (`oracle`)
+CurveMethod = Literal["oracle", "best_of_n", "majority", "weighted", "hybrid", "filtered"]
 #: the methods of `batch.search_problems`
 SearchMethod = Literal["beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive", "early_rejection"]
 
