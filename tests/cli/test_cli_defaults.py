@@ -17,9 +17,9 @@ from rewardlab.cli import select as select_cli
 from rewardlab.cli._options import Flag, attribute_docs, field_defaults, settings_values
 from rewardlab.cli.main import app
 from rewardlab.evaluate.audit.options import ProbeOptions
-from rewardlab.evaluate.datasets import CandidateColumns
 from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig, PRMConfig, TrainConfig
 from rewardlab.models.data import graded_pairs, split_pairs
+from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.select.openai_generator import OpenAIStepGenerator
 from rewardlab.select.options import SearchOptions, SimulationOptions, SimulatorConfig

@@ -8,8 +8,9 @@ import orjson
 import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
+from rewardlab.errors import ServerError
 from rewardlab.serve.app import _ScoreFastPath
-from rewardlab.serve.client import ServerError, _results
+from rewardlab.serve.client import _results
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 from rewardlab.store.cache import encode_result

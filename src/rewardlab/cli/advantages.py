@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 import typer
 
-from rewardlab.cli._progress import progress_enabled, progress_option
+from rewardlab._progress import progress_enabled
+from rewardlab.cli._progress import progress_option
 from rewardlab.core.numbers import json_float
 from rewardlab.errors import InputError, UsageError
 

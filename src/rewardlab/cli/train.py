@@ -14,8 +14,9 @@ from typing import Any
 
 import typer
 
+from rewardlab._progress import progress_enabled
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.cli._progress import progress_enabled, progress_option
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import UsageError
 from rewardlab.models.config import (  # no torch
     DEFAULT_BACKBONE,

@@ -16,8 +16,9 @@ from rewardlab.compose.combinators import (
 )
 from rewardlab.compose.formula import Formula
 from rewardlab.compose.objectives import Objective
-from rewardlab.compose.observer import ComponentObserver, ComponentTimes
+from rewardlab.compose.observer import ComponentTimes
 from rewardlab.compose.spec import build, check
+from rewardlab.core.reward import ComponentObserver
 
 __all__ = [
     "Clip",

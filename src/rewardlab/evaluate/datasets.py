@@ -27,8 +27,6 @@ from rewardlab.runner.candidate_rows import (
 )
 
 __all__ = [
-    "CandidateColumns",
-    "CandidateRow",
     "CandidateSet",
     "OnError",
     "PairSet",

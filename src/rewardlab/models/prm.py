@@ -31,21 +31,14 @@ except ImportError as exc:  # an extra is missing: say which one to install
 from rewardlab._seeding import all_seeded
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.choices import check_choices
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, TrainingError
 from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text, pair_text
 from rewardlab.models.config import PRMConfig
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
-from rewardlab.models.train import (
-    EpochLog,
-    Features,
-    TrainingError,
-    TrainReport,
-    fit_epochs,
-    trainable_groups,
-)
+from rewardlab.models.train import EpochLog, Features, TrainReport, fit_epochs, trainable_groups
 
 __all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "train_prm"]
 

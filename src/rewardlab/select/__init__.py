@@ -22,6 +22,7 @@ from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
+    from rewardlab.runner.candidate_rows import CandidateColumns
     from rewardlab.select.adaptive import (
         AdaptiveResult,
         Calibrator,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
     from rewardlab.select.answers import answer_classes, answer_votes
     from rewardlab.select.batch import search_problems, write_search
-    from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
+    from rewardlab.select.candidates import Candidates, load_candidates
     from rewardlab.select.curves import Curves, selection_curves
     from rewardlab.select.execution import ExecutionClasses, execution_classes
     from rewardlab.select.generate import Problem, RewardScorer, Step, StepGenerator, StepScorer
@@ -120,7 +121,7 @@ __all__ = [
 _WHERE = {
     "AdaptiveResult": "rewardlab.select.adaptive",
     "Calibrator": "rewardlab.select.adaptive",
-    "CandidateColumns": "rewardlab.select.candidates",
+    "CandidateColumns": "rewardlab.runner.candidate_rows",
     "Candidates": "rewardlab.select.candidates",
     "Curves": "rewardlab.select.curves",
     "Equivalence": "rewardlab.select.options",

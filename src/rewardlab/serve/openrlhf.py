@@ -40,7 +40,6 @@ from rewardlab.errors import MappingError
 
 __all__ = [
     "COMMON_SPECIAL_TOKENS",
-    "MappingError",
     "in_trusted_network",
     "openrlhf_reply",
     "openrlhf_rows",

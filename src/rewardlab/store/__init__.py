@@ -11,7 +11,8 @@ tables. `CallCache` keeps judge endpoints' completions by request (`rewardlab.ju
 the standard library's `sqlite3` is needed.
 """
 
-from rewardlab.store.cache import CacheStats, ResultStore, sample_digest, sample_key
+from rewardlab.core import sample_digest
+from rewardlab.store.cache import CacheStats, ResultStore, sample_key
 from rewardlab.store.runs import RunInfo, RunStore
 from rewardlab.store.sqlite import Database
 
