@@ -41,7 +41,8 @@ def main() -> None:
     from sklearn.calibration import calibration_curve
     from sklearn.metrics import brier_score_loss, f1_score
 
-    from rewardlab.evaluate import brier_score, pass_at_k_many, reliability, step_f1
+    from rewardlab.evaluate import brier_score, reliability, step_f1
+    from rewardlab.evaluate.passk import pass_at_k_many
 
     rng = np.random.default_rng(0)
     rows = []

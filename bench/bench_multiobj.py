@@ -42,13 +42,8 @@ from pymoo.indicators.hv import HV
 from pymoo.operators.survival.rank_and_crowding.metrics import calc_crowding_distance
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
-from rewardlab.multiobj import (
-    crowding_distance,
-    group_hypervolumes,
-    hypervolume,
-    pareto_ranks,
-    pareto_select,
-)
+from rewardlab.multiobj import crowding_distance, hypervolume, pareto_ranks, pareto_select
+from rewardlab.multiobj.pareto import group_hypervolumes
 
 
 def cpu_best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:

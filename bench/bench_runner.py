@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rewardlab.runner import ScoreFileOptions, default_workers, score_file
+from rewardlab.runner import ScoreFileOptions, score_file
+from rewardlab.runner.pool import default_workers
 from rewardlab.verify.text import normalize_text
 
 SPEC = """

@@ -41,8 +41,9 @@ import numpy as np
 from rewardlab.evaluate.stats import bootstrap_ci
 from rewardlab.select.adaptive import adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.mcts import mcts_search
+from rewardlab.select.options import SimulatorConfig
 from rewardlab.select.search import beam_search, best_of_n_search, early_rejection_search, rollouts
-from rewardlab.select.simulator import SimulatorConfig, StepSimulator, judge
+from rewardlab.select.simulator import StepSimulator, judge
 
 
 def run(method, problems, seed: int = 0, config: SimulatorConfig | None = None):

@@ -106,15 +106,14 @@ def test_control_flow_signals_stay_private(qualified):
 
 
 def test_moved_classes_keep_their_old_import_path():
-    from rewardlab.compose import FormulaError
+    from rewardlab.compose.formula import FormulaError
     from rewardlab.envs.rm import NoTransitionError
+    from rewardlab.errors import ApiError, BackendError, Overloaded, ServerError
+    from rewardlab.errors import MappingError as OldMappingError
     from rewardlab.models import TrainingError
-    from rewardlab.sandbox import CandidateError, EncodeError, SandboxError
+    from rewardlab.sandbox import EncodeError, SandboxError
     from rewardlab.sandbox._wire import ProtocolError
-    from rewardlab.serve.batching import BackendError, Overloaded
-    from rewardlab.serve.client import ServerError
-    from rewardlab.serve.openrlhf import MappingError as OldMappingError
-    from rewardlab.serve.service import ApiError
+    from rewardlab.sandbox.session import CandidateError
 
     for cls in (FormulaError, NoTransitionError, TrainingError, CandidateError, EncodeError, SandboxError,
                 ProtocolError, BackendError, Overloaded, ServerError, OldMappingError, ApiError):

@@ -21,11 +21,11 @@ from rewardlab.core import (
     RewardResult,
     Sample,
     Status,
-    register,
     registry,
     reward,
 )
-from rewardlab.runner import WorkerPool, score
+from rewardlab.core.registry import register
+from rewardlab.runner import score
 
 __all__ = [
     "BaseReward",
@@ -35,7 +35,6 @@ __all__ = [
     "RewardResult",
     "Sample",
     "Status",
-    "WorkerPool",
     "__version__",
     "build",
     "register",

@@ -45,7 +45,7 @@ The families are what a caller catches: `SpecError`/`ConfigError`/`InputError` (
 the argument, the data), `ExecutionError` (the machinery broke: retry, or report a bug),
 `ServiceError` (a remote service: back off and retry), `DependencyError` (install the extra).
 
-Outside the tree on purpose: `rewardlab.sandbox.SessionEnded` derives from `BaseException` so
+Outside the tree on purpose: `rewardlab.sandbox.session.SessionEnded` derives from `BaseException` so
 that a test harness's `except Exception` inside a verifier cannot swallow the end of a sandboxed
 program.
 

@@ -13,7 +13,7 @@ from rewardlab.agent.replay import StateReplay
 from rewardlab.agent.state import StateChecks
 from rewardlab.core.sample import Sample
 from rewardlab.errors import ConfigError
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 
 ISOLATION = "bubblewrap" if find_bwrap() else "rlimits"
 CALL = [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "cancel", "arguments": {"order_id": "A"}}}]},

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rewardlab.author import office_task_env, task_by_name
-from rewardlab.sandbox import SandboxPool, find_bwrap
+from rewardlab.sandbox import SandboxPool
+from rewardlab.sandbox.config import find_bwrap
 
 
 @pytest.fixture(scope="module")

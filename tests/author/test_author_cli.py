@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rewardlab.cli.main import main
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")
 

@@ -17,13 +17,17 @@ from rewardlab.cli import select as select_cli
 from rewardlab.cli._options import Flag, attribute_docs, field_defaults, settings_values
 from rewardlab.cli.main import app
 from rewardlab.evaluate.audit.options import ProbeOptions
-from rewardlab.evaluate.datasets import CandidateColumns
 from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig, PRMConfig, TrainConfig
 from rewardlab.models.data import graded_pairs, split_pairs
+from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.runner.options import ScoreFileOptions
+from rewardlab.select.openai_generator import OpenAIStepGenerator
+from rewardlab.select.options import SearchOptions, SimulationOptions, SimulatorConfig
+from rewardlab.select.problems import load_problems
 from rewardlab.serve.launch import run_server
 from rewardlab.serve.settings import ServeSettings
 
+_SEARCH_ARGV = ["p.jsonl", "--base-url", "http://127.0.0.1:8000/v1", "--model", "m", "-o", "o.jsonl"]
 # (command path, its required arguments, the flags it generates, the class they come from)
 GENERATED = [
     (("serve",), ["spec.toml"], serve.SETTINGS, ServeSettings),
@@ -39,6 +43,11 @@ GENERATED = [
     (("select", "curves"), ["c.jsonl"], select_cli.COLUMNS, CandidateColumns),
     (("select", "pick"), ["c.jsonl", "-o", "p.jsonl"], select_cli.COLUMNS, CandidateColumns),
     (("audit",), ["spec.toml", "--data", "data.jsonl"], audit.PROBE_OPTIONS, ProbeOptions),
+    (("select", "search"), _SEARCH_ARGV, select_cli.SEARCH, SearchOptions),
+    (("select", "search"), _SEARCH_ARGV, select_cli.ENDPOINT, OpenAIStepGenerator),
+    (("select", "search"), _SEARCH_ARGV, select_cli.PROBLEMS, load_problems),
+    (("select", "simulate"), [], select_cli.SIMULATE, SimulationOptions),
+    (("select", "simulate"), [], select_cli.SIMULATOR, SimulatorConfig),
 ]
 
 
@@ -53,6 +62,7 @@ def _params(path: tuple[str, ...], argv: list[str]) -> dict:
 def test_every_generated_default_is_the_class_default(path, argv, flags, model, monkeypatch):
     monkeypatch.delenv("REWARDLAB_TOKEN", raising=False)
     defaults = field_defaults(model)
+    flags = [f for f in flags if f.field in defaults]  # a field without a default is a required option
     got = settings_values(flags, _params(path, argv))
     expected = {f.field: list(d) if isinstance(d := defaults[f.field], tuple) else d for f in flags}  # repeatable: a list
     if model is ServeSettings:  # an unset token is the empty option
@@ -110,6 +120,24 @@ def test_every_config_field_is_documented():
         assert set(attribute_docs(config)) == set(field_defaults(config)), config.__name__
 
 
+def test_a_required_field_is_a_required_option_and_each_value_reaches_its_field():
+    params = _params(("select", "search"), [*_SEARCH_ARGV, "--aggregate", "product", "-m", "dvts", "--retries", "0"])
+    assert (params["base_url"], params["model"], params["retries"]) == ("http://127.0.0.1:8000/v1", "m", 0)
+    options = SearchOptions(**settings_values(select_cli.SEARCH, params))
+    assert (options.aggregate, options.method) == ("product", "dvts")
+    with pytest.raises(Exception, match="Missing parameter: model"):
+        _params(("select", "search"), ["p.jsonl", "--base-url", "http://x/v1", "-o", "o.jsonl"])
+
+
+def test_a_literal_option_names_its_choices_in_its_help_once():
+    command = typer.main.get_command(app).commands["select"].commands["search"]  # type: ignore[attr-defined]
+    helps = {p.name: p.help for p in command.params}
+    assert helps["aggregate"].endswith("One of: min, last, product, mean.")
+    assert helps["equivalence"].endswith("One of: exact, normalized, math.")
+    assert "One of" not in helps["method"]  # its description already names every method
+    assert "beam" in helps["method"] and "early_rejection" in helps["method"]
+
+
 def test_an_option_without_a_description_fails_when_the_command_is_defined():
     from dataclasses import dataclass
 
@@ -150,7 +178,8 @@ print(code, heavy)
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["train", "rm", "--help"], ["train", "prm", "--help"], ["eval", "--help"], ["audit", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["train", "rm", "--help"], ["train", "prm", "--help"], ["eval", "--help"], ["audit", "--help"],
+                                  ["select", "search", "--help"], ["select", "simulate", "--help"]])
 def test_cli_help_imports_no_torch_nor_numpy(argv):
     src = str(Path(__file__).resolve().parents[2] / "src")
     env = {"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"}

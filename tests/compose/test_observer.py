@@ -95,7 +95,7 @@ def test_a_built_spec_and_a_formula_can_be_observed():
 
 
 def test_observations_made_in_worker_processes_reach_the_callers_observer():
-    from rewardlab.runner import PoolExecutor
+    from rewardlab.runner.executors import PoolExecutor
 
     times = ComponentTimes()
     executor = PoolExecutor(composite().observed(times), workers=2, timeout=30)

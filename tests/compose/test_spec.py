@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from rewardlab.compose import build, check, parse_spec
+from rewardlab.compose import build, check
+from rewardlab.compose.spec import parse_spec
 from rewardlab.core import Sample, Status
 from rewardlab.errors import SpecError
 

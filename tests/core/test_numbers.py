@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from rewardlab.core import coerce_output, json_float
+from rewardlab.core.numbers import json_float
+from rewardlab.core.reward import coerce_output
 
 
 @pytest.mark.parametrize(

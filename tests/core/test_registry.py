@@ -1,6 +1,7 @@
 import pytest
 
-from rewardlab.core import Registry, Sample, registry, reward
+from rewardlab.core import Sample, registry, reward
+from rewardlab.core.registry import Registry
 from rewardlab.errors import RegistryError, SpecError, UnknownRewardError
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import rewardlab.credit
 import rewardlab.shape
-from rewardlab.credit import by_size, grpo, pack
+from rewardlab.credit import grpo, pack
+from rewardlab.credit.grouping import by_size
 from rewardlab.credit.toy import ESTIMATORS, train_toy
 from rewardlab.errors import ArrayError
 
@@ -79,7 +80,7 @@ def test_importing_credit_and_shape_does_not_import_torch():
 
 
 def test_advantages_by_group_reports_unscored_rows_and_flat_groups():
-    from rewardlab.credit import advantages_by_group
+    from rewardlab.credit.grouping import advantages_by_group
 
     scores = np.array([1.0, np.nan, 0.0, 1.0, 1.0, 0.5])
     ok = ~np.isnan(scores)

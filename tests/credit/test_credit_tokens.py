@@ -8,13 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rewardlab.credit import (
-    aggregate_tokens,
-    length_weights,
-    redistribute,
-    redistribute_deltas,
-    to_tokens,
-)
+from rewardlab.credit import length_weights, redistribute, redistribute_deltas, to_tokens
+from rewardlab.credit.tokens import aggregate_tokens
 from rewardlab.errors import ArrayError, NonFiniteError
 
 

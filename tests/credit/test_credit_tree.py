@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardlab.credit import dr_grpo, grpo, tree_advantages, tree_advantages_batch
+from rewardlab.credit import dr_grpo, grpo, tree_advantages
+from rewardlab.credit.tree import tree_advantages_batch
 from rewardlab.errors import ArrayError
 
 rewards_st = st.floats(-10, 10, allow_nan=False)

@@ -7,8 +7,9 @@ import pickle
 import pytest
 
 from rewardlab import Sample, Status, build, registry
-from rewardlab.judges import LLMJudge, parse_score, render
+from rewardlab.judges import LLMJudge, render
 from rewardlab.judges.templates import BUILTIN
+from rewardlab.templates import parse_score
 
 pytestmark = pytest.mark.network
 

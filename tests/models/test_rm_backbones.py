@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from rewardlab.models import RewardModel, tiny_bert
-from rewardlab.models.backbones import EncodeConfig, HFBackbone
+from rewardlab.models.backbones import HFBackbone
+from rewardlab.models.config import EncodeConfig
 from rewardlab.models.heads import ScalarHead
 
 TEXTS = [

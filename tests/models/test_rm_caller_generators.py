@@ -15,8 +15,8 @@ import torch
 from caller_generators import caller_draws, seed_caller
 from rewardlab.errors import InputError
 from rewardlab.models import TrainConfig, TrainingError, train_reward_model
-from rewardlab.models.backbones import EncodeConfig, HFBackbone
-from rewardlab.models.config import PRMConfig
+from rewardlab.models.backbones import HFBackbone
+from rewardlab.models.config import EncodeConfig, PRMConfig
 from rewardlab.models.prm import train_prm
 from rewardlab.models.synthetic import make_step_samples
 

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 import candidate_files
 from rewardlab.errors import InputError
-from rewardlab.models import read_pairs, split_pairs
-from rewardlab.models.data import pairs_from_rows
+from rewardlab.models import read_pairs
+from rewardlab.models.data import pairs_from_rows, split_pairs
 
 
 def _write(tmp_path, rows):
@@ -106,7 +106,7 @@ def graded_pairs_row_at_a_time(rows: list[dict], on_error) -> list:
     """The reading `graded_pairs` stands for: the prompt, then `parse_candidate_row` item by
     item, row by row; every (right, wrong) pair of each row."""
     from candidate_files import item_by_item
-    from rewardlab.core import text_of
+    from rewardlab.core.sample import text_of
     from rewardlab.models.data import PreferencePair
     from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from rewardlab.cli.main import main
-from rewardlab.models.backbones import EncodeConfig, HFBackbone, tiny_bert
+from rewardlab.models.backbones import HFBackbone, tiny_bert
 from rewardlab.models.checkpoint import pair_text
+from rewardlab.models.config import EncodeConfig
 from rewardlab.models.data import held_out, read_pairs, split_warning
 
 PROMPT = "QUESTION: what is the sum of the numbers below? " + " ".join(f"n{i}" for i in range(200))

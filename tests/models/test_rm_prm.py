@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rewardlab.core import Sample, Status, registry
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, TrainingError
 from rewardlab.models.prm import PRMConfig, ProcessRewardModel, train_prm
 from rewardlab.models.step_labels import (
     BUFFER,
@@ -18,7 +18,6 @@ from rewardlab.models.step_labels import (
     td_lambda_targets,
 )
 from rewardlab.models.synthetic import make_step_samples
-from rewardlab.models.train import TrainingError
 
 
 def test_mc_hard_and_soft_labels():

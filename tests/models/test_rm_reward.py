@@ -9,7 +9,7 @@ import rewardlab
 from rewardlab.core import Sample, Status, registry
 from rewardlab.errors import InputError
 from rewardlab.models import RewardModel, TrainConfig, tiny_bert, train_reward_model
-from rewardlab.models.backbones import EncodeConfig
+from rewardlab.models.config import EncodeConfig
 from rewardlab.models.reward import ModelReward
 
 

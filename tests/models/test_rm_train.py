@@ -12,8 +12,8 @@ from rewardlab.models import (
     tiny_bert,
     train_reward_model,
 )
-from rewardlab.models.backbones import EncodeConfig
 from rewardlab.models.checkpoint import RewardModel
+from rewardlab.models.config import EncodeConfig
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.synthetic import SyntheticConfig, gold_reward, make_pairs
 

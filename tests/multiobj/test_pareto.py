@@ -17,13 +17,12 @@ from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from rewardlab.errors import ArrayError, ConfigError
 from rewardlab.multiobj import (
     crowding_distance,
-    group_hypervolumes,
     hypervolume,
     pareto_advantages,
-    pareto_front,
     pareto_ranks,
     pareto_select,
 )
+from rewardlab.multiobj.pareto import group_hypervolumes, pareto_front
 from without_extras import run_python
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from rewardlab import RewardResult
 from rewardlab.errors import ArrayError, ConfigError
-from rewardlab.multiobj import RunningNormalizer, normalize_objectives, objective_arrays, vectors_of
+from rewardlab.multiobj import RunningNormalizer, normalize_objectives, objective_arrays
+from rewardlab.multiobj.vectors import vectors_of
 from rewardlab.shape import minmax, rank, zscore
 
 

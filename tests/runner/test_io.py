@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from rewardlab.compose import build
 from rewardlab.errors import InputError
-from rewardlab.runner import ScoreFileOptions, read_samples, score_file
+from rewardlab.runner import ScoreFileOptions, score_file
+from rewardlab.runner.io import read_samples
 
 SPEC = """
 [reward]
@@ -82,7 +83,7 @@ def test_parquet_output_when_first_batch_has_no_errors(tmp_path):
     out = tmp_path / "out.parquet"
     score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, ScoreFileOptions(workers=0))
     # batch_rows is large, so everything is one batch; write again with tiny batches
-    from rewardlab.runner import RowWriter
+    from rewardlab.runner.io import RowWriter
 
     rows = [{"reward": 1.0, "reward_error": None, "reward_info": {}}, {"reward": None, "reward_error": "x", "reward_info": {}}]
     with RowWriter(tmp_path / "small.parquet", batch_rows=1) as writer:

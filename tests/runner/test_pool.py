@@ -4,7 +4,8 @@ import time
 import pytest
 
 from rewardlab.core import ErrorKind, Sample, Status
-from rewardlab.runner import ProcessPool, WorkerPool
+from rewardlab.runner import WorkerPool
+from rewardlab.runner.pool import ProcessPool
 
 from .rewards_for_tests import misbehave
 

@@ -6,7 +6,8 @@ import time
 
 from deadlines import DEADLINE, nested, within_deadline
 from rewardlab.core import ErrorKind, Sample, Status
-from rewardlab.runner import ProcessPool, WorkerPool
+from rewardlab.runner import WorkerPool
+from rewardlab.runner.pool import ProcessPool
 from rewardlab.verify.text import ExactMatch
 
 

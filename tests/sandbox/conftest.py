@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardlab.sandbox import SandboxPool, find_bwrap
+from rewardlab.sandbox import SandboxPool
+from rewardlab.sandbox.config import find_bwrap
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from rewardlab.sandbox import Limits, SandboxPool, find_bwrap
+from rewardlab.sandbox import Limits, SandboxPool
 from rewardlab.sandbox._server import Server
+from rewardlab.sandbox.config import find_bwrap
 
 needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")
 

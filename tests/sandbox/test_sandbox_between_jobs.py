@@ -22,7 +22,8 @@ from sandbox_helpers import (
     worker_pids,
 )
 
-from rewardlab.sandbox import CandidateError, Limits, Outcome, SandboxPool, SessionEnded
+from rewardlab.sandbox import Limits, Outcome, SandboxPool
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 
 pytestmark = needs_bwrap
 

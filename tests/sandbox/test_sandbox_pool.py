@@ -9,17 +9,11 @@ import warnings
 import pytest
 from sandbox_helpers import assert_pool_healthy, needs_bwrap, worker_pids
 
-from rewardlab.sandbox import (
-    FALLBACK_WARNING,
-    Limits,
-    Outcome,
-    SandboxConfig,
-    SandboxError,
-    SandboxPool,
-    SessionEnded,
-)
+from rewardlab.sandbox import Limits, Outcome, SandboxConfig, SandboxError, SandboxPool
 from rewardlab.sandbox import pool as pool_module
 from rewardlab.sandbox.config import sandbox_path
+from rewardlab.sandbox.pool import FALLBACK_WARNING
+from rewardlab.sandbox.session import SessionEnded
 
 pytestmark = needs_bwrap
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rewardlab.sandbox import EncodeError, decode_value, encode_value
-from rewardlab.sandbox._wire import ProtocolError
+from rewardlab.sandbox import EncodeError
+from rewardlab.sandbox._wire import ProtocolError, decode_value, encode_value
 
 atoms = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary() | st.complex_numbers(allow_nan=False)
 hashable = st.none() | st.booleans() | st.integers() | st.text() | st.binary()

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rewardlab.errors import InputError
-from rewardlab.select.candidates import CandidateColumns, load_candidates
+from rewardlab.runner.candidate_rows import CandidateColumns
+from rewardlab.select.candidates import load_candidates
 from rewardlab.select.curves import selection_curves
 from rewardlab.select.report import write_curves
 

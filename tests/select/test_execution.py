@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from rewardlab.errors import ArrayError
-from rewardlab.sandbox import Limits, SandboxPool, find_bwrap
+from rewardlab.sandbox import Limits, SandboxPool
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.select import execution_classes, majority_vote
 from rewardlab.verify.code import extract_code
 

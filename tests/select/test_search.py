@@ -13,6 +13,7 @@ from rewardlab.select.adaptive import (
     rejection_threshold,
 )
 from rewardlab.select.generate import Problem, Step, StepGenerator, StepScorer, TokenMeter
+from rewardlab.select.options import SimulatorConfig
 from rewardlab.select.search import (
     aggregate_prefix,
     beam_search,
@@ -21,7 +22,7 @@ from rewardlab.select.search import (
     early_rejection_search,
     rollouts,
 )
-from rewardlab.select.simulator import SimulatorConfig, StepSimulator, judge
+from rewardlab.select.simulator import StepSimulator, judge
 
 
 def accuracy(results, problems):

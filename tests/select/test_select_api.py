@@ -32,3 +32,12 @@ def test_nothing_below_select_imports_it():
                  if "rewardlab.select" in p.read_text(encoding="utf-8")
                  and not p.is_relative_to(src / "select") and p.name != "select.py"]  # fmt: skip
     assert offenders == []
+
+
+def test_the_curve_and_pick_methods_are_the_literals_the_cli_offers():
+    from rewardlab.core.choices import choices_of
+    from rewardlab.select.curves import METHODS
+    from rewardlab.select.options import CurveMethod, PickMethod
+
+    assert tuple(METHODS) == choices_of(CurveMethod)
+    assert set(choices_of(PickMethod)) == set(METHODS) - {"oracle"}  # pick runs every selector, not pass@n

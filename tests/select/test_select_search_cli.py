@@ -158,7 +158,7 @@ def test_the_search_defaults_are_declared_once():
     import inspect
 
     from rewardlab.cli.select import search_command
-    from rewardlab.select.batch import SearchOptions
+    from rewardlab.select.options import SearchOptions
     from rewardlab.select.search import beam_search, best_first_search, diverse_tree_search
 
     options = {f.name: f.default for f in dataclasses.fields(SearchOptions)}

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rewardlab.errors import ServerError
 from rewardlab.runner import ScoreFileOptions, score_file_resumable
-from rewardlab.serve.client import ServerError
 from rewardlab.serve.remote import RemoteExecutor
 from rewardlab.store import ResultStore, RunStore
 

@@ -8,10 +8,12 @@ import orjson
 import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
+from rewardlab.errors import ServerError
 from rewardlab.serve.app import _ScoreFastPath
-from rewardlab.serve.client import ServerError, _results
+from rewardlab.serve.client import _results
 from rewardlab.serve.settings import ServeSettings
-from rewardlab.store import ResultStore, encode_result
+from rewardlab.store import ResultStore
+from rewardlab.store.cache import encode_result
 
 from ._live import asgi_client, run
 from ._rewards import Length

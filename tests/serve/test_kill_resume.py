@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from rewardlab.core import Sample
+from rewardlab.errors import ServerError
 from rewardlab.runner import ScoreFileOptions, score_file_resumable
-from rewardlab.serve.client import ServerError
 from rewardlab.serve.remote import RemoteExecutor
 from rewardlab.store import ResultStore, RunStore, sample_key
 

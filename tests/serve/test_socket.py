@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.serve.client import AsyncClient, Client, RemoteReward, ServerError
+from rewardlab.errors import ServerError
+from rewardlab.serve.client import AsyncClient, Client, RemoteReward
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 

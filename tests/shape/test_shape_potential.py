@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardlab.errors import ArrayError
-from rewardlab.shape import potential_shaping, shaped_reward_table
+from rewardlab.shape import potential_shaping
+from rewardlab.shape.potential import shaped_reward_table
 
 
 def q_values(p: np.ndarray, r: np.ndarray, gamma: float, terminal: np.ndarray) -> np.ndarray:

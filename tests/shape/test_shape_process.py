@@ -9,16 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from rewardlab.errors import ArrayError, NonFiniteError
-from rewardlab.shape import (
-    aggregate_steps,
-    clip_steps,
-    clipped_linear,
-    couple,
-    delta_steps,
-    gate_process,
-    min_form,
-    par,
-)
+from rewardlab.shape import aggregate_steps, clip_steps, delta_steps, gate_process, min_form, par
+from rewardlab.shape.process import clipped_linear, couple
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 

@@ -37,14 +37,8 @@ from rewardlab.core.result import RewardResult
 from rewardlab.core.reward import BaseReward
 from rewardlab.core.sample import Sample
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.sandbox import (
-    CandidateError,
-    Limits,
-    SandboxConfig,
-    SandboxError,
-    SandboxPool,
-    SessionEnded,
-)
+from rewardlab.sandbox import Limits, SandboxConfig, SandboxError, SandboxPool
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 
 REPLAY_SOURCE = Path(_replay.__file__).read_text(encoding="utf-8")
 _POOLS: dict[tuple[int, int, SandboxConfig], SandboxPool] = {}

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from rewardlab.author.authors import TEMPLATE_SPACE, Author, LLMAuthor, Proposal, TemplateAuthor
-    from rewardlab.author.checks import SIGNATURE, CodePolicy, check_code
-    from rewardlab.author.config import LEARNERS, TrainConfig
-    from rewardlab.author.execute import DEFAULT_LIMITS, RewardTable, evaluate_candidate
+    from rewardlab.author.authors import Author, LLMAuthor, Proposal, TemplateAuthor
+    from rewardlab.author.checks import CodePolicy, check_code
+    from rewardlab.author.config import TrainConfig
+    from rewardlab.author.execute import RewardTable, evaluate_candidate
     from rewardlab.author.loop import (
         AuthorResult,
         LoopConfig,
@@ -51,10 +51,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.author.train import Fitness, train_on_table
 
 __all__ = [
-    "DEFAULT_LIMITS",
-    "LEARNERS",
-    "SIGNATURE",
-    "TEMPLATE_SPACE",
     "Author",
     "AuthorResult",
     "Checks",
@@ -85,15 +81,12 @@ __all__ = [
 ]
 
 _WHERE = {
-    "TEMPLATE_SPACE": "rewardlab.author.authors",
     "Author": "rewardlab.author.authors",
     "LLMAuthor": "rewardlab.author.authors",
     "Proposal": "rewardlab.author.authors",
     "TemplateAuthor": "rewardlab.author.authors",
-    "SIGNATURE": "rewardlab.author.checks",
     "CodePolicy": "rewardlab.author.checks",
     "check_code": "rewardlab.author.checks",
-    "DEFAULT_LIMITS": "rewardlab.author.execute",
     "RewardTable": "rewardlab.author.execute",
     "evaluate_candidate": "rewardlab.author.execute",
     "AuthorResult": "rewardlab.author.loop",
@@ -112,7 +105,6 @@ _WHERE = {
     "gym_task_env": "rewardlab.author.tasks",
     "office_task_env": "rewardlab.author.tasks",
     "task_by_name": "rewardlab.author.tasks",
-    "LEARNERS": "rewardlab.author.config",
     "TrainConfig": "rewardlab.author.config",
     "Fitness": "rewardlab.author.train",
     "train_on_table": "rewardlab.author.train",

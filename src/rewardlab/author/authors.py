@@ -19,7 +19,7 @@ from rewardlab.author.tasks import FiniteTask
 from rewardlab.author.train import merit, rank
 from rewardlab.errors import ConfigError, RewardCodeError, ScoringError
 
-__all__ = ["TEMPLATE", "TEMPLATE_SPACE", "Author", "LLMAuthor", "Proposal", "TemplateAuthor"]
+__all__ = ["Author", "LLMAuthor", "Proposal", "TemplateAuthor"]
 
 
 @dataclass(frozen=True)

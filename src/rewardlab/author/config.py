@@ -10,7 +10,7 @@ from typing import Literal
 
 from rewardlab.errors import ConfigError
 
-__all__ = ["DEFAULT_LR", "LEARNERS", "Learner", "TrainConfig"]
+__all__ = ["LEARNERS", "Learner", "TrainConfig"]
 
 Learner = Literal["q", "dqn", "ppo"]
 

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from rewardlab.errors import CandidateError, RewardCodeFailed
-from rewardlab.sandbox import Limits, Outcome, SandboxPool, SessionEnded
+from rewardlab.sandbox import Limits, Outcome, SandboxPool
+from rewardlab.sandbox.session import SessionEnded
 
 __all__ = ["DEFAULT_LIMITS", "RewardTable", "evaluate_candidate"]
 

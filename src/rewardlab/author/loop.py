@@ -27,10 +27,11 @@ from typing import Any
 
 from rewardlab.author.authors import Author, Proposal
 from rewardlab.author.checks import CodePolicy, check_code
+from rewardlab.author.config import TrainConfig
 from rewardlab.author.execute import DEFAULT_LIMITS, evaluate_candidate
 from rewardlab.author.probes import PreferencePairs, preference_pairs, run_checks
 from rewardlab.author.tasks import FiniteTask
-from rewardlab.author.train import TrainConfig, merit, rank, train_on_table
+from rewardlab.author.train import merit, rank, train_on_table
 from rewardlab.errors import ConfigError, RewardCodeError
 from rewardlab.sandbox import Limits, SandboxPool
 

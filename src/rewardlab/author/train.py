@@ -29,7 +29,7 @@ from rewardlab.author.config import TrainConfig
 from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask
 
-__all__ = ["Fitness", "TrainConfig", "evaluate_greedy", "fitness_from_checkpoints", "merit", "rank", "train_on_table"]
+__all__ = ["Fitness", "evaluate_greedy", "fitness_from_checkpoints", "merit", "rank", "train_on_table"]
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
     reraise_missing(exc, __name__)
 
+from rewardlab.author.config import TrainConfig
 from rewardlab.author.execute import RewardTable
 from rewardlab.author.tasks import FiniteTask
-from rewardlab.author.train import Fitness, TrainConfig, evaluate_greedy, fitness_from_checkpoints
+from rewardlab.author.train import Fitness, evaluate_greedy, fitness_from_checkpoints
 from rewardlab.errors import ConfigError
 
 __all__ = ["SMALL_TASK_SETTINGS", "TableEnv", "train_sb3"]

@@ -29,6 +29,8 @@ from typing import Any, Literal, TypeVar
 import typer
 from pydantic import BaseModel
 
+from rewardlab.core.choices import choices_of
+
 __all__ = ["Flag", "attribute_docs", "defaulted", "field_defaults", "settings_options", "settings_values", "with_options"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -61,8 +63,10 @@ class Flag:
 
 def settings_options(model: Any, flags: Iterable[Flag]) -> list[inspect.Parameter]:
     """Keyword-only typer options for `flags`, with the defaults and descriptions of `model`: a
-    pydantic model, a dataclass, or a function whose keyword parameters are the fields (their
-    descriptions under ``Args:``). A boolean that defaults to true gets ``--x/--no-x``."""
+    pydantic model, a dataclass, a function whose keyword parameters are the fields (their
+    descriptions under ``Args:``), or a class whose constructor's are (described under ``Args:``
+    of the class). A field without a default is a required option; a boolean that defaults to
+    true gets ``--x/--no-x``; the choices of a `Literal` field are named in its help."""
     fields = _fields(model)
     params = []
     for flag in flags:
@@ -70,7 +74,7 @@ def settings_options(model: Any, flags: Iterable[Flag]) -> list[inspect.Paramete
             raise KeyError(f"{model.__name__} has no field {flag.field!r}")
         default, annotation, description = fields[flag.field]
         if default is _REQUIRED:
-            raise ValueError(f"{model.__name__}.{flag.field} has no default to offer on the command line")
+            default = ...  # typer's mark of a required option
         kind = _cli_type(annotation)
         if isinstance(default, tuple):  # a repeatable option: typer collects a list
             default = list(default)
@@ -82,6 +86,7 @@ def settings_options(model: Any, flags: Iterable[Flag]) -> list[inspect.Paramete
         text = flag.help or _sentence(description)
         if not text:
             raise ValueError(f"{model.__name__}.{flag.field} has no description; document it or give the Flag a help")
+        text += _choices(annotation, text)
         option = typer.Option(default, *names, help=text, envvar=flag.envvar)
         params.append(inspect.Parameter(flag.field, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind))
     return params
@@ -135,13 +140,20 @@ def _fields(model: Any) -> dict[str, tuple[Any, Any, str]]:
             out[f.name] = (default, hints[f.name], docs.get(f.name, ""))
         return out
     if inspect.isfunction(model):
-        hints, docs = typing.get_type_hints(model), attribute_docs(model, "Args")
-        return {
-            p.name: (_REQUIRED if p.default is p.empty else p.default, hints.get(p.name, Any), docs.get(p.name, ""))
-            for p in inspect.signature(model).parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        }
-    raise TypeError(f"{model!r} is neither a pydantic model, a dataclass nor a function")
+        return _parameters(model, attribute_docs(model, "Args"))
+    init = inspect.getattr_static(model, "__init__", None) if isinstance(model, type) else None
+    if inspect.isfunction(init):  # a class's constructor, documented under the class's Args
+        return _parameters(init, attribute_docs(model, "Args"))
+    raise TypeError(f"{model!r} is neither a pydantic model, a dataclass, a function nor a class with an __init__")
+
+
+def _parameters(function: Any, docs: dict[str, str]) -> dict[str, tuple[Any, Any, str]]:
+    hints = typing.get_type_hints(function)
+    return {
+        p.name: (_REQUIRED if p.default is p.empty else p.default, hints.get(p.name, Any), docs.get(p.name, ""))
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    }
 
 
 def settings_values(flags: Iterable[Flag], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -162,12 +174,13 @@ def defaulted(ctx: typer.Context, name: str) -> bool:
     return source is None or source.name in ("DEFAULT", "DEFAULT_MAP")
 
 
-def with_options(options: Sequence[inspect.Parameter], *, after: str) -> Callable[[_F], _F]:
-    """Give a command `fn(..., **settings)` a signature with `options` right after `after`."""
+def with_options(options: Sequence[inspect.Parameter], *, after: str | None) -> Callable[[_F], _F]:
+    """Give a command `fn(..., **settings)` a signature with `options` right after `after`
+    (None: before its own parameters)."""
 
     def decorate(fn: _F) -> _F:
         own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
-        at = next(i for i, p in enumerate(own) if p.name == after) + 1
+        at = 0 if after is None else next(i for i, p in enumerate(own) if p.name == after) + 1
         keyword = [p.replace(kind=p.KEYWORD_ONLY) if p.kind is p.POSITIONAL_OR_KEYWORD else p for p in own]
         fn.__signature__ = inspect.Signature([*keyword[:at], *options, *keyword[at:]])  # type: ignore[attr-defined]
         return fn
@@ -191,6 +204,14 @@ def _cli_type(annotation: Any) -> Any:
     if typing.get_origin(annotation) is tuple and args in ((str, Ellipsis), (int, Ellipsis), (float, Ellipsis)):
         return list[args[0]]  # type: ignore[valid-type]  # a repeatable option
     raise TypeError(f"no command-line type for {annotation!r}")
+
+
+def _choices(annotation: Any, text: str) -> str:
+    """`` One of: a, b, c.`` for a `Literal` field whose help does not name every choice."""
+    allowed = [str(c) for c in choices_of(annotation) if c is not None]
+    if not allowed or all(re.search(rf"\b{re.escape(c)}\b", text) for c in allowed):
+        return ""
+    return f" One of: {', '.join(allowed)}."
 
 
 def _sentence(text: str) -> str:

@@ -7,9 +7,7 @@ from typing import Any
 
 import typer
 
-from rewardlab._progress import progress_enabled
-
-__all__ = ["PROGRESS_HELP", "progress_enabled", "progress_option"]
+__all__ = ["progress_option"]
 
 PROGRESS_HELP = "Progress bar with rate and ETA on stderr (default: on when stderr is a terminal)."
 

@@ -1,6 +1,6 @@
 """`rewardlab advantages SCORED`: group-relative advantages of a scored file, and what was wasted.
 
-A thin shell over `rewardlab.credit.advantages_by_group`: reads rows (the output of `rewardlab
+A thin shell over `rewardlab.credit.grouping.advantages_by_group`: reads rows (the output of `rewardlab
 score`, or any JSONL/Parquet with a score and a group column), adds an `advantage` column (null
 for rows without a score: errors and skips move no baseline), and prints how many groups carried
 no signal (zero variance). A row that cannot be read (bad JSON, no group, a score that is not a
@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 import typer
 
-from rewardlab.cli._progress import progress_enabled, progress_option
-from rewardlab.core import json_float
+from rewardlab._progress import progress_enabled
+from rewardlab.cli._progress import progress_option
+from rewardlab.core.numbers import json_float
 from rewardlab.errors import InputError, UsageError
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ def advantages_command(
     group_by: str = typer.Option("group", "--group-by", "-g", help="Column holding the prompt (group) id."),
     estimator: str | None = typer.Option(
         None, "--estimator", "-e",
-        help="Outcome estimator, one of rewardlab.credit.OUTCOME_ESTIMATORS (default: that of rewardlab.credit.advantages_by_group).",
+        help="Outcome estimator, one of rewardlab.credit.grouping.OUTCOME_ESTIMATORS (default: that of rewardlab.credit.grouping.advantages_by_group).",
     ),
     score_column: str = typer.Option("reward", "--score-column", help="Column holding the score."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write. Default: INPUT.advantages.jsonl"),
@@ -73,7 +74,7 @@ def advantages_command(
     import numpy as np
 
     from rewardlab.cli._render import console, print_unreadable
-    from rewardlab.credit import OUTCOME_ESTIMATORS, advantages_by_group
+    from rewardlab.credit.grouping import OUTCOME_ESTIMATORS, advantages_by_group
     from rewardlab.runner.io import RowWriter, decode_row
 
     if estimator is None:  # the library's default, declared by `advantages_by_group`

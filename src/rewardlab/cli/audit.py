@@ -59,7 +59,7 @@ def audit_command(
     from rewardlab.cli.eval import print_report_summary
     from rewardlab.evaluate.audit.probes import probe_by_name
     from rewardlab.evaluate.audit.run_audit import audit_reward
-    from rewardlab.evaluate.datasets import CandidateColumns
+    from rewardlab.runner.candidate_rows import CandidateColumns
 
     unreadable: list[InputError] = []  # rows left out: printed here, listed in the report
     try:

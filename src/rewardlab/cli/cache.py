@@ -13,7 +13,8 @@ _PATH = typer.Option(None, "--cache", help="Cache file (default: $REWARDLAB_CACH
 
 
 def _open(path: Path | None):  # type: ignore[no-untyped-def]
-    from rewardlab.store import ResultStore, default_cache_path
+    from rewardlab.store import ResultStore
+    from rewardlab.store.sqlite import default_cache_path
 
     return ResultStore(path or default_cache_path())
 

@@ -15,10 +15,24 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from rewardlab.cli._columns import SELECT_COLUMNS, candidate_columns
-from rewardlab.cli._options import settings_options, with_options
+from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
 from rewardlab.cli._progress import progress_option
-from rewardlab.errors import UsageError
+from rewardlab.core.choices import check_choice, choices_of
+from rewardlab.errors import ConfigError, GenerationError, UsageError
 from rewardlab.runner.candidate_rows import CandidateColumns
+
+# option classes only: none imports numpy (the CLI reads them at start-up)
+from rewardlab.select.openai_generator import OpenAIStepGenerator
+from rewardlab.select.options import (
+    CurveMethod,
+    Equivalence,
+    PickMethod,
+    SearchOptions,
+    SimulationOptions,
+    SimulatorConfig,
+    WeightMap,
+)
+from rewardlab.select.problems import load_problems
 
 if TYPE_CHECKING:
     from rewardlab.errors import InputError
@@ -28,8 +42,8 @@ select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PR
 
 # the column options, shared with `rewardlab eval` (names, defaults and help from CandidateColumns)
 COLUMNS = SELECT_COLUMNS
-_EQUIVALENCE = typer.Option("math", "--equivalence", help="Answer equivalence for votes: math, normalized or exact.")
-_WEIGHTS = typer.Option("sigmoid", "--weights", help="Scores to vote weights: sigmoid (logits), exp or raw.")
+_EQUIVALENCE = typer.Option("math", "--equivalence", help=f"Answer equivalence for votes: {', '.join(choices_of(Equivalence))}.")
+_WEIGHTS = typer.Option("sigmoid", "--weights", help=f"Scores to vote weights (sigmoid: of logits): {', '.join(choices_of(WeightMap))}.")
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
 
 
@@ -105,12 +119,12 @@ def _searched_line(summary: dict[str, Any], unreadable: int, method: str) -> str
     return line
 
 
-def _calibrated(path: Path, prompt: str, reference: str, generator: Any, scorer: Any, options: Any) -> Any:
+def _calibrated(path: Path, prompt: str, reference: str | None, generator: Any, scorer: Any, options: Any) -> Any:
     """Early rejection's calibrated PRM and threshold, from the held-out problems at `path`."""
     from rewardlab.cli._render import console
-    from rewardlab.select.batch import calibrate_rejection, load_problems
+    from rewardlab.select.batch import calibrate_rejection
 
-    held_out = load_problems(path, prompt=prompt, reference=reference or None)
+    held_out = load_problems(path, prompt=prompt, reference=reference)
     console.print(f"calibrating the PRM on {len(held_out)} held-out problems ({options.n} rollouts each, twice)")
     rule = calibrate_rejection(generator, scorer, held_out, options)
     console.print(f"early rejection threshold {rule.threshold:.3f} (accuracy lost against best-of-{options.n} <= {options.max_loss:g}), "
@@ -127,9 +141,12 @@ def _start_math_workers(equivalence: str, votes: bool) -> None:
         warm_up(wait=False)
 
 
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise UsageError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+def _check_choice(option: str, value: str, literal: Any) -> None:
+    """A value outside `literal`'s choices is a usage error naming `option` and the choices."""
+    try:
+        check_choice(option, value, literal)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 @select_app.command("curves")
@@ -137,7 +154,7 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
 def curves_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
     out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
-    methods: str = typer.Option("", "--methods", help="Comma-separated subset of oracle,best_of_n,majority,weighted,hybrid,filtered (default: all the columns allow)."),
+    methods: str = typer.Option("", "--methods", help=f"Comma-separated subset of {', '.join(choices_of(CurveMethod))} (default: all the columns allow)."),
     max_n: int = typer.Option(0, "--max-n", help="Run every budget 1..N (default: every n up to the smallest candidate count when that is at most 16, else its powers of two and itself)."),
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
     max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
@@ -156,8 +173,8 @@ def curves_command(
     from rewardlab.select.curves import METHODS, selection_curves
     from rewardlab.select.report import write_curves
 
-    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
-    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    _check_choice("--equivalence", equivalence, Equivalence)
+    _check_choice("--weights", weights, WeightMap)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     _start_math_workers(equivalence, votes=chosen is None or any(METHODS.get(m, (False,))[0] for m in chosen))
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
@@ -187,7 +204,7 @@ def curves_command(
 @with_options(settings_options(CandidateColumns, COLUMNS), after="output")
 def pick_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
-    method: str = typer.Option("weighted", "--method", "-m", help="best_of_n, majority, weighted, hybrid or filtered."),
+    method: str = typer.Option("weighted", "--method", "-m", help=f"The selector: {', '.join(choices_of(PickMethod))}."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
     equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
     progress: bool | None = progress_option("Progress bar over the candidates scored with --reward, with rate and ETA (default: on when stderr is a terminal)."),
@@ -197,9 +214,9 @@ def pick_command(
     from rewardlab.cli._render import console
     from rewardlab.select.pick import pick, write_picks
 
-    _check_choice("--method", method, ("best_of_n", "majority", "weighted", "hybrid", "filtered"))
-    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
-    _check_choice("--weights", weights, ("sigmoid", "exp", "raw"))
+    _check_choice("--method", method, PickMethod)
+    _check_choice("--equivalence", equivalence, Equivalence)
+    _check_choice("--weights", weights, WeightMap)
     _start_math_workers(equivalence, votes=method != "best_of_n")
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
     candidates, source = _rescored(loaded, reward, progress)
@@ -220,72 +237,69 @@ def pick_command(
                   + (f" ({len(unreadable)} error rows)" if unreadable else ""))  # fmt: skip
 
 
+# `select search`: the method and its budget (SearchOptions), the endpoint (OpenAIStepGenerator's
+# arguments) and the problem columns (load_problems'); names, defaults, choices and help from there.
+SEARCH = [Flag("method", ("--method", "-m")), Flag("n"), Flag("confidence"), Flag("max_loss"), Flag("width"),
+          Flag("expand"), Flag("simulations"), Flag("max_tokens"), Flag("aggregate"), Flag("equivalence")]  # fmt: skip
+ENDPOINT = [Flag("base_url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."), Flag("model"),
+            Flag("delimiter", help="Text between steps (generation stops there); \\n is a newline."),
+            Flag("max_step_tokens"), Flag("temperature"), Flag("timeout"), Flag("retries")]  # fmt: skip
+PROBLEMS = [Flag("prompt"), Flag("reference", help="Column: the gold answer ('' for none).")]
+# `select simulate`: what is compared (SimulationOptions) and how informative the simulated PRM is
+SIMULATE = [Flag("problems", ("--problems", "-n")), Flag("budget"), Flag("width"), Flag("expand"), Flag("seed")]
+SIMULATOR = [Flag("prm_separation")]
+
+
+def _options(kind: Any, flags: list[Flag], values: dict[str, Any]) -> Any:
+    """`kind` built from the command's values of `flags`; a value it refuses is a usage error."""
+    from rewardlab.errors import ArrayError
+
+    try:
+        return kind(**settings_values(flags, values))
+    except (ArrayError, ConfigError) as exc:
+        raise UsageError(f"invalid option: {exc}") from exc
+
+
 @select_app.command("search")
+@with_options([*settings_options(OpenAIStepGenerator, ENDPOINT[:2]), *settings_options(SearchOptions, SEARCH),
+               *settings_options(load_problems, PROBLEMS), *settings_options(OpenAIStepGenerator, ENDPOINT[2:])],
+              after="output")  # fmt: skip
 def search_command(
     data: Path = typer.Argument(..., help="Problems: JSONL/Parquet, one row per problem."),
-    base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."),
-    model: str = typer.Option(..., "--model", help="The served model's name."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with its answer, tokens and steps."),
-    method: str = typer.Option("beam", "--method", "-m", help="beam, best_of_n, dvts, best_first, mcts, majority or adaptive."),
     reward: Path | None = typer.Option(None, "--reward", help="Reward spec (TOML) used as the PRM (not needed by majority, adaptive)."),
-    n: int = typer.Option(8, "--n", help="Solutions of best_of_n and majority (the most adaptive draws)."),
-    confidence: float = typer.Option(0.95, "--confidence", help="adaptive: stop once the leading answer is ahead with this probability."),
     calibration: Path | None = typer.Option(None, "--calibration", help="early_rejection: held-out problems with gold answers to calibrate the PRM on."),
-    max_loss: float = typer.Option(0.01, "--max-loss", help="early_rejection: accuracy against best-of-n it may lose (the threshold's bound)."),
-    width: int = typer.Option(4, "--width", help="Beam width (trees of dvts)."),
-    expand: int = typer.Option(4, "--expand", help="Children per node and round."),
-    simulations: int = typer.Option(16, "--simulations", help="MCTS simulations."),
-    max_tokens: int = typer.Option(8000, "--max-tokens", help="Token budget of best_first (cap of mcts)."),
-    aggregate: str = typer.Option("min", "--aggregate", help="Prefix score from step scores: min, last, product or mean."),
-    equivalence: str = _EQUIVALENCE,
-    prompt: str = typer.Option("question", "--prompt", help="Column: the problem text."),
-    reference: str = typer.Option("gt", "--reference", help="Column: the gold answer ('' for none)."),
-    delimiter: str = typer.Option("\n\n", "--delimiter", help="Text between steps (generation stops there); \\n is a newline."),
-    max_step_tokens: int = typer.Option(256, "--max-step-tokens", help="max_tokens of one step."),
-    temperature: float = typer.Option(0.8, "--temperature", help="Sampling temperature (search needs diverse steps)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request."),
-    retries: int = typer.Option(3, "--retries", help="Retries of a failed request (connection errors, 408/429/5xx)."),
     progress: bool | None = progress_option("Progress bar over the problems searched, with rate and ETA (default: on when stderr is a terminal)."),
+    **settings: Any,
 ) -> None:
     """PRM-guided search per problem against an OpenAI-compatible /completions endpoint."""
     from rewardlab._progress import progress_bar
     from rewardlab.cli._render import console, counting, print_unreadable
-    from rewardlab.select.batch import (
-        SEARCH_METHODS,
-        VOTE_METHODS,
-        SearchOptions,
-        load_problems,
-        search_config,
-        search_problems,
-        unreadable_rows,
-        write_search,
-    )
-    from rewardlab.select.openai_generator import OpenAIStepGenerator
+    from rewardlab.select.batch import search_config, search_problems, write_search
+    from rewardlab.select.options import VOTE_METHODS
+    from rewardlab.select.problems import unreadable_rows
 
-    _check_choice("--method", method, SEARCH_METHODS)
-    _check_choice("--aggregate", aggregate, ("min", "last", "product", "mean"))
-    _check_choice("--equivalence", equivalence, ("math", "normalized", "exact"))
-    if min(n, width, expand, simulations, max_tokens, max_step_tokens) < 1:
-        raise UsageError("--n, --width, --expand, --simulations, --max-tokens and --max-step-tokens must be >= 1")
-    if not 0.5 <= confidence < 1 or not 0 < max_loss < 1:
-        raise UsageError(f"--confidence must be in [0.5, 1) and --max-loss in (0, 1), got {confidence} and {max_loss}")
+    options: SearchOptions = _options(SearchOptions, SEARCH, settings)
+    method = options.method
     if (method == "early_rejection") != (calibration is not None):
         raise UsageError("--method early_rejection calibrates its PRM on held-out problems: give --calibration FILE (and only then)")
     if reward is None and method not in VOTE_METHODS:
         raise UsageError(f"--method {method} is guided by a PRM: give --reward SPEC.toml (or use --method majority or adaptive)")
-    options = SearchOptions(method=method, n=n, width=width, expand=expand, simulations=simulations, max_tokens=max_tokens,
-                            aggregate=aggregate, equivalence=equivalence, confidence=confidence, max_loss=max_loss)  # type: ignore[arg-type]  # fmt: skip
+    endpoint = settings_values(ENDPOINT, settings)
+    endpoint["delimiter"] = endpoint["delimiter"].encode().decode("unicode_escape")
+    prompt, reference = settings["prompt"], settings["reference"] or None
     unreadable: list[InputError] = []
-    problems = load_problems(data, prompt=prompt, reference=reference or None, on_error=unreadable.append)
+    problems = load_problems(data, prompt=prompt, reference=reference, on_error=unreadable.append)
     print_unreadable(unreadable)
-    step_delimiter = delimiter.encode().decode("unicode_escape")
-    generator = OpenAIStepGenerator(base_url, model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
-                                    temperature=temperature, timeout=timeout, retries=retries)  # fmt: skip
-    scorer, prm = _prm(reward, step_delimiter)
+    try:
+        generator = OpenAIStepGenerator(**endpoint)
+    except GenerationError as exc:
+        raise UsageError(f"invalid option: {exc}") from exc
+    scorer, prm = _prm(reward, endpoint["delimiter"])
     try:
         rejection = None if calibration is None else _calibrated(calibration, prompt, reference, generator, scorer, options)
-        config = search_config(options, model=model, delimiter=step_delimiter, max_step_tokens=max_step_tokens,
-                               temperature=temperature, prm=prm, rejection=None if rejection is None else rejection.describe())  # fmt: skip
+        config = search_config(options, model=endpoint["model"], delimiter=endpoint["delimiter"], max_step_tokens=endpoint["max_step_tokens"],
+                               temperature=endpoint["temperature"], prm=prm, rejection=None if rejection is None else rejection.describe())  # fmt: skip
         with progress_bar(progress, f"searching {data.name}", unit="problems") as (advance, set_total):
             set_total(len(problems))
             searched = counting(search_problems(problems, generator, scorer, options, rejection), advance, every=1)
@@ -301,26 +315,17 @@ def search_command(
 
 
 @select_app.command("simulate")
-def simulate_command(
-    problems: int = typer.Option(200, "--problems", "-n", help="Simulated problems."),
-    budget: int = typer.Option(16, "--budget", help="Samples for best-of-n, early rejection and the votes."),
-    width: int = typer.Option(4, "--width", help="Beam width."),
-    expand: int = typer.Option(4, "--expand", help="Children per beam node and round."),
-    separation: float = typer.Option(1.5, "--prm-separation", help="How informative the simulated PRM is (0: noise)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the simulator and its problems."),
-) -> None:
+@with_options([*settings_options(SimulationOptions, SIMULATE), *settings_options(SimulatorConfig, SIMULATOR)], after=None)
+def simulate_command(**settings: Any) -> None:
     """Every search method on the offline step simulator: accuracy [95% CI] and tokens per problem."""
     from rich.table import Table
 
     from rewardlab.cli._render import console
     from rewardlab.select.simulate import compare_methods
-    from rewardlab.select.simulator import SimulatorConfig
 
-    if problems < 1 or budget < 1 or width < 1 or expand < 1:
-        raise UsageError("--problems, --budget, --width and --expand must be >= 1")
-    rows = compare_methods(SimulatorConfig(prm_separation=separation), problems=problems, budget=budget,
-                           width=width, expand=expand, seed=seed)  # fmt: skip
-    table = Table(title=f"{problems} simulated problems (seed {seed})")
+    options: SimulationOptions = _options(SimulationOptions, SIMULATE, settings)
+    rows = compare_methods(_options(SimulatorConfig, SIMULATOR, settings), options)
+    table = Table(title=f"{options.problems} simulated problems (seed {options.seed})")
     for column in ("method", "accuracy [95% CI]", "tokens / problem", "samples / problem"):
         table.add_column(column)
     for row in rows:

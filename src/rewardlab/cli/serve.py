@@ -65,7 +65,7 @@ def serve_command(
     """Serve SPECs: POST /v1/rewards/{name}:score, POST /get_reward (OpenRLHF), /metrics."""
     from pydantic import ValidationError
 
-    from rewardlab.store import default_cache_path
+    from rewardlab.store.sqlite import default_cache_path
 
     values = settings_values(SETTINGS, settings)
     values["token"] = values["token"] or None

@@ -14,8 +14,9 @@ from typing import Any
 
 import typer
 
+from rewardlab._progress import progress_enabled
 from rewardlab.cli._options import Flag, settings_options, settings_values, with_options
-from rewardlab.cli._progress import progress_enabled, progress_option
+from rewardlab.cli._progress import progress_option
 from rewardlab.errors import UsageError
 from rewardlab.models.config import (  # no torch
     DEFAULT_BACKBONE,
@@ -102,7 +103,8 @@ def train_rm(
 ) -> None:
     """Train a Bradley-Terry reward model on preference pairs."""
     from rewardlab.cli._render import console
-    from rewardlab.models import load_backbone, read_pairs
+    from rewardlab.models import read_pairs
+    from rewardlab.models.backbones import load_backbone
     from rewardlab.models.train import EpochLog, train_reward_model
 
     job, config, encode = _configs(TrainConfig, RM_OPTIONS, settings)
@@ -146,7 +148,7 @@ def train_prm_command(
 ) -> None:
     """Train a process reward model on per-step labels (hard or soft)."""
     from rewardlab.cli._render import console
-    from rewardlab.models import load_backbone
+    from rewardlab.models.backbones import load_backbone
     from rewardlab.models.data import held_out, read_step_rows
     from rewardlab.models.prm import train_prm
     from rewardlab.models.train import EpochLog

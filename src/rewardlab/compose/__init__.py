@@ -12,43 +12,27 @@ from rewardlab.compose.combinators import (
     Gate,
     MaxOf,
     MinOf,
-    ObjectiveSum,
     Weighted,
 )
-from rewardlab.compose.formula import Formula, FormulaError
-from rewardlab.compose.objectives import WEIGHTS_KEY, Objective
-from rewardlab.compose.observer import ComponentObserver, ComponentTimes
-from rewardlab.compose.spec import (
-    ComponentSpec,
-    ObjectiveSpec,
-    RewardSpec,
-    SpecFile,
-    build,
-    check,
-    parse_spec,
-)
+from rewardlab.compose.formula import Formula
+from rewardlab.compose.objectives import Objective
+from rewardlab.compose.observer import ComponentTimes
+from rewardlab.compose.spec import build, check
+from rewardlab.core.reward import ComponentObserver
 
 __all__ = [
-    "WEIGHTS_KEY",
     "Clip",
     "Component",
     "ComponentObserver",
-    "ComponentSpec",
     "ComponentTimes",
     "Composite",
     "Formula",
     "FormulaCombine",
-    "FormulaError",
     "Gate",
     "MaxOf",
     "MinOf",
     "Objective",
-    "ObjectiveSpec",
-    "ObjectiveSum",
-    "RewardSpec",
-    "SpecFile",
     "Weighted",
     "build",
     "check",
-    "parse_spec",
 ]

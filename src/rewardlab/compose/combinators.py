@@ -41,10 +41,8 @@ from rewardlab.compose.objectives import (
     objective_values,
     sample_weights,
 )
-from rewardlab.compose.observer import ComponentObserver
 from rewardlab.core import (
     JSON,
-    UNBOUNDED,
     BaseReward,
     ErrorKind,
     Range,
@@ -56,6 +54,7 @@ from rewardlab.core import (
     group_keys,
     spec_hash,
 )
+from rewardlab.core.reward import UNBOUNDED, ComponentObserver
 from rewardlab.errors import SpecError, SpecProblem
 
 ErrorPolicy = Literal["zero", "skip", "fail"]

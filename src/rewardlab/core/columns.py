@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rewardlab.core.result import RewardResult
 from rewardlab.core.reward import Reward
 
-__all__ = ["OBJECTIVE_PREFIX", "SCORED_SUFFIX", "UNSCORED_VALUE", "component_columns", "component_names", "objective_columns", "objective_names"]
+__all__ = ["component_columns", "component_names", "objective_columns", "objective_names"]
 
 def component_names(reward: Reward) -> list[str]:
     """Names of a composite's components, in spec order (empty for a plain reward)."""

@@ -17,41 +17,21 @@ from rewardlab.credit.diffusion import (
     pixel_advantages,
     spatial_advantages,
 )
-from rewardlab.credit.grouping import (
-    OUTCOME_ESTIMATORS,
-    GroupedAdvantages,
-    Packed,
-    advantages_by_group,
-    by_size,
-    from_results,
-    pack,
-    steps_from_results,
-)
+from rewardlab.credit.grouping import Packed, from_results, pack, steps_from_results
 from rewardlab.credit.outcome import a_hpo, dr_grpo, gdpo, grpo, hpo, reinforce_pp, rloo
 from rewardlab.credit.steps import gae, process_advantages, segment_advantages, steps_to_tokens
-from rewardlab.credit.tokens import (
-    aggregate_tokens,
-    length_weights,
-    redistribute,
-    redistribute_deltas,
-    to_tokens,
-)
+from rewardlab.credit.tokens import length_weights, redistribute, redistribute_deltas, to_tokens
 from rewardlab.credit.trajectory import DenoisingTrajectory
-from rewardlab.credit.tree import tree_advantages, tree_advantages_batch
-from rewardlab.credit.turns import turn_advantages, turn_index, turn_returns, turns_to_tokens
+from rewardlab.credit.tree import tree_advantages
+from rewardlab.credit.turns import turn_advantages, turn_index, turns_to_tokens
 
 __all__ = [
-    "OUTCOME_ESTIMATORS",
     "DenoisingTrajectory",
-    "GroupedAdvantages",
     "Packed",
     "a_hpo",
-    "advantages_by_group",
-    "aggregate_tokens",
     "backward_credit",
     "backward_stage",
     "backward_step_mask",
-    "by_size",
     "cosine_progress",
     "cosine_progress_advantages",
     "cosine_progress_credit",
@@ -76,9 +56,7 @@ __all__ = [
     "steps_to_tokens",
     "to_tokens",
     "tree_advantages",
-    "tree_advantages_batch",
     "turn_advantages",
     "turn_index",
-    "turn_returns",
     "turns_to_tokens",
 ]

@@ -19,14 +19,7 @@ from typing import TYPE_CHECKING
 from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from rewardlab.diffusion.ddpo import (
-        CREDIT_RULES,
-        CreditInputs,
-        CreditRule,
-        DDPOConfig,
-        DDPORun,
-        train_ddpo,
-    )
+    from rewardlab.diffusion.ddpo import CreditInputs, CreditRule, DDPOConfig, DDPORun, train_ddpo
     from rewardlab.diffusion.noisy_rm import (
         NoisyLatentRM,
         NoisyRMConfig,
@@ -38,12 +31,10 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         ToyDenoiser,
         ToyDiffusion,
         ToyDiffusionConfig,
-        make_data,
         train_toy_diffusion,
     )
 
 __all__ = [
-    "CREDIT_RULES",
     "CreditInputs",
     "CreditRule",
     "DDPOConfig",
@@ -55,14 +46,12 @@ __all__ = [
     "ToyDenoiser",
     "ToyDiffusion",
     "ToyDiffusionConfig",
-    "make_data",
     "train_ddpo",
     "train_noisy_rm",
     "train_toy_diffusion",
 ]
 
 _WHERE = {
-    "CREDIT_RULES": "rewardlab.diffusion.ddpo",
     "CreditInputs": "rewardlab.diffusion.ddpo",
     "CreditRule": "rewardlab.diffusion.ddpo",
     "DDPOConfig": "rewardlab.diffusion.ddpo",
@@ -76,7 +65,6 @@ _WHERE = {
     "ToyDenoiser": "rewardlab.diffusion.toy",
     "ToyDiffusion": "rewardlab.diffusion.toy",
     "ToyDiffusionConfig": "rewardlab.diffusion.toy",
-    "make_data": "rewardlab.diffusion.toy",
     "train_toy_diffusion": "rewardlab.diffusion.toy",
 }
 __getattr__, __dir__ = exports(__name__, _WHERE)

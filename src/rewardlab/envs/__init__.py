@@ -15,6 +15,6 @@
 Sub-modules are imported on use so that `import rewardlab.envs` needs neither gymnasium nor torch.
 """
 
-from rewardlab.envs.rm import RewardMachine, parse_guard, parse_text_rm
+from rewardlab.envs.rm import RewardMachine, parse_text_rm
 
-__all__ = ["RewardMachine", "parse_guard", "parse_text_rm"]
+__all__ = ["RewardMachine", "parse_text_rm"]

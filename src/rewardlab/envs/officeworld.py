@@ -35,7 +35,6 @@ from rewardlab.envs.rm.text import parse_text_rm
 from rewardlab.errors import InputError, SpecError
 
 __all__ = [
-    "ACTIONS",
     "EMPTY_CELLS",
     "HEIGHT",
     "OBJECTS",

@@ -19,7 +19,7 @@ import numpy as np
 
 from rewardlab.errors import SpecError
 
-__all__ = ["canonicalise", "starc_distance"]
+__all__ = ["starc_distance"]
 
 
 def _check(P: np.ndarray, R: np.ndarray) -> None:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.evaluate.front import (
         FrontVectors,
         front_report,
-        plot_front,
         read_scored_vectors,
         write_front,
     )
@@ -39,18 +38,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         rmbench_grid,
         subset_accuracies,
     )
-    from rewardlab.evaluate.passk import (
-        best_of_n_accuracy,
-        pass_at_k,
-        pass_at_k_many,
-        vote_accuracy,
-    )
-    from rewardlab.evaluate.prm_metrics import (
-        first_error_step,
-        processbench_average,
-        processbench_f1,
-        step_f1,
-    )
+    from rewardlab.evaluate.passk import best_of_n_accuracy, pass_at_k, vote_accuracy
+    from rewardlab.evaluate.prm_metrics import processbench_average, processbench_f1, step_f1
     from rewardlab.evaluate.prmbench import PRMBenchSolution, prmbench_scores
     from rewardlab.evaluate.rewardbench import (
         TiesItem,
@@ -89,7 +78,6 @@ __all__ = [
     "crosscheck_results",
     "crosscheck_rewards",
     "ece",
-    "first_error_step",
     "fit_bon",
     "fit_rl",
     "front_report",
@@ -100,8 +88,6 @@ __all__ = [
     "mean_intervals",
     "pairwise_accuracy",
     "pass_at_k",
-    "pass_at_k_many",
-    "plot_front",
     "prmbench_scores",
     "processbench_average",
     "processbench_f1",
@@ -140,7 +126,6 @@ _WHERE = {
     "sigmoid": "rewardlab.evaluate.calibration",
     "FrontVectors": "rewardlab.evaluate.front",
     "front_report": "rewardlab.evaluate.front",
-    "plot_front": "rewardlab.evaluate.front",
     "read_scored_vectors": "rewardlab.evaluate.front",
     "write_front": "rewardlab.evaluate.front",
     "bon_curve": "rewardlab.evaluate.overoptimization",
@@ -155,9 +140,7 @@ _WHERE = {
     "subset_accuracies": "rewardlab.evaluate.pairwise",
     "best_of_n_accuracy": "rewardlab.evaluate.passk",
     "pass_at_k": "rewardlab.evaluate.passk",
-    "pass_at_k_many": "rewardlab.evaluate.passk",
     "vote_accuracy": "rewardlab.evaluate.passk",
-    "first_error_step": "rewardlab.evaluate.prm_metrics",
     "processbench_average": "rewardlab.evaluate.prm_metrics",
     "processbench_f1": "rewardlab.evaluate.prm_metrics",
     "step_f1": "rewardlab.evaluate.prm_metrics",

@@ -61,7 +61,8 @@ def scorer(
     between groups (`runner.groups.split_at_units`), so a group larger than `chunk_size` is one
     chunk.
     """
-    from rewardlab.runner import InlineExecutor, PoolExecutor, WorkerPool, make_executor
+    from rewardlab.runner import InlineExecutor, WorkerPool, make_executor
+    from rewardlab.runner.executors import PoolExecutor
 
     if progress is None and on_batch is None:
         progress, on_batch = _REPORTING.get()

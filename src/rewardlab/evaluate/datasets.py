@@ -15,7 +15,8 @@ from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardlab.core import ErrorKind, RewardResult, Sample, json_float
+from rewardlab.core import ErrorKind, RewardResult, Sample
+from rewardlab.core.numbers import json_float
 from rewardlab.errors import InputError
 from rewardlab.runner.candidate_batch import CandidateBatch, parse_candidate_batch
 from rewardlab.runner.candidate_rows import (
@@ -26,8 +27,6 @@ from rewardlab.runner.candidate_rows import (
 )
 
 __all__ = [
-    "CandidateColumns",
-    "CandidateRow",
     "CandidateSet",
     "OnError",
     "PairSet",

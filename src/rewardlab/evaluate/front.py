@@ -22,9 +22,11 @@ import numpy as np
 
 from rewardlab.core.result import RewardResult
 from rewardlab.errors import ArrayError, InputError
-from rewardlab.multiobj import hypervolume, pareto_front, pareto_ranks, vectors_of
+from rewardlab.multiobj import hypervolume, pareto_ranks
+from rewardlab.multiobj.pareto import pareto_front
+from rewardlab.multiobj.vectors import vectors_of
 
-__all__ = ["FrontVectors", "front_report", "plot_front", "read_scored_vectors", "write_front"]
+__all__ = ["FrontVectors", "front_report", "read_scored_vectors", "write_front"]
 
 _PREFIX = "objective/"
 

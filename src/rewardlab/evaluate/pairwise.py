@@ -36,7 +36,6 @@ __all__ = [
     "LengthBaseline",
     "RMBenchGrid",
     "best_of_k_accuracy",
-    "best_of_k_length_baseline",
     "best_of_k_outcomes",
     "judge_consistency",
     "length_baseline",

@@ -25,7 +25,7 @@ import numpy as np
 from rewardlab.errors import InputError
 from rewardlab.evaluate._checks import Numbers, as_1d, as_binary, non_empty, same_length
 
-__all__ = ["ProcessBenchScore", "StepF1", "binary_f1", "first_error_step", "processbench_average", "processbench_f1", "step_f1"]
+__all__ = ["ProcessBenchScore", "StepF1", "first_error_step", "processbench_average", "processbench_f1", "step_f1"]
 
 
 def first_error_step(step_scores: Numbers, *, threshold: float = 0.5) -> int:

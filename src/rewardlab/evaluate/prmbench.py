@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PRMBENCH_CATEGORIES", "PRMBenchResult", "PRMBenchSolution", "prmbench_scores", "step_counts"]
+__all__ = ["PRMBenchResult", "PRMBenchSolution", "prmbench_scores"]
 
 #: PRMBench's three categories and their classifications (`classification_parallel_dict`).
 PRMBENCH_CATEGORIES: dict[str, tuple[str, ...]] = {

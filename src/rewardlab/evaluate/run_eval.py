@@ -34,7 +34,6 @@ from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.audit.crosscheck import crosscheck_results, labels_as_results
 from rewardlab.evaluate.audit.diagnostics import rollout_diagnostics
 from rewardlab.evaluate.datasets import (
-    CandidateColumns,
     CandidateSet,
     OnError,
     collecting,
@@ -45,8 +44,9 @@ from rewardlab.evaluate.datasets import (
 )
 from rewardlab.evaluate.overoptimization import bon_curve, fit_bon
 from rewardlab.evaluate.run_pairs import LENGTH, evaluate_pairs
+from rewardlab.runner.candidate_rows import CandidateColumns
 
-__all__ = ["evaluate_candidates", "evaluate_pairs", "evaluate_rollouts", "run_eval"]
+__all__ = ["evaluate_candidates", "run_eval"]
 
 Spec = str | Path | dict[str, JSON] | Reward
 SHORTEST = "shorter-wins baseline"

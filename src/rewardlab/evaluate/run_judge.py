@@ -29,7 +29,7 @@ from rewardlab.evaluate import pairwise
 from rewardlab.evaluate.audit import report as rp
 from rewardlab.evaluate.datasets import OnError, read_parsed
 
-__all__ = ["JUDGEBENCH_SOURCES", "evaluate_judge"]
+__all__ = ["evaluate_judge"]
 
 #: The source prefixes JudgeBench's `run_judge.py` reports, in its order.
 JUDGEBENCH_SOURCES = ("mmlu-pro", "livebench-reasoning", "livebench-math", "livecodebench")

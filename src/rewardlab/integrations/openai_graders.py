@@ -26,7 +26,7 @@ from typing import Any
 from rewardlab._lazy import require
 from rewardlab.errors import InputError, SpecError, SpecProblem
 
-__all__ = ["SUPPORTED", "grader_to_spec", "import_grader", "spec_to_toml"]
+__all__ = ["grader_to_spec", "import_grader", "spec_to_toml"]
 
 SUPPORTED = ("string_check", "text_similarity", "score_model", "python", "multi")
 # A score_model answer: OpenAI's structured output {"result": N, ...}, or [[N]] / "score: N" / N.

@@ -50,7 +50,7 @@ from typing import Any
 
 from rewardlab.core import Reward, Sample, group_keys
 from rewardlab.core.columns import component_names, objective_names
-from rewardlab.errors import ConfigError, GroupSplitError, RewardLabError
+from rewardlab.errors import ConfigError, GroupSplitError, MappingError, RewardLabError
 from rewardlab.integrations._common import (
     SpecLike,
     build_reward,
@@ -62,7 +62,6 @@ from rewardlab.runner.io import score_prepared
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
-    MappingError,
     openrlhf_reply,
     openrlhf_rows,
     samples_from_openrlhf,
@@ -74,7 +73,6 @@ __all__ = [
     "OpenRLHFRewardFunc",
     "get_reward_mapping",
     "make_reward_func",
-    "openrlhf_groups",
     "openrlhf_reply",
     "openrlhf_rows",
     "reward_func",

@@ -67,13 +67,11 @@ from rewardlab.integrations._common import (
 from rewardlab.runner.reward_log import RewardLogger
 
 __all__ = [
-    "REFERENCE_COLUMNS",
     "AsyncTRLReward",
     "MissingReferenceWarning",
     "TRLReward",
     "as_trl_reward",
     "samples_from_trl",
-    "trl_groups",
 ]
 
 #: Dataset columns taken as the reference, in order of preference.

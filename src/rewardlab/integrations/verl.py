@@ -68,7 +68,7 @@ from rewardlab.errors import ConfigError, GroupSplitError, MappingError, RewardL
 from rewardlab.integrations._common import SpecLike, build_reward, row_log, with_groups
 from rewardlab.runner.reward_log import RewardLogger
 
-__all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score", "sample_from_verl", "verl_groups"]
+__all__ = ["VerlScorer", "compute_score", "compute_score_batch", "make_compute_score"]
 
 
 def sample_from_verl(data_source: str, solution_str: Any, ground_truth: JSON, extra_info: Mapping[str, JSON] | None) -> Sample:

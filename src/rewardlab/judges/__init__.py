@@ -12,16 +12,14 @@ comparison with a baseline), `labelfree.majority_vote` (TTRL pseudo-labels over 
 
 from rewardlab.judges.certainty import Entropy, SelfCertainty
 from rewardlab.judges.client import ChatClient, Completion, Usage
-from rewardlab.judges.consensus import MajorityVote, cluster_answers
+from rewardlab.judges.consensus import MajorityVote
 from rewardlab.judges.llm import LLMJudge
 from rewardlab.judges.propagation import Consensus
 from rewardlab.judges.protocols import PairwiseJudge, p_yes
 from rewardlab.store.calls import CallCache
-from rewardlab.templates import BUILTIN, PAIRWISE, parse_score, render
+from rewardlab.templates import render
 
 __all__ = [
-    "BUILTIN",
-    "PAIRWISE",
     "CallCache",
     "ChatClient",
     "Completion",
@@ -32,8 +30,6 @@ __all__ = [
     "PairwiseJudge",
     "SelfCertainty",
     "Usage",
-    "cluster_answers",
     "p_yes",
-    "parse_score",
     "render",
 ]

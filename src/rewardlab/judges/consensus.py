@@ -46,8 +46,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rewardlab.core import JSON, BaseReward, ErrorKind, GroupKey, RewardResult, Sample, group_id
+from rewardlab.core import JSON, BaseReward, ErrorKind, GroupKey, RewardResult, Sample
 from rewardlab.core.choices import check_choices
+from rewardlab.core.reward import group_id
 from rewardlab.errors import ConfigError
 
 __all__ = ["Clusters", "MajorityVote", "answer_entropy", "cluster_answers"]

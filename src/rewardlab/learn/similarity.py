@@ -156,7 +156,8 @@ def text_embedder(name: str | None = None) -> Embed:
     from rewardlab._lazy import require
 
     require("torch", needed_by="text embeddings")
-    from rewardlab.models.backbones import DEFAULT_BACKBONE, load_backbone
+    from rewardlab.models.backbones import load_backbone
+    from rewardlab.models.config import DEFAULT_BACKBONE
 
     backbone = load_backbone(name or DEFAULT_BACKBONE)
 

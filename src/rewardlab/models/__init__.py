@@ -5,7 +5,8 @@ Needs the `models` extra (torch, transformers, safetensors, scikit-learn, gt-all
 `rewardlab.core` never imports this package; the registry loads `model.rm` / `model.prm` lazily.
 Off-the-shelf Hugging Face reward models and PRMs: `model.hf` / `model.hf_prm` (docs/hf_models.md).
 
-    from rewardlab.models import read_pairs, split_pairs, train_reward_model, TrainConfig
+    from rewardlab.models import read_pairs, train_reward_model, TrainConfig
+    from rewardlab.models.data import split_pairs
     train, val = split_pairs(read_pairs("prefs.jsonl"))
     model, report = train_reward_model(train, val, config=TrainConfig())
     model.save("runs/rm")            # then use = "model.rm", params = { path = "runs/rm" }
@@ -22,55 +23,39 @@ from rewardlab._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from rewardlab.errors import TrainingError
-    from rewardlab.models.backbones import HashingBackbone, HFBackbone, load_backbone, tiny_bert
-    from rewardlab.models.checkpoint import RewardModel, format_text
-    from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig, TrainConfig
-    from rewardlab.models.data import PreferencePair, pairs_from_rows, read_pairs, split_pairs
-    from rewardlab.models.hf_prm import HFProcessReward
+    from rewardlab.models.backbones import HashingBackbone, HFBackbone, tiny_bert
+    from rewardlab.models.checkpoint import RewardModel
+    from rewardlab.models.config import EncodeConfig, TrainConfig
+    from rewardlab.models.data import PreferencePair, read_pairs
     from rewardlab.models.hf_reward import HFReward
-    from rewardlab.models.reward import ModelReward
     from rewardlab.models.train import TrainReport, evaluate_pairs, train_reward_model
 
 __all__ = [
-    "DEFAULT_BACKBONE",
     "EncodeConfig",
     "HFBackbone",
-    "HFProcessReward",
     "HFReward",
     "HashingBackbone",
-    "ModelReward",
     "PreferencePair",
     "RewardModel",
     "TrainConfig",
     "TrainReport",
     "TrainingError",
     "evaluate_pairs",
-    "format_text",
-    "load_backbone",
-    "pairs_from_rows",
     "read_pairs",
-    "split_pairs",
     "tiny_bert",
     "train_reward_model",
 ]
 
 _WHERE = {
-    "DEFAULT_BACKBONE": "rewardlab.models.config",
     "EncodeConfig": "rewardlab.models.config",
     "TrainConfig": "rewardlab.models.config",
     "HFBackbone": "rewardlab.models.backbones",
     "HashingBackbone": "rewardlab.models.backbones",
-    "load_backbone": "rewardlab.models.backbones",
     "tiny_bert": "rewardlab.models.backbones",
     "RewardModel": "rewardlab.models.checkpoint",
-    "format_text": "rewardlab.models.checkpoint",
     "PreferencePair": "rewardlab.models.data",
-    "pairs_from_rows": "rewardlab.models.data",
     "read_pairs": "rewardlab.models.data",
-    "split_pairs": "rewardlab.models.data",
-    "ModelReward": "rewardlab.models.reward",
     "HFReward": "rewardlab.models.hf_reward",
-    "HFProcessReward": "rewardlab.models.hf_prm",
     "TrainReport": "rewardlab.models.train",
     "TrainingError": "rewardlab.errors",
     "evaluate_pairs": "rewardlab.models.train",

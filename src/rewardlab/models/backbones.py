@@ -38,10 +38,8 @@ from rewardlab.errors import ConfigError, InputError, RewardLabError
 from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig
 
 __all__ = [
-    "DEFAULT_BACKBONE",
     "Backbone",
     "EmbeddingCache",
-    "EncodeConfig",
     "HFBackbone",
     "HashingBackbone",
     "backbone_from_spec",

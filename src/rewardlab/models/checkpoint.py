@@ -29,7 +29,7 @@ from rewardlab.errors import InputError
 from rewardlab.models.backbones import Backbone, HFBackbone, backbone_from_spec
 from rewardlab.models.heads import Head, build_head
 
-__all__ = ["FORMAT", "RewardModel", "format_text", "pair_text"]
+__all__ = ["RewardModel", "format_text", "pair_text"]
 
 FORMAT = "rewardlab-reward-model"
 FORMAT_VERSION = 1

@@ -21,7 +21,6 @@ __all__ = [
     "PRMConfig",
     "Pooling",
     "TrainConfig",
-    "check_loop_options",
 ]
 
 #: registry-style name of the offline default backbone (resolved by `backbones.default_model_path`)

@@ -16,7 +16,9 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rewardlab.core import Sample, json_float, text_of
+from rewardlab.core import Sample
+from rewardlab.core.numbers import json_float
+from rewardlab.core.sample import text_of
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.runner.io import read_objects

@@ -23,9 +23,10 @@ import numpy as np
 from rewardlab.errors import ConfigError
 from rewardlab.models.backbones import Backbone
 from rewardlab.models.checkpoint import RewardModel, format_text
+from rewardlab.models.config import TrainConfig
 from rewardlab.models.data import PreferencePair
 from rewardlab.models.heads import EnsembleHead
-from rewardlab.models.train import TrainConfig, TrainReport, train_reward_model
+from rewardlab.models.train import TrainReport, train_reward_model
 
 __all__ = ["best_of_n_curve", "train_ensemble", "with_aggregation"]
 

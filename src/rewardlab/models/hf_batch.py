@@ -39,8 +39,15 @@ from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.backbones import is_decoder
 from rewardlab.models.hf_load import LoadedModel
 
-__all__ = ["Encoded", "InputBuilder", "accepts", "default_max_length", "messages_of", "pools_last_token", "run_batches",
-           "token_budget_batches"]
+__all__ = [
+    "Encoded",
+    "InputBuilder",
+    "accepts",
+    "messages_of",
+    "pools_last_token",
+    "run_batches",
+    "token_budget_batches",
+]
 
 Message = dict[str, str]
 #: reads what a batch's forward returned, given its inputs (`input_ids`, `attention_mask`), into

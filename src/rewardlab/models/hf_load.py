@@ -34,13 +34,11 @@ __all__ = [
     "Dtype",
     "LoadedModel",
     "ModelKind",
-    "hf_cache_dir",
     "load_model",
     "rebuild",
     "remote_kind",
     "resolve_device",
     "resolve_dtype",
-    "resolve_model_dir",
 ]
 
 Dtype = Literal["auto", "fp32", "bf16", "fp16"]

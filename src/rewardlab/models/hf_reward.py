@@ -45,7 +45,7 @@ from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
 from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind, scoring_params
 
-__all__ = ["HFReward", "head_names"]
+__all__ = ["HFReward"]
 
 Normalize = Literal["none", "sigmoid", "zscore"]
 Truncation = Literal["head_tail", "longest_first"]

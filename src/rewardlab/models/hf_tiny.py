@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from rewardlab._seeding import torch_seeded
 
-__all__ = ["ARCH", "CHATML", "WORDS", "save_tiny", "tiny_tokenizer"]
+__all__ = ["ARCH", "WORDS", "save_tiny", "tiny_tokenizer"]
 
 #: the ChatML layout (Qwen2's template)
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"

@@ -31,23 +31,16 @@ except ImportError as exc:  # an extra is missing: say which one to install
 from rewardlab._seeding import all_seeded
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.choices import check_choices
-from rewardlab.errors import InputError
+from rewardlab.errors import InputError, TrainingError
 from rewardlab.models.backbones import Backbone, load_backbone
 from rewardlab.models.checkpoint import RewardModel, format_text, pair_text
 from rewardlab.models.config import PRMConfig
 from rewardlab.models.heads import ScalarHead
 from rewardlab.models.losses import step_bce_loss
 from rewardlab.models.step_labels import BUFFER
-from rewardlab.models.train import (
-    EpochLog,
-    Features,
-    TrainingError,
-    TrainReport,
-    fit_epochs,
-    trainable_groups,
-)
+from rewardlab.models.train import EpochLog, Features, TrainReport, fit_epochs, trainable_groups
 
-__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "prefix_texts", "step_metrics", "train_prm"]
+__all__ = ["PRMConfig", "ProcessReward", "ProcessRewardModel", "train_prm"]
 
 
 def prefix_texts(prompt: str, steps: Sequence[str], backbone: Backbone | None = None) -> list[str]:

@@ -19,7 +19,7 @@ from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.errors import ConfigError
 from rewardlab.models.checkpoint import RewardModel, pair_text
 
-__all__ = ["ModelReward", "load_cached"]
+__all__ = ["ModelReward"]
 
 _CACHE: dict[tuple[str, float, float], RewardModel] = {}
 _LOCK = threading.Lock()

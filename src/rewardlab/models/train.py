@@ -35,10 +35,7 @@ from rewardlab.models.losses import bradley_terry_loss, odin_loss, pairwise_accu
 __all__ = [
     "EpochLog",
     "Features",
-    "LoopOptions",
-    "TrainConfig",
     "TrainReport",
-    "TrainingError",
     "evaluate_pairs",
     "fit_epochs",
     "train_reward_model",

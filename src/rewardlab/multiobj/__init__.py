@@ -16,10 +16,8 @@ docs/multiobjective.md.
 from rewardlab.multiobj.pareto import (
     ParetoAdvantages,
     crowding_distance,
-    group_hypervolumes,
     hypervolume,
     pareto_advantages,
-    pareto_front,
     pareto_ranks,
     pareto_select,
 )
@@ -29,7 +27,6 @@ from rewardlab.multiobj.vectors import (
     RunningNormalizer,
     normalize_objectives,
     objective_arrays,
-    vectors_of,
 )
 
 __all__ = [
@@ -37,15 +34,12 @@ __all__ = [
     "ParetoAdvantages",
     "RunningNormalizer",
     "crowding_distance",
-    "group_hypervolumes",
     "hypervolume",
     "normalize_objectives",
     "objective_arrays",
     "pareto_advantages",
-    "pareto_front",
     "pareto_ranks",
     "pareto_select",
     "scalarize",
     "simplex_weights",
-    "vectors_of",
 ]

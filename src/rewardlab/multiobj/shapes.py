@@ -38,7 +38,7 @@ from rewardlab.core import JSON, BaseReward, ErrorKind, RewardResult, Sample, St
 from rewardlab.core.registry import registry
 from rewardlab.errors import ConfigError
 
-__all__ = ["CURVES", "Curve", "curve_value"]
+__all__ = ["Curve", "curve_value"]
 
 CurveName = Literal["linear", "power", "sigmoid", "gaussian", "exponential", "step"]
 CURVES: tuple[str, ...] = ("linear", "power", "sigmoid", "gaussian", "exponential", "step")

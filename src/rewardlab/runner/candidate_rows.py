@@ -36,7 +36,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from rewardlab.core import json_float
+from rewardlab.core.numbers import json_float
 from rewardlab.errors import InputError
 
 __all__ = ["CandidateColumns", "CandidateRow", "FileColumns", "columns_held", "file_columns", "parse_candidate_row", "row_meta"]

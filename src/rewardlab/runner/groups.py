@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
-from rewardlab.core import GroupKey, Sample, group_id
+from rewardlab.core import GroupKey, Sample
+from rewardlab.core.reward import group_id
 from rewardlab.errors import RunnerError
 
 __all__ = ["pack_units", "scatter", "split_at_units", "units_of", "whole_groups_within"]
@@ -30,7 +31,7 @@ def units_of(
     """Positions of `samples` in units (see the module doc), each unit in input order, units in
     the order of their first member. Without keys every sample is its own unit.
 
-    `id_of(item, key)` gives an item's group id (default: `core.group_id` for a `Sample`, None
+    `id_of(item, key)` gives an item's group id (default: `core.reward.group_id` for a `Sample`, None
     for anything else, e.g. the `RewardResult` of a row that could not be read: a unit of its own).
     """
     id_of = id_of or _sample_group

@@ -17,7 +17,8 @@ from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.runner.reward_log import RewardLogger, RowBuffer
 from rewardlab.runner.run import score_file_in_memory, score_file_resumable, score_file_streamed
 from rewardlab.runner.summary import RunSummary
-from rewardlab.store import RunStore, default_cache_path
+from rewardlab.store import RunStore
+from rewardlab.store.sqlite import default_cache_path
 
 SpecLike = str | Path | dict[str, JSON] | Reward
 

@@ -92,17 +92,15 @@ What is not covered
       `isolation="rlimits-only"`.
 """
 
-from rewardlab.sandbox._wire import EncodeError, decode_value, encode_value
+from rewardlab.sandbox._wire import EncodeError
 from rewardlab.sandbox.batch import Batch
-from rewardlab.sandbox.config import Limits, SandboxConfig, bwrap_argv, find_bwrap
-from rewardlab.sandbox.pool import FALLBACK_WARNING, SandboxPool
+from rewardlab.sandbox.config import Limits, SandboxConfig
+from rewardlab.sandbox.pool import SandboxPool
 from rewardlab.sandbox.result import ExecResult, Outcome, SandboxError
-from rewardlab.sandbox.session import CandidateError, Session, SessionEnded
+from rewardlab.sandbox.session import Session
 
 __all__ = [
-    "FALLBACK_WARNING",
     "Batch",
-    "CandidateError",
     "EncodeError",
     "ExecResult",
     "Limits",
@@ -111,9 +109,4 @@ __all__ = [
     "SandboxError",
     "SandboxPool",
     "Session",
-    "SessionEnded",
-    "bwrap_argv",
-    "decode_value",
-    "encode_value",
-    "find_bwrap",
 ]

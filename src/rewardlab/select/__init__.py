@@ -8,61 +8,65 @@ come from any `Reward` or from stored columns (`scores.py`). Candidate files and
 (`generate.py`): `search.py` (best-of-n, beam, DVTS, best-first, early rejection), `mcts.py`,
 `adaptive.py` (calibration, adaptive budgets), `simulator.py` (offline, known correctness),
 `openai_generator.py` (any OpenAI-compatible endpoint); `batch.py` runs a search per problem of
-a file (`rewardlab select search`). See docs/select.md.
+a file (`rewardlab select search`), with its options and the simulator's in `options.py`. See docs/select.md.
+
+Names are imported on first use (PEP 562), so `import rewardlab.select.options` (what the CLI
+reads at start-up) imports no numpy.
 """
 
-from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
-from rewardlab.select.adaptive import (
-    AdaptiveResult,
-    Calibrator,
-    adaptive_vote,
-    fit_calibrator,
-    rejection_threshold,
-)
-from rewardlab.select.answers import Equivalence, answer_classes, answer_votes, pad_answers
-from rewardlab.select.batch import SearchOptions, load_problems, search_problems, write_search
-from rewardlab.select.candidates import CandidateColumns, Candidates, load_candidates
-from rewardlab.select.curves import METHODS, Curves, selection_curves
-from rewardlab.select.execution import ExecutionClasses, execution_classes
-from rewardlab.select.generate import (
-    Problem,
-    RewardScorer,
-    Step,
-    StepGenerator,
-    StepScorer,
-    TokenMeter,
-)
-from rewardlab.select.mcts import mcts_search
-from rewardlab.select.openai_generator import OpenAIStepGenerator
-from rewardlab.select.report import write_curves
-from rewardlab.select.scores import (
-    RewardScores,
-    WeightMap,
-    score_candidates,
-    step_scores,
-    to_weights,
-)
-from rewardlab.select.search import (
-    SearchResult,
-    beam_search,
-    best_first_search,
-    best_of_n_search,
-    diverse_tree_search,
-    early_rejection_search,
-)
-from rewardlab.select.selectors import (
-    Selection,
-    Ties,
-    best_of_n,
-    filtered_vote,
-    hybrid_vote,
-    majority_vote,
-    weighted_vote,
-)
-from rewardlab.select.simulator import SimulatorConfig, StepSimulator
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewardlab._lazy import exports
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
+    from rewardlab.runner.candidate_rows import CandidateColumns
+    from rewardlab.select.adaptive import (
+        AdaptiveResult,
+        Calibrator,
+        adaptive_vote,
+        fit_calibrator,
+        rejection_threshold,
+    )
+    from rewardlab.select.answers import answer_classes, answer_votes
+    from rewardlab.select.batch import search_problems, write_search
+    from rewardlab.select.candidates import Candidates, load_candidates
+    from rewardlab.select.curves import Curves, selection_curves
+    from rewardlab.select.execution import ExecutionClasses, execution_classes
+    from rewardlab.select.generate import Problem, RewardScorer, Step, StepGenerator, StepScorer
+    from rewardlab.select.mcts import mcts_search
+    from rewardlab.select.openai_generator import OpenAIStepGenerator
+    from rewardlab.select.options import Equivalence, SearchOptions, SimulatorConfig, WeightMap
+    from rewardlab.select.problems import load_problems
+    from rewardlab.select.report import write_curves
+    from rewardlab.select.scores import (
+        RewardScores,
+        score_candidates,
+        step_scores,
+        to_weights,
+    )
+    from rewardlab.select.search import (
+        SearchResult,
+        beam_search,
+        best_first_search,
+        best_of_n_search,
+        diverse_tree_search,
+        early_rejection_search,
+    )
+    from rewardlab.select.selectors import (
+        Selection,
+        Ties,
+        best_of_n,
+        filtered_vote,
+        hybrid_vote,
+        majority_vote,
+        weighted_vote,
+    )
+    from rewardlab.select.simulator import StepSimulator
 
 __all__ = [
-    "METHODS",
     "AdaptiveResult",
     "Calibrator",
     "CandidateColumns",
@@ -83,7 +87,6 @@ __all__ = [
     "StepScorer",
     "StepSimulator",
     "Ties",
-    "TokenMeter",
     "WeightMap",
     "adaptive_vote",
     "answer_classes",
@@ -104,7 +107,6 @@ __all__ = [
     "load_problems",
     "majority_vote",
     "mcts_search",
-    "pad_answers",
     "rejection_threshold",
     "score_candidates",
     "search_problems",
@@ -115,3 +117,56 @@ __all__ = [
     "write_curves",
     "write_search",
 ]
+
+_WHERE = {
+    "AdaptiveResult": "rewardlab.select.adaptive",
+    "Calibrator": "rewardlab.select.adaptive",
+    "CandidateColumns": "rewardlab.runner.candidate_rows",
+    "Candidates": "rewardlab.select.candidates",
+    "Curves": "rewardlab.select.curves",
+    "Equivalence": "rewardlab.select.options",
+    "ExecutionClasses": "rewardlab.select.execution",
+    "OpenAIStepGenerator": "rewardlab.select.openai_generator",
+    "Problem": "rewardlab.select.generate",
+    "RewardScorer": "rewardlab.select.generate",
+    "RewardScores": "rewardlab.select.scores",
+    "SearchOptions": "rewardlab.select.options",
+    "SearchResult": "rewardlab.select.search",
+    "Selection": "rewardlab.select.selectors",
+    "SimulatorConfig": "rewardlab.select.options",
+    "Step": "rewardlab.select.generate",
+    "StepGenerator": "rewardlab.select.generate",
+    "StepScorer": "rewardlab.select.generate",
+    "StepSimulator": "rewardlab.select.simulator",
+    "Ties": "rewardlab.select.selectors",
+    "WeightMap": "rewardlab.select.options",
+    "adaptive_vote": "rewardlab.select.adaptive",
+    "answer_classes": "rewardlab.select.answers",
+    "answer_votes": "rewardlab.select.answers",
+    "beam_search": "rewardlab.select.search",
+    "best_first_search": "rewardlab.select.search",
+    "best_of_n": "rewardlab.select.selectors",
+    "best_of_n_search": "rewardlab.select.search",
+    "diverse_tree_search": "rewardlab.select.search",
+    "early_rejection_search": "rewardlab.select.search",
+    "execution_classes": "rewardlab.select.execution",
+    "expected_best_of_n": "rewardlab.evaluate.expected",
+    "expected_oracle": "rewardlab.evaluate.expected",
+    "filtered_vote": "rewardlab.select.selectors",
+    "fit_calibrator": "rewardlab.select.adaptive",
+    "hybrid_vote": "rewardlab.select.selectors",
+    "load_candidates": "rewardlab.select.candidates",
+    "load_problems": "rewardlab.select.problems",
+    "majority_vote": "rewardlab.select.selectors",
+    "mcts_search": "rewardlab.select.mcts",
+    "rejection_threshold": "rewardlab.select.adaptive",
+    "score_candidates": "rewardlab.select.scores",
+    "search_problems": "rewardlab.select.batch",
+    "selection_curves": "rewardlab.select.curves",
+    "step_scores": "rewardlab.select.scores",
+    "to_weights": "rewardlab.select.scores",
+    "weighted_vote": "rewardlab.select.selectors",
+    "write_curves": "rewardlab.select.report",
+    "write_search": "rewardlab.select.batch",
+}
+__getattr__, __dir__ = exports(__name__, _WHERE)

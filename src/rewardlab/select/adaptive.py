@@ -23,9 +23,10 @@ import numpy as np
 
 from rewardlab._lazy import require
 from rewardlab.errors import ArrayError
-from rewardlab.select.answers import Equivalence, answer_votes
+from rewardlab.select.answers import answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
-from rewardlab.select.search import Aggregate, Node, aggregate_prefix, rollouts
+from rewardlab.select.options import Aggregate, Equivalence
+from rewardlab.select.search import Node, aggregate_prefix, rollouts
 
 __all__ = ["AdaptiveResult", "Calibrator", "adaptive_vote", "beta_stop_confidence", "fit_calibrator", "rejection_threshold"]
 

@@ -23,17 +23,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import chain, islice
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ArrayError, ConfigTypeError
+from rewardlab.select.options import Equivalence
 
-__all__ = ["Equivalence", "answer_classes", "answer_votes", "pad_answers", "renumber_classes"]
+__all__ = ["answer_classes", "answer_votes", "renumber_classes"]
 
-Equivalence = Literal["exact", "normalized", "math"]
 I64 = NDArray[np.int64]
 
 

@@ -1,13 +1,13 @@
 """Search over a file of problems, one stamped row per problem (`rewardlab select search`).
 
-`load_problems` reads a JSONL/Parquet file of problems (a prompt column, optionally a gold
-answer); `search_problems` runs one search method per problem with any `StepGenerator` (an
+`problems.load_problems` reads a JSONL/Parquet file of problems (a prompt column, optionally a
+gold answer); `search_problems` runs one search method per problem with any `StepGenerator` (an
 OpenAI-compatible endpoint through `OpenAIStepGenerator`) and `StepScorer` (a reward spec through
 `RewardScorer`), and yields one row per problem: the answer, its PRM score, the tokens spent,
 the steps, and — with a gold answer — whether it is right (`verify.math.check`). A problem whose
 generation failed (the endpoint's retries ran out, a reply that is not a completions object)
 gets a row with its `error` and no answer; every other problem is still searched. So does a
-line of the file that cannot be read as a problem (`unreadable_rows`).
+line of the file that cannot be read as a problem (`problems.unreadable_rows`).
 `write_search` writes the rows stamped with `rewardlab_version` and the `spec_hash` of the
 search's configuration.
 """
@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardlab.core.choices import check_choices
 from rewardlab.errors import ArrayError, GenerationError, InputError
 from rewardlab.select.adaptive import Calibrator, adaptive_vote, fit_calibrator, rejection_threshold
-from rewardlab.select.answers import Equivalence, answer_votes
+from rewardlab.select.answers import answer_votes
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer
 from rewardlab.select.mcts import mcts_search
+from rewardlab.select.options import SearchOptions
 from rewardlab.select.search import (
-    EXPAND,
-    MAX_TOKENS,
-    WIDTH,
-    Aggregate,
     SearchResult,
     beam_search,
     best_first_search,
@@ -41,58 +37,7 @@ from rewardlab.select.search import (
     rollouts,
 )
 
-__all__ = ["SEARCH_METHODS", "VOTE_METHODS", "RejectionRule", "SearchOptions", "UnscoredVote", "calibrate_rejection", "load_problems", "search_config", "search_problems", "write_search"]
-
-SEARCH_METHODS = ("beam", "best_of_n", "dvts", "best_first", "mcts", "majority", "adaptive", "early_rejection")
-# the methods that read answers only, not a PRM's scores
-VOTE_METHODS = ("majority", "adaptive")
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """One search method and its budget.
-
-    Attributes:
-        method: `beam`, `best_of_n`, `dvts`, `best_first`, `mcts`, `majority` (a vote over
-            `n` solutions: self-consistency, the PRM's scores are not used) or `adaptive` (one
-            solution at a time until the vote is confident, at most `n`: `adaptive_vote`) or
-            `early_rejection` (best-of-n that drops partial solutions a calibrated PRM finds
-            unlikely to end right: needs a `RejectionRule`, from `calibrate_rejection`).
-        n: solutions of best-of-n, majority and early rejection (the most the adaptive vote draws).
-        width: beam width (trees of DVTS).
-        expand: children per node and round (beam, DVTS, best-first, MCTS).
-        simulations: MCTS simulations.
-        max_tokens: token budget of best-first search (and a cap for MCTS).
-        aggregate: how step scores make a prefix's score.
-        equivalence: which answers are the same in the votes (`answer_classes`).
-        confidence: the adaptive vote stops once the leading answer is ahead with this
-            probability (Adaptive-Consistency's Beta criterion).
-        max_loss: the accuracy against best-of-n that early rejection may lose (the bound its
-            threshold is chosen for, `rejection_threshold`).
-    """
-
-    method: str = "beam"
-    n: int = 8
-    width: int = WIDTH
-    expand: int = EXPAND
-    simulations: int = 16
-    max_tokens: int = MAX_TOKENS
-    aggregate: Aggregate = "min"
-    equivalence: Equivalence = "math"
-    confidence: float = 0.95
-    max_loss: float = 0.01
-
-    def __post_init__(self) -> None:
-        if self.method not in SEARCH_METHODS:
-            raise ArrayError("method", f"must be one of {', '.join(SEARCH_METHODS)}; got {self.method!r}")
-        if min(self.n, self.width, self.expand, self.simulations, self.max_tokens) < 1:
-            raise ArrayError("budget", "n, width, expand, simulations and max_tokens must be >= 1")
-        check_choices(type(self), error=ArrayError, aggregate=self.aggregate, equivalence=self.equivalence)
-        if not 0.5 <= self.confidence < 1:
-            raise ArrayError("confidence", f"must be in [0.5, 1), got {self.confidence}")
-        if not 0 < self.max_loss < 1:
-            raise ArrayError("max_loss", f"must be in (0, 1), got {self.max_loss}")
-
+__all__ = ["RejectionRule", "UnscoredVote", "calibrate_rejection", "search_config", "search_problems", "write_search"]
 
 @dataclass(frozen=True)
 class RejectionRule:
@@ -147,40 +92,6 @@ class UnscoredVote:
 
     def score(self, problem: Problem, prefixes: Sequence[Sequence[Any]]) -> list[float]:
         return [0.0] * len(prefixes)
-
-
-def load_problems(
-    path: str | Path,
-    *,
-    prompt: str = "question",
-    reference: str | None = "gt",
-    on_error: Callable[[InputError], None] | None = None,
-) -> list[Problem]:
-    """Problems from a JSONL/Parquet file: `prompt` names the problem-text column, `reference`
-    the gold-answer column (None, or absent from a row: no gold answer for it). Each problem's
-    `meta["line"]` is its line in the file. Rows are read like every other data file
-    (`evaluate.datasets.read_parsed`).
-
-    Raises:
-        InputError: naming the file and line of a row without a text prompt (or that is not a
-            JSON object); with `on_error`, such a row is handed to it and left out instead;
-            and naming the file when no row is left.
-    """
-    from rewardlab.evaluate.datasets import read_parsed
-
-    def problem(line: int, row: dict[str, Any]) -> Problem:
-        text = row.get(prompt)
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(f"column {prompt!r} must hold the problem text, got {text!r}", source=str(path), line=line)
-        gold = row.get(reference) if reference else None
-        return Problem(prompt=text, reference=None if gold is None else str(gold), id=str(row.get("id", line)), meta={"line": line})
-
-    return read_parsed(path, problem, on_error=on_error)
-
-
-def unreadable_rows(errors: Sequence[InputError], method: str) -> list[dict[str, Any]]:
-    """One error row per line `load_problems(..., on_error=...)` could not read."""
-    return [{"problem": None, "line": exc.line, "method": method, "answer": None, "error": exc.reason} for exc in errors]
 
 
 def _run(

@@ -22,7 +22,7 @@ from rewardlab.errors import InputError
 from rewardlab.runner.candidate_batch import CandidateBatch
 from rewardlab.runner.candidate_rows import CandidateColumns
 
-__all__ = ["CandidateColumns", "Candidates", "load_candidates"]
+__all__ = ["Candidates", "load_candidates"]
 
 F64 = NDArray[np.float64]
 

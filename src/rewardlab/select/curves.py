@@ -32,9 +32,10 @@ from numpy.typing import NDArray
 from rewardlab.errors import InputError
 from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.stats import Interval, mean_intervals
-from rewardlab.select.answers import Equivalence, answer_classes, renumber_classes
+from rewardlab.select.answers import answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.scores import WeightMap, to_weights
+from rewardlab.select.options import Equivalence, WeightMap
+from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
     _hybrid_after_majority,
@@ -49,7 +50,7 @@ __all__ = ["METHODS", "CurvePoint", "Curves", "selection_curves"]
 
 F64 = NDArray[np.float64]
 
-# name -> (needs answer classes, needs scores)
+# name -> (needs answer classes, needs scores), in the order of `options.CurveMethod`
 METHODS: dict[str, tuple[bool, bool]] = {
     "oracle": (False, False),  # pass@n: some candidate is correct
     "best_of_n": (False, True),

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Problem", "RewardScorer", "Step", "StepGenerator", "StepScorer", "TokenMeter", "answer_of", "is_complete"]
+__all__ = ["Problem", "RewardScorer", "Step", "StepGenerator", "StepScorer", "TokenMeter"]
 
 
 @dataclass(frozen=True)

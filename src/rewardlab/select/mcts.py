@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 from rewardlab.errors import ArrayError
 from rewardlab.select.generate import Problem, StepGenerator, StepScorer, TokenMeter
-from rewardlab.select.search import Aggregate, Node, SearchResult, _grow, _result, aggregate_prefix
+from rewardlab.select.options import Aggregate
+from rewardlab.select.search import Node, SearchResult, _grow, _result, aggregate_prefix
 
 __all__ = ["mcts_search"]
 

@@ -44,11 +44,15 @@ class OpenAIStepGenerator:
         model: the served model's name.
         delimiter: the text between steps (generation stops there).
         template: how a problem becomes the prompt (`{prompt}` is replaced).
-        max_step_tokens: `max_tokens` of one step.
-        temperature, top_p: sampling options (search needs diverse steps: temperature > 0).
+        max_step_tokens: the most tokens of one step (each request's `max_tokens`).
+        temperature: sampling temperature (search needs diverse steps: temperature > 0).
+        top_p: nucleus sampling's probability mass.
         answer: extracts the final answer of a step (None: not final by answer).
         api_key_env: environment variable with the API key (none sent when unset).
-        timeout, retries, backoff: per request.
+        timeout: seconds per request.
+        retries: retries of a failed request (connection errors, timeouts, 408/429/5xx).
+        backoff: the longest wait in seconds before the first retry (doubled at each retry; the wait is drawn
+            uniformly below it: full jitter).
 
     Example (against a running server):
         >>> gen = OpenAIStepGenerator("http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-Math-1.5B-Instruct")  # doctest: +SKIP

@@ -12,9 +12,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rewardlab.errors import InputError
-from rewardlab.select.answers import Equivalence, answer_classes
+from rewardlab.select.answers import answer_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.scores import WeightMap, to_weights
+from rewardlab.select.options import Equivalence, PickMethod, WeightMap
+from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
     best_of_n,
@@ -29,7 +30,7 @@ __all__ = ["pick", "pick_config", "write_picks"]
 
 def pick(
     candidates: Candidates,
-    method: str,
+    method: PickMethod,
     *,
     equivalence: Equivalence = "math",
     weights: WeightMap = "sigmoid",

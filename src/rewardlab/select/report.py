@@ -11,7 +11,7 @@ from typing import Any
 
 from rewardlab.select.curves import Curves
 
-__all__ = ["curves_report", "plot_curves", "write_curves"]
+__all__ = ["write_curves"]
 
 
 def plot_curves(curves: Curves, *, x: str = "n") -> str:

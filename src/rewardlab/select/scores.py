@@ -16,11 +16,11 @@ from numpy.typing import NDArray
 
 from rewardlab.core import Reward, RewardResult, Sample, Status
 from rewardlab.errors import ArrayError
+from rewardlab.select.options import WeightMap
 
-__all__ = ["RewardScores", "WeightMap", "score_candidates", "step_scores", "to_weights"]
+__all__ = ["RewardScores", "score_candidates", "step_scores", "to_weights"]
 
 F64 = NDArray[np.float64]
-WeightMap = Literal["raw", "sigmoid", "exp"]
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,16 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from rewardlab.errors import ArrayError
 from rewardlab.select.generate import Problem, Step, StepGenerator, StepScorer, TokenMeter
 
+# the budgets' defaults are SearchOptions', declared once in `options`
+from rewardlab.select.options import EXPAND, MAX_TOKENS, WIDTH, Aggregate
+
 __all__ = [
-    "Aggregate",
     "Node",
     "SearchResult",
     "aggregate_prefix",
@@ -48,13 +49,6 @@ __all__ = [
     "rollouts",
 ]
 
-Aggregate = Literal["min", "last", "product", "mean"]
-
-# The search budgets' defaults, declared once: these functions', `batch.SearchOptions`' and
-# `rewardlab select search`'s (a test holds the command's to them).
-WIDTH = 4  # beam width, DVTS trees
-EXPAND = 4  # children per node and round
-MAX_TOKENS = 8000  # best-first's token budget
 
 
 @dataclass(frozen=True)

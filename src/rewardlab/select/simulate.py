@@ -12,6 +12,7 @@ from rewardlab.evaluate.stats import Interval, bootstrap_ci
 from rewardlab.select.adaptive import adaptive_vote, fit_calibrator, rejection_threshold
 from rewardlab.select.generate import Problem
 from rewardlab.select.mcts import mcts_search
+from rewardlab.select.options import SimulationOptions, SimulatorConfig
 from rewardlab.select.search import (
     beam_search,
     best_first_search,
@@ -20,7 +21,7 @@ from rewardlab.select.search import (
     early_rejection_search,
     rollouts,
 )
-from rewardlab.select.simulator import SimulatorConfig, StepSimulator, judge
+from rewardlab.select.simulator import StepSimulator, judge
 
 __all__ = ["MethodRow", "compare_methods"]
 
@@ -40,17 +41,16 @@ def _majority(sim: StepSimulator, problem: Problem, n: int) -> tuple[str | None,
     return Counter(node.answer for node in finished).most_common(1)[0][0], meter.tokens
 
 
-def compare_methods(
-    config: SimulatorConfig | None = None, *, problems: int = 200, budget: int = 16, width: int = 4, expand: int = 4,
-    seed: int = 0,
-) -> list[MethodRow]:
+def compare_methods(config: SimulatorConfig | None = None, options: SimulationOptions | None = None) -> list[MethodRow]:
     """Run best-of-n, majority, beam, DVTS, MCTS, best-first, early rejection and the adaptive vote on the same
     simulated problems; each method gets a fresh simulator with the same seed (common random
     numbers). The early-rejection PRM is calibrated on 100 other problems, its threshold chosen on
     100 more for a 1-point loss bound (`rejection_threshold`); MCTS rolls out (PUCT, PRM priors)."""
     cfg = config or SimulatorConfig()
+    o = options or SimulationOptions()
+    budget, width, expand, seed = o.budget, o.width, o.expand, o.seed
     sim = StepSimulator(cfg, seed=seed)
-    tasks = sim.problems(problems, seed=seed + 1)
+    tasks = sim.problems(o.problems, seed=seed + 1)
     calibrator = fit_calibrator(sim, sim.prm, sim.problems(100, seed=seed + 2), judge, n=8, aggregate="product")
     threshold = rejection_threshold(sim, sim.prm, sim.problems(100, seed=seed + 3), judge, calibrator, n=budget,
                                     max_loss=0.01, aggregate="product")  # fmt: skip

@@ -28,51 +28,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from rewardlab.errors import ArrayError
 from rewardlab.select.generate import Problem, Step
+from rewardlab.select.options import SimulatorConfig
 
-__all__ = ["SimulatedPRM", "SimulatorConfig", "StepSimulator", "judge"]
-
-
-@dataclass(frozen=True)
-class SimulatorConfig:
-    """Parameters of the simulated reasoner and its PRM.
-
-    Attributes:
-        step_accuracy: Beta(a, b) of a problem's per-step accuracy (mean a / (a + b) = 0.9:
-            most problems are solvable, a tail is hard).
-        steps: inclusive range of solution lengths.
-        tokens_per_step: mean tokens of a step (Poisson).
-        distractors: wrong final answers a broken chain can end in.
-        prm_separation: distance d between the PRM signal means of good and bad steps, in
-            noise standard deviations (1.5: informative, far from perfect; AUC ~0.86).
-        recovery: chance that a step after a mistake repairs the chain.
-        detour: mean extra steps (Poisson) a broken chain takes before it ends: wrong
-            reasoning runs longer (Wang et al. 2025, "Thoughts Are All Over the Place",
-            arXiv:2501.18585, §2: incorrect responses of o1-like models use about twice the
-            tokens of correct ones). 0 gives every chain of a problem the same length.
-    """
-
-    step_accuracy: tuple[float, float] = (9.0, 1.0)
-    steps: tuple[int, int] = (3, 8)
-    tokens_per_step: float = 40.0
-    distractors: int = 4
-    prm_separation: float = 1.5
-    recovery: float = 0.0
-    detour: float = 2.0
-
-    def __post_init__(self) -> None:
-        a, b = self.step_accuracy
-        if a <= 0 or b <= 0:
-            raise ArrayError("step_accuracy", f"Beta parameters must be > 0, got {self.step_accuracy}")
-        if not 1 <= self.steps[0] <= self.steps[1]:
-            raise ArrayError("steps", f"need 1 <= low <= high, got {self.steps}")
-        if self.distractors < 1 or self.tokens_per_step <= 0 or self.prm_separation < 0 or not 0 <= self.recovery <= 1:
-            raise ArrayError("config", "need distractors >= 1, tokens_per_step > 0, prm_separation >= 0, 0 <= recovery <= 1")
+__all__ = ["SimulatedPRM", "StepSimulator", "judge"]
 
 
 class StepSimulator:

@@ -21,10 +21,8 @@ __all__ = [
     "RemoteExecutor",
     "RemoteReward",
     "ResultStore",
-    "RewardService",
     "Scores",
     "ServeSettings",
-    "ServerError",
     "create_app",
 ]
 
@@ -32,11 +30,9 @@ _WHERE = {
     "AsyncClient": "rewardlab.serve.client",
     "Client": "rewardlab.serve.client",
     "RemoteReward": "rewardlab.serve.client",
-    "ServerError": "rewardlab.serve.client",
     "Scores": "rewardlab.serve.client",
     "RemoteExecutor": "rewardlab.serve.remote",
     "ResultStore": "rewardlab.store",  # the server's cache; it lives below the runner
-    "RewardService": "rewardlab.serve.service",
     "ServeSettings": "rewardlab.serve.settings",
     "create_app": "rewardlab.serve.app",
 }

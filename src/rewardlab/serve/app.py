@@ -47,12 +47,11 @@ from rewardlab._version import __version__
 from rewardlab.compose.objectives import WEIGHTS_KEY
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names, objective_names
-from rewardlab.errors import InputError, NestingError, SampleFieldError
+from rewardlab.errors import ApiError, InputError, MappingError, NestingError, SampleFieldError
 from rewardlab.runner.io import loads
 from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
-    MappingError,
     in_trusted_network,
     openrlhf_reply,
     openrlhf_rows,
@@ -66,7 +65,7 @@ from rewardlab.serve.schemas import (
     ScoreResponse,
     ScoresResponse,
 )
-from rewardlab.serve.service import ApiError, ExecutorFactory, RewardService
+from rewardlab.serve.service import ExecutorFactory, RewardService
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 

@@ -33,16 +33,16 @@ from dataclasses import dataclass, field
 import orjson
 
 from rewardlab.compose.observer import ComponentTimes
-from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys, stamp
+from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys, sample_digest, stamp
 from rewardlab.errors import BackendError, Overloaded
 from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.runner.groups import units_of
 from rewardlab.runner.reward_log import BatchStats, RewardLogger
 from rewardlab.serve.metrics import ServerMetrics
 from rewardlab.serve.writer import CacheWriter
-from rewardlab.store.cache import ResultStore, encode_row, sample_digest
+from rewardlab.store.cache import ResultStore, encode_row
 
-__all__ = ["BackendError", "Batcher", "Overloaded", "ScoreOutcome"]
+__all__ = ["Batcher", "ScoreOutcome"]
 
 # An inline batch that took less than this runs on the event loop (see `Batcher._inline_ok`).
 _INLINE_LOOP_SECONDS = 0.02

@@ -49,7 +49,7 @@ from rewardlab.errors import ServerError
 from rewardlab.runner.groups import scatter
 from rewardlab.serve.request_groups import group_pieces, halves, rows_of
 
-__all__ = ["AsyncClient", "Client", "RemoteReward", "Scores", "ServerError"]
+__all__ = ["AsyncClient", "Client", "RemoteReward", "Scores"]
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
 _Part = TypeVar("_Part")  # what one batch's reply decodes to

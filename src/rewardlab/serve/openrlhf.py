@@ -40,13 +40,11 @@ from rewardlab.errors import MappingError
 
 __all__ = [
     "COMMON_SPECIAL_TOKENS",
-    "MappingError",
     "in_trusted_network",
     "openrlhf_reply",
     "openrlhf_rows",
     "prompt_end",
     "samples_from_openrlhf",
-    "strip_special_tokens",
 ]
 
 #: Special tokens of the common chat templates (ChatML/Qwen, Llama 3, Llama 2/Mistral, Gemma,

@@ -71,7 +71,7 @@ class RemoteExecutor:
         return str(self._info()["spec_hash"])
 
     def _info(self) -> dict[str, Any]:
-        from rewardlab.serve.client import ServerError
+        from rewardlab.errors import ServerError
 
         for info in self.client.rewards():
             if info["name"] == self.reward:

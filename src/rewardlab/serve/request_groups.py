@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from rewardlab.core import GroupKey, Sample, group_id, text_of
+from rewardlab.core import GroupKey, Sample
+from rewardlab.core.reward import group_id
+from rewardlab.core.sample import text_of
 from rewardlab.errors import GroupSplitError, ServerError
 from rewardlab.runner.groups import units_of
 

@@ -19,7 +19,6 @@ from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import (
     Reward,
     Sample,
-    batches_in_process,
     group_keys,
     observed,
     observer_of,
@@ -34,7 +33,7 @@ from rewardlab.serve.schemas import ResultOut, SampleIn
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
 
-__all__ = ["ApiError", "Hosted", "RewardService", "batches_in_process"]
+__all__ = ["Hosted", "RewardService"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 

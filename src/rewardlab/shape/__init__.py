@@ -5,14 +5,11 @@ Shapes are explicit: `(groups, samples)` for group transforms, `(batch, steps)` 
 rewards, with boolean masks marking entries that hold a score. See docs/credit.md.
 """
 
-from rewardlab.shape._arrays import EPS
 from rewardlab.shape.normalize import center, hero, minmax, normalize_then_sum, rank, zscore
-from rewardlab.shape.potential import potential_shaping, shaped_reward_table
+from rewardlab.shape.potential import potential_shaping
 from rewardlab.shape.process import (
     aggregate_steps,
     clip_steps,
-    clipped_linear,
-    couple,
     delta_steps,
     gate_process,
     min_form,
@@ -30,7 +27,6 @@ from rewardlab.shape.zero_variance import (
 )
 
 __all__ = [
-    "EPS",
     "Drop",
     "Mark",
     "Rerank",
@@ -40,8 +36,6 @@ __all__ = [
     "bradley_terry_vs_anchors",
     "center",
     "clip_steps",
-    "clipped_linear",
-    "couple",
     "delta_steps",
     "gate_process",
     "hero",
@@ -52,7 +46,6 @@ __all__ = [
     "potential_shaping",
     "rank",
     "rescue",
-    "shaped_reward_table",
     "zero_variance",
     "zscore",
 ]

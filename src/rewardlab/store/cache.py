@@ -32,7 +32,6 @@ __all__ = [
     "ResultStore",
     "encode_result",
     "encode_row",
-    "sample_digest",
     "sample_key",
 ]
 

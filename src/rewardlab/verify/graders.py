@@ -24,8 +24,9 @@ import sysconfig
 from collections.abc import Callable
 from typing import Any, Literal
 
-from rewardlab.core import JSON, BaseReward, RewardResult, Sample, json_float
+from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.core.choices import check_choice
+from rewardlab.core.numbers import json_float
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.templates import render
 from rewardlab.verify._common import response_text
@@ -171,7 +172,8 @@ class PythonGrader(BaseReward):
         self._workers = workers
 
     def compute(self, sample: Sample) -> RewardResult:
-        from rewardlab.sandbox import CandidateError, SandboxError, SessionEnded
+        from rewardlab.sandbox import SandboxError
+        from rewardlab.sandbox.session import CandidateError, SessionEnded
         from rewardlab.verify.code.reward import shared_pool
 
         namespace_sample, item = grader_namespaces(sample)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.verify.code.languages import LANGUAGES
 
 

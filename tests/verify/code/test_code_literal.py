@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from rewardlab.core import Sample
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.verify.code import CodeTests
 from rewardlab.verify.code.judged import judge_limits, judge_session, judged_check
 from rewardlab.verify.code.literal import literal_plan, run_literal

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from rewardlab.core import ErrorKind, Sample, Status, registry
-from rewardlab.sandbox import find_bwrap
+from rewardlab.sandbox.config import find_bwrap
 from rewardlab.verify.code import CodeTests
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap (bwrap) is not installed; CI installs it")

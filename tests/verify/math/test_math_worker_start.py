@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from rewardlab.errors import WorkerCrashed
 from rewardlab.verify.math import SympyPool
-from rewardlab.verify.math.worker import WorkerCrashed
 
 COMPARE = ("compare", ("42", "x + 1", 1e-9, True, False))
 

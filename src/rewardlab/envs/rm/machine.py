@@ -36,7 +36,7 @@ import numpy as np
 from rewardlab.envs.rm.guard import Guard, parse_guard, satisfiable_together
 from rewardlab.errors import InputError, NoTransitionError, SpecError, SpecProblem
 
-__all__ = ["Edge", "NoMatch", "NoTransitionError", "RMStep", "RMTables", "RewardMachine"]
+__all__ = ["Edge", "NoMatch", "RMStep", "RMTables", "RewardMachine"]
 
 NoMatch = Literal["stay", "reject", "error"]
 _NO_MATCH = ("stay", "reject", "error")

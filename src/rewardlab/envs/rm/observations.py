@@ -34,7 +34,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
 from rewardlab.errors import InputError, SpecError
 
-__all__ = ["JOINT_LIMIT", "OBS_MODES", "ObsCodec", "make_codec"]
+__all__ = ["JOINT_LIMIT", "ObsCodec", "make_codec"]
 
 OBS_MODES = ("dict", "flat", "onehot", "joint", "none")
 #: most one-hot templates memoised (env values x machine states): a few MB at most

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
-from rewardlab.envs.rm.machine import NoTransitionError, RewardMachine
+from rewardlab.envs.rm.machine import RewardMachine
+from rewardlab.errors import NoTransitionError
 
 __all__ = ["RMTraceReward", "to_toml"]
 

@@ -30,7 +30,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
 from rewardlab.errors import InputError, SpecError
 
-__all__ = ["COUNTERFACTUAL_KEY", "CounterfactualDictReplayBuffer", "CounterfactualReplayBuffer"]
+__all__ = ["CounterfactualDictReplayBuffer", "CounterfactualReplayBuffer"]
 
 #: the info key where `RewardMachineWrapper(counterfactuals=True)` puts a step's experiences
 COUNTERFACTUAL_KEY = "rm/counterfactual"

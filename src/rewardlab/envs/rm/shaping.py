@@ -12,7 +12,7 @@ import numpy as np
 
 from rewardlab.envs.rm.machine import RewardMachine
 
-__all__ = ["rm_potentials", "rm_values", "shaped_reward"]
+__all__ = ["rm_potentials", "rm_values"]
 
 
 def rm_values(rm: RewardMachine, *, gamma: float = 0.9, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:

@@ -25,7 +25,7 @@ from rewardlab.envs.rm.hierarchical import _exactly_one_of
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.errors import SpecError, SpecProblem
 
-__all__ = ["TimedRM", "parse_clock_constraint"]
+__all__ = ["TimedRM"]
 
 _ATOM = re.compile(r"^\s*([A-Za-z_]\w*)\s*(<=|>=|==|!=|<|>)\s*(\d+)\s*$")
 _OPS: dict[str, Callable[[int, int], bool]] = {

@@ -31,7 +31,7 @@ from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.envs.rm.observations import ObsCodec, make_codec
 from rewardlab.errors import SpecError
 
-__all__ = ["LabelFn", "RewardMachineWrapper"]
+__all__ = ["RewardMachineWrapper"]
 
 
 class _NotStepped:

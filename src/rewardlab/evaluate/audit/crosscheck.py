@@ -24,7 +24,7 @@ from rewardlab._lazy import require
 from rewardlab.core import JSON, Reward, RewardResult, Sample
 from rewardlab.errors import InputError
 
-__all__ = ["CrossCheck", "crosscheck_results", "crosscheck_rewards", "labels_as_results", "ranking_check"]
+__all__ = ["CrossCheck", "crosscheck_results", "crosscheck_rewards", "labels_as_results"]
 
 GroupBy = str | Callable[[Sample], str] | None
 

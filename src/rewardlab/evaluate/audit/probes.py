@@ -36,7 +36,6 @@ __all__ = [
     "LENGTH_PROBE",
     "Probe",
     "boxed_answers",
-    "final_answer",
     "probe_by_name",
 ]
 

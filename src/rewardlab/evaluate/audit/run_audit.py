@@ -16,15 +16,10 @@ from rewardlab.evaluate.audit.crosscheck import CrossCheck, crosscheck_results, 
 from rewardlab.evaluate.audit.diagnostics import Diagnostics, rollout_diagnostics
 from rewardlab.evaluate.audit.probes import DEFAULT_PROBES, Probe
 from rewardlab.evaluate.audit.probing import ProbeOptions, ProbeOutcome, run_probes
-from rewardlab.evaluate.datasets import (
-    CandidateColumns,
-    OnError,
-    collecting,
-    read_candidates,
-    read_parsed,
-)
+from rewardlab.evaluate.datasets import OnError, collecting, read_candidates, read_parsed
+from rewardlab.runner.candidate_rows import CandidateColumns
 
-__all__ = ["audit_reward", "crosscheck_section", "diagnostics_section", "load_samples"]
+__all__ = ["audit_reward", "crosscheck_section", "diagnostics_section"]
 
 
 def load_samples(

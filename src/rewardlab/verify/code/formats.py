@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardlab.core import json_float
+from rewardlab.core.numbers import json_float
 from rewardlab.errors import ScoringError
 from rewardlab.verify.code.payloads import (
     MAX_CASES,

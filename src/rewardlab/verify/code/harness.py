@@ -31,7 +31,8 @@ from types import CodeType
 from typing import Any
 
 from rewardlab.errors import ScoringError
-from rewardlab.sandbox import CandidateError, Session, SessionEnded
+from rewardlab.sandbox import Session
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 from rewardlab.verify.code._judge import AssertRewriter
 
 

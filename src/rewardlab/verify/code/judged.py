@@ -23,14 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.errors import ScoringError
-from rewardlab.sandbox import (
-    CandidateError,
-    Limits,
-    SandboxError,
-    SandboxPool,
-    Session,
-    SessionEnded,
-)
+from rewardlab.sandbox import Limits, SandboxError, SandboxPool, Session
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 from rewardlab.verify.code import _judge
 from rewardlab.verify.code.harness import CheckReport, PromptHelpers, TestVerdict, prepare_tests
 

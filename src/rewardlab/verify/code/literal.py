@@ -24,7 +24,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from rewardlab.sandbox import CandidateError, Session, SessionEnded
+from rewardlab.sandbox import Session
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 from rewardlab.verify.code.harness import CheckReport, prepare_tests
 
 _SINGLETONS = (None, True, False)

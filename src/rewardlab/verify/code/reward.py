@@ -13,17 +13,9 @@ from typing import Any, Literal
 from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.sandbox import (
-    FALLBACK_WARNING,
-    CandidateError,
-    ExecResult,
-    Limits,
-    SandboxConfig,
-    SandboxError,
-    SandboxPool,
-    SessionEnded,
-)
-from rewardlab.sandbox.pool import job_files_limit
+from rewardlab.sandbox import ExecResult, Limits, SandboxConfig, SandboxError, SandboxPool
+from rewardlab.sandbox.pool import FALLBACK_WARNING, job_files_limit
+from rewardlab.sandbox.session import CandidateError, SessionEnded
 from rewardlab.verify.code.compile import BuildCache, compile_program
 from rewardlab.verify.code.extract import Pick, extract_code
 from rewardlab.verify.code.formats import Problem, read_reference

@@ -8,7 +8,7 @@ Examples:
     True
 """
 
-from rewardlab.verify.math.equivalence import Outcome, Verdict, check
+from rewardlab.verify.math.equivalence import check
 from rewardlab.verify.math.extract import (
     SOURCES,
     Extraction,
@@ -19,6 +19,7 @@ from rewardlab.verify.math.extract import (
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.reward import MathAnswer
+from rewardlab.verify.math.verdict import Outcome, Verdict
 from rewardlab.verify.math.worker import SympyPool, default_pool, warm_up
 
 __all__ = [

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from rewardlab.errors import ConfigTypeError
+from rewardlab.errors import ConfigTypeError, WorkerCrashed
 from rewardlab.verify.math.cache import BoundedCache, kept_chars
 from rewardlab.verify.math.clock import clock_equal, parse_clock
 from rewardlab.verify.math.extract import choice_letter, extract_answer, is_sentence
@@ -54,18 +54,17 @@ from rewardlab.verify.math.normalize import (
     split_top_level,
     split_unit,
     text_answer,
-    unwrap_text,
 )
 from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.screen import MAX_DEPTH, bracket_depth, screen
-from rewardlab.verify.math.units import number_before_symbol
+from rewardlab.verify.math.units import number_before_symbol, unwrap_text
 from rewardlab.verify.math.verdict import Outcome, Verdict
 from rewardlab.verify.math.verdict import equivalent as _eq
 from rewardlab.verify.math.verdict import not_equivalent as _ne
 from rewardlab.verify.math.verdict import undecided as _undecided
-from rewardlab.verify.math.worker import SympyPool, WorkerCrashed, default_pool
+from rewardlab.verify.math.worker import SympyPool, default_pool
 
-__all__ = ["Outcome", "Verdict", "answer_parts", "check", "hedge_alternatives"]
+__all__ = ["answer_parts", "check", "hedge_alternatives"]
 
 
 class _Uncached(Exception):

@@ -50,14 +50,11 @@ __all__ = [
     "SOURCES",
     "ExtractOptions",
     "Extraction",
-    "boxed_section",
     "extract_answer",
     "find_boxed",
     "gold_boxes",
     "gold_statement",
-    "is_placeholder",
     "is_sentence",
-    "strip_chat_tokens",
 ]
 
 SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole", "last_latex", "last_number")

@@ -38,7 +38,7 @@ from fractions import Fraction
 from rewardlab.verify.math.normalize import comparison_key
 from rewardlab.verify.math.options import CheckOptions
 
-__all__ = ["MAX_LITERAL_CHARS", "PRINTED_SIG_FIGS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
+__all__ = ["MAX_LITERAL_CHARS", "SHORT_LITERAL_CHARS", "LongNum", "Num", "numbers_equal", "parse_literal", "parse_long_number", "parse_number"]
 
 # A decimal correct to this many significant figures is an exact value as a computer prints it
 # (`0.0833333333333333` for 1/12, `3.141593` for pi), not an approximation by hand; Math-Verify

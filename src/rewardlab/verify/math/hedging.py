@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from rewardlab.verify.math.equivalence import answer_parts, check
 from rewardlab.verify.math.extract import Extraction, choice_letter
-from rewardlab.verify.math.normalize import clean, unwrap_text
+from rewardlab.verify.math.normalize import clean
 from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.units import unwrap_text
 from rewardlab.verify.math.worker import SympyPool
 
 __all__ = ["Hedge", "final_answer"]

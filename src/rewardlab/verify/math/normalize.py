@@ -13,7 +13,7 @@ from rewardlab.verify.math.options import CheckOptions
 from rewardlab.verify.math.scan import brace_pairs
 from rewardlab.verify.math.units import split_unit_tail, unwrap_text
 
-__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "last_number_word", "named_value", "prose_words", "split_top_level", "split_unit", "text_answer", "unwrap_text"]
+__all__ = ["assignment_tuples", "clean", "comparison_key", "equation_name", "is_computation", "is_equation", "is_name", "last_number_word", "named_value", "prose_words", "split_top_level", "split_unit", "text_answer"]
 
 # `\\\\` (a matrix row break) is matched first so that `\\ ` (a space) never eats its second half.
 _DROP_RE = re.compile(

@@ -15,7 +15,7 @@ from typing import Literal
 from rewardlab.core import JSON, BaseReward, RewardResult, Sample
 from rewardlab.core.choices import check_choices
 from rewardlab.verify._common import references
-from rewardlab.verify.math.equivalence import Outcome, Verdict, check, hedge_alternatives
+from rewardlab.verify.math.equivalence import check, hedge_alternatives
 from rewardlab.verify.math.extract import (
     SOURCES,
     ExtractOptions,
@@ -25,6 +25,7 @@ from rewardlab.verify.math.extract import (
 )
 from rewardlab.verify.math.hedging import Hedge, final_answer
 from rewardlab.verify.math.options import CheckOptions
+from rewardlab.verify.math.verdict import Outcome, Verdict
 
 __all__ = ["MathAnswer"]
 

@@ -25,7 +25,7 @@ import ast
 import math
 import re
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_EXPONENT", "MAX_FACTORIAL", "bracket_depth", "screen"]
+__all__ = ["MAX_DEPTH", "bracket_depth", "screen"]
 
 MAX_DEPTH = 50
 MAX_EXPONENT = 10_000

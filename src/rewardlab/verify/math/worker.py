@@ -43,7 +43,7 @@ from typing import Any
 from rewardlab._lazy import extras_for, missing
 from rewardlab.errors import ConfigError, DependencyError, WorkerCrashed
 
-__all__ = ["SympyPool", "WorkerCrashed", "default_pool", "warm_up"]
+__all__ = ["SympyPool", "default_pool", "warm_up"]
 
 _HEADER = struct.Struct(">I")
 STARTUP_TIMEOUT = 120.0  # importing sympy on a loaded 2-core box can take many seconds
