@@ -41,8 +41,8 @@ import numpy as np
 from bench_select_file import write_file
 
 from rewardlab._version import __version__
-from rewardlab.core import Sample, content_hash
-from rewardlab.core.sample import text_of
+from rewardlab.core import Sample
+from rewardlab.core.sample import content_hash, text_of
 from rewardlab.evaluate.datasets import CandidateSet, read_candidate_rows, read_candidates
 from rewardlab.models.data import PreferencePair, graded_pairs, write_pairs
 from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row

@@ -8,10 +8,10 @@ from rewardlab.core import (
     RewardResult,
     Sample,
     Status,
-    content_hash,
     reward,
     spec_hash,
 )
+from rewardlab.core.sample import content_hash
 from rewardlab.errors import ScoringError
 
 
@@ -148,7 +148,8 @@ class _Times:
 
 
 def test_capabilities_have_one_default_for_base_rewards_and_bare_protocol_rewards():
-    from rewardlab.core import batches_in_process, group_keys, observed, observer_of
+    from rewardlab.core import batches_in_process, group_keys, observed
+    from rewardlab.core.reward import observer_of
 
     bare, base = _BareProtocol(), short
     assert isinstance(bare, Reward)
@@ -162,7 +163,8 @@ def test_capabilities_have_one_default_for_base_rewards_and_bare_protocol_reward
 
 def test_a_composite_declares_its_parts_capabilities():
     from rewardlab.compose import Component, Weighted
-    from rewardlab.core import batches_in_process, group_keys, observed, observer_of
+    from rewardlab.core import batches_in_process, group_keys, observed
+    from rewardlab.core.reward import observer_of
 
     class InProcess(BaseReward):
         name = "t.in_process"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rewardlab._version import __version__
-from rewardlab.core import content_hash
+from rewardlab.core.sample import content_hash
 from rewardlab.errors import InputError
 from rewardlab.runner.io import RowWriter
 from rewardlab.select.candidates import Candidates

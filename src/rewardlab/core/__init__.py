@@ -12,11 +12,10 @@ from rewardlab.core.reward import (
     batches_in_process,
     group_keys,
     observed,
-    observer_of,
     reward,
     spec_hash,
 )
-from rewardlab.core.sample import JSON, Sample, content_hash, sample_digest
+from rewardlab.core.sample import JSON, Sample, sample_digest
 
 __all__ = [
     "JSON",
@@ -33,10 +32,8 @@ __all__ = [
     "Stamp",
     "Status",
     "batches_in_process",
-    "content_hash",
     "group_keys",
     "observed",
-    "observer_of",
     "registry",
     "reward",
     "sample_digest",

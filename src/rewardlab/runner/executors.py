@@ -42,9 +42,9 @@ from rewardlab.core import (
     batches_in_process,
     group_keys,
     observed,
-    observer_of,
 )
 from rewardlab.core.choices import check_choice
+from rewardlab.core.reward import observer_of
 from rewardlab.errors import ConfigError
 from rewardlab.runner.groups import scatter, units_of
 from rewardlab.runner.io import PreparedRow, RawRow, score_prepared

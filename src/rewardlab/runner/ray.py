@@ -35,8 +35,8 @@ from rewardlab.core import (
     Sample,
     group_keys,
     observed,
-    observer_of,
 )
+from rewardlab.core.reward import observer_of
 from rewardlab.runner.executors import BaseExecutor, replay
 from rewardlab.runner.groups import scatter, split_at_units
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardlab._version import __version__
-from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample, content_hash
+from rewardlab.core import ErrorKind, GroupKey, Reward, RewardResult, Sample
+from rewardlab.core.sample import content_hash
 from rewardlab.errors import InputError
 from rewardlab.runner.executors import Executor, RowJob, executor_group_keys, rows_executor
 from rewardlab.runner.groups import pack_units, units_of, whole_groups_within

@@ -166,7 +166,8 @@ def search_problems(
 def write_search(rows: Iterator[dict[str, Any]], output: str | Path, config: dict[str, Any]) -> dict[str, Any]:
     """Write the rows stamped with `rewardlab_version` and `spec_hash` (of `config`); returns a
     summary: problems, errors, judged, accuracy (over judged problems) and mean tokens."""
-    from rewardlab.core import content_hash, stamp
+    from rewardlab.core import stamp
+    from rewardlab.core.sample import content_hash
     from rewardlab.runner.io import RowWriter
 
     stamped = stamp(content_hash(config)).to_dict()

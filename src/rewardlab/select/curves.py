@@ -293,7 +293,7 @@ def selection_curves(
         progress: called with how many problems were done at one budget, as they are (for a
             progress bar); `on_total` first gets the total, problems x budgets.
     """
-    from rewardlab.core import content_hash
+    from rewardlab.core.sample import content_hash
     from rewardlab.evaluate.audit.report import stamps, unreadable_rows
 
     if methods is None:

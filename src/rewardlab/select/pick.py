@@ -80,7 +80,8 @@ def write_picks(
     (`status: "error"`, `error_kind: "invalid_input"`) in their place, so no row of the file
     goes missing from the output.
     """
-    from rewardlab.core import content_hash, stamp
+    from rewardlab.core import stamp
+    from rewardlab.core.sample import content_hash
     from rewardlab.runner.io import RowWriter
 
     stamps = stamp(content_hash(pick_config(method, **options))).to_dict()

@@ -21,9 +21,9 @@ from rewardlab.core import (
     Sample,
     group_keys,
     observed,
-    observer_of,
     spec_hash,
 )
+from rewardlab.core.reward import observer_of
 from rewardlab.errors import ApiError, BackendError, GroupSplitError, Overloaded, UsageError
 from rewardlab.runner.executors import Executor, PoolExecutor, make_executor
 from rewardlab.runner.reward_log import RewardLogger
