@@ -82,7 +82,7 @@ def decode(text: str, declared: Mapping[str, Any], encoding: Encoding) -> Any:
     if shape is not None:
         try:
             node = _Reader(stripped, java).whole()
-        except _NotALiteral:
+        except ValueError:
             return text
         value = _convert(node, declared, java, widen=True)
         return value if isinstance(value, shape) else text
@@ -119,10 +119,9 @@ def _scalar(text: str, kind: str, java: bool, *, widen: bool) -> Any:
 
 
 # -- reading source text -------------------------------------------------------------------------
-class _NotALiteral(Exception):
-    """Internal: the text is not a literal the reader knows (the caller keeps it as text)."""
-
-
+# The reader raises ValueError with this message where the text is no literal it knows; `decode`
+# then keeps the text as it is.
+_NOT_A_LITERAL = "not a literal"
 Node = tuple[str, Any, str]  # (tag, value, source text): str, num, bool, null, list, map, raw
 
 
@@ -136,7 +135,7 @@ class _Reader:
         node = self.expr()
         self.ws()
         if self.i != len(self.s):
-            raise _NotALiteral
+            raise ValueError(_NOT_A_LITERAL)
         return node
 
     def ws(self) -> None:
@@ -152,7 +151,7 @@ class _Reader:
 
     def expect(self, token: str) -> None:
         if not self.eat(token):
-            raise _NotALiteral
+            raise ValueError(_NOT_A_LITERAL)
 
     def expr(self) -> Node:
         self.ws()
@@ -162,12 +161,12 @@ class _Reader:
             self.ws()
             if self.i == len(self.s) or self.s[self.i] in ",)]};:":
                 return node
-        except _NotALiteral:
+        except ValueError:
             pass
         self.i = start
         self._skip()
         if self.i == start:
-            raise _NotALiteral
+            raise ValueError(_NOT_A_LITERAL)
         return ("raw", self.s[start : self.i].strip(), self.s[start : self.i].strip())
 
     def _known(self) -> Node:
@@ -196,9 +195,9 @@ class _Reader:
         if name == "Map.of" and self.eat(name):
             pairs = self._seq(start, "(", ")")[1]
             if len(pairs) % 2:
-                raise _NotALiteral
+                raise ValueError(_NOT_A_LITERAL)
             return ("map", list(zip(pairs[::2], pairs[1::2], strict=True)), self.s[start : self.i])
-        raise _NotALiteral
+        raise ValueError(_NOT_A_LITERAL)
 
     def _string(self) -> str:
         quote, out = self.s[self.i], list[str]()
@@ -219,7 +218,7 @@ class _Reader:
                     out.append(escapes.get(nxt, nxt))
                 continue
             out.append(ch)
-        raise _NotALiteral
+        raise ValueError(_NOT_A_LITERAL)
 
     def _seq(self, start: int, opening: str, closing: str) -> Node:
         self.expect(opening)
@@ -245,7 +244,7 @@ class _Reader:
             else:
                 word = re.compile(r"[\w$]+").match(self.s, self.i)
                 if word is None:
-                    raise _NotALiteral
+                    raise ValueError(_NOT_A_LITERAL)
                 key, self.i = word.group(), word.end()
             key_node = ("str", key, self.s[key_start : self.i])
             self.expect(":")
@@ -259,7 +258,7 @@ class _Reader:
         self.ws()
         word = re.compile(r"[A-Za-z_$][\w$.]*").match(self.s, self.i)
         if word is None:
-            raise _NotALiteral
+            raise ValueError(_NOT_A_LITERAL)
         self.i = word.end()
         if self.s[self.i : self.i + 1] == "<":  # generics, balanced
             depth = 0
@@ -275,13 +274,13 @@ class _Reader:
         is_map = bool(_MAP_NEW.match(word.group().rsplit(".", 1)[-1]))
         if not self.java:
             if word.group() != "Array":
-                raise _NotALiteral
+                raise ValueError(_NOT_A_LITERAL)
             return ("list", args, self.s[start : self.i])
         if len(args) > 1 or (args and args[0][0] not in ("list", "map")):
-            raise _NotALiteral  # a capacity, or a collection given some other way
+            raise ValueError(_NOT_A_LITERAL)  # a capacity, or a collection given some other way
         base: list[Any] = list(args[0][1]) if args else []
         if args and (args[0][0] == "map") != is_map:
-            raise _NotALiteral
+            raise ValueError(_NOT_A_LITERAL)
         self.ws()
         if self.s[self.i : self.i + 1] == "{":  # double-brace initialisation: add(...); put(k, v);
             self.expect("{")
@@ -291,7 +290,7 @@ class _Reader:
                 self.expect(method)
                 call = self._seq(self.i, "(", ")")[1]
                 if len(call) != (2 if is_map else 1):
-                    raise _NotALiteral
+                    raise ValueError(_NOT_A_LITERAL)
                 base.append((call[0], call[1]) if is_map else call[0])
                 self.expect(";")
             self.expect("}")
