@@ -181,3 +181,16 @@ def test_the_function_takes_rubric_keywords_without_verifiers() -> None:
     assert value == pytest.approx(BY_HAND[1]) and state["rewardlab"]["agent"]["status"] == "ok"
     with pytest.raises(ConfigError, match="on_error"):
         as_verifiers_reward(SPEC, on_error="zero")
+
+
+def test_the_group_function_reads_each_rollouts_task_columns() -> None:
+    reward = as_verifiers_reward(SPEC, env_state="db", group=True)
+    assert isinstance(reward, VerifiersGroupReward)
+    states: list[dict[str, Any]] = [{"db": env} for _, env in ROLLOUTS]
+    values = asyncio.run(reward(prompts=[PROMPT] * 3, completions=[c for c, _ in ROLLOUTS], answers=[""] * 3, states=states,
+                                infos=[{}] * 3, tasks=[{"reference": REFERENCE}] * 3))  # fmt: skip
+    assert values == pytest.approx(BY_HAND)
+    # a length mismatch cannot be paired: every rollout is an error, never a quiet 0
+    short = asyncio.run(reward(completions=[c for c, _ in ROLLOUTS], states=states, answers=[""]))
+    assert len(short) == 3 and all(math.isnan(v) for v in short)
+    assert all("answers has 1 entries for 3 completions" in s["rewardlab"]["agent"]["error"]["message"] for s in states)

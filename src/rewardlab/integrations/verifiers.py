@@ -125,7 +125,9 @@ class VerifiersReward:
             return float(self.on_error)
         if isinstance(state, dict) and state.get("error") is None:
             reason = result.error.kind.value + ": " + result.error.message if result.error else result.info.get("skip_reason", "skipped")
-            state["error"] = _verifiers_error(f"rewardlab reward {self.__name__!r} could not score this rollout ({reason})")
+            error = _verifiers_error(f"rewardlab reward {self.__name__!r} could not score this rollout ({reason})")
+            if error is not None:
+                state["error"] = error
         return math.nan
 
     def __repr__(self) -> str:
@@ -146,8 +148,11 @@ class VerifiersGroupReward(VerifiersReward):
             if values and len(values) != n:  # a framework bug, not one rollout's: nothing can be paired
                 error = RewardResult.failure("invalid_input", f"{what} has {len(values)} entries for {n} completions")
                 return [self._finish(error, state) for state in states]
+        # verifiers 0.3 also passes each rollout's task (its dataset row): its columns, as for one rollout
+        tasks = columns.get("tasks")
+        tasks = list(tasks) if isinstance(tasks, list | tuple) and len(tasks) == n else [None] * n
         rows: list[tuple[Any, Any, Any, Any, Any, Mapping[str, Any]]] = [(prompts[i] if prompts else "", completions[i], answers[i] if answers else "", states[i],
-                 infos[i] if infos else None, {}) for i in range(n)]  # fmt: skip
+                 infos[i] if infos else None, tasks[i] if isinstance(tasks[i], Mapping) else {}) for i in range(n)]  # fmt: skip
         results = await self._score_rows(rows, group="0")
         return [self._finish(result, state) for result, state in zip(results, states, strict=True)]
 
@@ -169,11 +174,14 @@ def _plain(messages: Any, what: str) -> str | list[Any]:
     return out
 
 
-def _verifiers_error(message: str) -> Exception:
-    """A `verifiers.errors.Error` (what verifiers' state accepts as ``error``)."""
-    from rewardlab._lazy import require
-
-    errors = require("verifiers.errors", needed_by="rewardlab.integrations.verifiers")
+def _verifiers_error(message: str) -> Exception | None:
+    """A `verifiers.errors.Error` (what verifiers' state accepts as ``error``); None without
+    verifiers, when the function is called directly and nothing reads ``state["error"]`` (the
+    NaN and ``state["rewardlab"]`` still say what happened)."""
+    try:
+        import verifiers.errors as errors
+    except ImportError:
+        return None
     error: Exception = errors.Error(message)
     return error
 
