@@ -35,6 +35,8 @@ def test_java_strings_are_their_text_and_collections_are_read_with_nesting() -> 
     assert _java('new String[]{"a, b", "c"}', "Array", "String") == ["a, b", "c"]  # a quoted comma is no separator
     assert _java("new long[] {1, 2L}", "Array", "long") == [1, 2]  # array elements widen like scalars
     assert _java("new ArrayList<Long>(Arrays.asList(1L, 2))", "ArrayList", "long") == [1, "2"]  # boxed: an int is no Long
+    assert _java("List.of(1.5, 2d, 3, 4f)", "ArrayList", "double") == [1.5, 2.0, "3", "4f"]  # nor a Double
+    assert _java("new double[]{1.5, 3, 4f}", "Array", "double") == [1.5, 3.0, 4.0]
     assert _java('new ArrayList<>() {{ add("x"); add("y"); }}', "ArrayList", "String") == ["x", "y"]
     assert _java("List.of(1, 2)", "ArrayList", "integer") == [1, 2]
     assert _java("new ArrayList<>()", "ArrayList") == []

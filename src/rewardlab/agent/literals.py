@@ -107,7 +107,8 @@ def _scalar(text: str, kind: str, java: bool, *, widen: bool) -> Any:
                 return float(body)
             return float(body) if widen and integral and not suffix else None
         if kind == "double" and re.fullmatch(_DECIMAL, body) and suffix not in ("l", "L"):
-            return float(body) if widen or suffix in ("", "d", "D") else None
+            # an int or a float widens to double; a boxed Double takes only a double literal
+            return float(body) if widen or (suffix in ("", "d", "D") and not (integral and not suffix)) else None
         return None
     if kind == "integer":
         return int(text) if _INT.fullmatch(text) else None
