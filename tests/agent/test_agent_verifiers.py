@@ -5,7 +5,7 @@ verifiers is not in rewardlab's dev extra (its full dependency set pulls prime-*
 Rubric path needs only (Python 3.11):
 
     pip install --no-deps verifiers==0.3.1 anthropic==0.78.0 openai==2.9.0 renderers==0.1.10 \\
-        prime-pydantic-config==0.4.3 docstring-parser jiter tenacity
+        prime-pydantic-config==0.4.3 docstring-parser==0.18.0 jiter==0.19.0 tenacity==9.2.1
 
 (0.4 dropped the classic `Rubric` for its `v1` Task/Trace stack.) The tests of the Rubric skip
 without it; the adapter's own mapping is tested either way.
