@@ -67,8 +67,10 @@ def entries(category: str) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
 # -- candidates ---------------------------------------------------------------------------------
 def _first(allowed: list[Any], declared: dict[str, Any]) -> Any:
     value = next(a for a in allowed if a != "")
-    if isinstance(value, dict) and declared.get("type") == "dict":
-        return {k: _first(v, {}) for k, v in value.items() if any(x != "" for x in v)}
+    if isinstance(value, dict) and declared.get("type") in ("dict", "HashMap"):
+        # a dict's values are lists of allowed values; a bare value (simple_java_64) is the one allowed
+        listed = {k: v if isinstance(v, list) else [v] for k, v in value.items()}
+        return {k: _first(v, {}) for k, v in listed.items() if any(x != "" for x in v)}
     if isinstance(value, list) and declared.get("items", {}).get("type") == "dict":
         return [{k: _first(v, {}) for k, v in d.items() if any(x != "" for x in v)} if isinstance(d, dict) else d for d in value]
     return copy.deepcopy(value)
@@ -135,3 +137,102 @@ def as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls = [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
              for i, call in enumerate(output) for name, args in call.items()]  # fmt: skip
     return [{"role": "assistant", "content": None, "tool_calls": calls}]
+
+
+# -- Java and JavaScript: every argument is the source text of a value ------------------------------
+LANGUAGE_CATEGORIES = {"simple_java": "JAVA", "simple_javascript": "JAVASCRIPT"}
+_JAVA_ELEMENT = {"String": "String", "integer": "int", "long": "long", "char": "char", "any": "Object", "double": "double",
+                 "float": "float", "boolean": "boolean"}  # fmt: skip
+
+
+def _literal(value: Any, kind: Any, java: bool) -> str:
+    """`value` as a literal inside a collection (strings quoted, Java longs and floats suffixed)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, int | float) and java and kind == "long":
+        return f"{int(value)}L"
+    if isinstance(value, int | float) and java and kind == "float":
+        return f"{float(value)}f"
+    if isinstance(value, list):
+        return ("new Object[]{" + ", ".join(_literal(v, None, java) for v in value) + "}") if java else (
+            "[" + ", ".join(_literal(v, None, java) for v in value) + "]")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_literal(v, None, java)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def encode(value: Any, declared: dict[str, Any], java: bool, style: str = "plain") -> Any:
+    """A typed value as the source text BFCL's parsers hand its checker for a parameter of the
+    `declared` type: a top-level string bare, other values as literals. `style` picks another
+    spelling of the same collection ("alt": Java double-brace `add`, JS `new Array`/quoted keys)."""
+    kind, items = declared.get("type"), declared.get("items", {}).get("type")
+    if isinstance(value, str) or value is None:
+        return value if value is not None else "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if java and kind == "long":
+            return f"{int(value)}L"
+        if java and kind == "float":
+            return f"{float(value)}f"
+        if not java and kind == "Bigint":
+            return f"{int(value)}n"
+        return repr(value)
+    if isinstance(value, list):
+        parts = [_literal(v, items, java) for v in value]
+        if java and kind == "ArrayList":
+            if style == "alt":
+                return "new ArrayList<>() {{ " + " ".join(f"add({p});" for p in parts) + " }}"
+            return "new ArrayList<>(Arrays.asList(" + ", ".join(parts) + "))"
+        if java:
+            return f"new {_JAVA_ELEMENT.get(str(items), 'Object')}[]{{" + ("," if style == "alt" else ", ").join(parts) + "}"
+        return ("new Array(" + ", ".join(parts) + ")") if style == "alt" else "[" + ", ".join(parts) + "]"
+    if isinstance(value, dict):
+        if java:
+            puts = " ".join(f"put({json.dumps(k)}, {_literal(v, None, java)});" for k, v in value.items())
+            return "new HashMap<String, Object>() {{ " + puts + " }}"
+        key = (lambda k: json.dumps(k)) if style == "alt" else (lambda k: k)
+        return "{" + ", ".join(f"{key(k)}: {_literal(v, None, java)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def encode_output(output: list[dict[str, Any]], functions: list[dict[str, Any]], java: bool) -> list[dict[str, Any]]:
+    schemas = {f["name"]: f["parameters"]["properties"] for f in functions}
+    return [{name: {p: encode(v, schemas[name].get(p, {}), java) for p, v in args.items()}} for call in output for name, args in call.items()]
+
+
+def language_mutations(typed: list[dict[str, Any]], answer: list[dict[str, Any]], functions: list[dict[str, Any]],
+                       java: bool) -> Iterator[tuple[str, list[dict[str, Any]]]]:  # fmt: skip
+    """(name, candidate) for the encoded gold output, the structural mutations of `mutations`
+    (values re-encoded), and mutations of the language conventions."""
+    (name, args), = typed[0].items()
+    properties = {f["name"]: f["parameters"]["properties"] for f in functions}[name]
+    for label, candidate in mutations(typed, answer):
+        if label in ("number_as_string", "int_for_float", "float_for_int"):
+            continue  # these probe JSON types; their language forms follow
+        schemas = {f["name"]: f["parameters"]["properties"] for f in functions}
+        yield label, [{n: {p: encode(v, schemas.get(n, properties).get(p, {}), java) for p, v in a.items()}}
+                      for call in candidate for n, a in call.items()]  # fmt: skip
+    encoded = encode_output(typed, functions, java)
+    first = encoded[0][name]
+
+    def variant(param: str, text: Any) -> list[dict[str, Any]]:
+        return [{name: {**first, param: text}}]
+
+    for param, value in args.items():  # the first parameter of each kind that applies
+        kind = properties.get(param, {}).get("type")
+        if not isinstance(value, str) and not isinstance(value, type(None)):
+            yield f"json_value:{kind}", variant(param, value)
+        if kind == "String" and isinstance(value, str):
+            yield "quoted_string", variant(param, json.dumps(value))
+            yield "string_case_and_punctuation", variant(param, value.upper() + ".")
+        if java and kind == "long" and isinstance(value, int):
+            yield "long_without_L", variant(param, str(value))
+        if java and kind in ("float", "double") and isinstance(value, float):
+            yield f"{kind}_as_int_text", variant(param, str(int(value))) if value.is_integer() else variant(param, f"{value}d")
+        if not java and kind == "float" and isinstance(value, float) and value.is_integer():
+            yield "float_as_int_text", variant(param, str(int(value)))
+        if isinstance(value, list | dict) and kind not in ("any", None):
+            yield f"alt_syntax:{kind}", variant(param, encode(value, properties[param], java, style="alt"))

@@ -12,6 +12,8 @@ A gold call's ``"optional": [param, ...]`` lists arguments the call may leave ou
 function schema (OpenAI ``parameters``), each argument's JSON type is checked too, and the
 schema's ``required`` list joins the gold's required arguments; a value equal to a gold value
 passes the type check whatever its type (BFCL's rule for variables written as strings).
+With ``ValueRules(encoding="java" | "javascript")`` each argument is the source text of a value
+in that language, read by its declared type first (`agent.literals`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rewardlab.agent.literals import ENCODINGS, Encoding, decode, json_view
 from rewardlab.core.trajectory import ToolCall
 from rewardlab.errors import ConfigError
 
@@ -38,15 +41,21 @@ class ValueRules:
             characters `` ,./-_*^`` ignored and ``'`` read as ``"``: BFCL's standardisation).
         rel_tol: relative tolerance for numbers (`math.isclose`).
         abs_tol: absolute tolerance for numbers.
+        encoding: how a call writes its argument values: "json" (JSON values), "java" or
+            "javascript" (each value the source text of a literal in that language, read by the
+            parameter's declared type: `agent.literals`).
     """
 
     strings: StringMode = "exact"
     rel_tol: float = 0.0
     abs_tol: float = 0.0
+    encoding: Encoding = "json"
 
     def __post_init__(self) -> None:
         if self.strings not in ("exact", "casefold", "loose"):
             raise ConfigError(f"strings must be 'exact', 'casefold' or 'loose', got {self.strings!r}")
+        if self.encoding not in ENCODINGS:
+            raise ConfigError(f"encoding must be one of {', '.join(ENCODINGS)}, got {self.encoding!r}")
         for name in ("rel_tol", "abs_tol"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0 or math.isinf(value):
@@ -155,6 +164,12 @@ def check_call(call: ToolCall, gold: GoldCall, rules: ValueRules) -> CallCheck:
             continue
         expected = gold.arguments[name]
         declared = properties.get(name) if isinstance(properties, Mapping) else None
+        if rules.encoding != "json":
+            if not isinstance(value, str):  # every argument is source text in these conventions
+                check.wrong_type.append(name)
+                continue
+            if isinstance(declared, Mapping):
+                value, declared = decode(value, declared, rules.encoding), json_view(declared, rules.encoding)
         if isinstance(declared, Mapping) and not type_ok(declared, value):
             if _json_type(value) not in _gold_types(expected):
                 check.wrong_type.append(name)

@@ -5,7 +5,8 @@ The reference holds the gold calls and, optionally, the function schemas and the
     {"calls": [{"name": "get_weather", "arguments": {"city": "Paris", "unit": {"$one_of": ["C", "F"]}},
                 "optional": ["unit"]}],
      "tools": [...OpenAI tools or BFCL function entries...],   # optional: types are checked
-     "ordered": false}                                          # optional: overrides the reward's option
+     "ordered": false,                                          # optional: overrides the reward's option
+     "encoding": "java"}                                        # optional: overrides the reward's option
 
 (a bare list is the ``calls``). The expectation language is `agent.matching`'s. Components:
 ``exact`` (every gold call matched by a fully correct call and no call left over: BFCL's
@@ -18,8 +19,10 @@ calls). The score is the component named by ``score``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
+from rewardlab.agent.literals import ENCODINGS, Encoding
 from rewardlab.agent.matching import GoldCall, ValueRules, match_calls, read_gold
 from rewardlab.core.result import RewardResult
 from rewardlab.core.reward import BaseReward
@@ -49,36 +52,44 @@ class ToolCalls(BaseReward):
         strings: how string values compare: "exact", "casefold" or "loose" (BFCL's).
         rel_tol: relative tolerance for numbers.
         abs_tol: absolute tolerance for numbers.
+        encoding: how calls write argument values: "json" (default), or "java" / "javascript":
+            each value the source text of a literal in that language, read by the parameter's
+            declared type (`agent.literals`; BFCL's Java and JavaScript categories). A
+            reference's ``"encoding"`` overrides it.
     """
 
     name = "agent.tool_calls"
     range = (0.0, 1.0)
 
     def __init__(self, *, score: ScoreName = "exact", ordered: bool = False, strings: Literal["exact", "casefold", "loose"] = "exact",
-                 rel_tol: float = 0.0, abs_tol: float = 0.0):  # fmt: skip
+                 rel_tol: float = 0.0, abs_tol: float = 0.0, encoding: Encoding = "json"):  # fmt: skip
         if score not in ("exact", "f1", "arguments"):
             raise ConfigError(f"score must be 'exact', 'f1' or 'arguments', got {score!r}")
         self._score = score
         self._ordered = bool(ordered)
-        self._rules = ValueRules(strings=strings, rel_tol=rel_tol, abs_tol=abs_tol)
+        self._rules = ValueRules(strings=strings, rel_tol=rel_tol, abs_tol=abs_tol, encoding=encoding)
 
     def compute(self, sample: Sample) -> RewardResult:
         trajectory = trajectory_of(sample)
-        gold, ordered = self._gold(sample)
-        return score_calls(trajectory, gold, self._rules, ordered=ordered, score=self._score)
+        gold, ordered, rules = self._gold(sample)
+        return score_calls(trajectory, gold, rules, ordered=ordered, score=self._score)
 
-    def _gold(self, sample: Sample) -> tuple[list[GoldCall], bool]:
+    def _gold(self, sample: Sample) -> tuple[list[GoldCall], bool, ValueRules]:
         reference: Any = sample.reference
         tools: Any = sample.meta.get("tools", [])
-        ordered = self._ordered
+        ordered, rules = self._ordered, self._rules
         if isinstance(reference, Mapping):
             tools = reference.get("tools", tools)
             ordered = bool(reference.get("ordered", ordered))
+            encoding = reference.get("encoding", rules.encoding)
+            if encoding not in ENCODINGS:
+                raise ScoringError("invalid_input", f"reference.encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
+            rules = replace(rules, encoding=encoding)
             reference = reference.get("calls")
         if reference is None:
             raise ScoringError("invalid_input", "agent.tool_calls needs gold calls in the reference ('calls')")
         try:
-            return read_gold(reference, tool_schemas(tools if isinstance(tools, list) else [])), ordered
+            return read_gold(reference, tool_schemas(tools if isinstance(tools, list) else [])), ordered, rules
         except ValueError as exc:
             raise ScoringError("invalid_input", str(exc)) from None
 

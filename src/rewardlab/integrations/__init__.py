@@ -6,6 +6,8 @@
   that scores a chunk of rows in one batch (imports verl);
 - `rewardlab.integrations.openrlhf` — `make_reward_func(spec, error_reward=...)` and the
   `/get_reward` mapping;
+- `rewardlab.integrations.verifiers` — `as_verifiers_reward(spec)` / `as_verifiers_rubric(spec)`
+  for a verifiers (PrimeIntellect) `Rubric`;
 - `rewardlab.integrations.openai_graders` — OpenAI grader JSON -> rewardlab spec.
 
 Each is imported on its own, so using one never imports another trainer's dependencies.
