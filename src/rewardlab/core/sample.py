@@ -179,14 +179,8 @@ class Sample:
         return out
 
     @classmethod
-    def from_dict(
-        cls,
-        row: Mapping[str, JSON],
-        *,
-        fields: Mapping[str, str] | None = None,
-        source: str | None = None,
-        line: int | None = None,
-    ) -> Sample:
+    def from_dict(cls, row: Mapping[str, JSON], *, fields: Mapping[str, str] | None = None,
+                  source: str | None = None, line: int | None = None) -> Sample:  # fmt: skip
         """Build a Sample from a dataset row or a request's sample: the one place rows are checked.
 
         The rules (the same for data files, `rewardlab.score` and the reward server):
@@ -217,35 +211,15 @@ class Sample:
         """
         if not isinstance(row, Mapping):
             raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
-        mapping, columns = _columns(tuple(sorted(fields.items())) if fields else ())
-        values: dict[str, JSON] = {}
-        extra: dict[str, JSON] = {}
-        for key, value in row.items():
-            target = columns.get(key)
-            if target is None:
-                extra[key] = value
-            else:
-                values[target] = value
+        mapping, columns = _columns(tuple(sorted(fields.items()))) if fields else _SAME_NAMES
         where = (source, line)
-        meta: Mapping[str, JSON] = extra
-        given = values.get("meta", _NO_META)
-        if given is not _NO_META:
-            if not isinstance(given, Mapping):
-                raise _field_error(f"field {mapping['meta']!r} must be an object", mapping["meta"], where)
-            meta = {**given, **extra} if extra else given
-        if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
-            _check_text(values, "prompt", mapping, where)
-        trajectory = None
-        if type(values.get("response")) is not str:
-            if is_trajectory(values.get("response")):  # tool calls and results: read and checked once
-                trajectory = parse_trajectory(values["response"], state=meta.get("state"), field=mapping["response"],
-                                              source=source, line=line)  # fmt: skip
-                values["response"] = list(trajectory.messages)
-            else:
-                _check_text(values, "response", mapping, where, required=True)
+        values, meta = _split_row(row, columns, mapping, where)
+        trajectory = None  # plain strings, the common row, need no check; messages or a trajectory do
+        if type(values.get("prompt", "")) is not str or type(values.get("response")) is not str:
+            trajectory = _read_texts(values, meta, mapping, where)
         steps = values.get("steps")
-        if steps is not None and not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
-            raise _field_error(f"field {mapping['steps']!r} must be a list of strings", mapping["steps"], where)
+        if steps is not None:
+            steps = _steps(steps, mapping["steps"], where)
         id_, group = values.get("id"), values.get("group")
         if id_ is not None and type(id_) is not str:
             id_ = _label(id_, mapping["id"], where)
@@ -257,7 +231,7 @@ class Sample:
         sample: Sample = object.__new__(cls)
         sample.__dict__.update(
             prompt=values.get("prompt", ""), response=values["response"], reference=values.get("reference"),
-            steps=tuple(steps) if steps is not None else None, meta=meta, given_id=id_ or "", group=group,
+            steps=steps, meta=meta, given_id=id_ or "", group=group,
         )  # fmt: skip
         if trajectory is not None:
             sample.__dict__["_trajectory"] = trajectory
@@ -270,6 +244,56 @@ def _columns(fields: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[
     mapping = {name: name for name in _FIELDS}
     mapping.update(dict(fields))
     return mapping, {mapping[name]: name for name in _FIELDS}
+
+
+_SAME_NAMES = _columns(())  # no mapping, the common case: rows skip the cache lookup
+
+
+def _split_row(
+    row: Mapping[str, JSON], columns: Mapping[str, str], mapping: Mapping[str, str], where: tuple[str | None, int | None]
+) -> tuple[dict[str, JSON], Mapping[str, JSON]]:
+    """(the row's Sample fields by field name, its meta): meta is the ``meta`` column, which
+    must be an object, with every column that is not a Sample field over it."""
+    values: dict[str, JSON] = {}
+    extra: dict[str, JSON] = {}
+    for key, value in row.items():
+        target = columns.get(key)
+        if target is None:
+            extra[key] = value
+        else:
+            values[target] = value
+    given = values.get("meta", _NO_META)
+    if given is _NO_META:
+        return values, extra
+    if not isinstance(given, Mapping):
+        raise _field_error(f"field {mapping['meta']!r} must be an object", mapping["meta"], where)
+    return values, ({**given, **extra} if extra else given)
+
+
+def _read_texts(
+    values: dict[str, JSON], meta: Mapping[str, JSON], mapping: Mapping[str, str], where: tuple[str | None, int | None]
+) -> Trajectory | None:
+    """Check a prompt and a response that are not both strings. A response in an agent shape
+    (tool calls and results) is read and checked once, with the ``state`` column: its trajectory
+    is returned and its messages, in normal form, replace the response in `values`."""
+    if type(values.get("prompt", "")) is not str:  # chat messages, or a wrong type
+        _check_text(values, "prompt", mapping, where)
+    response = values.get("response")
+    if type(response) is str:
+        return None
+    if is_trajectory(response):
+        trajectory = parse_trajectory(response, state=meta.get("state"), field=mapping["response"], source=where[0], line=where[1])
+        values["response"] = list(trajectory.messages)
+        return trajectory
+    _check_text(values, "response", mapping, where, required=True)
+    return None
+
+
+def _steps(steps: JSON, column: str, where: tuple[str | None, int | None]) -> tuple[str, ...]:
+    """A ``steps`` value (not None) as a tuple of strings."""
+    if not (isinstance(steps, list | tuple) and all(isinstance(s, str) for s in steps)):
+        raise _field_error(f"field {column!r} must be a list of strings", column, where)
+    return tuple(steps)
 
 
 def _field_error(message: str, column: str, where: tuple[str | None, int | None]) -> SampleFieldError:

@@ -14,260 +14,45 @@ replies raise `ServerError` at once with the server's machine-readable ``code``.
 `RemoteReward` turns a served reward back into a `Reward`, so anything that takes a Reward (the
 runner, composites, adapters) can use a remote one; a server that cannot be reached gives
 `error/remote` results, never zeros.
+
+What goes over the wire (request bodies, decoded replies, `Scores`) is in `serve._wire`; when
+to try again, in `serve._retry`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import random
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 try:
     import httpx
-    import orjson
 except ImportError as exc:  # an extra is missing: say which one to install
     from rewardlab._lazy import reraise_missing
 
     reraise_missing(exc, __name__)
 
-from rewardlab.core import (
-    JSON,
-    BaseReward,
-    ErrorKind,
-    GroupKey,
-    RewardError,
-    RewardResult,
-    Sample,
-    Status,
-)
+from rewardlab.core import JSON, BaseReward, ErrorKind, GroupKey, RewardResult, Sample
 from rewardlab.errors import ServerError
 from rewardlab.runner.groups import scatter
+from rewardlab.serve._retry import _Retry, _too_large
+from rewardlab.serve._wire import (
+    ObjectiveWeights,
+    SampleLike,
+    Scores,
+    _error_from,
+    _Options,
+    _results,
+    _score_body,
+    _scores,
+)
 from rewardlab.serve.request_groups import group_pieces, halves, rows_of
 
 __all__ = ["AsyncClient", "Client", "RemoteReward", "Scores"]
 
-_RETRY_STATUS = frozenset({429, 502, 503, 504})
 _Part = TypeVar("_Part")  # what one batch's reply decodes to
-SampleLike = Sample | Mapping[str, JSON]
-
-
-def _payload(sample: SampleLike) -> dict[str, JSON]:
-    if not isinstance(sample, Sample):
-        return dict(sample)
-    # Not `Sample.to_dict()`: that also computes a content hash the server does not need.
-    row: dict[str, JSON] = {"prompt": sample.prompt, "response": sample.response, "reference": sample.reference}
-    if sample.meta:
-        row["meta"] = dict(sample.meta)
-    if sample.steps is not None:
-        row["steps"] = list(sample.steps)
-    # Only an id the caller gave: reading `sample.id` would compute a content hash per sample.
-    if sample.given_id:
-        row["id"] = sample.given_id
-    if sample.group is not None:
-        row["group"] = sample.group
-    return row
-
-
-#: A request's objective weights: a mapping naming every objective, or a list in declaration order.
-ObjectiveWeights = Mapping[str, float] | Sequence[float]
-
-
-@dataclass(frozen=True)
-class _Options:
-    """The request fields besides the samples and the reply shape."""
-
-    use_cache: bool = True
-    objective_weights: ObjectiveWeights | None = None
-
-
-def _score_body(chunk: Sequence[SampleLike], opts: _Options, reply: str = "results") -> dict[str, Any]:
-    payload: dict[str, Any] = {"samples": [_payload(s) for s in chunk], "use_cache": opts.use_cache}
-    if reply != "results":
-        payload["reply"] = reply
-    if (weights := opts.objective_weights) is not None:
-        payload["objective_weights"] = dict(weights) if isinstance(weights, Mapping) else list(weights)
-    try:
-        content = orjson.dumps(payload, default=str)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels); the server reads 1,024
-        content = json.dumps(payload, default=str, ensure_ascii=False, separators=(",", ":")).encode()
-    return {"content": content, "headers": {"Content-Type": "application/json"}}
-
-
-@dataclass(frozen=True)
-class Scores:
-    """The totals of a scored batch, in order, without components or info (``reply="scores"``).
-
-    Attributes:
-        values: the total per sample; ``None`` exactly where the status is not ``ok``.
-        statuses: the status per sample.
-        errors: why, for every row whose status is ``error`` (by row index).
-        objectives: for a spec that declares objectives, each objective's value per sample
-            (``None`` where it was not computed); empty otherwise.
-    """
-
-    values: list[float | None]
-    statuses: list[Status]
-    errors: dict[int, RewardError] = field(default_factory=dict)
-    objectives: dict[str, list[float | None]] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    @classmethod
-    def gather(cls, parts: Sequence[tuple[Sequence[int], Scores]], n: int) -> Scores:
-        """One `Scores` of `n` samples from parts that each scored the given positions."""
-        values: list[float | None] = [None] * n
-        statuses: list[Status] = [Status.ERROR] * n
-        errors: dict[int, RewardError] = {}
-        objectives: dict[str, list[float | None]] = {}
-        for rows, part in parts:
-            for row, i in enumerate(rows):
-                values[i], statuses[i] = part.values[row], part.statuses[row]
-            errors.update({rows[row]: error for row, error in part.errors.items()})
-            for name, column in part.objectives.items():
-                into = objectives.setdefault(name, [None] * n)
-                for row, i in enumerate(rows):
-                    into[i] = column[row]
-        return cls(values, statuses, errors, objectives)
-
-    @classmethod
-    def join(cls, parts: Sequence[Scores]) -> Scores:
-        """One `Scores` of consecutive batches (error rows re-indexed)."""
-        values: list[float | None] = []
-        statuses: list[Status] = []
-        errors: dict[int, RewardError] = {}
-        names = list(dict.fromkeys(name for part in parts for name in part.objectives))
-        objectives: dict[str, list[float | None]] = {name: [] for name in names}
-        for part in parts:
-            errors.update({len(values) + row: error for row, error in part.errors.items()})
-            values.extend(part.values)
-            statuses.extend(part.statuses)
-            for name in names:
-                objectives[name].extend(part.objectives.get(name, [None] * len(part.values)))
-        return cls(values, statuses, errors, objectives)
-
-
-def _scores(response: httpx.Response, expected: int) -> Scores:
-    body = orjson.loads(response.content)
-    values, statuses = body["scores"], body["statuses"]
-    if len(values) != expected or len(statuses) != expected:  # one per sample; never pad or truncate
-        raise ServerError(response.status_code, "bad_reply", f"{len(values)} scores for {expected} samples")
-    errors = {int(e["row"]): RewardError(_KIND.get(e["kind"], ErrorKind.REMOTE), str(e["message"])) for e in body["errors"]}
-    objectives = body.get("objectives") or {}
-    if any(len(column) != expected for column in objectives.values()):
-        raise ServerError(response.status_code, "bad_reply", f"an objectives column does not have {expected} values")
-    return Scores(values, [_STATUS[s] for s in statuses], errors, {str(k): list(v) for k, v in objectives.items()})
-
-
-def _error_from(response: httpx.Response) -> ServerError:
-    try:
-        body = response.json()["error"]
-        return ServerError(response.status_code, str(body["code"]), str(body["message"]), body.get("details", ()))
-    except Exception:
-        return ServerError(response.status_code, "http_error", response.text[:500])
-
-
-class _Retry:
-    """Which failures to retry and how long to wait (exponential backoff with jitter).
-
-    Failures (connection errors, 502/503/504) get `retries` more attempts. A 429 is different:
-    the server is up and says when to come back, so it is retried until `overload_timeout`
-    seconds of waiting have passed (a busy server with many clients refuses some of them many
-    times in a row; giving up after a few tries loses work the server would have done).
-    """
-
-    # The backoff of repeated 429s stops growing here: the server's Retry-After already tracks
-    # its queue, and a long random wait only leaves its queue idle.
-    _OVERLOAD_ATTEMPT_CAP = 3
-
-    def __init__(self, retries: int, backoff: float, max_backoff: float = 30.0, overload_timeout: float = 300.0):
-        self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
-        self.overload_timeout = overload_timeout
-
-    def schedule(self) -> _Schedule:
-        """The waits of one request."""
-        return _Schedule(self)
-
-    def delay(self, attempt: int, response: httpx.Response | None) -> float:
-        """Seconds to wait before retry `attempt + 1`.
-
-        Exponential backoff with "equal jitter" (half fixed, half random; AWS Architecture Blog,
-        "Exponential Backoff And Jitter", 2015). A ``Retry-After`` is a floor, never the whole
-        wait: clients refused together are told the same number, and waiting exactly that long
-        brings them back together into the same full queue. So a random share of the backoff
-        (at least of the floor) is added on top of it.
-        """
-        backoff = min(self.max_backoff, self.backoff * 2**attempt)
-        floor = _retry_after(response)
-        if floor is None:
-            return float(backoff * (0.5 + random.random() / 2))
-        return float(min(max(self.max_backoff, floor), floor + random.random() * max(floor, backoff)))
-
-    def retryable(self, response: httpx.Response) -> bool:
-        return response.status_code in _RETRY_STATUS
-
-
-class _Schedule:
-    """How long one request waits before its next attempt; None: give up (see `_Retry`)."""
-
-    def __init__(self, retry: _Retry):
-        self.retry = retry
-        self.failures = 0
-        self.overloads = 0
-        self.overloaded_seconds = 0.0
-
-    def wait(self, response: httpx.Response | None) -> float | None:
-        if response is not None and not self.retry.retryable(response):
-            return None
-        if response is not None and response.status_code == 429:
-            seconds = self.retry.delay(min(self.overloads, _Retry._OVERLOAD_ATTEMPT_CAP), response)
-            if self.overloaded_seconds + seconds > self.retry.overload_timeout:
-                return None
-            self.overloads += 1
-            self.overloaded_seconds += seconds
-            return seconds
-        if self.failures >= self.retry.retries:
-            return None
-        self.failures += 1
-        return self.retry.delay(self.failures - 1, response)
-
-
-def _retry_after(response: httpx.Response | None) -> float | None:
-    """The ``Retry-After`` seconds of `response` (None without one, or an HTTP date we skip)."""
-    if response is None or "retry-after" not in response.headers:
-        return None
-    try:
-        return max(0.0, float(response.headers["retry-after"]))
-    except ValueError:
-        return None
-
-
-# A 413 with one of these codes is about the number or bytes of samples in one request: the
-# client sends the batch again in halves (the server's limits are its own, not known here).
-_SPLIT_CODES = frozenset({"too_many_samples", "exceeds_queue", "body_too_large"})
-
-
-def _too_large(exc: ServerError, size: int) -> bool:
-    return exc.status == 413 and exc.code in _SPLIT_CODES and size > 1
-
-
-_STATUS = {s.value: s for s in Status}
-_KIND = {k.value: k for k in ErrorKind}
-
-
-def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
-    rows = orjson.loads(response.content)["results"]
-    if len(rows) != expected:  # the server promises one per sample; never pad or truncate
-        raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
-    try:
-        return [RewardResult.from_dict(r) for r in rows]
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # not a result row
-        raise ServerError(response.status_code, "bad_reply", f"a result row is invalid: {exc}") from exc
 
 
 def _headers(token: str | None) -> dict[str, str]:

@@ -25,21 +25,41 @@ box and the boxes chained to it by short glue, see `ExtractOptions`) are returne
 `Extraction.candidates`, so that the reward can refuse ``\\boxed{8} or \\boxed{10} or
 \\boxed{9}`` when they are different answers. Placeholder boxes (``\\boxed{\\phantom{2}}``,
 ``\\boxed{}``, ``\\boxed{?}``, copied from a fill-in-the-box question) are never answers.
+
+The box primitives live in `verify.math._boxes` and the reading of an answer out of a phrase
+(after "the answer is", in a maths span, the last number) in `verify.math._phrases`; this
+module chooses among the sources.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rewardlab.core.choices import check_choices
 from rewardlab.errors import ConfigError
-from rewardlab.verify.math.normalize import is_name, last_number_word, split_top_level
+from rewardlab.verify.math._boxes import (
+    _BARE_GLUE_CHARS,
+    _PLACEHOLDER_MAX,
+    _iter_box_spans,
+    find_boxed,
+    gold_boxes,
+    is_placeholder,
+)
+from rewardlab.verify.math._phrases import (
+    _MATHS_RE,
+    _NUMBER_RE,
+    _PROSE_RE,
+    _answer_in_phrase,
+    _declines,
+    _last_span,
+    _span_answer,
+    _strip_wrappers,
+)
+from rewardlab.verify.math.normalize import last_number_word
 from rewardlab.verify.math.scan import (
     answer_lines,
-    brace_pairs,
     final_answer_phrases,
     final_statement,
     last_match,
@@ -61,37 +81,15 @@ SOURCES = ("boxed", "answer_tag", "final_answer", "answer_line", "bold", "whole"
 _STRICT_SOURCES = frozenset({"boxed", "answer_tag"})
 
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,400})\*\*")
-# `\$` is an escaped dollar sign (a currency mark inside maths), never a delimiter. Each
-# alternation is unambiguous (`\\.` starts with a backslash, the class excludes it): linear.
-_LATEX_SPAN_RE = re.compile(
-    r"(?<!\\)\$\$((?:\\.|[^$\\]){1,2000})\$\$|(?<!\\)\$((?:\\.|[^$\n\\]){1,1000})\$"
-    r"|\\\((.{1,1000}?)\\\)|\\\[(.{1,2000}?)\\\]",
-    re.DOTALL,
-)
-# Not glued to a letter on its left: the `2` in `AZYUK2A` or `x2` is part of a name, and the one
-# in `cm^2` an exponent, not a number. Nor after a single `#`: `horse #12` names a thing (while
-# `#### 12`, GSM8K's answer mark, is followed by a space). A ratio or a time (`3:1`, `4:30`) is
-# one number, not the one after its last colon.
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_\d.^])(?<!(?<!#)#)(?:-?\d[\d,]*(?:\.\d+)?(?:/\d+|(?::\d+)+)?|-?\.\d+)")
-# Two words of two or more letters in a row (not LaTeX commands): a sentence, not an answer.
-_PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}[ \t]+[a-zA-Z]{2,}(?![a-zA-Z])")
 _WHOLE_MAX = 400
 _NOT_WHOLE_RE = re.compile(r"\n|\$|\\[(\[]")  # several lines, or text around maths spans
-_IS_RE = re.compile(r"\s(?:is|are|equals|=)\s")
 _CHOICE_RE = re.compile(r"^\(?([A-J])\)?[.:]?$|^\(([A-J])\)\s|^([A-J])[.:)]\s")
-_RELATION_RE = re.compile(r"<=|>=|!=|\\(?:le|ge|ne|leq|geq|neq)(?![a-zA-Z])")
-# What is left of a placeholder box once blank-making LaTeX is removed: nothing, `?` or a square.
-_BLANK_RE = re.compile(r"\\[hv]?phantom\{[^{}]*\}|\\hspace\*?\{[^{}]*\}|\\q?quad|\\[ ,;:!]|~|\\text\{\s*\}|\s")
-_PLACEHOLDER_RE = re.compile(r"^(?:\?+|\\square|\\Box|_+|\.{3}|\\ldots|\\dots)?$")
 # Glue between two boxes that offers them as alternatives ("8 or 10", "alternatively, 10").
 _HEDGE_GLUE_RE = re.compile(
     r"\bor\b|\\lor\b|\\vee\b|\balternative(?:ly)?\b|\beither\b|\botherwise\b|\bperhaps\b"
     r"|\bmaybe\b|\bpossibl[ey]\b|\bmight\b|\bcould\s+(?:also\s+)?be\b",
     re.IGNORECASE,
 )
-# Boxes closer than this are one answer section whatever the glue (`\boxed{8}, \boxed{10}`,
-# `\] \[`); a derivation between an intermediate box and the final one is longer than this.
-_BARE_GLUE_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -156,65 +154,6 @@ class Extraction:
         return self.answer is not None
 
 
-_TOKEN_RE = re.compile(r"[^\s$]{1,400}")
-_PLACEHOLDER_MAX = 100  # a blank box (`\\phantom{2}`, `\\hspace{1cm}`) is short; longer content is an answer
-
-
-_TOKEN_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b(?! *\{) *")  # `\boxed 5`: no brace group
-
-
-def _box_start(text: str, brace: int) -> int | None:
-    """Where the `\\boxed`/`\\fbox` whose group opens at `brace` starts, or None."""
-    k = brace
-    while k > 0 and text[k - 1] == " ":
-        k -= 1
-    for name in ("\\boxed", "\\fbox"):
-        if text.endswith(name, 0, k):
-            return k - len(name)
-    return None
-
-
-def _iter_box_spans(text: str, *, reverse: bool) -> Iterator[tuple[int, int, int, int]]:
-    """(start, content start, content end, end) of each box: ``\\boxed{...}`` with nested braces,
-    or ``\\boxed 5``. Spans, not slices: nested boxes would make the slices quadratic in size.
-
-    Boxes with a group are found from the closed brace pairs (`brace_pairs`), so unclosed
-    ``\\boxed{`` repeated costs no Python-level work per box."""
-    spans: list[tuple[int, int, int, int]] = []
-    if "{" in text:
-        for brace, close in brace_pairs(text).items():
-            start = _box_start(text, brace)
-            if start is not None:
-                spans.append((start, brace + 1, close, close + 1))
-    for m in _TOKEN_BOX_RE.finditer(text):
-        token = _TOKEN_RE.match(text, m.end())
-        if token is not None:
-            spans.append((m.start(), m.end(), token.end(), token.end()))
-    spans.sort(reverse=reverse)
-    yield from spans
-
-
-def _iter_boxes(text: str, *, reverse: bool) -> Iterator[tuple[str, int, int]]:
-    """(content, start, end) of each box."""
-    for start, c_start, c_end, end in _iter_box_spans(text, reverse=reverse):
-        yield text[c_start:c_end], start, end
-
-
-def find_boxed(text: str, *, which: Literal["last", "first", "all"] = "last") -> list[str]:
-    """Contents of ``\\boxed{...}``/``\\fbox{...}`` (nested braces kept), or ``\\boxed 5``."""
-    if which == "all":
-        return [content for content, _, _ in _iter_boxes(text, reverse=False)]
-    chosen = next(_iter_boxes(text, reverse=which == "last"), None)
-    return [chosen[0]] if chosen is not None else []
-
-
-def is_placeholder(content: str) -> bool:
-    """Whether a box holds no answer: ``\\phantom{2}``, blank, ``?``, ``\\square``, ``___``."""
-    if len(content) > _PLACEHOLDER_MAX:
-        return False
-    return bool(_PLACEHOLDER_RE.match(_BLANK_RE.sub("", content)))
-
-
 def _glued(text: str, start: int, end: int, opts: ExtractOptions) -> bool:
     """Whether `text[start:end]`, between two boxes, keeps them in one answer section."""
     gap = end - start
@@ -249,44 +188,6 @@ def boxed_section(text: str, options: ExtractOptions | None = None) -> tuple[str
     if last:
         section.reverse()
     return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in section)
-
-
-# Glue that enumerates the parts of one answer: spacing, `$`, punctuation and symbols (no word,
-# no digit: `\\boxed{1} ++ \\boxed{2}`), or an "and"; a trailing backslash is the doubled escape
-# of `\\\\boxed`.
-_SPACING_GLUE_RE = re.compile(r"(?:\s|[,;:$.+\-*/&|!?~]|\\[()\[\] ,;:!]|\\q?quad\b)*\\?")
-_AND_GLUE_RE = re.compile(r",|\band\b", re.IGNORECASE)
-
-
-def gold_boxes(text: str) -> tuple[str, ...]:
-    """The boxes of a gold answer's final section: the last box, and the boxes before it
-    joined to it by at most 40 characters that only space them out, separate them with symbols
-    or enumerate them (``\\boxed{1}\\boxed{2}``, ``\\boxed{1} ++ \\boxed{2}``, ``\\boxed{1} papers
-    and \\boxed{2} bins``). A gold never hedges, so these are the parts of one answer; words
-    between boxes (``\\boxed{1} no no no \\boxed{2}``) end the section."""
-    section: list[tuple[int, int, int, int]] = []
-    for span in _iter_box_spans(text, reverse=True):
-        _, c_start, c_end, end = span
-        if section:
-            near_start = section[-1][0]
-            if end > near_start:
-                continue  # nested
-            glue = text[end:near_start]
-            if len(glue) > _BARE_GLUE_CHARS or not (_SPACING_GLUE_RE.fullmatch(glue) or _AND_GLUE_RE.search(glue)):
-                break
-        if c_end - c_start <= _PLACEHOLDER_MAX and is_placeholder(text[c_start:c_end]):
-            continue
-        section.append(span)
-    return tuple(text[c_start:c_end].strip() for _, c_start, c_end, _ in reversed(section))
-
-
-def _strip_wrappers(answer: str) -> str:
-    answer = answer.strip()
-    # quotes too: `The final answer is "$12$ and $13$".` (also escaped, `\\"...\\"`)
-    for left, right in (('\\"', '\\"'), ('"', '"'), ("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**")):
-        if answer.startswith(left) and answer.endswith(right) and len(answer) > len(left) + len(right):
-            answer = answer[len(left) : -len(right)].strip()
-    return answer.rstrip(" .。").strip()
 
 
 def _from_boxes(text: str, opts: ExtractOptions) -> tuple[str, tuple[str, ...]] | None:
@@ -342,94 +243,6 @@ def gold_statement(text: str) -> str | None:
     if statement is None:
         return None
     return _answer_in_phrase(statement[1]).strip() or None
-
-
-def _answer_in_phrase(phrase: str) -> str:
-    """The answer in what follows "the final answer is". Usually that is the answer itself; when
-    it goes on in prose (``12 because the two sides are equal``, ``12 (since x = 3)``) it is the
-    maths before the remark; when it is a sentence (Minerva's ``Final Answer: The largest $n$ is
-    34.``) it is what follows its last "is", else its last maths span or number, else the
-    sentence as written."""
-    answer = _strip_wrappers(phrase)
-    head = _leading_answer(answer)
-    if head is not None:
-        return head
-    if not _PROSE_RE.search(answer):
-        return answer
-    verbs = list(_IS_RE.finditer(answer))
-    if verbs:
-        rest = _strip_wrappers(answer[verbs[-1].end() :])
-        if rest and not _PROSE_RE.search(rest):
-            return rest
-    numbers = _NUMBER_RE.findall(answer)
-    return _last_latex(answer) or (numbers[-1].rstrip(",") if numbers else answer)
-
-
-# Where a remark starts after an answer: a parenthesis or a comma opening a word ("12 (since x
-# = 3)", "34, the largest"), or a semicolon.
-_REMARK_RE = re.compile(r"\s\((?=[a-zA-Z]{2,}\b)|,\s+(?=[a-zA-Z]{2,}\b)|;\s")
-# A remark that offers another answer or adds a part is no remark: "3, or 4", "1, and 2".
-_ALTERNATIVE_RE = re.compile(r"[\s,;(]*(?:or|and)\b", re.IGNORECASE)
-
-
-def _leading_answer(answer: str) -> str | None:
-    """The maths at the head of a phrase that goes on in prose or a remark, or None when the
-    phrase does not start with one: `12` for ``12 because the two sides are equal`` and for
-    ``12 (since x = 3)``; None for ``The largest $n$ is 34`` (prose first) and ``3, or 4``."""
-    cut = len(answer)
-    for pattern in (_PROSE_RE, _REMARK_RE):
-        m = pattern.search(answer)
-        if m is not None and m.start() < cut:
-            cut = m.start()
-    if cut == len(answer) or _ALTERNATIVE_RE.match(answer, cut):
-        return None
-    head = _strip_wrappers(answer[:cut].rstrip(" ,;:"))
-    if not head or not _closed(head):
-        return None
-    span = _SPAN_THEN_WORDS_RE.fullmatch(head)
-    if span is not None:  # `$\frac{3}{4}$ cups`: the maths span is the answer, the word its unit
-        return span.group(1).strip()
-    return head if _MATHS_RE.search(head) or len(head.split()) == 1 else None
-
-
-_SPAN_THEN_WORDS_RE = re.compile(r"\$([^$]{1,400})\$[ \t]*[a-zA-Z][a-zA-Z \t]{0,40}")
-
-
-def _closed(text: str) -> bool:
-    """Whether every bracket and `$` opened in `text` is closed in it (a head cut inside a
-    `\\text{...}` or a maths span is not an answer)."""
-    return (
-        text.count("$") % 2 == 0
-        and text.count("{") == text.count("}")
-        and text.count("(") == text.count(")")
-        and text.count("[") == text.count("]")
-    )
-
-
-def _last_span(text: str) -> tuple[str, int] | None:
-    """(content, end) of the last ``$...$``, ``\\(...\\)`` or ``\\[...\\]`` span."""
-    last = last_match(_LATEX_SPAN_RE, text)
-    if last is None:
-        return None
-    return next(g for g in last.groups() if g is not None), last.end()
-
-
-def _last_latex(text: str) -> str | None:
-    found = _last_span(text)
-    return _span_answer(found[0]) if found is not None else None
-
-
-def _span_answer(span: str) -> str | None:
-    # "2 + 3 = 5": the answer is the right-hand side of the last equation, unless the left is a
-    # name ("x = 3", "f(x) = 1", "(p,q) = (3,2)": compared as such later); an inequality
-    # ("x <= 2") is the answer as written. Only a top-level `=` splits: the one in
-    # `\sum_{k=0}^{n}` is part of a bound.
-    span = span.strip()
-    if "=" in span and not _RELATION_RE.search(span):
-        members = split_top_level(span, "=")
-        if len(members) > 2 or (len(members) == 2 and not is_name(members[0])):
-            span = members[-1]
-    return span or None
 
 
 def _last_fallback(text: str, opts: ExtractOptions) -> tuple[str, str] | None:
@@ -535,36 +348,6 @@ def _extract(text: str, opts: ExtractOptions) -> Extraction:
 
 
 _FALLBACKS = frozenset({"last_latex", "last_number"})
-# A closing paragraph saying the question cannot be answered ("... it's impossible to find the
-# value of f(0).", "The text does not provide enough information", "we cannot determine the
-# answer"). A fallback reading is a guess at an answer the response did not state; when the
-# response ends by declining to answer, the number it happens to mention last is no answer.
-_DECLINE_RE = re.compile(
-    r"\b(?:cannot|can't|can not|unable to|impossible to|not possible to)\s+(?:be\s+)?"
-    r"(?:determined?|answer(?:ed)?|provided?|calculated?|find|found|tell|say|computed?|give|given"
-    r"|know|view|see|access|read|identif(?:y|ied))\b"
-    r"|\b(?:do|does|did)\s*(?:not|n't)\s+have\s+access\b|\bplease\s+provide\b"
-    r"|\b(?:not|no)\s+(?:enough|sufficient)\s+(?:information|data|context)\b"
-    r"|\b(?:does|do|did)\s+not\s+(?:provide|give|contain|include|specify|show)\b[^.\n]{0,80}\b(?:information|data|values?)\b"
-    r"|\b(?:need(?:s|ed)?|provide)\s+(?:more|additional|further)\s+(?:information|data|context)\b",
-    re.IGNORECASE,
-)
-
-
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
-
-
-def _declines(text: str, answer: str) -> bool:
-    """Whether the response's close says the question cannot be answered, in the sentence of
-    the fallback `answer` or after it ("... so the count is 0." after "the image does not show
-    the values" states an answer; "we cannot determine f(0)" does not)."""
-    tail = text.rstrip()[-600:]
-    at = tail.rfind(answer)
-    sentence_start = 0
-    if at >= 0:
-        ends = [m.end() for m in _SENTENCE_END_RE.finditer(tail, 0, at)]
-        sentence_start = ends[-1] if ends else 0
-    return any(m.end() > sentence_start for m in _DECLINE_RE.finditer(tail))
 
 
 def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
@@ -587,9 +370,6 @@ def _statement_after_boxes(text: str, opts: ExtractOptions) -> str | None:
     answer = _answer_in_phrase(statement[1]).strip()
     # Only maths overrides a box: "I hope the final answer is correct" states no answer.
     return answer if _MATHS_RE.search(answer) and not _PROSE_RE.search(answer) else None
-
-
-_MATHS_RE = re.compile(r"\d|\\[a-zA-Z]|\$")
 
 
 def is_sentence(answer: str) -> bool:
