@@ -27,10 +27,15 @@ $(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
 	@# (openrlhf.utils.agent) and experience batching need only the light deps in the dev extra.
 	@# imitation pins gymnasium~=0.29 and stable-baselines3~=2.2.1; its RewardNet API (what the
 	@# envs adapter test runs against) works with ours, so it too is installed without its deps.
+	@# verifiers' full dependency set pulls prime-* service clients; its Rubric path (what the
+	@# integrations.verifiers test runs through) needs only the few light packages listed with it.
+	@# 0.3.1 is the last release with the classic Rubric (0.4 moved to a v1 Task/Trace stack).
 	@$(MAKE) --no-print-directory system-deps > $(VENV)/system-deps.log 2>&1 & deps=$$!; \
 	$(BIN)/pip install "torch==2.13.0" \
 	  && $(BIN)/pip install $(CONSTRAINTS) -e ".[dev]" "tensordict==0.10.0" omegaconf \
-	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1"; \
+	  && $(BIN)/pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "imitation==1.0.1" \
+	    "verifiers==0.3.1" "anthropic==0.78.0" "openai==2.9.0" "renderers==0.1.10" "prime-pydantic-config==0.4.3" \
+	    "docstring-parser==0.18.0" "jiter==0.19.0" "tenacity==9.2.1"; \
 	pip_status=$$?; wait $$deps; deps_status=$$?; \
 	echo "== make system-deps"; cat $(VENV)/system-deps.log; \
 	[ $$pip_status = 0 ] && [ $$deps_status = 0 ]

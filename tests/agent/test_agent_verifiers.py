@@ -1,8 +1,8 @@
 """A rewardlab agent spec as a verifiers `Rubric` reward function, scored by verifiers' own
 `Rubric.score_rollout` / `score_group` over verifiers' own `State` and message objects.
 
-verifiers is not in rewardlab's dev extra (its full dependency set pulls prime-* services); the
-Rubric path needs only (Python 3.11):
+verifiers is not in rewardlab's dev extra (its full dependency set pulls prime-* services); `make`
+installs, without their dependencies, the few packages its Rubric path needs (Python 3.11):
 
     pip install --no-deps verifiers==0.3.1 anthropic==0.78.0 openai==2.9.0 renderers==0.1.10 \\
         prime-pydantic-config==0.4.3 docstring-parser==0.18.0 jiter==0.19.0 tenacity==9.2.1
