@@ -75,6 +75,9 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
     "gpt_neo": {"attention_types": [[["global", "local"], 1]]},
     "gptj": {"rotary_dim": 8},
 }
+#: the vision tower of a multimodal family at the tiny size (SigLIP's and Qwen's names)
+_SMALL_VISION = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+                 "depth": 1, "num_heads": 4, "out_hidden_size": 32}
 _DROP = {"falcon": {"head_dim"}, "xlnet": {"max_position_embeddings"}}
 #: families this test cannot build tiny here, and why (checked against FAMILIES below)
 CANNOT_BUILD = {
@@ -88,6 +91,8 @@ def tiny_config(model_type: str, vocab: int, pad_token_id: int | None) -> Any:
     sub_configs = getattr(CONFIG_MAPPING[model_type], "sub_configs", {}) or {}
     if "text_config" in sub_configs:  # multimodal configs (Gemma3): the classifier reads the text config
         values = {"text_config": {**values, "pad_token_id": pad_token_id}, **values}
+    if "vision_config" in sub_configs:  # never used on text, but built: its default tower (Qwen3.5: 27
+        values["vision_config"] = _SMALL_VISION  # layers of 1152) costs half a minute to initialise
     config = AutoConfig.for_model(model_type, **values)
     text = config.get_text_config()
     for part in (config, text):
