@@ -1,8 +1,10 @@
 """Claims of `rewardlab.learn` checked on toys, with seeds.
 
     .venv/bin/python bench/bench_demos.py progress [--seeds 5] [--budget 200000] [--task coffee_mail]
-    .venv/bin/python bench/bench_demos.py mountain-car [--seeds 5] [--budget 300000]
+    .venv/bin/python bench/bench_demos.py mountain-car [--seeds 5] [--budget 200000]
     .venv/bin/python bench/bench_demos.py impute [--seeds 5] [--transitions 20000] [--fraction 0.01]
+
+`--first-seed N` runs seeds N, N+1, ... (fresh seeds for a re-check) in every mode.
 
 `progress`: tabular epsilon-greedy Q-learning (Q = 0, gamma 0.9, alpha 0.5, epsilon 0.1,
 episodes from the paper's start (2, 1), at most 200 steps) on office-world `coffee_mail` with
@@ -86,14 +88,14 @@ def shaping_table(task: TabularTask, potential: np.ndarray) -> np.ndarray:
     return GAMMA * after - potential[:, None]
 
 
-def run_progress(seeds: int, budget: int, task_name: str) -> None:
+def run_progress(seeds: int, budget: int, task_name: str, first: int = 0) -> None:
     task = office_tabular(task_name)
     print(f"tabular Q-learning on office-world {task_name}: env steps until the greedy policy reaches the goal "
-          f"from (2, 1); budget {budget:,}, seeds 0-{seeds - 1}")  # fmt: skip
+          f"from (2, 1); budget {budget:,}, seeds {first}-{first + seeds - 1}")  # fmt: skip
     print("| seed | sparse | sparse + shaping (temporal distance) | sparse + shaping (subtask budgets) | fit s |")
     print("|---|---|---|---|---|")
     found: dict[str, list[float]] = {"sparse": [], "td": [], "budgets": []}
-    for seed in range(seeds):
+    for seed in range(first, first + seeds):
         t0 = time.perf_counter()
         demos = plan_demos(task, 40, seed=1000 + seed)
         td = TemporalDistanceProgress.fit(demos, seed=seed)
@@ -154,16 +156,16 @@ def car_steps_to_flag(potential: np.ndarray | None, seed: int, budget: int, gamm
     return None
 
 
-def run_mountain_car(seeds: int, budget: int) -> None:
+def run_mountain_car(seeds: int, budget: int, first: int = 0) -> None:
     from rewardlab.learn.planners import mountain_car_demos
 
     print(f"tabular Q-learning on MountainCar-v0 ({CAR_BINS}x{CAR_BINS} cells): env steps until the greedy policy "
-          f"reaches the flag from reset(seed=0); budget {budget:,}, seeds 0-{seeds - 1}")  # fmt: skip
+          f"reaches the flag from reset(seed=0); budget {budget:,}, seeds {first}-{first + seeds - 1}")  # fmt: skip
     print("| seed | env reward | env reward + shaping (temporal distance) |")
     print("|---|---|---|")
     centres = np.array([CAR_LOW + (np.array([i, j]) + 0.5) / CAR_BINS * (CAR_HIGH - CAR_LOW)
                         for i in range(CAR_BINS) for j in range(CAR_BINS)])  # fmt: skip
-    for seed in range(seeds):
+    for seed in range(first, first + seeds):
         progress = TemporalDistanceProgress.fit(mountain_car_demos(20, seed=1000 + 20 * seed), seed=seed)
         cells = []
         # progress in steps (times the horizon H): one step forward is worth about the -1 it costs
@@ -211,14 +213,14 @@ def greedy_return(task: TabularTask, q: np.ndarray, horizon: int = 100) -> float
     return total
 
 
-def run_impute(seeds: int, n: int, fraction: float) -> None:
+def run_impute(seeds: int, n: int, fraction: float, first: int = 0) -> None:
     floor = -100.0
     print(f"fitted Q on CliffWalking-v1, {n:,} uniform transitions, {fraction:.1%} labelled; return of the greedy "
           f"policy from the start over 100 steps (optimum -13), normalised to the all-labels policy with floor {floor}")  # fmt: skip
     print("| seed | all labels | kNN-imputed | MLP-imputed | unlabelled as 0 |")
     print("|---|---|---|---|---|")
     scores: dict[str, list[float]] = {"knn": [], "mlp": [], "zero": []}
-    for seed in range(seeds):
+    for seed in range(first, first + seeds):
         task, s, a, r = cliff_dataset(n, seed)
         s2 = np.where(task.next_state[s, a] >= 0, task.next_state[s, a], 47)
         labelled = np.random.default_rng(seed + 1).choice(n, max(1, round(fraction * n)), replace=False)
@@ -242,17 +244,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("progress", "mountain-car", "impute"))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--budget", type=int, default=200_000, help="progress: env steps per run")
+    parser.add_argument("--first-seed", type=int, default=0, help="the first seed (seeds run first-seed, first-seed+1, ...)")
+    parser.add_argument("--budget", type=int, default=200_000, help="progress, mountain-car: env steps per run")
     parser.add_argument("--task", default="coffee_mail", help="progress: office task")
     parser.add_argument("--transitions", type=int, default=20_000, help="impute: dataset size")
     parser.add_argument("--fraction", type=float, default=0.01, help="impute: labelled fraction")
     args = parser.parse_args()
     if args.what == "progress":
-        run_progress(args.seeds, args.budget, args.task)
+        run_progress(args.seeds, args.budget, args.task, args.first_seed)
     elif args.what == "mountain-car":
-        run_mountain_car(args.seeds, args.budget)
+        run_mountain_car(args.seeds, args.budget, args.first_seed)
     else:
-        run_impute(args.seeds, args.transitions, args.fraction)
+        run_impute(args.seeds, args.transitions, args.fraction, args.first_seed)
 
 
 if __name__ == "__main__":

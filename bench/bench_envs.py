@@ -20,7 +20,8 @@ comparison of ICM and curiosity-critic, and the delayed-chain redistribution spe
 office world through `RewardMachineWrapper`: env steps until the greedy policy solves `coffee`,
 per seed, and the ratio. The result depends on the observation code: `--obs-mode flat` (raw
 (x, y) + one-hot RM state, what the first table in bench/RESULTS.md called "one-hot") or `onehot`
-(today's factored one-hot of x, y and the RM state, the default).
+(today's factored one-hot of x, y and the RM state, the default). CRM on tasks the agent never
+runs (trained on some tasks, evaluated on held-out ones): `bench/bench_crm_heldout.py`.
 
 `sb3-ppo`: SB3 PPO on office-world `coffee` from the factored `onehot` and the `joint` observation
 codes, with exploring starts and from the paper's fixed start.
