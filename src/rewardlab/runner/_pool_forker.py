@@ -95,7 +95,9 @@ class ForkedWorker:
         """Wait until it has exited and its exit code is known (or `timeout` passes)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._exited(timeout) and self._exitcode is None:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            # reported as soon as it is reaped; bounded all the same, as a hung fork server
+            # must not hang the pool (`spawn` then replaces it)
+            left = _REPLY_SECONDS if deadline is None else max(0.0, deadline - time.monotonic())
             self._exitcode = self.server.exit_code(self.pid, left)
 
     @property
@@ -106,10 +108,11 @@ class ForkedWorker:
         return self._exitcode
 
     def close(self) -> None:
-        """Release its pidfd (after it has exited)."""
+        """Release its pidfd and its exit code's record (after it has exited)."""
         if self.sentinel >= 0:
             _close_fd(self.sentinel)
             self.sentinel = -1
+            self.server.forget(self.pid)
 
 
 class ForkServer:
@@ -191,7 +194,12 @@ class ForkServer:
                 if left is not None and left <= 0:
                     return None
                 self._receive(left)
-            return self._exits.pop(pid)
+            return self._exits[pid]  # kept until `forget`: several threads may ask
+
+    def forget(self, pid: int) -> None:
+        """Drop worker `pid`'s exit code (it is closed)."""
+        with self._lock:
+            self._exits.pop(pid, None)
 
     def _receive(self, timeout: float | None) -> tuple[bytes, bytes, list[int]]:
         """The next message as (kind, data, fds), an exit report filed in `_exits` too;
@@ -231,6 +239,19 @@ class ForkServer:
         self._gone = True
 
 
+def _set_name(name: bytes) -> bytes:
+    """Set the name `ps` and `psutil` show for this process; returns the name it had."""
+    try:
+        with open("/proc/self/comm", "rb") as f:
+            before = f.read().strip()
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(15, name)  # 15 = PR_SET_NAME
+    except (OSError, AttributeError):
+        return name
+    return before
+
+
 def _serve(sock: socket.socket, target: Target, progress: list[Any]) -> None:
     """The fork server's loop: fork a worker on request, report each worker's exit code."""
     from rewardlab.runner._pool_worker import _exit_with_parent
@@ -239,10 +260,7 @@ def _serve(sock: socket.socket, target: Target, progress: list[Any]) -> None:
         _close_fd(fd)
     faulthandler.disable()
     _exit_with_parent()
-    with contextlib.suppress(OSError, AttributeError):  # a name `ps` and `psutil` show
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(15, _NAME)  # 15 = PR_SET_NAME
+    own_name = _set_name(_NAME)
     # The pool decides when this process ends (or its thread's death does): a Ctrl-C to the
     # process group is the server's to handle, and the server's signal wake-up socket is not ours.
     with contextlib.suppress(ValueError):
@@ -253,6 +271,7 @@ def _serve(sock: socket.socket, target: Target, progress: list[Any]) -> None:
 
     def run(conn: Connection, slot: Any, pool_end: int) -> None:
         signal.signal(signal.SIGINT, interrupt)
+        _set_name(own_name)  # a worker is named as the pool's process, as when forked from it
         sock.close()  # the fork server's socket and the pool's end of this worker's own pipe:
         for fd in [pool_end, *live]:  # held here, neither would close when its owner goes
             with contextlib.suppress(OSError):
