@@ -234,9 +234,11 @@ class ForkServer:
                 os.kill(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)
-        _POOL_FDS.discard(self._sock.fileno())
-        self._sock.close()
-        self._gone = True
+        with self._lock:  # a thread waiting for a report has seen the end by now (EOF)
+            self._gone = True
+            if self._sock.fileno() >= 0:
+                _POOL_FDS.discard(self._sock.fileno())
+                self._sock.close()
 
 
 def _set_name(name: bytes) -> bytes:
