@@ -21,7 +21,7 @@ from rewardlab.serve.settings import ServeSettings
 from ._live import LiveServer
 from ._rewards import Faulty
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [pytest.mark.network, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 
 def _tcp_inodes(port: int) -> set[int]:
