@@ -14,8 +14,9 @@ size adapts to aim at ~50 ms of work per chunk. Results come back in input order
 Workers are forked (Linux), so any reward object works without pickling; items and results
 are pickled. They are forked by the pool's fork server (`_pool_forker`), a process forked once
 when the pool starts: a replacement worker forked hours later shares the same clean pages as
-the first ones and holds none of the sockets a server has opened since. An item that cannot be (nested too deep, a lock, a lambda) never reaches a worker:
-it gets `error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
+the first ones and holds none of the sockets a server has opened since. An item that cannot be
+pickled (nested too deep, a lock, a lambda) never reaches a worker: it gets
+`error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
 that item's `error/crash`. A worker is given a chunk only once the chunk was sent, and a pass
 that ends early (an exception, a caller that stops reading) kills the workers still on its
 work, so no worker is left waiting on, or answering into, a pass that is over. A worker that
