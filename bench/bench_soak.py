@@ -86,8 +86,19 @@ def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("server did not start")
 
 
+def pool_workers(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    """The server's pool workers: its descendants but the pools' fork servers (which fork them;
+    a kill -9 of one takes its workers with it)."""
+    found = []
+    for p in psutil.Process(proc.pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+            if p.name() != "rewardlab-fork":
+                found.append(p)
+    return found
+
+
 def memory(proc: subprocess.Popen[bytes]) -> tuple[int, int]:
-    """(RSS of the server process, PSS of the server and its workers together), in bytes.
+    """(RSS of the server process, PSS of the server, its fork servers and workers together), in bytes.
 
     The workers are forked: a sum of RSS would count the pages they share with the server once
     per process (a worker forked from a 150 MB server shows 150 MB of RSS while it owns a few)."""
@@ -190,7 +201,7 @@ def phase(url: str, proc: subprocess.Popen[bytes], args: argparse.Namespace, fau
         rng = random.Random(seed)
         while time.monotonic() < stop:
             time.sleep(rng.expovariate(1 / args.kill_every))
-            workers = psutil.Process(proc.pid).children()
+            workers = pool_workers(proc)
             if workers:
                 try:
                     rng.choice(workers).kill()

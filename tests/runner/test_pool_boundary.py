@@ -1,6 +1,7 @@
 """The worker pool's process boundary: a value that cannot cross it is that row's error, and
 the pool is never left waiting for an answer that will not come."""
 
+import os
 import threading
 import time
 
@@ -201,6 +202,9 @@ def test_a_worker_that_never_starts_its_chunk_is_replaced_and_the_chunk_sent_aga
         assert pool.stats.crashes == pool.stats.restarts == 1 and pool.stats.timeouts == 0
 
 
+_TEST_PID = os.getpid()
+
+
 def dies_leaving_a_child(x: int) -> int:
     """Item 3 starts a process that outlives its worker (it holds copies of the worker's pipe
     end and sentinel: neither says the worker died), then the worker dies."""
@@ -213,7 +217,9 @@ def dies_leaving_a_child(x: int) -> int:
         if pid == 0:
             time.sleep(30)
             os._exit(0)
-        with open(os.path.join(tempfile.gettempdir(), f"rewardlab-test-orphan-{os.getppid()}"), "w") as f:
+        # named after the test's process (which the worker inherits from it), not the worker's
+        # parent: the pool's fork server forks the workers
+        with open(os.path.join(tempfile.gettempdir(), f"rewardlab-test-orphan-{_TEST_PID}"), "w") as f:
             f.write(str(pid))
         os._exit(3)
     return x * 10

@@ -22,12 +22,12 @@ _IDLE = 0.0  # progress[1] of a worker on no item
 
 
 def _exit_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when the thread that forked it dies (PR_SET_PDEATHSIG).
+    """Ask Linux to SIGKILL this process when the thread that forked it dies (PR_SET_PDEATHSIG).
 
-    A forked worker inherits every descriptor of its parent, its own pipe's parent end and a
-    server's listening socket included: if the parent is SIGKILLed, the worker would wait on
-    that pipe forever and keep the port bound, so a restarted server could not listen.
-    No-op where prctl is unavailable (not Linux).
+    A worker (and the pool's fork server, `_pool_forker`, which forks the workers) inherits
+    descriptors of its parent: if the parent is SIGKILLed, nothing else would end it, and a
+    worker forked without a fork server would also keep a server's port bound, so a restarted
+    server could not listen. No-op where prctl is unavailable (not Linux).
     """
     import ctypes
 

@@ -244,6 +244,10 @@ class PoolExecutor(BaseExecutor):
         """The pool's live counts of timeouts, crashes and restarts."""
         return self.pool.stats
 
+    def start_fork_server(self) -> None:
+        """Start the process the workers are forked from now (a server: before it listens)."""
+        self.pool.start_fork_server()
+
     def close(self) -> None:
         self.pool.close()
 

@@ -12,8 +12,11 @@ Items travel in chunks so cheap rewards are not dominated by inter-process messa
 size adapts to aim at ~50 ms of work per chunk. Results come back in input order.
 
 Workers are forked (Linux), so any reward object works without pickling; items and results
-are pickled. An item that cannot be (nested too deep, a lock, a lambda) never reaches a worker:
-it gets `error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
+are pickled. They are forked by the pool's fork server (`_pool_forker`), a process forked once
+when the pool starts: a replacement worker forked hours later shares the same clean pages as
+the first ones and holds none of the sockets a server has opened since. An item that cannot be
+pickled (nested too deep, a lock, a lambda) never reaches a worker: it gets
+`error/invalid_input` and the rest of its chunk is sent. A result that cannot be is
 that item's `error/crash`. A worker is given a chunk only once the chunk was sent, and a pass
 that ends early (an exception, a caller that stops reading) kills the workers still on its
 work, so no worker is left waiting on, or answering into, a pass that is over. A worker that
@@ -27,17 +30,21 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import mmap
 import multiprocessing as mp
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
 from rewardlab.core import ErrorKind, Reward, RewardResult, Sample, group_keys
 from rewardlab.errors import ConfigError, RunnerError
+from rewardlab.runner import _pool_forker
 from rewardlab.runner._pool_dispatch import _MAX_CHUNK, _Dispatch, _Worker
 
 # re-exported (`as` keeps it explicit) for the pool's tests, which hand workers tasks directly
@@ -47,6 +54,7 @@ from rewardlab.runner.groups import scatter, units_of
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
+Ret = TypeVar("Ret")
 
 _TARGET_CHUNK_SECONDS = 0.05
 _FORK_LOCK = threading.Lock()  # see `ProcessPool._fork`
@@ -139,6 +147,14 @@ class ProcessPool(Generic[Item, Out]):
         self._seconds_per_item: float | None = None
         self._closed = False
         self._spawner: ThreadPoolExecutor | None = None
+        self._forker: _pool_forker.ForkServer | None = None
+        self._forker_finalizer: Callable[[], Any] = lambda: None
+        # One progress slot [index, started, weight] per worker, in memory shared with every
+        # process forked from here on (the fork server and its workers): a replacement takes
+        # over its predecessor's slot once that one has exited.
+        self._progress_map = mmap.mmap(-1, 3 * 8 * max(1, self.n_workers))
+        shared = memoryview(self._progress_map).cast("d")
+        self._slots = [shared[3 * k : 3 * k + 3] for k in range(max(1, self.n_workers))]
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> ProcessPool[Item, Out]:
@@ -153,7 +169,16 @@ class ProcessPool(Generic[Item, Out]):
         if self._closed:
             raise RunnerError("this pool is closed")
         while len(self._workers) < self.n_workers:
-            self._workers.append(self._spawn())
+            self._workers.append(self._spawn(len(self._workers)))
+
+    def start_fork_server(self) -> None:
+        """Start the process the workers will be forked from now, before this process opens
+        sockets or grows (a server calls it before it listens); the first `start` or `imap`
+        does otherwise. No-op without workers or where there are no pidfds (not Linux)."""
+        if self._closed:
+            raise RunnerError("this pool is closed")
+        if self.n_workers and self._forker is None and _pool_forker.supported():
+            self._in_pool_thread(self._ensure_forker)
 
     def close(self) -> None:
         """Stop every worker; safe to call twice."""
@@ -167,27 +192,61 @@ class ProcessPool(Generic[Item, Out]):
             if w.process.is_alive():
                 w.process.kill()
                 w.process.join()
-            w.conn.close()
+            _release(w)
         self._workers.clear()
+        if self._forker is not None:
+            self._forker_finalizer()
+            self._forker = None
         if self._spawner is not None:
             self._spawner.shutdown(wait=False)
             self._spawner = None
 
-    def _spawn(self) -> _Worker:
-        # Forked from the pool's own thread, which lives as long as the pool: a worker is
+    def _spawn(self, slot: int) -> _Worker:
+        return self._in_pool_thread(lambda: self._fork(slot))
+
+    def _in_pool_thread(self, call: Callable[[], Ret]) -> Ret:
+        # Forks happen in the pool's own thread, which lives as long as the pool: a process is
         # SIGKILLed when the thread that forked it ends (`_exit_with_parent`), and the thread
         # calling `map` may be short-lived (a trainer's rollout thread, `asyncio.to_thread`).
         if self._spawner is None:
             self._spawner = ThreadPoolExecutor(1, thread_name_prefix="rewardlab-pool")
-        return self._spawner.submit(self._fork).result()
+        return self._spawner.submit(call).result()
 
-    def _fork(self) -> _Worker:
-        # One fork at a time in this process, over every pool: a worker forked by another pool
-        # while this one's pipe end and sentinel are still open here would hold copies of them,
-        # so this worker's death would close neither (no EOF, no sentinel) while that one lives.
+    def _fork(self, slot: int) -> _Worker:
+        progress = self._slots[slot]
+        progress[0], progress[1], progress[2] = 0.0, _IDLE, 1.0  # its predecessor's values are stale
+        if not _pool_forker.supported():
+            return self._fork_here(progress)
+        try:
+            process, conn = self._ensure_forker().spawn(slot)
+        except RunnerError:  # the fork server died or hung (killed by hand, the OOM killer):
+            if self._forker is not None:  # a new one, forked from this process as it is now
+                self._forker_finalizer()
+                self._forker = None
+            process, conn = self._ensure_forker().spawn(slot)
+        return _Worker(process, conn, progress)
+
+    def _ensure_forker(self) -> _pool_forker.ForkServer:
+        if self._forker is None or not self._forker.alive():
+            if self._forker is not None:
+                self._forker_finalizer()
+            with _FORK_LOCK:
+                self._forker = _pool_forker.ForkServer(self._run_worker, self._slots)
+            # a pool dropped unclosed still stops and reaps its fork server (which holds no
+            # reference to the pool here)
+            self._forker_finalizer = weakref.finalize(self, self._forker.close)
+        return self._forker
+
+    def _run_worker(self, conn: Connection, progress: Any) -> None:
+        _worker_main(conn, self.job, self.on_error, progress, self.item_weight)
+
+    def _fork_here(self, progress: Any) -> _Worker:
+        # Without pidfds, workers are forked from this process. One fork at a time over every
+        # pool: a worker forked by another pool while this one's pipe end and sentinel are
+        # still open here would hold copies of them, so this worker's death would close
+        # neither (no EOF, no sentinel) while that one lives.
         with _FORK_LOCK:
             parent, child = self._ctx.Pipe()
-            progress = self._ctx.Array("d", [0.0, _IDLE, 1.0], lock=False)
             process = self._ctx.Process(
                 target=_worker_main, args=(child, self.job, self.on_error, progress, self.item_weight), daemon=True
             )
@@ -240,13 +299,23 @@ class ProcessPool(Generic[Item, Out]):
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
-        worker.conn.close()
+        _release(worker)
         if self._closed:
             raise RunnerError("the worker pool was closed while a batch was running (the server is shutting down)")
-        fresh = self._spawn()
-        self._workers[self._workers.index(worker)] = fresh
+        slot = self._workers.index(worker)
+        fresh = self._spawn(slot)
+        self._workers[slot] = fresh
         self.stats.restarts += 1
         return fresh
+
+
+def _release(worker: _Worker) -> None:
+    """Close this process's ends of an exited worker: its pipe and its pidfd (or sentinel)."""
+    if not worker.conn.closed:
+        _pool_forker._POOL_FDS.discard(worker.conn.fileno())
+        worker.conn.close()
+    with contextlib.suppress(ValueError):  # a `multiprocessing.Process` still running
+        worker.process.close()
 
 
 def _failure_result(item: object, kind: ErrorKind, message: str) -> RewardResult:
@@ -296,6 +365,10 @@ class WorkerPool:
     def __enter__(self) -> WorkerPool:
         self._pool.start()
         return self
+
+    def start_fork_server(self) -> None:
+        """Start the process the workers are forked from now (`ProcessPool.start_fork_server`)."""
+        self._pool.start_fork_server()
 
     def __exit__(self, *exc: object) -> None:
         self.close()

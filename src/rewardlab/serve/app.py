@@ -234,6 +234,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        service.start()  # uvicorn runs this before it opens its listening socket
         yield
         await service.aclose()
 

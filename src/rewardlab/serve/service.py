@@ -284,6 +284,14 @@ class RewardService:
             }
         return states
 
+    def start(self) -> None:
+        """Start each worker pool's fork server, before the server listens: the workers, first
+        and replacement alike, are then forked from a process that holds no socket of the
+        server's and none of the memory it dirties while it serves."""
+        for hosted in self.hosted.values():
+            if isinstance(hosted.batcher.executor, PoolExecutor):
+                hosted.batcher.executor.start_fork_server()
+
     def drain(self) -> None:
         """Begin a graceful stop (SIGTERM): refuse new work; `aclose` waits for running work
         until `drain_timeout` seconds after this call."""
