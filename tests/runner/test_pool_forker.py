@@ -7,13 +7,14 @@ import os
 import signal
 import socket
 import sys
+import time
 
 import psutil
 import pytest
 
 from deadlines import within_deadline
-from rewardlab.runner import ProcessPool
 from rewardlab.runner._pool_forker import supported
+from rewardlab.runner.pool import ProcessPool
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and supported()), reason="needs pidfds (Linux)")
 
@@ -83,3 +84,19 @@ def test_a_fork_server_killed_by_hand_is_replaced_and_no_row_is_lost() -> None:
             assert not w.process.is_alive()
         assert within_deadline(pool.map, range(-50, 0)) == list(range(50, 0, -1))
         assert pool._forker is not None and pool._forker.pid != forker.pid
+
+
+def test_a_worker_closed_by_one_thread_still_has_its_exit_code_for_another() -> None:
+    """Two threads join a worker that dies as the pool closes (the batch's thread replaces it,
+    the closing thread stops it): the one that asks second, after the first has closed the
+    worker, gets the exit code at once instead of waiting for a report that was already read."""
+    with ProcessPool(state_and_pid, _on_error, workers=1, timeout=30) as pool:
+        within_deadline(pool.map, [0])
+        worker = pool._workers[0].process
+        server, pid = worker.server, worker.pid
+        worker.kill()
+        assert server.exit_code(pid, 10.0) == -signal.SIGKILL  # the first thread reads the report
+        worker.close()
+        started = time.monotonic()
+        assert server.exit_code(pid, 10.0) == -signal.SIGKILL  # the second, after the close
+        assert time.monotonic() - started < 1.0

@@ -33,6 +33,7 @@ import socket
 import struct
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -44,6 +45,7 @@ Target = Callable[[Connection, Any], None]
 
 _PID = struct.Struct("i")
 _EXIT = struct.Struct("ii")
+_KEPT_EXITS = 256  # exit codes on file: far more than the workers that can be exiting at once
 _REPLY_SECONDS = 30.0  # a fork server that does not answer a request within this is replaced
 _NAME = b"rewardlab-fork"  # what `ps` shows for the fork server (at most 15 bytes)
 
@@ -108,11 +110,10 @@ class ForkedWorker:
         return self._exitcode
 
     def close(self) -> None:
-        """Release its pidfd and its exit code's record (after it has exited)."""
+        """Release its pidfd (after it has exited)."""
         if self.sentinel >= 0:
             _close_fd(self.sentinel)
             self.sentinel = -1
-            self.server.forget(self.pid)
 
 
 class ForkServer:
@@ -146,7 +147,10 @@ class ForkServer:
         self._sock = parent
         _POOL_FDS.add(parent.fileno())
         self._lock = threading.Lock()  # one exchange at a time on the socket
-        self._exits: dict[int, int] = {}
+        # The latest exit codes by pid. Kept after a worker is closed, as another thread may still
+        # be asking for it (two threads join a worker that dies as the pool closes); bounded, and
+        # a pid's entry is dropped when a new worker gets that pid.
+        self._exits: OrderedDict[int, int] = OrderedDict()
         self._gone = False  # it closed its end (died): its workers died with it
 
     def alive(self) -> bool:
@@ -176,7 +180,9 @@ class ForkServer:
                 if kind == b"P":
                     conn_fd, pidfd = fds
                     _POOL_FDS.update(fds)
-                    return ForkedWorker(self, _PID.unpack(data)[0], pidfd), Connection(conn_fd)
+                    pid = _PID.unpack(data)[0]
+                    self._exits.pop(pid, None)  # a reused pid: the report on file was its predecessor's
+                    return ForkedWorker(self, pid, pidfd), Connection(conn_fd)
                 if kind == b"E":
                     raise RunnerError(f"the pool's fork server could not start a worker: {data.decode(errors='replace')}")
                 if kind == b"":
@@ -194,12 +200,7 @@ class ForkServer:
                 if left is not None and left <= 0:
                     return None
                 self._receive(left)
-            return self._exits[pid]  # kept until `forget`: several threads may ask
-
-    def forget(self, pid: int) -> None:
-        """Drop worker `pid`'s exit code (it is closed)."""
-        with self._lock:
-            self._exits.pop(pid, None)
+            return self._exits[pid]
 
     def _receive(self, timeout: float | None) -> tuple[bytes, bytes, list[int]]:
         """The next message as (kind, data, fds), an exit report filed in `_exits` too;
@@ -216,6 +217,8 @@ class ForkServer:
         if message[:1] == b"X":
             pid, code = _EXIT.unpack(message[1:])
             self._exits[pid] = code
+            while len(self._exits) > _KEPT_EXITS:
+                self._exits.popitem(last=False)
         return message[:1], message[1:], fds
 
     def close(self) -> None:
