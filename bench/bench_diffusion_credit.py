@@ -226,7 +226,7 @@ def spatial_scene(target: float, args: argparse.Namespace) -> None:
     """Spatial allocation by the scene toy's own cross-attention (which localises) vs uniform."""
     start = time.perf_counter()
     scene = train_toy_diffusion(
-        ToyDiffusionConfig(data="scene", kind=args.kind, lr=1e-2, train_iters=args.scene_pretrain_iters)
+        ToyDiffusionConfig(data="scene", kind=args.kind, lr=1e-2, batch_size=128, train_iters=args.scene_pretrain_iters)
     )
     print(f"  scene   pretrained in {time.perf_counter() - start:.1f} s; subject token's attention mass inside "
           f"the subject quadrant per third of the steps: {attention_inside(scene, subject_masks)} (even: 0.25)")
@@ -250,7 +250,7 @@ def main() -> None:
     parser.add_argument("--pretrain-iters", type=int, default=1500)
     parser.add_argument("--kind", choices=("ddpm", "flow"), default="ddpm", help="the toy model: DDPM or rectified flow")
     parser.add_argument("--radius", type=float, default=2.0, help="the ring's radius (4: the DDPM decides early)")
-    parser.add_argument("--scene-pretrain-iters", type=int, default=800)
+    parser.add_argument("--scene-pretrain-iters", type=int, default=400)
     parser.add_argument("--tasks", default="ring,bright,half,region,scene", help="comma-separated subset to run")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: 1 seed, 3 iterations, barely pretrained")
     args = parser.parse_args()

@@ -100,9 +100,11 @@ def test_ring_radius_sets_where_the_modes_are():
 
 
 @pytest.mark.slow
-def test_brief_training_localises_the_subject_token_on_its_quadrant():
-    model = train_toy_diffusion(ToyDiffusionConfig(data="scene", lr=1e-2, train_iters=250, batch_size=64, steps=10))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_brief_training_localises_the_subject_token_on_its_quadrant(seed):
+    config = ToyDiffusionConfig(data="scene", lr=1e-2, train_iters=150, batch_size=64, steps=10, seed=seed)
+    model = train_toy_diffusion(config)
     labels = torch.arange(64) % SCENE_CLASSES
     rollout = model.sample(64, labels=labels, seed=0)
     mass = region_mass(np.asarray(rollout.trajectory().attention), subject_masks(labels.numpy()))
-    assert mass.mean() > 0.5  # a map spread evenly puts 0.25 inside
+    assert mass.mean() > 0.6  # a map spread evenly puts 0.25 inside; these give 0.83-0.90

@@ -11,14 +11,17 @@ The denoiser is built as a text-to-image U-Net's cross-attention is (Rombach et 
 "High-Resolution Image Synthesis with Latent Diffusion Models", arXiv:2112.10752, sec. 3.3):
 a query per pixel (from its value, its position and the time), keys and values from the
 condition tokens, softmax over the tokens, so each pixel reads a mix of tokens and
-`attention[:, p, j]` over pixels p is token j's map. A token's key knows which quadrant it talks
-about and what it says; its value only what it says, so a mix that does not depend on the pixel
-tells the pixel how many quadrants hold blobs, not whether its own does. A small convolutional
-network then predicts the noise from each pixel's value, the mix it read and the time: a pixel
-learns which token describes it only through its query, so the maps localise because denoising
-needs them to (the mass of the subject token's map inside its quadrant is about 0.8-0.9 after
-800 steps at `lr=1e-2`, against 0.25 for a map spread evenly). `Rollout.attention` records the
-subject token's map at every step, the map spatial credit (STAR) allocates the advantage by.
+`attention[:, p, j]` over pixels p is token j's map. A token's key is which quadrant it talks
+about, its value what it says (blob or empty): as a word's key in a text encoder carries its
+context, and its value its meaning. A mix that does not depend on the pixel therefore tells the
+pixel how many quadrants hold blobs, not whether its own does. A small convolutional network
+then predicts the noise from each pixel's value, the mix it read and the time: a pixel learns
+which token describes it only through its query, so the maps localise because denoising needs
+them to (the mass of the subject token's map inside its quadrant is 0.87-0.91 after 300 steps of
+128 images at `lr=1e-2`, for each of the seeds 0-3, against 0.25 for a map spread evenly; with
+the quadrant and the content both in the keys, attention by content competed with attention by
+position and seed 1 never localised, where seed 0 did). `Rollout.attention` records the subject token's
+map at every step, the map spatial credit (STAR) allocates the advantage by.
 
     >>> import torch
     >>> from rewardlab.diffusion.toy import ToyDiffusionConfig, train_toy_diffusion
@@ -139,8 +142,8 @@ class SceneDenoiser(nn.Module):
     def __init__(self, steps: int, hidden: int = 32, width: int = 16):
         super().__init__()
         self.steps, self.width = steps, width
-        self.quadrant = nn.Embedding(QUADRANTS, hidden)  # which quadrant a token talks about
-        self.content = nn.Embedding(2, hidden)  # what it says: empty or blob
+        self.quadrant = nn.Embedding(QUADRANTS, hidden)  # which quadrant a token talks about: its key
+        self.content = nn.Embedding(2, hidden)  # what it says, empty or blob: its value
         # a pixel's centred row and column: which quadrant it is in is their signs, which linear
         # queries against four keys can separate
         centre = (torch.arange(SIDE, dtype=torch.float32) - (SIDE - 1) / 2) / ((SIDE - 1) / 2)
@@ -167,13 +170,12 @@ class SceneDenoiser(nn.Module):
     def _attend(self, x: Tensor, temb: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
         _, content = scene_content(labels)
         says = self.content(content)  # (B, 4, hidden)
-        tokens = self.quadrant.weight[None, :, :] + says
         b, p = x.shape
         features = torch.cat(
             [x[:, :, None], self.position.expand(b, -1, -1), temb[:, None, :].expand(-1, p, -1)], dim=2
         )
         query = self.query(features)  # (B, 64, width)
-        logits = torch.einsum("bpd,bjd->bpj", query, self.key(tokens)) / math.sqrt(self.width)
+        logits = torch.einsum("bpd,jd->bpj", query, self.key(self.quadrant.weight)) / math.sqrt(self.width)
         attention = torch.softmax(logits, dim=2)  # over the tokens, per pixel
         return attention, torch.einsum("bpj,bjd->bpd", attention, self.value(says))
 
