@@ -11,7 +11,9 @@ for every rule in a seed (common random numbers at the first iteration):
    running mean of the on-policy reward first reaches a target, on two tasks:
    * `ring`: the 2-D 8-Gaussian ring, reward `exp(-|x - (2, 0)|^2 / 0.5)` (one mode of eight);
    * `bright`: 8x8 labelled blob images, reward the mean clipped pixel value (bigger blobs);
-   * `half`: the ring, reward `tanh(2 x)` (samples in the right half-plane): a coarse choice.
+   * `half`: the ring, reward `tanh(4 x / radius)` (samples in the right half-plane): a coarse choice.
+   `--radius 4` puts the ring's modes twice as far apart (the reward's mode at (radius, 0)), so
+   the DDPM chooses between them at higher noise: a DDPM task decided in the early steps.
    Before each, the bench measures which steps decide the reward (the premise of the rule):
    from 24 sampled trajectories it branches 48 continuations at every state x_k to estimate
    V(x_k) = E[reward | x_k], and prints the share of Var(reward) each third of the steps adds
@@ -30,12 +32,20 @@ for every rule in a seed (common random numbers at the first iteration):
    allocation by the toy model's own label-to-pixel attention maps; allocation by the map of
    the region the prompt names (what ideal text-image attention would mark). Reported: mean
    reward over the last 5 iterations, and samples to a target.
+3. **Spatial allocation by attention that localises** (`scene`): the toy of
+   `rewardlab.diffusion.scene`, whose denoiser reads a four-token prompt through a
+   pixel-to-token cross-attention; the map of the prompt's subject token is the allocation
+   weight. The bench prints how much of that map falls inside the subject quadrant, then compares
+   uniform allocation, the model's own map and the quadrant's 0/1 map on the subject quadrant's
+   brightness: final reward mean ± sd and per seed, and samples to a target per seed.
 
 Run (the numbers; about 5-10 minutes on one free core):
 
     .venv/bin/python bench/bench_diffusion_credit.py
     .venv/bin/python bench/bench_diffusion_credit.py --seeds 10 --iterations 60   # tighter
     .venv/bin/python bench/bench_diffusion_credit.py --kind flow --seeds 10 --iterations 60
+    .venv/bin/python bench/bench_diffusion_credit.py --tasks ring,half --radius 4   # DDPM decided early
+    .venv/bin/python bench/bench_diffusion_credit.py --tasks scene --seeds 3 --iterations 40 --lr 3e-4
     .venv/bin/python bench/bench_diffusion_credit.py --tiny                       # smoke run
 """
 
