@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from rewardlab.diffusion.scene import SCENE_CLASSES, SceneDenoiser, make_scene, region_mass, scene_content, subject_masks
+from rewardlab.credit.diffusion import spatial_advantages
+from rewardlab.diffusion.scene import (
+    SCENE_CLASSES,
+    SceneDenoiser,
+    make_scene,
+    region_mass,
+    scene_content,
+    subject_masks,
+)
 from rewardlab.diffusion.toy import ToyDiffusionConfig, make_data, train_toy_diffusion
 from rewardlab.errors import ArrayError, ConfigError
 
@@ -82,6 +90,26 @@ def test_denoiser_attends_over_tokens_and_reports_the_subject_token_map():
     noise, subject_map = net(x, t, labels)
     assert noise.shape == (6, 64)
     torch.testing.assert_close(subject_map, maps[torch.arange(6), :, labels // 8])
+
+
+def test_a_subject_token_nobody_attends_to_still_has_a_map_spatial_credit_can_read():
+    torch.manual_seed(0)
+    net = SceneDenoiser(steps=10)
+    with torch.no_grad():  # every pixel attends to token 0 with a logit lead of ~1e4: float32 underflows
+        net.key.weight.zero_()
+        net.key.bias.zero_()
+        net.query.weight.zero_()
+        net.query.bias.fill_(100.0)
+        net.quadrant.weight.zero_()
+        net.quadrant.weight[0].fill_(1.0)
+        net.key.weight[:, 0] = 1.0
+    x, labels = torch.randn(2, 64), torch.tensor([8, 31])  # subjects 1 and 3: never attended
+    maps = net.token_maps(x, torch.full((2,), 3), labels)
+    assert float(maps[:, :, 1:].detach().max()) == 0.0
+    _, subject_map = net(x, torch.full((2,), 3), labels)
+    assert (subject_map > 0).all()
+    even = spatial_advantages(np.array([1.0, -2.0]), subject_map.detach().double().numpy().reshape(2, 1, 8, 8))
+    np.testing.assert_allclose(even, np.array([1.0, -2.0])[:, None, None, None] * np.ones((2, 1, 8, 8)))
 
 
 def test_scene_config_samples_with_one_subject_map_per_step():

@@ -58,6 +58,7 @@ SIDE = 8
 # Pixel coordinates enter the query scaled to [-8, 8]: in [-1, 1] the linear logits that separate
 # the quadrants need weights Adam takes thousands of steps to grow, and the maps stay near uniform.
 POSITION_SCALE = 8.0
+MAP_FLOOR = 1e-12
 QUADRANTS = 4
 SCENE_CLASSES = QUADRANTS * 2 ** (QUADRANTS - 1)  # subject quadrant x which of the other three hold blobs
 
@@ -187,5 +188,9 @@ class SceneDenoiser(nn.Module):
         grid = torch.cat([x[:, :, None], read, temb[:, None, :].expand(-1, p, -1)], dim=2)
         grid = grid.transpose(1, 2).reshape(b, -1, SIDE, SIDE)
         noise: Tensor = self.conv(grid).reshape(b, p)
-        subject = labels // 8
-        return noise, attention[torch.arange(b), :, subject]
+        # A token no pixel attends to gets a map of exact zeros once its logits trail by ~100
+        # (float32 softmax underflows; seen after DDPO fine-tuning of the flow), which spatial
+        # credit cannot normalise: the floor makes such a map even (no spatial preference), and
+        # is far below any weight a map that has mass gives a pixel.
+        subject = attention[torch.arange(b), :, labels // 8] + MAP_FLOOR
+        return noise, subject
