@@ -11,7 +11,9 @@ for every rule in a seed (common random numbers at the first iteration):
    running mean of the on-policy reward first reaches a target, on two tasks:
    * `ring`: the 2-D 8-Gaussian ring, reward `exp(-|x - (2, 0)|^2 / 0.5)` (one mode of eight);
    * `bright`: 8x8 labelled blob images, reward the mean clipped pixel value (bigger blobs);
-   * `half`: the ring, reward `tanh(2 x)` (samples in the right half-plane): a coarse choice.
+   * `half`: the ring, reward `tanh(4 x / radius)` (samples in the right half-plane): a coarse choice.
+   `--radius 4` puts the ring's modes twice as far apart (the reward's mode at (radius, 0)), so
+   the DDPM chooses between them at higher noise: a DDPM task decided in the early steps.
    Before each, the bench measures which steps decide the reward (the premise of the rule):
    from 24 sampled trajectories it branches 48 continuations at every state x_k to estimate
    V(x_k) = E[reward | x_k], and prints the share of Var(reward) each third of the steps adds
@@ -30,12 +32,20 @@ for every rule in a seed (common random numbers at the first iteration):
    allocation by the toy model's own label-to-pixel attention maps; allocation by the map of
    the region the prompt names (what ideal text-image attention would mark). Reported: mean
    reward over the last 5 iterations, and samples to a target.
+3. **Spatial allocation by attention that localises** (`scene`): the toy of
+   `rewardlab.diffusion.scene`, whose denoiser reads a four-token prompt through a
+   pixel-to-token cross-attention; the map of the prompt's subject token is the allocation
+   weight. The bench prints how much of that map falls inside the subject quadrant, then compares
+   uniform allocation, the model's own map and the quadrant's 0/1 map on the subject quadrant's
+   brightness: final reward mean ± sd and per seed, and samples to a target per seed.
 
 Run (the numbers; about 5-10 minutes on one free core):
 
     .venv/bin/python bench/bench_diffusion_credit.py
     .venv/bin/python bench/bench_diffusion_credit.py --seeds 10 --iterations 60   # tighter
     .venv/bin/python bench/bench_diffusion_credit.py --kind flow --seeds 10 --iterations 60
+    .venv/bin/python bench/bench_diffusion_credit.py --tasks ring,half --radius 4   # DDPM decided early
+    .venv/bin/python bench/bench_diffusion_credit.py --tasks scene --seeds 3 --iterations 40 --lr 3e-4
     .venv/bin/python bench/bench_diffusion_credit.py --tiny                       # smoke run
 """
 
@@ -59,14 +69,18 @@ from rewardlab.diffusion.ddpo import (
     train_ddpo,
     uniform,
 )
+from rewardlab.diffusion.scene import region_mass, subject_masks
 from rewardlab.diffusion.toy import ToyDiffusion, ToyDiffusionConfig, train_toy_diffusion
 
 Reward = Callable[[np.ndarray, np.ndarray], np.ndarray]
 PAPER_RATIO = "1.25-2x (CoCA, SD-class models)"
 
 
+RADIUS = 2.0  # of the ring toy's circle of modes (--radius)
+
+
 def ring_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    return np.asarray(np.exp(-((x - np.array([2.0, 0.0])) ** 2).sum(axis=1) / (2 * 0.5**2)))
+    return np.asarray(np.exp(-((x - np.array([RADIUS, 0.0])) ** 2).sum(axis=1) / (2 * 0.5**2)))
 
 
 def bright_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -74,7 +88,7 @@ def bright_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def half_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    return np.asarray(np.tanh(2 * x[:, 0]))
+    return np.asarray(np.tanh(4 * x[:, 0] / RADIUS))
 
 
 @torch.no_grad()
@@ -181,6 +195,8 @@ def cosine_vs_uniform(task: str, model: ToyDiffusion, reward: Reward, target: fl
 
 
 def spatial_vs_uniform(model: ToyDiffusion, target: float, args: argparse.Namespace) -> None:
+    print(f"  region  the image toy's attention mass inside the labelled quadrant per third of the steps: "
+          f"{attention_inside(model, quadrant_masks)} (even: 0.25)")
     rules: dict[str, Callable[[], CreditRule]] = {"uniform": uniform, "attention": spatial, "region-map": region_maps}
     runs = run_rules(model, region_reward, rules, args.seeds, args.iterations, args.lr)
     base = np.mean([np.mean(r.rewards[-5:]) for r in runs["uniform"]])
@@ -191,6 +207,51 @@ def spatial_vs_uniform(model: ToyDiffusion, target: float, args: argparse.Namesp
               f"per seed {np.round(final, 3).tolist()})  samples to {target}: mean {mean:.0f} {reached}")
 
 
+def subject_reward(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The scene's region-specific reward: mean clipped brightness of the subject's quadrant."""
+    return np.asarray((np.clip(x, -1, 1) * subject_masks(labels)).sum(axis=(1, 2)) / 16)
+
+
+def subject_maps() -> CreditRule:
+    """Spatial allocation by the subject quadrant's 0/1 map (the map ideal attention would be)."""
+
+    def rule(inputs: CreditInputs) -> np.ndarray:
+        k = inputs.trajectory.steps
+        maps = np.repeat(subject_masks(inputs.rollout.labels.numpy())[:, None], k, axis=1) + 1e-3
+        out: np.ndarray = spatial_advantages(uniform()(inputs), maps)
+        return out
+
+    return rule
+
+
+def attention_inside(model: ToyDiffusion, masks: Callable[[np.ndarray], np.ndarray], n: int = 128) -> str:
+    """Mean share of the recorded attention maps' mass inside the rewarded region, per third of the steps."""
+    labels = torch.arange(n) % model.config.classes
+    rollout = model.sample(n, labels=labels, seed=777)
+    mass = region_mass(np.asarray(rollout.trajectory().attention), masks(labels.numpy())).mean(axis=0)
+    return ", ".join(f"{part.mean():.2f}" for part in np.array_split(mass, 3))
+
+
+def spatial_scene(target: float, args: argparse.Namespace) -> None:
+    """Spatial allocation by the scene toy's own cross-attention (which localises) vs uniform."""
+    start = time.perf_counter()
+    scene = train_toy_diffusion(
+        ToyDiffusionConfig(data="scene", kind=args.kind, lr=1e-2, batch_size=128, train_iters=args.scene_pretrain_iters)
+    )
+    print(f"  scene   pretrained in {time.perf_counter() - start:.1f} s; subject token's attention mass inside "
+          f"the subject quadrant per third of the steps: {attention_inside(scene, subject_masks)} (even: 0.25)")
+    rules: dict[str, Callable[[], CreditRule]] = {"uniform": uniform, "attention": spatial, "region-map": subject_maps}
+    runs = run_rules(scene, subject_reward, rules, args.seeds, args.iterations, args.lr)
+    base = [float(np.mean(r.rewards[-5:])) for r in runs["uniform"]]
+    for name, group in runs.items():
+        final = [float(np.mean(r.rewards[-5:])) for r in group]
+        gain = np.subtract(final, base)
+        reached, mean = samples_to(group, target)
+        print(f"  scene   {name:10s} final reward {np.mean(final):.3f} ± {np.std(final):.3f} "
+              f"(vs uniform {gain.mean():+.3f} ± {gain.std():.3f}, better in {int((gain > 0).sum())}/{len(gain)} seeds; "
+              f"per seed {np.round(final, 3).tolist()})  samples to {target}: mean {mean:.0f} {reached}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -198,17 +259,24 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--pretrain-iters", type=int, default=1500)
     parser.add_argument("--kind", choices=("ddpm", "flow"), default="ddpm", help="the toy model: DDPM or rectified flow")
-    parser.add_argument("--tasks", default="ring,bright,half,region", help="comma-separated subset to run")
+    parser.add_argument("--radius", type=float, default=2.0, help="the ring's radius (4: the DDPM decides early)")
+    parser.add_argument("--scene-pretrain-iters", type=int, default=400)
+    parser.add_argument("--tasks", default="ring,bright,half,region,scene", help="comma-separated subset to run")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: 1 seed, 3 iterations, barely pretrained")
     args = parser.parse_args()
     if args.tiny:
-        args.seeds, args.iterations, args.pretrain_iters = 1, 3, 30
+        args.seeds, args.iterations, args.pretrain_iters, args.scene_pretrain_iters = 1, 3, 30, 30
     torch.set_num_threads(1)
+    global RADIUS
+    RADIUS = args.radius
     start = time.perf_counter()
     tasks = set(args.tasks.split(","))
-    ring = train_toy_diffusion(ToyDiffusionConfig(data="ring", kind=args.kind, train_iters=args.pretrain_iters))
-    image = train_toy_diffusion(ToyDiffusionConfig(data="image", kind=args.kind, train_iters=args.pretrain_iters))
-    print(f"pretrained both toy {args.kind} models in {time.perf_counter() - start:.1f} s; "
+    ring = image = None
+    if tasks & {"ring", "half"}:
+        ring = train_toy_diffusion(ToyDiffusionConfig(data="ring", kind=args.kind, radius=args.radius, train_iters=args.pretrain_iters))
+    if tasks & {"bright", "region"}:
+        image = train_toy_diffusion(ToyDiffusionConfig(data="image", kind=args.kind, train_iters=args.pretrain_iters))
+    print(f"pretrained the toy {args.kind} models in {time.perf_counter() - start:.1f} s; "
           f"{args.seeds} seeds x {args.iterations} iterations x 64 samples per rule")
     print("1. cosine-progress credit vs uniform credit")
     for task, model, reward, target in (
@@ -216,11 +284,14 @@ def main() -> None:
         ("bright", image, bright_reward, 0.3),
         ("half", ring, half_reward, 0.9),
     ):
-        if task in tasks:
+        if task in tasks and model is not None:
             cosine_vs_uniform(task, model, reward, target, args)
-    if "region" in tasks:
+    if "region" in tasks and image is not None:
         print("2. spatial allocation vs uniform allocation (reward: the labelled quadrant's brightness)")
         spatial_vs_uniform(image, 0.7, args)
+    if "scene" in tasks:
+        print("3. spatial allocation by a cross-attention that localises (reward: the subject quadrant's brightness)")
+        spatial_scene(0.7, args)
     print(f"total {time.perf_counter() - start:.1f} s")
 
 

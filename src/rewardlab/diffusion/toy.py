@@ -1,11 +1,16 @@
 """A DDPM or a rectified flow small enough to train and sample on a CPU in seconds, for tests,
 examples and benches.
 
-Two data sets, both generated from the config (nothing is downloaded):
+Three data sets, all generated from the config (nothing is downloaded):
 
-* `ring`: 8 Gaussians on a circle of radius 2 in 2-D (the classic toy mixture); unconditional.
+* `ring`: 8 Gaussians on a circle of radius 2 (`radius`) in 2-D (the classic toy mixture);
+  unconditional. A wider ring puts the modes further apart, so a DDPM chooses between them at
+  higher noise, earlier in sampling.
 * `image`: 8x8 "images" holding one bright Gaussian blob in the quadrant named by a label
   (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right): the label plays the prompt.
+* `scene`: 8x8 images with a blob in each quadrant a four-token prompt names, denoised by a
+  network with pixel-to-token cross-attention (`rewardlab.diffusion.scene`), whose map of the
+  prompt's subject token localises on the subject's quadrant.
 
 The network predicts the noise (Ho et al. 2020, "Denoising Diffusion Probabilistic Models",
 arXiv:2006.11239, eq. 14). The image network also runs one cross-attention from the label (the
@@ -50,6 +55,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
 from rewardlab._seeding import torch_seeded
 from rewardlab.credit.trajectory import DenoisingTrajectory
+from rewardlab.diffusion.scene import SCENE_CLASSES, SceneDenoiser, make_scene
 from rewardlab.errors import ConfigError
 
 __all__ = ["Rollout", "ToyDenoiser", "ToyDiffusion", "ToyDiffusionConfig", "make_data", "train_toy_diffusion"]
@@ -63,23 +69,26 @@ SIDE = 8  # image side: 8x8 pixels
 class ToyDiffusionConfig:
     """Everything that defines a toy model; the same config and seed give the same weights."""
 
-    data: Literal["ring", "image"] = "ring"
+    data: Literal["ring", "image", "scene"] = "ring"
     kind: Literal["ddpm", "flow"] = "ddpm"  # noise-prediction DDPM, or rectified flow (SDE sampler)
+    radius: float = RING_RADIUS  # of the ring's circle of modes
     noise_level: float = 0.7  # a of the flow sampler's σ_τ (Flow-GRPO's default); unused by ddpm
     steps: int = 20  # denoising steps K: a batch samples in K small forward passes
     beta_start: float = 1e-3
     beta_end: float = 0.35  # linear schedule; ᾱ_K ≈ 0.02 at K = 20, so x_K is close to N(0, I)
-    hidden: int = 128  # the MLP's width: enough for 8 modes or 4 blob positions
+    hidden: int = 128  # the MLP's width (enough for 8 modes or 4 blob positions); scene: hidden // 4 channels
     train_iters: int = 1500  # Adam steps; about 2-4 s on one CPU core
     batch_size: int = 256
     lr: float = 2e-3
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.data not in ("ring", "image"):
-            raise ConfigError(f"data must be 'ring' or 'image', got {self.data!r}")
+        if self.data not in ("ring", "image", "scene"):
+            raise ConfigError(f"data must be 'ring', 'image' or 'scene', got {self.data!r}")
         if self.kind not in ("ddpm", "flow"):
             raise ConfigError(f"kind must be 'ddpm' or 'flow', got {self.kind!r}")
+        if not self.radius > 0:
+            raise ConfigError(f"radius must be > 0, got {self.radius}")
         if not self.noise_level > 0:
             raise ConfigError(f"noise_level must be > 0, got {self.noise_level}")
         for name in ("steps", "hidden", "train_iters", "batch_size"):
@@ -97,8 +106,9 @@ class ToyDiffusionConfig:
 
     @property
     def classes(self) -> int:
-        """Number of labels (prompts): 1 for the ring, 4 quadrants for images."""
-        return 1 if self.data == "ring" else 4
+        """Number of labels (prompts): 1 for the ring, 4 quadrants for images, 32 scene prompts."""
+        counts: dict[str, int] = {"ring": 1, "image": 4, "scene": SCENE_CLASSES}
+        return counts[self.data]
 
 
 def make_data(config: ToyDiffusionConfig, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
@@ -106,9 +116,11 @@ def make_data(config: ToyDiffusionConfig, n: int, generator: torch.Generator) ->
     if config.data == "ring":
         mode = torch.randint(RING_MODES, (n,), generator=generator)
         angle = 2 * math.pi * mode.double() / RING_MODES
-        centre = RING_RADIUS * torch.stack([angle.cos(), angle.sin()], dim=1)
+        centre = config.radius * torch.stack([angle.cos(), angle.sin()], dim=1)
         x = centre + 0.1 * torch.randn(n, 2, generator=generator, dtype=torch.float64)
         return x.float(), torch.zeros(n, dtype=torch.long)
+    if config.data == "scene":
+        return make_scene(n, generator)
     label = torch.randint(4, (n,), generator=generator)
     row0, col0 = (label // 2) * 4, (label % 2) * 4
     cy = row0 + 0.5 + 3 * torch.rand(n, generator=generator)  # blob centre inside its 4x4 quadrant
@@ -202,7 +214,9 @@ class Rollout:
 class ToyDiffusion:
     """A trained toy DDPM: the noise network and its schedule; samples and scores steps."""
 
-    def __init__(self, config: ToyDiffusionConfig, net: ToyDenoiser, losses: list[float] | None = None):
+    def __init__(
+        self, config: ToyDiffusionConfig, net: ToyDenoiser | SceneDenoiser, losses: list[float] | None = None
+    ):
         self.config = config
         self.net = net
         self.losses = losses or []
@@ -319,7 +333,7 @@ def train_toy_diffusion(config: ToyDiffusionConfig | None = None) -> ToyDiffusio
     config = config or ToyDiffusionConfig()
     gen = torch.Generator().manual_seed(config.seed)
     with torch_seeded(config.seed):
-        net = ToyDenoiser(config)
+        net = SceneDenoiser(config.steps, max(config.hidden // 4, 4)) if config.data == "scene" else ToyDenoiser(config)
     model = ToyDiffusion(config, net)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=config.train_iters)
