@@ -73,7 +73,10 @@ def test_rewardlab_serve_log_writes_tensorboard_events(tmp_path):
     logdir, port = tmp_path / "tb", free_port()
     argv = ["serve", str(spec), "--port", str(port), "--no-cache", "-w", "0", "--log", f"tensorboard:{logdir}",
             "--log-level", "warning"]  # fmt: skip
-    code = f"import sys; from rewardlab.cli.main import main; sys.exit(main({argv!r}))"
+    # Python's own SIGINT handler, even when this run inherited SIGINT ignored (a job started
+    # in the background by a shell): uvicorn re-raises the signal to whatever handler it found
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"from rewardlab.cli.main import main; sys.exit(main({argv!r}))")
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         url = f"http://127.0.0.1:{port}"
