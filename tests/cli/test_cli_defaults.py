@@ -22,7 +22,13 @@ from rewardlab.models.data import graded_pairs, split_pairs
 from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.runner.options import ScoreFileOptions
 from rewardlab.select.openai_generator import OpenAIStepGenerator
-from rewardlab.select.options import SearchOptions, SimulationOptions, SimulatorConfig
+from rewardlab.select.options import (
+    CurveOptions,
+    PickOptions,
+    SearchOptions,
+    SimulationOptions,
+    SimulatorConfig,
+)
 from rewardlab.select.problems import load_problems
 from rewardlab.serve.launch import run_server
 from rewardlab.serve.settings import ServeSettings
@@ -42,6 +48,10 @@ GENERATED = [
     (("eval",), ["--data", "sets.jsonl"], eval_cli.COLUMNS, CandidateColumns),
     (("select", "curves"), ["c.jsonl"], select_cli.COLUMNS, CandidateColumns),
     (("select", "pick"), ["c.jsonl", "-o", "p.jsonl"], select_cli.COLUMNS, CandidateColumns),
+    (("select", "curves"), ["c.jsonl"], select_cli.SELECTION, PickOptions),
+    (("select", "curves"), ["c.jsonl"], select_cli.CURVES, CurveOptions),
+    (("select", "pick"), ["c.jsonl", "-o", "p.jsonl"], select_cli.METHOD, PickOptions),
+    (("select", "pick"), ["c.jsonl", "-o", "p.jsonl"], select_cli.SELECTION, PickOptions),
     (("audit",), ["spec.toml", "--data", "data.jsonl"], audit.PROBE_OPTIONS, ProbeOptions),
     (("select", "search"), _SEARCH_ARGV, select_cli.SEARCH, SearchOptions),
     (("select", "search"), _SEARCH_ARGV, select_cli.ENDPOINT, OpenAIStepGenerator),
@@ -95,6 +105,31 @@ def test_eval_and_audit_defaults_are_their_functions_defaults(path, argv, target
     parameters = inspect.signature(getattr(importlib.import_module(module), attr)).parameters
     params = _params(path, argv)
     assert {n: params[n] for n in names} == {n: parameters[n].default for n in names}
+
+
+def test_pick_and_selection_curves_take_their_defaults_from_the_option_classes():
+    """The CLI's defaults come from PickOptions and CurveOptions (above); so do the functions'."""
+    from rewardlab.select.curves import selection_curves
+    from rewardlab.select.pick import pick
+
+    curves = inspect.signature(selection_curves).parameters
+    picks = inspect.signature(pick).parameters
+    shared = {name: d for name, d in field_defaults(PickOptions).items() if name != "method"}  # pick's method is required
+    assert {name: picks[name].default for name in shared} == shared
+    assert {name: curves[name].default for name in shared} == shared
+    own = {name: d for name, d in field_defaults(CurveOptions).items() if name != "max_n"}  # the CLI's ns
+    assert {name: curves[name].default for name in own} == own
+
+
+def test_the_selection_option_classes_refuse_values_outside_their_range():
+    from rewardlab.errors import ArrayError
+
+    for bad in ({"weights": "softmax"}, {"method": "vote"}, {"keep": 0.0}, {"top_k": 0}):
+        with pytest.raises(ArrayError, match=next(iter(bad))):
+            PickOptions(**bad)  # type: ignore[arg-type]
+    for bad in ({"max_n": -1}, {"max_subsets": 0}, {"confidence": 1.0}, {"n_resamples": 0}):
+        with pytest.raises(ArrayError, match=next(iter(bad))):
+            CurveOptions(**bad)
 
 
 def test_each_train_rm_flag_reaches_its_field():
@@ -179,7 +214,8 @@ print(code, heavy)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["train", "rm", "--help"], ["train", "prm", "--help"], ["eval", "--help"], ["audit", "--help"],
-                                  ["select", "search", "--help"], ["select", "simulate", "--help"]])
+                                  ["select", "search", "--help"], ["select", "simulate", "--help"],
+                                  ["select", "curves", "--help"], ["select", "pick", "--help"]])
 def test_cli_help_imports_no_torch_nor_numpy(argv):
     src = str(Path(__file__).resolve().parents[2] / "src")
     env = {"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"}

@@ -25,8 +25,10 @@ from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.select.openai_generator import OpenAIStepGenerator
 from rewardlab.select.options import (
     CurveMethod,
+    CurveOptions,
     Equivalence,
     PickMethod,
+    PickOptions,
     SearchOptions,
     SimulationOptions,
     SimulatorConfig,
@@ -42,8 +44,11 @@ select_app = typer.Typer(help="Test-time selection: best-of-n, votes, curves, PR
 
 # the column options, shared with `rewardlab eval` (names, defaults and help from CandidateColumns)
 COLUMNS = SELECT_COLUMNS
-_EQUIVALENCE = typer.Option("math", "--equivalence", help=f"Answer equivalence for votes: {', '.join(choices_of(Equivalence))}.")
-_WEIGHTS = typer.Option("sigmoid", "--weights", help=f"Scores to vote weights (sigmoid: of logits): {', '.join(choices_of(WeightMap))}.")
+# `select curves` and `pick`: how the selectors pick (PickOptions) and the curves' budgets and
+# subsets (CurveOptions), the defaults `pick` and `selection_curves` take
+METHOD = [Flag("method", ("--method", "-m"))]
+SELECTION = [Flag("equivalence"), Flag("weights")]
+CURVES = [Flag("max_n"), Flag("max_subsets"), Flag("seed")]
 _REWARD = typer.Option(None, "--reward", help="Reward spec (TOML) to score the responses with, instead of the scores column.")
 
 
@@ -150,18 +155,15 @@ def _check_choice(option: str, value: str, literal: Any) -> None:
 
 
 @select_app.command("curves")
-@with_options(settings_options(CandidateColumns, COLUMNS), after="max_n")
+@with_options([*settings_options(CurveOptions, CURVES[:1]), *settings_options(CandidateColumns, COLUMNS),
+               *settings_options(PickOptions, SELECTION), *settings_options(CurveOptions, CURVES[1:])], after="methods")  # fmt: skip
 def curves_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
     out: Path = typer.Option(Path("rewardlab-select"), "--out", "-o", help="Directory for curves.html and curves.json."),
     methods: str = typer.Option("", "--methods", help=f"Comma-separated subset of {', '.join(choices_of(CurveMethod))} (default: all the columns allow)."),
-    max_n: int = typer.Option(0, "--max-n", help="Run every budget 1..N (default: every n up to the smallest candidate count when that is at most 16, else its powers of two and itself)."),
-    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS,
-    max_subsets: int = typer.Option(256, "--max-subsets", help="All n-subsets up to this many per budget, else this many random ones."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     reward: Path | None = _REWARD,
     progress: bool | None = progress_option("Progress bar over problems x budgets, with rate and ETA (default: on when stderr is a terminal)."),
-    **columns: str,
+    **settings: Any,
 ) -> None:
     """Accuracy vs samples and tokens for every selection method, with bootstrap CIs over problems."""
     from rewardlab._lazy import require
@@ -173,17 +175,18 @@ def curves_command(
     from rewardlab.select.curves import METHODS, selection_curves
     from rewardlab.select.report import write_curves
 
+    equivalence, weights, max_n = settings["equivalence"], settings["weights"], settings["max_n"]
     _check_choice("--equivalence", equivalence, Equivalence)
     _check_choice("--weights", weights, WeightMap)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     _start_math_workers(equivalence, votes=chosen is None or any(METHODS.get(m, (False,))[0] for m in chosen))
-    loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
+    loaded, unreadable = _load(data, candidate_columns(COLUMNS, settings))
     candidates, source = _rescored(loaded, reward, progress)
     ns = list(range(1, max_n + 1)) if max_n > 0 else None
     with progress_bar(progress, f"curves of {candidates.n_problems:,} problems", unit="problems") as (advance, set_total):
-        curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,  # type: ignore[arg-type]
-                                  max_subsets=max_subsets, seed=seed, score_source=source, unreadable=unreadable,
-                                  progress=advance, on_total=set_total)  # fmt: skip
+        curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,
+                                  max_subsets=settings["max_subsets"], seed=settings["seed"], score_source=source,
+                                  unreadable=unreadable, progress=advance, on_total=set_total)  # fmt: skip
     html, json_path = write_curves(curves, out)
     from rich.table import Table
 
@@ -201,26 +204,27 @@ def curves_command(
 
 
 @select_app.command("pick")
-@with_options(settings_options(CandidateColumns, COLUMNS), after="output")
+@with_options(settings_options(PickOptions, METHOD), after="data")
+@with_options([*settings_options(CandidateColumns, COLUMNS), *settings_options(PickOptions, SELECTION)], after="output")
 def pick_command(
     data: Path = typer.Argument(..., help="Candidate file: one row per problem with lists per candidate."),
-    method: str = typer.Option("weighted", "--method", "-m", help=f"The selector: {', '.join(choices_of(PickMethod))}."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL: one row per problem with the picked candidate."),
-    equivalence: str = _EQUIVALENCE, weights: str = _WEIGHTS, reward: Path | None = _REWARD,
+    reward: Path | None = _REWARD,
     progress: bool | None = progress_option("Progress bar over the candidates scored with --reward, with rate and ETA (default: on when stderr is a terminal)."),
-    **columns: str,
+    **settings: Any,
 ) -> None:
     """Pick one candidate per problem; prints the accuracy when the file has labels."""
     from rewardlab.cli._render import console
     from rewardlab.select.pick import pick, write_picks
 
+    method, equivalence, weights = settings["method"], settings["equivalence"], settings["weights"]
     _check_choice("--method", method, PickMethod)
     _check_choice("--equivalence", equivalence, Equivalence)
     _check_choice("--weights", weights, WeightMap)
     _start_math_workers(equivalence, votes=method != "best_of_n")
-    loaded, unreadable = _load(data, candidate_columns(COLUMNS, columns))
+    loaded, unreadable = _load(data, candidate_columns(COLUMNS, settings))
     candidates, source = _rescored(loaded, reward, progress)
-    selection = pick(candidates, method, equivalence=equivalence, weights=weights)  # type: ignore[arg-type]
+    selection = pick(candidates, method, equivalence=equivalence, weights=weights)
     write_picks(candidates, selection, method, output, unreadable=unreadable, equivalence=equivalence, weights=weights, scores=source)
     line = f"picked with {method} on {candidates.n_problems} problems ({selection.abstained} abstained)"
     if candidates.correct is not None:

@@ -34,7 +34,7 @@ from rewardlab.evaluate.expected import expected_best_of_n, expected_oracle
 from rewardlab.evaluate.stats import Interval, mean_intervals
 from rewardlab.select.answers import answer_classes, renumber_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.options import Equivalence, WeightMap
+from rewardlab.select.options import CURVES, PICK, Equivalence, WeightMap
 from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
@@ -259,20 +259,21 @@ def selection_curves(
     *,
     methods: Sequence[str] | None = None,
     ns: Sequence[int] | None = None,
-    equivalence: Equivalence = "math",
-    weights: WeightMap = "sigmoid",
-    keep: float = 0.5,
-    top_k: int = 1,
-    max_subsets: int = 256,
-    seed: int = 0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    equivalence: Equivalence = PICK.equivalence,
+    weights: WeightMap = PICK.weights,
+    keep: float = PICK.keep,
+    top_k: int = PICK.top_k,
+    max_subsets: int = CURVES.max_subsets,
+    seed: int = CURVES.seed,
+    confidence: float = CURVES.confidence,
+    n_resamples: int = CURVES.n_resamples,
     score_source: Any = None,
     unreadable: Sequence[InputError] = (),
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
 ) -> Curves:
-    """Accuracy of every method at every budget n, with bootstrap intervals over problems.
+    """Accuracy of every method at every budget n, with bootstrap intervals over problems (the
+    defaults are those of `options.PickOptions` and `options.CurveOptions`).
 
     Args:
         candidates: from `load_candidates` (every problem needs at least max(ns) candidates).

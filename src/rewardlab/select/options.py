@@ -1,10 +1,11 @@
-"""The options of PRM-guided search and of the search simulator, and the choices of selection,
-declared once.
+"""The options of selection on a candidate file, of PRM-guided search and of the search
+simulator, and the choices of selection, declared once.
 
 Each field's type, default, choices (a `Literal`) and description (under ``Attributes:``) are
-the one declaration: the search functions take their budget defaults from here, and
-`rewardlab select search` and `select simulate` generate their command-line options from these
-classes (`cli/_options.py`). The module imports no numpy, so the CLI reads it at start-up.
+the one declaration: `pick.pick`, `curves.selection_curves` and the search functions take their
+defaults from here, and `rewardlab select pick|curves|search|simulate` generate their
+command-line options from these classes (`cli/_options.py`). The module imports no numpy, so
+the CLI reads it at start-up.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Literal
 from rewardlab.core.choices import check_choices, choices_of
 from rewardlab.errors import ArrayError
 
-__all__ = ["Aggregate", "CurveMethod", "Equivalence", "PickMethod", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig", "WeightMap"]
+__all__ = ["Aggregate", "CurveMethod", "CurveOptions", "Equivalence", "PickMethod", "PickOptions", "SearchMethod", "SearchOptions", "SimulationOptions", "SimulatorConfig", "WeightMap"]
 
 #: how step scores make a prefix's score (`search.aggregate_prefix`)
 Aggregate = Literal["min", "last", "product", "mean"]
@@ -43,6 +44,69 @@ def _at_least_one(owner: object, *names: str) -> None:
     low = [name for name in names if getattr(owner, name) < 1]
     if low:
         raise ArrayError(low[0], f"{', '.join(low)} must be >= 1, got {', '.join(str(getattr(owner, n)) for n in low)}")
+
+
+@dataclass(frozen=True)
+class PickOptions:
+    """How the selectors of a candidate file pick (`pick.pick`, and each vote of
+    `curves.selection_curves`).
+
+    Attributes:
+        method: the selector: `best_of_n` (the highest score), `majority` (the most common
+            answer), `weighted` (answers voted with their scores' weights), `hybrid` (best-of-n
+            among the most voted answers) or `filtered` (a vote among the most confident).
+        equivalence: which answers are the same in the votes (`answer_classes`).
+        weights: how scores become the weighted vote's weights (`to_weights`; sigmoid: of logits).
+        keep: share of the candidates the confidence-filtered vote keeps (`filtered`).
+        top_k: most voted answers the hybrid vote keeps before the reward model picks.
+    """
+
+    method: PickMethod = "weighted"
+    equivalence: Equivalence = "math"
+    weights: WeightMap = "sigmoid"
+    keep: float = 0.5
+    top_k: int = 1
+
+    def __post_init__(self) -> None:
+        check_choices(type(self), error=ArrayError, method=self.method, equivalence=self.equivalence, weights=self.weights)
+        _at_least_one(self, "top_k")
+        if not 0 < self.keep <= 1:
+            raise ArrayError("keep", f"must be in (0, 1], got {self.keep}")
+
+
+@dataclass(frozen=True)
+class CurveOptions:
+    """The budgets, subsets and intervals of accuracy-vs-compute curves
+    (`curves.selection_curves`; how each method picks is `PickOptions`).
+
+    Attributes:
+        max_n: the largest budget: every n from 1 to max_n is run (the `ns` of
+            `selection_curves`; 0: every n up to the smallest candidate count when that is at
+            most 16, else its powers of two and itself).
+        max_subsets: all n-subsets when there are at most this many per budget, else this many
+            random ones.
+        seed: seeds the random subsets and the bootstrap.
+        confidence: level of the bootstrap intervals.
+        n_resamples: bootstrap resamples of the intervals.
+    """
+
+    max_n: int = 0
+    max_subsets: int = 256
+    seed: int = 0
+    confidence: float = 0.95
+    n_resamples: int = 2000
+
+    def __post_init__(self) -> None:
+        _at_least_one(self, "max_subsets", "n_resamples")
+        if self.max_n < 0:
+            raise ArrayError("max_n", f"must be >= 0 (0: the default budgets), got {self.max_n}")
+        if not 0 < self.confidence < 1:
+            raise ArrayError("confidence", f"must be in (0, 1), got {self.confidence}")
+
+
+#: the defaults `pick.pick` and `curves.selection_curves` take
+PICK = PickOptions()
+CURVES = CurveOptions()
 
 
 @dataclass(frozen=True)

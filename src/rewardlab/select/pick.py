@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from rewardlab.errors import InputError
 from rewardlab.select.answers import answer_classes
 from rewardlab.select.candidates import Candidates
-from rewardlab.select.options import Equivalence, PickMethod, WeightMap
+from rewardlab.select.options import PICK, Equivalence, PickMethod, WeightMap
 from rewardlab.select.scores import to_weights
 from rewardlab.select.selectors import (
     Selection,
@@ -32,12 +32,13 @@ def pick(
     candidates: Candidates,
     method: PickMethod,
     *,
-    equivalence: Equivalence = "math",
-    weights: WeightMap = "sigmoid",
-    keep: float = 0.5,
-    top_k: int = 1,
+    equivalence: Equivalence = PICK.equivalence,
+    weights: WeightMap = PICK.weights,
+    keep: float = PICK.keep,
+    top_k: int = PICK.top_k,
 ) -> Selection:
-    """Run one selector (`best_of_n`, `majority`, `weighted`, `hybrid`, `filtered`) on a file."""
+    """Run one selector (`best_of_n`, `majority`, `weighted`, `hybrid`, `filtered`) on a file;
+    the options are described, with their defaults, by `options.PickOptions`."""
     votes = method != "best_of_n"
     if votes and candidates.answers is None:
         raise InputError(f"{method} votes over answers: the file has no answers column", source=candidates.source)
