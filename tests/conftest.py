@@ -69,34 +69,46 @@ class _Background:
 
 
 MYPY_ARGV = [sys.executable, "-m", "mypy"]  # files and strictness come from pyproject.toml
-_MYPY_RUN = pytest.StashKey[_Background]()
+# The extras whose installation scripts/check_wheel.py repeats (each installed from the package
+# index). The others work the same way (`--extra models`) but pull torch, Ray or W&B: too big here.
+CHECK_WHEEL_EXTRAS = ("math", "text", "serve", "eval", "select")
+CHECK_WHEEL_ARGV = [sys.executable, str(ROOT / "scripts" / "check_wheel.py"),
+                    *(arg for extra in CHECK_WHEEL_EXTRAS for arg in ("--extra", extra))]  # fmt: skip
+#: Commands whose test only reads their result, by the fixture that hands it over. Each is the
+#: suite's longest of its kind and leaves a core mostly idle (mypy strict on the whole package,
+#: ~100 CPU-s cold; building the wheel and installing its extras into new venvs, mostly waiting
+#: on pip), so when a test asks for one it starts as the run begins, beside the tests.
+BACKGROUND = {"mypy_result": MYPY_ARGV, "check_wheel_result": CHECK_WHEEL_ARGV}
+_RUNS = pytest.StashKey[dict[str, _Background]]()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """mypy strict on the whole package is the suite's longest test (~100 CPU-s cold, as in CI) and
-    runs in a process of its own, while pytest keeps one of the two cores busy; so when a test asks
-    for `mypy_result`, mypy starts as the run begins and checks on the other core meanwhile."""
     if session.config.option.collectonly:
         return
-    if any("mypy_result" in getattr(item, "fixturenames", ()) for item in session.items):
-        session.config.stash[_MYPY_RUN] = _Background(MYPY_ARGV)
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ()) if name in BACKGROUND}
+    session.config.stash[_RUNS] = {name: _Background(BACKGROUND[name]) for name in sorted(wanted)}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(_MYPY_RUN, None)
-    if run is not None:  # the run ended before its test (-x, a keyboard interrupt)
+    for run in config.stash.get(_RUNS, {}).values():  # the run ended before their tests (-x, Ctrl-C)
         run.stop()
+
+
+def _background_result(request: pytest.FixtureRequest, name: str) -> subprocess.CompletedProcess[str]:
+    run = request.config.stash.get(_RUNS, {}).pop(name, None) or _Background(BACKGROUND[name])
+    return run.result()
 
 
 @pytest.fixture
 def mypy_result(request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
     """The finished run of mypy on the package (stdout and stderr together in `stdout`)."""
-    run = request.config.stash.get(_MYPY_RUN, None)
-    if run is None:
-        run = _Background(MYPY_ARGV)
-    else:
-        del request.config.stash[_MYPY_RUN]
-    return run.result()
+    return _background_result(request, "mypy_result")
+
+
+@pytest.fixture
+def check_wheel_result(request: pytest.FixtureRequest) -> subprocess.CompletedProcess[str]:
+    """The finished run of scripts/check_wheel.py with `CHECK_WHEEL_EXTRAS` (output in `stdout`)."""
+    return _background_result(request, "check_wheel_result")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -26,8 +26,8 @@ from rewardlab.runner import ScoreFileOptions, WorkerPool, execution_plan, make_
 from rewardlab.serve.app import create_app
 from rewardlab.serve.settings import RewardLimits, ServeSettings
 
-NAP = 1.5  # seconds the reward sleeps: three times the timeout, so only a kill can end it early
-TIMEOUT = 0.5
+NAP = 1.0  # seconds the reward sleeps: 2.5 times the timeout, so only a kill can end it early
+TIMEOUT = 0.4
 
 Fate = tuple[str, str | None, int | None]  # status, error kind, pid of the process that scored
 
