@@ -19,7 +19,7 @@ from bench_serve import SPEC  # the cheap spec of the serving benchmark (this fo
 
 from rewardlab.compose import build
 from rewardlab.core import RewardResult, Sample
-from rewardlab.runner.io import RowScorer
+from rewardlab.runner.io import RowFormat, RowScorer
 from rewardlab.serve.app import parse_score_body
 
 
@@ -43,7 +43,7 @@ def main() -> None:
     reply = orjson.dumps({"results": [r.stamped("h").to_dict() for r in reward.score_batch(samples)]})
     decoded = orjson.loads(reply)["results"]
     lines = [(i + 1, orjson.dumps(r).decode()) for i, r in enumerate(rows)]
-    job = RowScorer(reward, "data.jsonl", "h", "v")
+    job = RowScorer(reward, RowFormat("data.jsonl", "h", "v"))
     try:  # the client's decoder before the redesign, if this tree has it
         from rewardlab.serve.client import _results
     except ImportError:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from rewardlab.core import BaseReward, RewardResult, Sample
 from rewardlab.errors import InputError, SampleFieldError
-from rewardlab.runner.io import RowScorer
+from rewardlab.runner.io import RowFormat, RowScorer
 from rewardlab.serve.schemas import SampleIn
 from rewardlab.serve.settings import ServeSettings
 
@@ -96,7 +96,7 @@ def _by_sample_in(row: Any) -> dict[str, Any] | str:
 
 
 def _by_runner(row: Any) -> dict[str, Any] | str:
-    job = RowScorer(Echo(), "data.jsonl", "h", "v")
+    job = RowScorer(Echo(), RowFormat("data.jsonl", "h", "v"))
     _, line, (_, status, _, _, error, *_) = job((1, orjson.dumps(row).decode()))
     if status == "error":
         return str(error)

@@ -387,14 +387,11 @@ def scored_row(row: Mapping[str, Any], number: int, result: RewardResult, versio
 
 
 @dataclass(frozen=True)
-class RowScorer:
-    """The job the workers run: raw row -> scored output row (decode, Sample, score, flatten).
+class RowFormat:
+    """How a file's raw rows are read (`prepare`: decoded, checked, made a Sample) and its scored
+    rows written (`output`: flattened, stamped, and with `serialize` already its JSON line, so
+    the writer only writes bytes)."""
 
-    With `serialize`, the worker also turns the row into its JSON line, so the parent only
-    writes bytes: that is what lets several workers outrun a single-process loop.
-    """
-
-    reward: Reward
     source: str
     spec_hash: str
     version: str
@@ -402,21 +399,34 @@ class RowScorer:
     keep_input: bool = True
     serialize: bool = True
 
+    def prepare(self, raw_row: RawRow) -> PreparedRow:
+        return prepare_row(raw_row, self.source, self.fields, self.keep_input)
+
+    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
+        return scored_row(row, number, result, self.version, self.spec_hash, self.serialize)
+
+
+@dataclass(frozen=True)
+class RowScorer:
+    """The job the workers run: raw row -> scored output row, in `rows`' format (decode, Sample,
+    score, flatten). Serialized in the worker, several workers outrun a single-process loop."""
+
+    reward: Reward
+    rows: RowFormat
+
     def __call__(self, raw_row: RawRow) -> ScoredRow:
-        number, row, item = prepare_row(raw_row, self.source, self.fields, self.keep_input)
-        return self.output(row, number, self.reward.score(item) if isinstance(item, Sample) else item)
+        number, row, item = self.rows.prepare(raw_row)
+        return self.rows.output(row, number, self.reward.score(item) if isinstance(item, Sample) else item)
 
     def on_error(self, raw_row: RawRow, kind: ErrorKind, message: str) -> ScoredRow:
         """Output for an item whose worker timed out or died."""
         number, raw = raw_row
+        source = self.rows.source
         try:
-            row = decode_row(raw, self.source, number) if self.keep_input else {}
+            row = decode_row(raw, source, number) if self.rows.keep_input else {}
         except InputError:
             row = {}
-        return self.output(row, number, RewardResult.failure(kind, f"{self.source}:{number}: {message}"))
-
-    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
-        return scored_row(row, number, result, self.version, self.spec_hash, self.serialize)
+        return self.rows.output(row, number, RewardResult.failure(kind, f"{source}:{number}: {message}"))
 
 
 def flatten(row: Mapping[str, Any], number: int, result: RewardResult, version: str, spec_hash: str) -> tuple[dict[str, Any], RowStats]:

@@ -31,6 +31,7 @@ from rewardlab.runner.groups import pack_units, units_of, whole_groups_within
 from rewardlab.runner.io import (
     PreparedRow,
     RawRow,
+    RowFormat,
     RowScorer,
     RowWriter,
     ScoredRow,
@@ -40,7 +41,6 @@ from rewardlab.runner.io import (
     flatten,
     iter_raw_rows,
     prepare_row,
-    scored_row,
     stop_if_strict,
 )
 from rewardlab.runner.options import ScoreFileOptions
@@ -197,28 +197,14 @@ class KeptRows:
 
 
 @dataclass(frozen=True)
-class FileRows:
+class FileRows(RowFormat):
     """How the rows of a streamed file become output rows (`runner.run.score_file_streamed`):
     decoded and checked (`prepare`), and, once scored, flattened to a `ScoredRow` (`output`).
 
     This is the file engine's job for every executor: one that scores in this process runs
     `prepare` and `output` here around its `map`; the worker pool runs the whole row in a
     worker instead (`for_workers`: a `RowScorer`), so decoding and encoding run in parallel too.
-    With `serialize`, the output carries its JSON line, so the writer only writes bytes.
     """
-
-    source: str
-    spec_hash: str
-    version: str
-    fields: Mapping[str, str] | None = None
-    keep_input: bool = True
-    serialize: bool = True
-
-    def prepare(self, raw_row: RawRow) -> PreparedRow:
-        return prepare_row(raw_row, self.source, self.fields, self.keep_input)
-
-    def output(self, row: Mapping[str, Any], number: int, result: RewardResult) -> ScoredRow:
-        return scored_row(row, number, result, self.version, self.spec_hash, self.serialize)
 
     @staticmethod
     def error_of(out: ScoredRow) -> tuple[str | None, str | None]:
@@ -227,7 +213,7 @@ class FileRows:
         return kind, message
 
     def for_workers(self, reward: Reward) -> RowScorer:
-        return RowScorer(reward, self.source, self.spec_hash, self.version, self.fields, self.keep_input, self.serialize)
+        return RowScorer(reward, self)
 
 
 def score_chunks(
