@@ -309,13 +309,20 @@ class ProcessPool(Generic[Item, Out]):
         return fresh
 
 
+# Held while a worker's descriptors are closed: a pool closing under a running batch releases a
+# dying worker from two threads (the closing one, and the batch's, replacing it), and a second
+# close of a descriptor number fails, or closes whatever the process has opened under it since.
+_RELEASING = threading.Lock()
+
+
 def _release(worker: _Worker) -> None:
     """Close this process's ends of an exited worker: its pipe and its pidfd (or sentinel)."""
-    if not worker.conn.closed:
-        _pool_forker._POOL_FDS.discard(worker.conn.fileno())
-        worker.conn.close()
-    with contextlib.suppress(ValueError):  # a `multiprocessing.Process` still running
-        worker.process.close()
+    with _RELEASING:
+        if not worker.conn.closed:
+            _pool_forker._POOL_FDS.discard(worker.conn.fileno())
+            worker.conn.close()
+        with contextlib.suppress(ValueError):  # a `multiprocessing.Process` still running
+            worker.process.close()
 
 
 def _failure_result(item: object, kind: ErrorKind, message: str) -> RewardResult:
