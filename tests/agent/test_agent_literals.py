@@ -97,3 +97,16 @@ def test_a_reference_sets_the_encoding_and_a_bad_one_is_an_error() -> None:
     assert results[1].status == "error" and "reference.encoding" in str(results[1].error)
     with pytest.raises(SpecError, match="encoding"):
         rewardlab.build({"reward": {"name": "r", "components": [{"name": "c", "use": "agent.tool_calls", "params": {"encoding": "kotlin"}}]}})
+
+
+def test_hostile_nesting_and_length_are_refused_as_text_in_bounded_time() -> None:
+    """A policy's argument nested deeper than any call needs (or longer than the reader reads)
+    stays its text: no RecursionError, and no time spent backtracking through it."""
+    import time
+
+    for text in ("[" * 5000 + "]" * 5000, "{" * 5000 + "}" * 5000, "[" + "[1]," * 200_000 + "[1]]"):
+        started = time.monotonic()
+        assert decode(text, {"type": "array"}, "javascript") == text
+        assert time.monotonic() - started < 2.0
+    nested = "[" * 20 + "1" + "]" * 20  # nesting any real call uses is read
+    assert decode(nested, {"type": "array"}, "javascript") != nested

@@ -49,6 +49,12 @@ _DECIMAL = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER = re.compile(_DECIMAL + r"[lLfFdDn]?")
 _STRING_TYPES = frozenset({"String", "any", "char"})
 _MAP_NEW = re.compile(r"(?:Hash|Tree|LinkedHash)?Map\b|Hashtable\b")
+_NAME = re.compile(r"[A-Za-z_$][\w$.]*")
+_WORD = re.compile(r"[\w$]+")
+# An argument is a policy's text: deeper or longer than any real call, it stays text (the reader
+# recurses once per level and may re-read a level it could not parse as a literal).
+MAX_DEPTH = 32
+MAX_CHARS = 100_000
 
 
 def json_view(declared: Mapping[str, Any], encoding: Encoding) -> Mapping[str, Any]:
@@ -80,6 +86,8 @@ def decode(text: str, declared: Mapping[str, Any], encoding: Encoding) -> Any:
     stripped = text.strip()
     shape = {"array": list, "object": dict}.get(JSON_TYPES[encoding].get(str(kind), ""))
     if shape is not None:
+        if len(stripped) > MAX_CHARS:
+            return text
         try:
             node = _Reader(stripped, java).whole()
         except ValueError:
@@ -131,6 +139,7 @@ class _Reader:
 
     def __init__(self, text: str, java: bool):
         self.s, self.i, self.java = text, 0, java
+        self.depth, self.too_deep = 0, False  # past MAX_DEPTH: the whole text is no literal
 
     def whole(self) -> Node:
         node = self.expr()
@@ -157,13 +166,24 @@ class _Reader:
     def expr(self) -> Node:
         self.ws()
         start = self.i
+        if self.too_deep or self.depth >= MAX_DEPTH:
+            self.too_deep = True
+            raise ValueError(_NOT_A_LITERAL)
+        self.depth += 1
+        try:
+            return self._expr(start)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, start: int) -> Node:
         try:
             node = self._known()
             self.ws()
             if self.i == len(self.s) or self.s[self.i] in ",)]};:":
                 return node
         except ValueError:
-            pass
+            if self.too_deep:  # no fallback to raw text: nothing inside is read again
+                raise
         self.i = start
         self._skip()
         if self.i == start:
@@ -179,7 +199,7 @@ class _Reader:
         if number and not self.s[number.end() : number.end() + 1].isalnum():
             self.i = number.end()
             return ("num", number.group(), number.group())
-        word = re.compile(r"[A-Za-z_$][\w$.]*").match(self.s, self.i)
+        word = _NAME.match(self.s, self.i)
         name = word.group() if word else ""
         if name in ("true", "false", "null", "undefined"):
             self.i = word.end()  # type: ignore[union-attr]
@@ -243,7 +263,7 @@ class _Reader:
             if self.s[self.i : self.i + 1] in ("'", '"'):
                 key = self._string()
             else:
-                word = re.compile(r"[\w$]+").match(self.s, self.i)
+                word = _WORD.match(self.s, self.i)
                 if word is None:
                     raise ValueError(_NOT_A_LITERAL)
                 key, self.i = word.group(), word.end()
@@ -257,7 +277,7 @@ class _Reader:
 
     def _new(self, start: int) -> Node:
         self.ws()
-        word = re.compile(r"[A-Za-z_$][\w$.]*").match(self.s, self.i)
+        word = _NAME.match(self.s, self.i)
         if word is None:
             raise ValueError(_NOT_A_LITERAL)
         self.i = word.end()
