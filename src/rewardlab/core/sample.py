@@ -225,13 +225,9 @@ class Sample:
             id_ = _label(id_, mapping["id"], where)
         if group is not None and type(group) is not str:
             group = _label(group, mapping["group"], where)
-        # Every field is checked above, so build the Sample as `__init__` would, without it:
-        # seven frozen-dataclass `object.__setattr__` calls and `__post_init__` cost more than
-        # the checks, once per row of every run and request (bench/RESULTS.md, redesign).
-        sample: Sample = object.__new__(cls)
-        sample.__dict__.update(
+        sample = cls(
             prompt=values.get("prompt", ""), response=values["response"], reference=values.get("reference"),
-            steps=steps, meta=meta, given_id=id_ or "", group=group,
+            steps=steps, meta=meta, id=id_ or "", group=group,
         )  # fmt: skip
         if trajectory is not None:
             sample.__dict__["_trajectory"] = trajectory
