@@ -13,7 +13,8 @@ The commands (the ones a user runs, on generated data):
 - `score -w 2`: the same file with two worker processes;
 - `serve batch`: 50 requests of 200 samples each through the server app in process (FastAPI's
   TestClient: the ASGI app, the request model, scoring and the JSON reply; no socket);
-- `select curves`: `rewardlab select curves` of 10,000 problems x 8 candidates.
+- `select curves`: `rewardlab select curves` of 10,000 problems x 8 candidates with answers,
+  labels and a reward model's scores (so every method runs: oracle, best-of-n, the votes).
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def write_inputs(folder: Path) -> dict[str, Path]:
     with candidates.open("w") as out:
         for i in range(10_000):
             preds = [str(rng.randrange(4)) for _ in range(8)]
+            scores = [[round((p == "0") * 0.5 + rng.random(), 3)] for p in preds]  # a reward model's, as it ships
             out.write(json.dumps({"question": f"p{i}", "gt": "0", "code": [f"answer {p}" for p in preds], "pred": preds,
-                                  "score": [p == "0" for p in preds]}) + "\n")
+                                  "pred_score": scores, "score": [p == "0" for p in preds]}) + "\n")
     return {"rows": rows, "candidates": candidates}
 
 

@@ -21,7 +21,6 @@ from rewardlab.select import (
     to_weights,
     weighted_vote,
 )
-from rewardlab.select._order import order_statistic
 from rewardlab.select.selectors import _hybrid_after_majority
 
 pytestmark = pytest.mark.usefixtures("both_selector_paths")  # the kernel and numpy
@@ -305,12 +304,3 @@ def test_hybrid_after_majority_is_the_top1_hybrid_vote(arrays):
     classes, mask, scores = arrays
     got = _hybrid_after_majority(scores, majority_vote(classes, mask))
     assert_same_selection(got, _hybrid_reference(classes, scores, mask, 1))
-
-
-@pytest.mark.parametrize("n", range(1, 13))
-def test_the_selection_network_finds_every_order_statistic_of_every_zero_one_row(n):
-    # The 0-1 principle (Knuth, TAOCP vol. 3, 5.3.4): a network of compare-exchanges selects the
-    # r-th smallest of every input if it does for every input of 0s and 1s.
-    rows = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
-    for rank in range(n):
-        np.testing.assert_array_equal(order_statistic(rows, rank), np.sort(rows, axis=1)[:, rank], err_msg=f"rank {rank}")

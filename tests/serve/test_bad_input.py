@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from rewardlab.serve.settings import ServeSettings
@@ -122,3 +124,28 @@ def test_health_needs_no_token(app):
             return await c.get("/healthz")
 
     assert run(go()).status_code == 200
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("path", ["/v1/rewards/len:score", "/get_reward"])
+def test_a_client_that_hangs_up_mid_body_is_a_counted_400_not_a_server_error(make_app, path):
+    import socket
+
+    import httpx
+
+    from ._live import LiveServer
+
+    app = make_app({"len": Length()}, None, ServeSettings(workers=0))
+    with LiveServer(app) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+            head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+            s.sendall(head.encode() + b'{"samples": [')  # 13 of the 1,000 bytes promised
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            route = path if path == "/get_reward" else "/v1/rewards/{name}:score"
+            counted = f'rewardlab_requests_total{{code="400",route="{route}"}} 1.0'
+            deadline = time.monotonic() + 10
+            while counted not in (metrics := client.get("/metrics").text) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert counted in metrics
+            assert 'code="500"' not in metrics
+            assert client.post("/v1/rewards/len:score", json={"samples": [{"response": "ok"}]}).status_code == 200

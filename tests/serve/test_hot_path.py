@@ -9,7 +9,6 @@ import pytest
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Stamp, Status
 from rewardlab.errors import ServerError
-from rewardlab.serve.app import _ScoreFastPath
 from rewardlab.serve.client import _results
 from rewardlab.serve.settings import ServeSettings
 from rewardlab.store import ResultStore
@@ -114,9 +113,10 @@ def test_every_result_of_many_small_batches_reaches_the_cache(tmp_path):
         assert store.stats().rows == 600
 
 
-def test_the_fast_path_answers_like_the_fastapi_route(make_app):
-    """`_ScoreFastPath` answers the score route before FastAPI's routing; the FastAPI route it
-    bypasses (an app without the fast path) gives the same replies."""
+def test_the_score_route_answers_every_outcome_with_its_status_and_counts_it(make_app):
+    """The score route parses its body by hand (`score_reply`): scores, unknown rewards, bad
+    tokens, invalid samples and unparseable JSON each get their status, and the route's metric
+    label is the route, not the path."""
     app = make_app({"len": Length()}, None, ServeSettings(workers=0, token="s3cret"))
     ok = {"samples": _rows(3)}
     cases = [
@@ -137,14 +137,10 @@ def test_the_fast_path_answers_like_the_fastapi_route(make_app):
             out.append((await c.post("/v1/rewards/len:score", content=b"{not json", headers=cases[0][2])).status_code)
             return out
 
-    bypassed = make_app({"len": Length()}, None, ServeSettings(workers=0, token="s3cret"))
-    bypassed.user_middleware = [m for m in bypassed.user_middleware if m.cls is not _ScoreFastPath]
-    assert len(bypassed.user_middleware) == len(app.user_middleware) - 1  # the stack is built on first use
-    fast, routed = run(replies(app)), run(replies(bypassed))
-    assert [r if isinstance(r, int) else r[0] for r in fast] == [200, 200, 404, 401, 401, 422, 400]
-    assert fast == routed
-    assert fast[0][1]["results"][2]["score"] == Length().score(Sample(prompt="q", response="r2")).score
-    assert fast[3][2] == "Bearer"
+    answers = run(replies(app))
+    assert [r if isinstance(r, int) else r[0] for r in answers] == [200, 200, 404, 401, 401, 422, 400]
+    assert answers[0][1]["results"][2]["score"] == Length().score(Sample(prompt="q", response="r2")).score
+    assert answers[3][2] == "Bearer"
     metrics = run(_metrics(app))
     assert 'rewardlab_requests_total{code="200",route="/v1/rewards/{name}:score"} 2.0' in metrics
 

@@ -40,7 +40,6 @@ from numpy.typing import NDArray
 from rewardlab.core.choices import check_choice
 from rewardlab.errors import ArrayError
 from rewardlab.select import _kernel, _ties
-from rewardlab.select._order import keep_threshold
 
 __all__ = [
     "Selection",
@@ -505,9 +504,23 @@ def filtered_vote(
     every_one = voters is None and not unscored.any()
     kept = np.ones(c.shape, dtype=bool) if every_one else _full(voters, c.shape) & ~unscored
     if keep is not None and c.size:
-        kept &= s >= keep_threshold(s, None if every_one else kept, keep)[:, None]
+        kept &= s >= _keep_threshold(s, None if every_one else kept, keep)[:, None]
     if min_score is not None:
         kept &= s >= min_score
     if weights is None:
         return _vote(c, kept, None)
     return weighted_vote(c, weights, kept)
+
+
+def _keep_threshold(s: F64, scored: Bool | None, keep: float) -> F64:
+    """Per row, the m-th largest scored confidence, m = ceil(keep x scored candidates) but at
+    least 1 (-inf for a row with none scored); `scored` None: every candidate is."""
+    problems, n = s.shape
+    if scored is None:  # one m for every row
+        m = max(math.ceil(keep * n), 1)
+        return np.sort(s, axis=1)[:, n - m]
+    counts = scored.sum(axis=1)
+    m = np.maximum(np.ceil(keep * counts).astype(np.int64), 1)
+    ascending = np.sort(np.where(scored, s, -np.inf), axis=1)  # unscored first
+    threshold: F64 = ascending[np.arange(problems), n - m]
+    return threshold
