@@ -9,7 +9,7 @@ tree and the ratio new/old; a ratio above 1.10 is a regression this repository d
     .venv/bin/python bench/bench_trees.py --old 973b42b --new HEAD --rounds 5
 
 The commands (the ones a user runs, on generated data):
-- `score -w 0`: `rewardlab score` of 20,000 rows with `text.exact`, in process;
+- `score -w 0`: `rewardlab score` of 200,000 rows with `text.exact`, in process;
 - `score -w 2`: the same file with two worker processes;
 - `serve batch`: 50 requests of 200 samples each through the server app in process (FastAPI's
   TestClient: the ASGI app, the request model, scoring and the JSON reply; no socket);
@@ -33,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = Path("src/rewardlab/select/lib_kernel.so.1")
+# Rows of the scored file: enough that the per-row work, not the start-up, is what is timed.
+ROWS = 200_000
 
 SERVE_BATCH = """
 import sys, time
@@ -74,7 +76,7 @@ def write_inputs(folder: Path) -> dict[str, Path]:
     rng = random.Random(0)
     rows = folder / "rows.jsonl"
     with rows.open("w") as out:
-        for i in range(20_000):
+        for i in range(ROWS):
             out.write(json.dumps({"prompt": f"q{i}", "response": str(rng.randrange(5)), "reference": str(rng.randrange(5))}) + "\n")
     candidates = folder / "candidates.jsonl"
     with candidates.open("w") as out:
@@ -119,8 +121,8 @@ def check_output(name: str, out: Path) -> None:
     written = {"score -w 0": out / "w0.jsonl", "score -w 2": out / "w2.jsonl"}.get(name)
     if written is not None:
         rows = sum(1 for _ in written.open())
-        if rows != 20_000:
-            sys.exit(f"{name} wrote {rows} rows, not 20,000")
+        if rows != ROWS:
+            sys.exit(f"{name} wrote {rows} rows, not {ROWS:,}")
         written.unlink()
     elif name == "select curves":
         report = out / "curves" / "curves.json"

@@ -109,7 +109,10 @@ class RewardResult:
         objectives: Mapping[str, float | None] | None = None,
     ) -> RewardResult:
         """A computed score (a wrong answer is `ok` with a low score)."""
-        return cls(float(score), Status.OK, components or {}, steps, info or {}, None, None, objectives)
+        value = float(score)
+        if not math.isfinite(value):
+            raise ConfigError(f"an ok result needs a finite score, got {score!r}")
+        return _assemble(value, Status.OK, components or {}, steps, info or {}, None, None, objectives)
 
     @classmethod
     def failure(
@@ -172,7 +175,8 @@ class RewardResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RewardResult:
-        """Inverse of `to_dict`; `info` is used as given.
+        """Inverse of `to_dict`; `info` is used as given. This decodes every result a reward
+        server's client receives, so it checks the rules of `__post_init__` itself, once.
 
         Raises:
             ValueError: an unknown status or error kind, or a row that breaks the rules.
@@ -183,12 +187,13 @@ class RewardResult:
         error = None
         if error_row:
             error = RewardError(_KIND.get(error_row["kind"]) or ErrorKind(error_row["kind"]), str(error_row["message"]))
+        _check(score, status, error)
         components = data.get("components")
         steps = data.get("steps")
         info = data.get("info")
         stamp_ = stamp(str(data["spec_hash"]), str(data.get("rewardlab_version", ""))) if "spec_hash" in data else None
         vector = data.get("objectives")
-        return cls(
+        return _assemble(
             score,
             status,
             {k: cls.from_dict(v) for k, v in components.items()} if components else {},
@@ -241,3 +246,37 @@ def stamp(spec_hash: str, version: str = __version__) -> Stamp:
     library's) and `spec_hash`. The one way a stamp is made; rows that carry it as columns
     use `Stamp.to_dict` (``rewardlab_version``, ``spec_hash``, in that order)."""
     return _stamp(version, spec_hash)
+
+# `ok` and `from_dict` check the rules above themselves and then set the slots through their
+# descriptors, without `__init__`: a frozen slots dataclass sets each field through
+# `object.__setattr__` and then runs `__post_init__` again, twice the time per result; results
+# are built one per sample and per component, and through `__init__` `rewardlab score` of a
+# 200,000-row file takes 10% longer (bench/RESULTS.md, "what the last two speed tricks are worth").
+# Nothing outside this module may build a result this way.
+_SLOTS = tuple(
+    RewardResult.__dict__[name].__set__ for name in ("score", "status", "components", "steps", "info", "error", "stamp", "objectives")
+)
+
+
+def _assemble(
+    score: float | None,
+    status: Status,
+    components: Mapping[str, RewardResult],
+    steps: tuple[float, ...] | None,
+    info: Mapping[str, JSON],
+    error: RewardError | None,
+    stamp: Stamp | None,
+    objectives: Mapping[str, float | None] | None = None,
+) -> RewardResult:
+    """A `RewardResult` of values its caller has just checked with `_check`."""
+    result = object.__new__(RewardResult)
+    set_score, set_status, set_components, set_steps, set_info, set_error, set_stamp, set_objectives = _SLOTS
+    set_score(result, score)
+    set_status(result, status)
+    set_components(result, components)
+    set_steps(result, steps)
+    set_info(result, info)
+    set_error(result, error)
+    set_stamp(result, stamp)
+    set_objectives(result, objectives)
+    return result
