@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,6 +74,8 @@ def run_server(
     require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
 
+    _limit_malloc_arenas()
+
     from rewardlab.serve._draining import DrainingServer
     from rewardlab.serve.app import create_app
 
@@ -108,3 +112,30 @@ def run_server(
             cache.close()
         if logger is not None:
             logger.close()
+
+
+# glibc's mallopt parameter for the most arenas malloc makes (malloc.h: M_ARENA_MAX).
+_M_ARENA_MAX = -8
+_SERVER_ARENAS = 2
+
+
+def _limit_malloc_arenas() -> None:
+    """At most two malloc arenas in the server process and the workers it forks, as
+    ``MALLOC_ARENA_MAX=2`` would set (an explicit ``MALLOC_ARENA_MAX`` is left to rule).
+
+    glibc gives a thread that meets contention an arena of its own, up to 8 per core, and
+    memory freed in one arena serves only that arena's threads. The server's threads (event
+    loop, pool dispatchers, cache writer) each allocate and free request-sized buffers, so under
+    sustained load its resident memory crept up arena by arena while Python's own allocations
+    stayed flat (bench/RESULTS.md, the soak). Called before the server starts a thread. Not on
+    glibc (musl, macOS): nothing to do.
+    """
+    if os.environ.get("MALLOC_ARENA_MAX"):
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    mallopt(_M_ARENA_MAX, _SERVER_ARENAS)
