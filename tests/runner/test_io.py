@@ -173,3 +173,28 @@ def test_strict_stops_at_the_first_bad_row_on_every_file_path(tmp_path, path):
     extra = {"resume": True, "run_store": tmp_path / "runs.sqlite"} if path == "recorded" else {}
     with pytest.raises(InputError, match=r"in.jsonl:2.*missing field 'response'.*--strict"):
         score_file(reward, data, tmp_path / "o.jsonl", ScoreFileOptions(workers=0, strict=True, **extra))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [ScoreFileOptions(workers=0), ScoreFileOptions(workers=2), ScoreFileOptions(workers=0, resume=True)],
+    ids=["in-process", "pool", "recorded"],
+)
+def test_a_lone_surrogate_is_scored_and_written_back_as_its_escape(tmp_path, options):
+    # JSON's "\ud800" escape (a response cut inside a surrogate pair, as JavaScript and Python
+    # write it) reads as a Python string no UTF-8 encoder takes: it crashed the whole run.
+    cut = "half a pair: \ud83d"
+    lines = [json.dumps({"response": cut, "reference": cut}), json.dumps({"response": "Paris", "reference": "paris"})]
+    out = tmp_path / "out.jsonl"
+    options = ScoreFileOptions(**{**options.__dict__, "run_store": tmp_path / "runs.sqlite"}) if options.resume else options
+    summary = score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, options)
+    rows = read_jsonl(out)  # read_text: the file is valid UTF-8
+    assert [r["reward"] for r in rows] == [1.0, 1.0] and summary.rows == 2
+    assert rows[0]["response"] == cut and rows[0]["reward_info"]["exact"]["extracted"] == cut
+
+
+def test_a_lone_surrogate_has_a_content_key_of_its_own():
+    from rewardlab.core import Sample
+
+    keys = {Sample(response=text).content_key for text in ("\ud800", "\udfff", "\ud800\udfff", "\U00010000")}
+    assert len(keys) == 4

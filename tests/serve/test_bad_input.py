@@ -149,3 +149,47 @@ def test_a_client_that_hangs_up_mid_body_is_a_counted_400_not_a_server_error(mak
             assert counted in metrics
             assert 'code="500"' not in metrics
             assert client.post("/v1/rewards/len:score", json={"samples": [{"response": "ok"}]}).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/v1/rewards/len:score", "/get_reward"])
+def test_a_body_that_is_not_utf8_is_400_naming_the_byte_never_read_with_replacements(app, path):
+    body = b'{"samples": [{"response": "caf\xe9"}]}' if path.startswith("/v1") else b'{"query": ["caf\xe9"], "prompts": [""]}'
+    status, error = _call(app, "POST", path, content=body, headers={**AUTH, "Content-Type": "application/json"})
+    assert (status, error["code"]) == (400, "malformed_json")
+    assert "not valid UTF-8 (byte 0xe9 at position" in error["message"]
+
+
+def test_a_lone_surrogate_is_scored_cached_and_answered_as_its_escape(make_app, tmp_path):
+    from rewardlab.store import ResultStore
+    from rewardlab.verify.text import ExactMatch
+
+    app = make_app({"exact": ExactMatch()}, ResultStore(tmp_path / "c.sqlite"), ServeSettings(workers=0))
+    body = b'{"samples": [{"response": "cut \\ud83d", "reference": "cut \\ud83d"}]}'  # JSON escapes
+
+    async def go():
+        async with asgi_client(app) as c:
+            replies = [await c.post("/v1/rewards/exact:score", content=body, headers={"Content-Type": "application/json"}) for _ in range(2)]
+        await app.state.service.aclose()
+        return replies
+
+    first, second = run(go())
+    assert first.status_code == second.status_code == 200, first.text
+    assert [r.json()["cached"] for r in (first, second)] == [0, 1]
+    for reply in (first, second):
+        result = reply.json()["results"][0]
+        assert (result["score"], result["info"]["extracted"]) == (1.0, "cut \ud83d")
+
+
+@pytest.mark.network
+def test_the_client_sends_a_lone_surrogate_as_its_escape(make_app):
+    from rewardlab.serve.client import Client
+    from rewardlab.verify.text import ExactMatch
+
+    from ._live import LiveServer
+
+    app = make_app({"exact": ExactMatch()}, None, ServeSettings(workers=0))
+    cut = "cut \ud83d"  # a text cut inside a surrogate pair: orjson refuses to write it
+    with LiveServer(app) as server, Client(server.url) as client:
+        results = client.score("exact", [{"response": cut, "reference": cut}, {"response": "b", "reference": "a"}])
+    assert [r.score for r in results] == [1.0, 0.0]
+    assert results[0].info["extracted"] == cut

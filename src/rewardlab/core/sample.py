@@ -34,9 +34,16 @@ def canonical_json(value: JSON) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _hashed_bytes(text: str) -> bytes:
+    # A Python string may hold a lone UTF-16 surrogate (JSON's "\ud800" escape reads as one,
+    # e.g. from a response cut inside a surrogate pair). Strict UTF-8 refuses it; surrogatepass
+    # gives it bytes of its own and leaves every other string's bytes as they were.
+    return text.encode("utf-8", "surrogatepass")
+
+
 def content_hash(value: JSON, *, size: int = 16) -> str:
     """Short stable hash of a JSON value (blake2b, `size` bytes, hex)."""
-    return hashlib.blake2b(canonical_json(value).encode(), digest_size=size).hexdigest()
+    return hashlib.blake2b(_hashed_bytes(canonical_json(value)), digest_size=size).hexdigest()
 
 
 def sample_digest(sample: Sample) -> bytes:
@@ -54,7 +61,7 @@ def sample_digest(sample: Sample) -> bytes:
         try:
             data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
         except TypeError:
-            data = canonical_json(payload).encode()
+            data = _hashed_bytes(canonical_json(payload))
         cached = hashlib.blake2b(data, digest_size=16).digest()
         sample.__dict__["_digest"] = cached
     return cached

@@ -32,7 +32,8 @@ import orjson
 
 from rewardlab._lazy import require
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, stamp
-from rewardlab.errors import InputError, NestingError
+from rewardlab.core.jsontext import loads
+from rewardlab.errors import InputError
 
 Item = TypeVar("Item")
 Parsed = TypeVar("Parsed")
@@ -267,40 +268,12 @@ def read_samples(path: str | Path, *, fields: Mapping[str, str] | None = None) -
 
 
 def dumps(value: Any) -> bytes:
-    """JSON bytes of an output row (orjson; stdlib json for what orjson refuses, e.g. huge ints)."""
+    """JSON bytes of an output row (orjson; stdlib json for what orjson refuses: huge ints, and
+    lone surrogates, written as their ``\\ud800`` escapes so the file stays UTF-8)."""
     try:
         return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        return json.dumps(value, ensure_ascii=False, default=str).encode()
-
-
-# CPython's advice in its integer-size error (sys.set_int_max_str_digits) is for programmers.
-#: orjson's nesting limit (the stdlib parser, the fallback, overflows its stack before it).
-_JSON_MAX_DEPTH = 1024
-_INT_LIMIT = re.compile(r";? *use sys\.set_int_max_str_digits\(\).*$")
-
-
-def loads(raw: str | bytes) -> Any:
-    """One JSON document: orjson, and the stdlib for valid JSON orjson refuses (integers beyond
-    64 bits). Raises `ValueError` with a message fit for a user: `json.JSONDecodeError` for bad
-    JSON, `NestingError` for arrays and objects nested deeper than the parsers allow (orjson:
-    1,024 levels; the stdlib's recursion limit is lower), a plain `ValueError` for an integer of
-    over 4,300 digits (which CPython will not read)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        try:
-            return json.loads(text.rstrip("\r\n"))
-        except json.JSONDecodeError:
-            raise
-        except RecursionError:  # orjson stops at 1,024 levels; the stdlib at the recursion limit
-            raise NestingError(
-                f"the JSON is nested too deeply (at most {_JSON_MAX_DEPTH} levels of arrays and objects); "
-                "flatten the value, or send a deep structure as a string"
-            ) from None
-        except ValueError as exc:
-            raise ValueError(f"{_INT_LIMIT.sub('', str(exc))}; write such a number as a string") from None
+        return json.dumps(value, ensure_ascii=True, default=str).encode()
 
 
 def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from rewardlab.core import JSON, ErrorKind, RewardError, RewardResult, Sample, Status
+from rewardlab.core.jsontext import loads
 from rewardlab.errors import ServerError
 
 if TYPE_CHECKING:
@@ -62,8 +63,10 @@ def _score_body(chunk: Sequence[SampleLike], opts: _Options, reply: str = "resul
         payload["objective_weights"] = dict(weights) if isinstance(weights, Mapping) else list(weights)
     try:
         content = orjson.dumps(payload, default=str)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels); the server reads 1,024
-        content = json.dumps(payload, default=str, ensure_ascii=False, separators=(",", ":")).encode()
+    except orjson.JSONEncodeError:
+        # Nested deeper than orjson writes (254 levels; the server reads 1,024), or a lone
+        # surrogate (a text cut inside a surrogate pair): the stdlib writes it as its escape.
+        content = json.dumps(payload, default=str, ensure_ascii=True, separators=(",", ":")).encode()
     return {"content": content, "headers": {"Content-Type": "application/json"}}
 
 
@@ -126,7 +129,7 @@ _KIND = {k.value: k for k in ErrorKind}
 
 
 def _scores(response: httpx.Response, expected: int) -> Scores:
-    body = orjson.loads(response.content)
+    body = loads(response.content)
     values, statuses = body["scores"], body["statuses"]
     if len(values) != expected or len(statuses) != expected:  # one per sample; never pad or truncate
         raise ServerError(response.status_code, "bad_reply", f"{len(values)} scores for {expected} samples")
@@ -146,7 +149,7 @@ def _error_from(response: httpx.Response) -> ServerError:
 
 
 def _results(response: httpx.Response, expected: int) -> list[RewardResult]:
-    rows = orjson.loads(response.content)["results"]
+    rows = loads(response.content)["results"]
     if len(rows) != expected:  # the server promises one per sample; never pad or truncate
         raise ServerError(response.status_code, "bad_reply", f"{len(rows)} results for {expected} samples")
     try:

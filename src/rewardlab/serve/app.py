@@ -47,8 +47,8 @@ from rewardlab._version import __version__
 from rewardlab.compose.objectives import WEIGHTS_KEY
 from rewardlab.core import Reward, RewardResult, Sample
 from rewardlab.core.columns import component_names, objective_names
+from rewardlab.core.jsontext import loads
 from rewardlab.errors import ApiError, InputError, MappingError, NestingError, SampleFieldError
-from rewardlab.runner.io import loads
 from rewardlab.runner.reward_log import RewardLogger
 from rewardlab.serve.openrlhf import (
     COMMON_SPECIAL_TOKENS,
@@ -306,7 +306,7 @@ def score_columns(encoded: Sequence[bytes | RewardResult], objectives: Sequence[
             if item.error is not None:
                 errors.append({"row": i, **item.error.to_dict()})
             continue
-        row = orjson.loads(item)
+        row = loads(item)
         scores.append(row.get("score"))
         statuses.append(row["status"])
         vectors.append(row.get("objectives") or {})

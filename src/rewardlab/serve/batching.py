@@ -30,10 +30,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import orjson
-
 from rewardlab.compose.observer import ComponentTimes
 from rewardlab.core import Reward, RewardResult, Sample, Status, group_keys, sample_digest, stamp
+from rewardlab.core.jsontext import loads
 from rewardlab.errors import BackendError, Overloaded
 from rewardlab.runner.executors import Executor, InlineExecutor
 from rewardlab.runner.groups import units_of
@@ -65,7 +64,7 @@ class ScoreOutcome:
     @property
     def results(self) -> list[RewardResult]:
         """The results decoded (for callers that need the values, like `/get_reward`)."""
-        return [x if isinstance(x, RewardResult) else RewardResult.from_dict(orjson.loads(x)) for x in self.encoded]
+        return [x if isinstance(x, RewardResult) else RewardResult.from_dict(loads(x)) for x in self.encoded]
 
 
 @dataclass(eq=False, slots=True)

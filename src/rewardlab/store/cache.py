@@ -12,6 +12,7 @@ evicted in one statement. Thread-safe: a `ResultStore` can be used from a server
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from rewardlab.core import RewardResult, Sample, Status, sample_digest
+from rewardlab.core.jsontext import loads
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.store.runs import RunStore
 from rewardlab.store.sqlite import Database, OnDatabase, _key_bytes, rollback
@@ -46,7 +48,10 @@ def encode_row(row: dict[str, Any]) -> bytes:
     try:
         return orjson.dumps(row)
     except TypeError:  # non-string keys or an object orjson does not know in `info`
-        return orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # a lone surrogate in a string: written as its JSON escape
+            return json.dumps(row, default=str, ensure_ascii=True).encode()
 
 
 def encode_result(result: RewardResult) -> bytes:
@@ -144,7 +149,7 @@ class ResultStore(OnDatabase):
 
     def get_keys(self, spec_hash: str, keys: Sequence[bytes]) -> dict[bytes, RewardResult]:
         """Cached results by `sample_digest`; marks the hits as used (for LRU eviction)."""
-        return {k: RewardResult.from_dict(orjson.loads(v)) for k, v in self.get_encoded(spec_hash, keys).items()}
+        return {k: RewardResult.from_dict(loads(v)) for k, v in self.get_encoded(spec_hash, keys).items()}
 
     def get_encoded(self, spec_hash: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         """Cached results as stored JSON bytes, by `sample_digest` (the server splices them

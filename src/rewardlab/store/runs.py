@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ class RunStore(OnDatabase):
         Idempotent per row index: ``INSERT OR IGNORE`` keeps the first row recorded, so a
         resumed run can never write a row twice and nothing is double-counted.
         """
-        values = [(run_id, int(i), json.dumps(payload, ensure_ascii=False, default=str)) for i, payload in rows]
+        values = [(run_id, int(i), _row_text(payload)) for i, payload in rows]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -151,3 +152,13 @@ class RunStore(OnDatabase):
 
     def __repr__(self) -> str:
         return f"RunStore({self.path!r})"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _row_text(row: Mapping[str, Any]) -> str:
+    """A recorded row as JSON text SQLite can store as UTF-8: a lone surrogate (JSON's
+    ``\\ud800`` escape read into a string) is written as its escape, the rest as itself."""
+    text = json.dumps(row, ensure_ascii=False, default=str)
+    return json.dumps(row, ensure_ascii=True, default=str) if _SURROGATE.search(text) else text
