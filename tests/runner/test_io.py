@@ -198,3 +198,16 @@ def test_a_lone_surrogate_has_a_content_key_of_its_own():
 
     keys = {Sample(response=text).content_key for text in ("\ud800", "\udfff", "\ud800\udfff", "\U00010000")}
     assert len(keys) == 4
+
+
+def test_a_lone_surrogate_goes_to_parquet_as_a_replacement_character_with_a_warning(tmp_path):
+    # Parquet strings are UTF-8, which has no code for a lone surrogate: pyarrow raised and the
+    # run died with no output. The score is computed on the text as given.
+    cut = "half a pair: \ud83d"
+    lines = [json.dumps({"response": cut, "reference": cut}), json.dumps({"response": "Paris", "reference": "paris"})]
+    out = tmp_path / "out.parquet"
+    with pytest.warns(RuntimeWarning, match="1 row\\(s\\) hold a lone UTF-16 surrogate"):
+        score_file(SPEC, write_lines(tmp_path / "in.jsonl", lines), out, ScoreFileOptions(workers=0))
+    table = pq.read_table(out)
+    assert table.column("response").to_pylist() == ["half a pair: \ufffd", "Paris"]
+    assert table.column("reward").to_pylist() == [1.0, 1.0]

@@ -22,6 +22,7 @@ import codecs
 import gc
 import json
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -497,12 +498,20 @@ class RowWriter:
             self._flush_parquet()
 
     def _flush_parquet(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if not self._buffer:
             return
         rows = [{**r, "reward_info": json.dumps(r.get("reward_info"), default=str)} for r in self._buffer]
+        try:
+            self._write_table(rows)
+        except UnicodeEncodeError:  # a lone surrogate, which UTF-8 has no code for
+            self._write_table(_without_surrogates(rows, str(self.path)))
+        self._buffer.clear()
+
+    def _write_table(self, rows: list[dict[str, Any]]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         if self._schema is None:
             columns: dict[str, None] = {}
             for r in rows:
@@ -515,7 +524,6 @@ class RowWriter:
             names = self._schema.names
             table = pa.Table.from_pylist([{c: r.get(c) for c in names} for r in rows], schema=self._schema)
         self._writer.write_table(table)
-        self._buffer.clear()
 
     def close(self) -> None:
         if self._file is not None:
@@ -535,6 +543,44 @@ class RowWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a row's values (and in their lists and objects)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _without_surrogates(rows: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """`rows` with each lone surrogate in their strings replaced by U+FFFD, and a warning:
+    Parquet strings are UTF-8, which has no code for one (JSONL keeps its ``\\ud800``
+    escape). The scores were computed on the text as given."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return _SURROGATE.sub("\ufffd", value)
+        if isinstance(value, Mapping):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    altered = sum(1 for r in rows if any(_SURROGATE.search(t) for t in _strings(r)))
+    warnings.warn(
+        f"{path}: {altered} row(s) hold a lone UTF-16 surrogate, written to Parquet as U+FFFD "
+        "(Parquet strings are UTF-8; a .jsonl output keeps the text as given)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return [clean(r) for r in rows]
 
 
 def _settle_null_types(schema: Any) -> Any:
