@@ -111,6 +111,17 @@ def check_wheel_result(request: pytest.FixtureRequest) -> subprocess.CompletedPr
     return _background_result(request, "check_wheel_result")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--ray-faults",
+        type=int,
+        default=3,
+        metavar="N",
+        help="N each of dying rows, never-answering rows and kill -9 of busy workers on the Ray backend "
+        "(tests/serve/test_ray_faults.py; each costs Ray worker starts: N=200 takes minutes)",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests on the shared Ray run last (in their usual order), so the cluster does not sit idle
     through the rest of the suite, taking CPU from it."""

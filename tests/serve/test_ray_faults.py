@@ -7,6 +7,10 @@ retries, none here) is scored again one sample per task, so the row that kills i
 `error/crash` and the rest of its chunk is scored. A row Ray cannot serialise is that row's
 `error/invalid_input` and a raising row its own `error/crash`, the rest of their chunk scored.
 Every call answers each row exactly once within its deadline, and the next call is right.
+
+The faults that cost Ray worker starts (a dying row, a never-answering row, a kill -9) are few in
+the mixed calls and `--ray-faults N` each in calls of their own (3 by default; `pytest
+tests/serve/test_ray_faults.py --ray-faults 200` injects 200 of each over 5,000+ samples).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import psutil
 import pytest
 
 from deadlines import nested, within_deadline
-from rewardlab.core import Sample
+from rewardlab.core import Reward, RewardResult, Sample
 
 from . import _rewards
 
@@ -70,6 +76,25 @@ def expected(kinds: list[str], i: int) -> set[tuple[str, str | None]]:
     return {own_fate(kind)}
 
 
+def fate(result: RewardResult) -> tuple[str, str | None]:
+    """(status, error kind) of a result."""
+    return result.status.value, result.error.kind.value if result.error else None
+
+
+def ray_executor(reward: Reward, *, timeout: float, chunk_size: int = CHUNK) -> Any:
+    """A Ray executor with no Ray retry: a chunk whose worker died goes to one task per sample
+    at once (a killed worker's chunk is then scored right by that, not by Ray's retry)."""
+    from rewardlab.runner.ray import RayExecutor
+
+    return RayExecutor(reward, chunk_size=chunk_size, timeout=timeout, max_retries=0)
+
+
+def assert_next_call_is_right(executor: Any) -> None:
+    """A normal call after faults is right, and prompt."""
+    again = [Sample(response="n" * k) for k in range(12)]
+    assert [r.score for r in within_deadline(executor.map, again, deadline=60)] == pytest.approx([k / 100 for k in range(12)])
+
+
 def make_rows(rng: random.Random, kinds: list[str], burst: int) -> list[Sample]:
     rows: list[Sample] = []
     for i, kind in enumerate(kinds):
@@ -83,14 +108,10 @@ def make_rows(rng: random.Random, kinds: list[str], burst: int) -> list[Sample]:
 
 
 def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline(ray_session):
-    from rewardlab.runner.ray import RayExecutor
-
     # The test rewards travel by value: Ray's workers do not have the tests on their path.
     ray_session.cloudpickle.register_pickle_by_value(_rewards)
     rng = random.Random(SEED)
-    # No Ray retry: a chunk whose worker died goes to one task per sample at once (a killed
-    # worker's chunk is then scored right by that, not by Ray's retry).
-    executor = RayExecutor(_rewards.Faulty(), chunk_size=CHUNK, timeout=TIMEOUT, max_retries=0)
+    executor = ray_executor(_rewards.Faulty(), timeout=TIMEOUT)
     killed = threading.Event()
 
     def kill_a_busy_worker() -> None:
@@ -106,7 +127,7 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
     # Raising and too-deep rows cost no Ray worker: many of them go in a call of their own, in
     # bigger chunks (a dying row costs two worker starts, its chunk's and its own task's, and a
     # sleeping one holds one of the 2 CPUs until the timeout: one of each per call above).
-    bulk = RayExecutor(_rewards.Faulty(), chunk_size=4 * CHUNK, timeout=TIMEOUT, max_retries=0)
+    bulk = ray_executor(_rewards.Faulty(), timeout=TIMEOUT, chunk_size=4 * CHUNK)
     injected: Counter[str] = Counter()
     try:
         for burst in range(3):
@@ -121,7 +142,7 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
             killer.join(TIMEOUT)
             assert len(results) == len(rows)
             for i, (row, result) in enumerate(zip(rows, results, strict=True)):
-                got = (result.status.value, result.error.kind.value if result.error else None)
+                got = fate(result)
                 assert got in expected(kinds, i), (i, kinds[i], kinds[i - i % CHUNK : i - i % CHUNK + CHUNK], result)
                 if got[0] == "ok":
                     assert result.score == pytest.approx(len(row.response_text) / 100)
@@ -129,11 +150,9 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
             cheap = ["plain"] * 40 + ["raise", "deep"] * 68
             rng.shuffle(cheap)
             results = within_deadline(bulk.map, make_rows(rng, cheap, burst), deadline=TIMEOUT + 30)
-            assert [(r.status.value, r.error.kind.value if r.error else None) for r in results] == [own_fate(k) for k in cheap]
+            assert [fate(r) for r in results] == [own_fate(k) for k in cheap]
             injected.update(k for k in cheap if k != "plain")
-            # The next normal call is right, and prompt.
-            again = [Sample(response="n" * k) for k in range(12)]
-            assert [r.score for r in within_deadline(executor.map, again, deadline=60)] == pytest.approx([k / 100 for k in range(12)])
+            assert_next_call_is_right(executor)
         assert killed.is_set(), "no Ray worker was caught busy to be killed"
     finally:
         executor.close()
@@ -141,3 +160,83 @@ def test_the_ray_backend_under_faults_answers_every_row_once_within_its_deadline
     print(f"injected into the Ray backend: {dict(injected)}, kill -9: 1")
     assert injected["raise"] >= 200 and injected["deep"] >= 200
 
+
+def kill_busy_workers(rng: random.Random, stop: threading.Event, limit: int) -> list[int]:
+    """Kill -9 up to `limit` Ray workers caught running a scoring task, until `stop`; the pids."""
+    killed: list[int] = []
+    while not stop.is_set() and len(killed) < limit:
+        busy = [proc for proc in _score_chunk_workers() if proc.pid not in killed]
+        if busy:
+            victim = rng.choice(busy)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                victim.kill()
+                killed.append(victim.pid)
+        time.sleep(0.02)
+    return killed
+
+
+@pytest.mark.timeout(1200)  # --ray-faults 200: about 4.5 minutes here
+def test_the_ray_backend_answers_right_under_each_slow_fault_in_bulk(ray_session, request):
+    """`--ray-faults N` of each fault that costs Ray worker starts, in calls of their own (a few
+    in CI; `pytest tests/serve/test_ray_faults.py --ray-faults 200` for the full count):
+
+    - rows that kill their worker, mixed with plain rows: each its own `error/crash`, the plain
+      rows of its chunk scored;
+    - rows that never answer: each `error/timeout` at the call's timeout, not later;
+    - kill -9 of busy workers under slow rows: every row scored right, except a row whose own
+      one-sample task was the one killed (`error/crash`; at most one per kill).
+
+    After each call the next normal call is right.
+    """
+    ray_session.cloudpickle.register_pickle_by_value(_rewards)
+    wanted = request.config.getoption("--ray-faults")
+    rng = random.Random(SEED + 1)
+    # Generous timeouts: each dying row and each kill costs a Ray worker start (1-2 s here).
+    crashing = ray_executor(_rewards.Faulty(), timeout=120.0)
+    sleeping = ray_executor(_rewards.Faulty(), timeout=TIMEOUT)
+    slow = ray_executor(_rewards.Slow(delay=0.05), timeout=120.0)
+    injected: Counter[str] = Counter()
+    samples = 0
+    try:
+        while injected["crash"] < wanted:
+            kinds = ["plain"] * 64 + ["crash"] * min(16, wanted - injected["crash"])
+            rng.shuffle(kinds)
+            results = within_deadline(crashing.map, make_rows(rng, kinds, 0), deadline=180)
+            assert [fate(r) for r in results] == [own_fate(k) for k in kinds]
+            injected["crash"] += kinds.count("crash")
+            samples += len(kinds)
+            assert_next_call_is_right(crashing)
+        while injected["sleep"] < wanted:
+            kinds = ["sleep"] * min(64, wanted - injected["sleep"])
+            started = time.monotonic()
+            results = within_deadline(sleeping.map, make_rows(rng, kinds, 0), deadline=TIMEOUT + 30)
+            assert time.monotonic() - started < TIMEOUT + 15
+            assert [fate(r) for r in results] == [("error", "timeout")] * len(kinds)
+            injected["sleep"] += len(kinds)
+            samples += len(kinds)
+            assert_next_call_is_right(sleeping)
+        while injected["kill"] < wanted:
+            rows = [Sample(response="s" * rng.randrange(0, 30)) for _ in range(160)]
+            stop = threading.Event()
+            with ThreadPoolExecutor(1) as pool:
+                killer = pool.submit(kill_busy_workers, rng, stop, min(8, wanted - injected["kill"]))
+                try:
+                    results = within_deadline(slow.map, rows, deadline=180)
+                finally:
+                    stop.set()
+                kills = killer.result()
+            assert kills, "no busy Ray worker was caught to be killed"
+            crashed = [r for r in results if fate(r) == ("error", "crash")]
+            assert len(crashed) <= len(kills), (len(crashed), len(kills))
+            for row, result in zip(rows, results, strict=True):
+                if fate(result) != ("error", "crash"):
+                    assert fate(result) == ("ok", None), result
+                    assert result.score == pytest.approx(len(row.response_text) / 100)
+            injected["kill"] += len(kills)
+            samples += len(rows)
+            assert_next_call_is_right(slow)
+    finally:
+        for executor in (crashing, sleeping, slow):
+            executor.close()
+    print(f"injected into the Ray backend in bulk: {dict(injected)} over {samples} samples")
+    assert min(injected[k] for k in ("crash", "sleep", "kill")) >= wanted
