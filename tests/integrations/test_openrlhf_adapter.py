@@ -126,6 +126,8 @@ PROMPT_ENDS = [
     ("\uac00\ub098 x", "\u1100\u1161\ub098", 2),  # Hangul jamo composed into syllables
     ("Q: caf\u00e9? A", "Q: cafe?", None),  # another letter: not found
     ("late start Q: caf\u00e9? A", "Q: cafe\u0301?", 19),  # found after a template prefix
+    ("Q: a\ufffd? A", "Q: a\ud83d?", 6),  # a prompt cut inside a surrogate pair, decoded as U+FFFD
+    ("Q: a\ud83d? A \udc00", "Q: a\ud83d?", 6),  # sent as is, with a cut response after it
 ]
 
 

@@ -89,6 +89,19 @@ def test_cache_in_the_sqlite_store_avoids_repeat_requests(server, tmp_path):
     assert len(server.requests) == 4
 
 
+def test_a_lone_surrogate_is_sent_as_the_replacement_character_and_cached(server, tmp_path):
+    # A response cut inside a surrogate pair: a request is UTF-8, which has no code for it (the
+    # request and the cache key raised UnicodeEncodeError before).
+    samples = [Sample(prompt="q \ud83d", response="GOOD \udc00"), Sample(prompt="q", response="BAD")]
+    results = judge(server, cache=str(tmp_path / "judge.sqlite")).score_batch(samples)
+    assert [r.status for r in results] == [Status.OK, Status.OK]
+    assert results[0].score == pytest.approx(8 / 9)
+    sent = next(b["messages"][1]["content"] for b in server.requests if "GOOD" in b["messages"][1]["content"])
+    assert "GOOD \ufffd" in sent and "q \ufffd" in sent
+    again = judge(server, cache=str(tmp_path / "judge.sqlite"))
+    assert again.score_batch(samples[:1])[0].score == results[0].score and again.usage.cache_hits == 1
+
+
 def test_errors_are_not_cached(server, tmp_path):
     path = str(tmp_path / "judge.sqlite")
     judge(server, cache=path).score(Sample(prompt="q", response="GARBLE"))

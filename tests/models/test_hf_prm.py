@@ -131,6 +131,15 @@ def test_a_sample_without_steps_is_an_error_and_the_rest_is_scored(dirs):
     assert results[1].status is Status.OK and len(results[1].steps) == len(solutions(1)[0].steps)
 
 
+def test_a_step_with_a_lone_surrogate_is_scored_as_the_replacement_character(dirs):
+    prm = HFProcessReward(model=str(dirs["qwen2"]))
+    cut, shown = (Sample(prompt="w1", steps=("w2 \ud83d", "w3"), response="unused"),
+                  Sample(prompt="w1", steps=("w2 \ufffd", "w3"), response="unused"))  # fmt: skip
+    got, want = prm.score_batch([cut, solutions(1)[0]]), prm.score_batch([shown])
+    assert got[0].status is Status.OK and got[1].status is Status.OK
+    assert got[0].steps == pytest.approx(want[0].steps)
+
+
 def test_a_step_that_contains_the_tag_is_an_error_not_a_shifted_score(dirs):
     prm = HFProcessReward(model=str(dirs["qwen2"]))
     result = prm.score(Sample(prompt="w1", response="", steps=("w2 <extra_0> w3", "w4")))

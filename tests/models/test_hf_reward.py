@@ -156,6 +156,40 @@ def test_empty_response_is_an_error_and_the_rest_is_scored(dirs):
     assert results[1].status is Status.OK
 
 
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "bert"])
+@pytest.mark.parametrize("template", [True, False])
+def test_a_lone_surrogate_is_scored_as_the_replacement_character_and_the_batch_is_scored(dirs, arch, template):
+    # A text cut inside a surrogate pair (JSON's "\ud800" escape): the tokenizers refuse such a
+    # string, and before, one such row made every row of its batch an error.
+    cut = [Sample(prompt="w1 \ud83d w2", response="w3 \udc00 w4"), Sample(prompt="w1", response="w5 w6")]
+    shown = [Sample(prompt="w1 \ufffd w2", response="w3 \ufffd w4"), Sample(prompt="w1", response="w5 w6")]
+    got = spec_results(dirs[arch], cut, chat_template=template)
+    assert [r.status for r in got] == [Status.OK, Status.OK]
+    assert [r.score for r in got] == pytest.approx([r.score for r in spec_results(dirs[arch], shown, chat_template=template)])
+
+
+def test_a_row_the_tokenizer_refuses_is_that_rows_error_and_the_rest_is_scored(dirs):
+    rm = HFReward(model=str(dirs["llama"]), chat_template=False)
+    tokenizer = rm.loaded.tokenizer
+    real_call = type(tokenizer).__call__
+
+    def refusing(self, text, *args, **kwargs):  # fault injection: a tokenizer that fails on one text
+        if "w9" in str((text, args)):
+            raise TypeError("TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]")
+        return real_call(self, text, *args, **kwargs)
+
+    samples = [Sample(prompt="w1", response="w2"), Sample(prompt="w1", response="w9"), Sample(prompt="w3", response="w4")]
+    expected = rm.score_batch([samples[0], samples[2]])
+    type(tokenizer).__call__ = refusing
+    try:
+        results = rm.score_batch(samples)
+    finally:
+        type(tokenizer).__call__ = real_call
+    assert results[1].status is Status.ERROR and results[1].error.kind == "crash"
+    assert "cannot encode the input: TypeError" in results[1].error.message
+    assert [results[0].score, results[2].score] == pytest.approx([r.score for r in expected])
+
+
 def test_a_score_does_not_depend_on_the_batch_or_budget(dirs):
     samples = mixed_samples(16, seed=5)
     one = [HFReward(model=str(dirs["qwen2"])).score(s).score for s in samples]

@@ -45,6 +45,18 @@ def test_tiny_bert_scores_ignore_batch_and_padding_side():
     _assert_invariant(_model(tiny_bert(encode=EncodeConfig(max_length=32))))
 
 
+@pytest.mark.parametrize("backbone", ["tiny-bert", "hashing"])
+def test_a_lone_surrogate_is_embedded_as_the_replacement_character(backbone):
+    # The tokenizers (and sklearn's hashing, which encodes UTF-8) refuse a lone surrogate.
+    from rewardlab.models.backbones import EmbeddingCache, load_backbone
+
+    model = _model(load_backbone(backbone, encode=EncodeConfig(max_length=32)))
+    cut, shown = ["w \ud83d cut", "a \udc00"], ["w \ufffd cut", "a \ufffd"]
+    np.testing.assert_allclose(model.score_texts(cut), model.score_texts(shown), rtol=1e-6)
+    cache = EmbeddingCache(model.backbone)
+    assert cache(["\ud800", "\ud801", "\ufffd"]).shape[0] == 3 and len(cache) == 3  # distinct texts, distinct keys
+
+
 @pytest.mark.parametrize("pooling", ["cls", "last"])
 def test_other_poolings_ignore_padding_side(pooling):
     _assert_invariant(_model(tiny_bert(encode=EncodeConfig(max_length=32, pooling=pooling))))

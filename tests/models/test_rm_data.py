@@ -196,6 +196,21 @@ def test_written_pairs_read_back(tmp_path):
     assert [(p.prompt, p.chosen, p.rejected, p.group) for p in back] == [(p.prompt, p.chosen, p.rejected, p.group) for p in pairs]
 
 
+LONE_SURROGATES = st.sampled_from(["\ud800", "a\udfffb", "\ud83d cut", "\udc80"])  # a character cut in two
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(PAIR_TEXT | LONE_SURROGATES, PAIR_TEXT | LONE_SURROGATES, LONE_SURROGATES)
+                .map(lambda t: ("p" + t[0], "c" + t[1], t[2])), min_size=1, max_size=4))
+def test_write_pairs_writes_a_lone_surrogate_as_its_escape_and_reads_it_back(tmp_path_factory, texts):
+    from rewardlab.models.data import PreferencePair, write_pairs
+
+    pairs = [PreferencePair(p, c, r) for p, c, r in texts]
+    path = write_pairs(pairs, tmp_path_factory.mktemp("pairs") / "pairs.jsonl")
+    path.read_bytes().decode("utf-8")  # the file is UTF-8, which has no code for a lone surrogate
+    assert [(p.prompt, p.chosen, p.rejected) for p in read_pairs(path)] == list(texts)
+
+
 def test_write_pairs_writes_a_field_that_is_not_text_as_json_does(tmp_path):
     from rewardlab.models.data import PreferencePair, write_pairs
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rewardlab.core.jsontext import without_lone_surrogates
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.store.calls import CallCache
 
@@ -115,9 +116,12 @@ class ChatClient:
     ) -> Completion:
         """One completion; raises `ScoringError` (`timeout` or `remote`) when it cannot get one.
 
-        `vote` tells apart repeated identical requests (k-vote) in the call cache.
+        `vote` tells apart repeated identical requests (k-vote) in the call cache. A lone
+        surrogate in the messages (a text cut inside a surrogate pair) is sent as U+FFFD: a
+        request is UTF-8, which has no code for one.
         """
         body = {"model": model, "messages": list(messages), **{k: v for k, v in sampling.items() if v is not None}}
+        body = without_lone_surrogates(body)
         key = self.cache.key(body, vote) if self.cache is not None else ""
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             if usage is not None:

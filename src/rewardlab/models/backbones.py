@@ -34,6 +34,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
+from rewardlab.core.jsontext import replace_lone_surrogates
 from rewardlab.errors import ConfigError, InputError, RewardLabError
 from rewardlab.models.config import DEFAULT_BACKBONE, EncodeConfig
 
@@ -193,6 +194,7 @@ class HFBackbone(nn.Module):
         first tokens (at most half the budget unless the response leaves more) and the
         response's last tokens; cuts are made at token offsets, so no text is re-decoded."""
         cfg = self.encode_config
+        prompt, response = replace_lone_surrogates(prompt), replace_lone_surrogates(response)
         if cfg.truncation_side != "split" or not prompt:
             return prompt, response
         # room for special tokens and the blank line between the two parts
@@ -210,8 +212,10 @@ class HFBackbone(nn.Module):
 
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
         """Pad to the longest text of the batch; truncation follows `encode_config` (counted;
-        with `split`, texts already cut by `fit_pair` fit, others lose their start)."""
+        with `split`, texts already cut by `fit_pair` fit, others lose their start). A lone
+        surrogate is U+FFFD (`replace_lone_surrogates`): the tokenizer refuses the text otherwise."""
         cfg = self.encode_config
+        texts = [replace_lone_surrogates(t) for t in texts]
         self.tokenizer.truncation_side = "left" if cfg.truncation_side == "split" else cfg.truncation_side
         full = self.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         self.n_truncated += sum(len(ids) > cfg.max_length for ids in full)
@@ -279,7 +283,7 @@ class HashingBackbone:
         return {"type": "hashing", "n_features": self.dim, "ngram_max": self.ngram_max}
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> torch.Tensor:
-        counts = self._vectorizer.transform(list(texts))
+        counts = self._vectorizer.transform([replace_lone_surrogates(t) for t in texts])  # hashed as UTF-8
         return torch.from_numpy(np.log1p(counts.toarray()).astype(np.float32))
 
 
@@ -324,7 +328,7 @@ class EmbeddingCache:
     _store: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def __call__(self, texts: Sequence[str]) -> torch.Tensor:
-        keys = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
+        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in self._store))
         if missing:
             first = {k: t for k, t in zip(keys, texts, strict=True)}

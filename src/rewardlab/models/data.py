@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rewardlab.core import Sample
+from rewardlab.core.jsontext import escape_lone_surrogates
 from rewardlab.core.numbers import json_float
 from rewardlab.core.sample import text_of
 from rewardlab.errors import ConfigError, InputError
@@ -94,17 +95,22 @@ def read_pairs(path: str | Path) -> list[PreferencePair]:
 def write_pairs(pairs: Iterable[PreferencePair], path: str | Path) -> Path:
     """Write pairs as JSONL for `read_pairs`: one `{"prompt", "chosen", "rejected", "group"}`
     object a line (margin and tie are not written), each line as `json.dumps(..., ensure_ascii=False)`
-    writes it. Returns the path (its folder is made if missing)."""
+    writes it, but for a lone surrogate, written as its escape (UTF-8 has no code for one). Returns
+    the path (its folder is made if missing)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     # `encode_basestring` is json's own quoting of a string where `ensure_ascii=False` (its C
     # version where there is one): a line of strings then needs no encoder object, which
     # `json.dumps` with options builds on every call (most of the time of writing a million
     # pairs). A prompt's pairs repeat its text, group and responses: each is quoted once.
-    quoted = functools.lru_cache(maxsize=4096)(encode_basestring)
+    quoted = functools.lru_cache(maxsize=4096)(_quoted)
     with out.open("w", encoding="utf-8") as handle:
         handle.writelines(_pair_line(pair, quoted) for pair in pairs)
     return out
+
+
+def _quoted(text: str) -> str:
+    return escape_lone_surrogates(encode_basestring(text))
 
 
 def _pair_line(pair: PreferencePair, quoted: Callable[[str], str]) -> str:
@@ -113,7 +119,7 @@ def _pair_line(pair: PreferencePair, quoted: Callable[[str], str]) -> str:
                 f'"rejected": {quoted(pair.rejected)}, "group": {quoted(pair.group)}}}\n')  # fmt: skip
     except TypeError:  # a field that is not a string: json's own way
         row = {"prompt": pair.prompt, "chosen": pair.chosen, "rejected": pair.rejected, "group": pair.group}
-        return json.dumps(row, ensure_ascii=False) + "\n"
+        return escape_lone_surrogates(json.dumps(row, ensure_ascii=False)) + "\n"
 
 
 def split_pairs(pairs: Sequence[PreferencePair], *, val_fraction: float = 0.1,

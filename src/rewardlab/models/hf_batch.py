@@ -33,7 +33,8 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
     reraise_missing(exc, __name__)
 
-from rewardlab.core import ErrorKind, RewardResult
+from rewardlab.core import ErrorKind, RewardResult, Sample
+from rewardlab.core.jsontext import replace_lone_surrogates
 from rewardlab.core.sample import JSON, Text
 from rewardlab.errors import ConfigError, ScoringError
 from rewardlab.models.backbones import is_decoder
@@ -46,6 +47,7 @@ __all__ = [
     "messages_of",
     "pools_last_token",
     "run_batches",
+    "score_each",
     "token_budget_batches",
 ]
 
@@ -134,7 +136,7 @@ class InputBuilder:
         Raises:
             ScoringError: `invalid_input` when the input cannot be cut to fit.
         """
-        head = messages_of(prompt, "user")
+        head, response = _tokenizable(messages_of(prompt, "user")), _tokenizable(response)
         if self.system_prompt and not (head and head[0]["role"] == "system"):
             head = [{"role": "system", "content": self.system_prompt}, *head]
         with self.loaded.lock:
@@ -192,6 +194,13 @@ class InputBuilder:
         what = "the response alone" if not cut_response else "the template's own tokens"
         raise ScoringError(ErrorKind.INVALID_INPUT, f"input is {total} tokens and cannot be cut to "
                            f"max_length={self.max_length} ({what} leave no room); raise max_length")
+
+
+def _tokenizable(messages: list[Message]) -> list[Message]:
+    """Messages whose text a tokenizer takes: a lone surrogate (a text cut inside a surrogate
+    pair, read from JSON's escape) as U+FFFD, which is also what the tokenizer's own decoder
+    gives for a partial character; the tokenizers refuse the whole text otherwise."""
+    return [{**m, "content": replace_lone_surrogates(m["content"])} for m in messages]
 
 
 def _keep_head(messages: list[Message], offsets: list[list[tuple[int, int]]], n: int) -> list[Message]:
@@ -328,3 +337,28 @@ def run_batches(loaded: LoadedModel, seqs: Sequence[Encoded], read: Reader, *, m
         for i, row in zip(batch, rows, strict=True):
             out[i] = row
     return [r for r in out if r is not None]
+
+
+def score_each(samples: Sequence[Sample], encode: Callable[[Sample], Encoded], loaded: LoadedModel, read: Reader,
+               finish: Callable[[torch.Tensor, dict[str, JSON] | None], RewardResult], *, max_tokens: int,
+               max_batch: int) -> list[RewardResult]:
+    """One result per sample, in order: each sample is encoded alone (`encode` raises
+    `ScoringError` for one it refuses), the encoded ones run in token-budget batches
+    (`run_batches`), and `finish(row, cut)` reads each row. A sample that cannot be encoded is
+    that row's error, whatever raised; the batch's other rows are still scored."""
+    results: list[RewardResult | None] = [None] * len(samples)
+    seqs, where = [], []
+    for i, sample in enumerate(samples):
+        try:
+            seqs.append(encode(sample))
+        except ScoringError as exc:
+            results[i] = RewardResult.failure(exc.kind, exc.message)
+            continue
+        except Exception as exc:  # the tokenizer or chat template refused this sample's text
+            results[i] = RewardResult.failure(ErrorKind.CRASH, f"cannot encode the input: {type(exc).__name__}: {exc}")
+            continue
+        where.append(i)
+    rows = run_batches(loaded, seqs, read, max_tokens=max_tokens, max_batch=max_batch) if seqs else []
+    for i, row, seq in zip(where, rows, seqs, strict=True):
+        results[i] = row if isinstance(row, RewardResult) else finish(row, seq.cut)
+    return [r for r in results if r is not None]

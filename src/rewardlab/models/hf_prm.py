@@ -38,7 +38,7 @@ from rewardlab.core import BaseReward, ErrorKind, RewardResult, Sample
 from rewardlab.core.choices import check_choices
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.models.hf_batch import Encoded, InputBuilder, run_batches
+from rewardlab.models.hf_batch import Encoded, InputBuilder, score_each
 from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind, scoring_params
 
 __all__ = ["HFProcessReward"]
@@ -119,22 +119,8 @@ class HFProcessReward(BaseReward):
         return self.compute_batch([sample])[0]
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
-        results: list[RewardResult | None] = [None] * len(samples)
-        seqs, where, cuts = [], [], []
-        for i, sample in enumerate(samples):
-            try:
-                encoded = self._encode(sample)
-            except ScoringError as exc:
-                results[i] = RewardResult.failure(exc.kind, exc.message)
-                continue
-            seqs.append(encoded)
-            where.append(i)
-            cuts.append(encoded.cut)
-        rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
-                           max_batch=self.max_batch_size) if seqs else []
-        for i, row, cut in zip(where, rows, cuts, strict=True):
-            results[i] = row if isinstance(row, RewardResult) else self._result(row, cut)
-        return [r for r in results if r is not None]
+        return score_each(samples, self._encode, self.loaded, self._read, self._result,
+                          max_tokens=self.max_tokens_per_batch, max_batch=self.max_batch_size)
 
     def _encode(self, sample: Sample) -> Encoded:
         if not sample.steps:

@@ -42,7 +42,7 @@ from rewardlab.core.choices import check_choices
 from rewardlab.core.reward import UNBOUNDED
 from rewardlab.core.sample import JSON
 from rewardlab.errors import ConfigError, ScoringError
-from rewardlab.models.hf_batch import InputBuilder, messages_of, run_batches
+from rewardlab.models.hf_batch import Encoded, InputBuilder, messages_of, score_each
 from rewardlab.models.hf_load import Dtype, load_model, rebuild, remote_kind, scoring_params
 
 __all__ = ["HFReward"]
@@ -135,25 +135,13 @@ class HFReward(BaseReward):
         return self.compute_batch([sample])[0]
 
     def compute_batch(self, samples: Sequence[Sample]) -> list[RewardResult]:
-        results: list[RewardResult | None] = [None] * len(samples)
-        seqs, where, cuts = [], [], []
-        for i, sample in enumerate(samples):
-            if not sample.response_text.strip():
-                results[i] = RewardResult.failure(ErrorKind.INVALID_INPUT, "empty response: nothing to score")
-                continue
-            try:
-                encoded = self.inputs.encode(sample.prompt, messages_of(sample.response, "assistant"))
-            except ScoringError as exc:
-                results[i] = RewardResult.failure(exc.kind, exc.message)
-                continue
-            seqs.append(encoded)
-            where.append(i)
-            cuts.append(encoded.cut)
-        rows = run_batches(self.loaded, seqs, self._read, max_tokens=self.max_tokens_per_batch,
-                           max_batch=self.max_batch_size) if seqs else []
-        for i, row, cut in zip(where, rows, cuts, strict=True):
-            results[i] = row if isinstance(row, RewardResult) else self._result(row, cut)
-        return [r for r in results if r is not None]
+        return score_each(samples, self._encode, self.loaded, self._read, self._result,
+                          max_tokens=self.max_tokens_per_batch, max_batch=self.max_batch_size)
+
+    def _encode(self, sample: Sample) -> Encoded:
+        if not sample.response_text.strip():
+            raise ScoringError(ErrorKind.INVALID_INPUT, "empty response: nothing to score")
+        return self.inputs.encode(sample.prompt, messages_of(sample.response, "assistant"))
 
     def _read(self, output: Any, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Per row: the head logits (K,), with the model's own score appended for `model`."""

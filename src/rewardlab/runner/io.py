@@ -33,7 +33,7 @@ import orjson
 
 from rewardlab._lazy import require
 from rewardlab.core import JSON, ErrorKind, Reward, RewardResult, Sample, stamp
-from rewardlab.core.jsontext import loads
+from rewardlab.core.jsontext import loads, without_lone_surrogates
 from rewardlab.errors import InputError
 
 Item = TypeVar("Item")
@@ -545,42 +545,19 @@ class RowWriter:
         self.close()
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a row's values (and in their lists and objects)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def _without_surrogates(rows: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
     """`rows` with each lone surrogate in their strings replaced by U+FFFD, and a warning:
     Parquet strings are UTF-8, which has no code for one (JSONL keeps its ``\\ud800``
     escape). The scores were computed on the text as given."""
-    def clean(value: Any) -> Any:
-        if isinstance(value, str):
-            return _SURROGATE.sub("\ufffd", value)
-        if isinstance(value, Mapping):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(v) for v in value]
-        return value
-
-    altered = sum(1 for r in rows if any(_SURROGATE.search(t) for t in _strings(r)))
+    cleaned = [without_lone_surrogates(r) for r in rows]
+    altered = sum(c != r for c, r in zip(cleaned, rows, strict=True))
     warnings.warn(
         f"{path}: {altered} row(s) hold a lone UTF-16 surrogate, written to Parquet as U+FFFD "
         "(Parquet strings are UTF-8; a .jsonl output keeps the text as given)",
         RuntimeWarning,
         stacklevel=3,
     )
-    return [clean(r) for r in rows]
+    return cleaned
 
 
 def _settle_null_types(schema: Any) -> Any:

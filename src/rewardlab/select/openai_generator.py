@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewardlab._lazy import require
+from rewardlab.core.jsontext import without_lone_surrogates
 from rewardlab.errors import GenerationError
 from rewardlab.select.generate import Problem, Step
 
@@ -140,6 +141,7 @@ class OpenAIStepGenerator:
         return [max(1, round(total * n / sum(chars))) for n in chars]
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        body = without_lone_surrogates(body)  # a request is UTF-8: a lone surrogate is sent as U+FFFD
         key = os.environ.get(self.api_key_env)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         last = "no attempt made"

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from rewardlab.core import ErrorKind, RewardResult, Sample, Status
 from rewardlab.core.columns import component_columns, objective_columns
+from rewardlab.core.jsontext import replace_lone_surrogates
 from rewardlab.errors import MappingError
 
 __all__ = [
@@ -137,10 +138,13 @@ def _response_of(query: str, prompt: str | None, clean_prompt: str, special_toke
 def prompt_end(text: str, prompt: str) -> int | None:
     """The offset in `text` just after `prompt`: found as is, or else under a Unicode
     normalisation (`_FORMS`) of both, mapped back to `text`'s own offsets; None if neither.
+    A lone surrogate in either counts as U+FFFD, what a tokenizer round trip makes of a
+    character cut in two (one code point for one: offsets hold).
 
     >>> prompt_end("Q: cafe\u0301? A: yes", "Q: caf\u00e9?")  # the prompt NFC, the text NFD
     9
     """
+    text, prompt = replace_lone_surrogates(text), replace_lone_surrogates(prompt)
     at = text.find(prompt)
     if at >= 0:
         return at + len(prompt)

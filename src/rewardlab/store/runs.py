@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rewardlab.core.jsontext import LONE_SURROGATE
 from rewardlab.errors import InputError
 from rewardlab.store.sqlite import Database, OnDatabase, rollback
 
@@ -154,11 +154,8 @@ class RunStore(OnDatabase):
         return f"RunStore({self.path!r})"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _row_text(row: Mapping[str, Any]) -> str:
     """A recorded row as JSON text SQLite can store as UTF-8: a lone surrogate (JSON's
     ``\\ud800`` escape read into a string) is written as its escape, the rest as itself."""
     text = json.dumps(row, ensure_ascii=False, default=str)
-    return json.dumps(row, ensure_ascii=True, default=str) if _SURROGATE.search(text) else text
+    return json.dumps(row, ensure_ascii=True, default=str) if LONE_SURROGATE.search(text) else text

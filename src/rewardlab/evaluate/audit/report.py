@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from rewardlab._lazy import require
 from rewardlab.core import JSON, stamp
+from rewardlab.core.jsontext import escape_lone_surrogates, replace_lone_surrogates
 
 __all__ = [
     "Report",
@@ -83,8 +84,9 @@ def _clean(value: Any) -> Any:
 
 
 def to_json(payload: Mapping[str, Any]) -> str:
-    """Strict JSON (no NaN) of a report payload."""
-    return json.dumps(_clean(payload), indent=2, ensure_ascii=False, allow_nan=False)
+    """Strict JSON (no NaN) of a report payload, text as it is (a lone surrogate from the data
+    as its escape)."""
+    return escape_lone_surrogates(json.dumps(_clean(payload), indent=2, ensure_ascii=False, allow_nan=False))
 
 
 # -- plots -----------------------------------------------------------------------------------
@@ -280,14 +282,15 @@ class Report:
                             *self.summary]  # fmt: skip
 
     def html(self) -> str:
-        """The self-contained HTML page (autoescaped; no external resources)."""
+        """The self-contained HTML page (autoescaped; no external resources). A lone surrogate in
+        the data's text shows as U+FFFD: the page is UTF-8, which has no code for one."""
         require("jinja2", needed_by="the HTML report")
         import jinja2
 
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-        return env.from_string(_TEMPLATE).render(
+        return replace_lone_surrogates(env.from_string(_TEMPLATE).render(
             title=self.title, verdict=self.verdict, stamps=self.stamps, summary=self.summary, sections=self.sections
-        )
+        ))
 
     def payload(self) -> dict[str, Any]:
         return {"title": self.title, "verdict": self.verdict, "stamps": self.stamps, "summary": dict(self.summary),
