@@ -125,6 +125,17 @@ def test_files_are_read_only_under_state_dir(tmp_path: Path) -> None:
         StateReplay(state_dir=str(tmp_path / "missing"))
 
 
+def test_state_and_tools_files_that_are_not_utf8_are_invalid_input_naming_the_byte(tmp_path: Path) -> None:
+    (tmp_path / "state.json").write_bytes(b'{"orders": "\xff"}')
+    (tmp_path / "tools.py").write_bytes(b"# caf\xe9\n")
+    (tmp_path / "good.json").write_text('{"orders": {}}')
+    for gold in ({"initial": {"file": "state.json"}, "tools": TOOLS, "actions": []},
+                 {"initial": {"file": "good.json"}, "tools": {"file": "tools.py"}, "actions": []}):
+        result = _replay(gold, options={"state_dir": str(tmp_path)})
+        assert result.status == "error" and result.error.kind == "invalid_input", result
+        assert "not valid UTF-8 (byte 0x" in result.error.message
+
+
 def _database(path: Path, rows: list[tuple[str, str]]) -> None:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT)")

@@ -117,6 +117,13 @@ def test_bad_toml_names_the_file(tmp_path):
         Rubric.from_toml(path)
 
 
+def test_a_rubric_file_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'[rubric]\nname = "caf\xe9"\n')
+    with pytest.raises(ValueError, match=r"latin1\.toml: not valid UTF-8 \(byte 0xe9 at position 20\)"):
+        Rubric.from_toml(path)
+
+
 def test_adaptive_weights_move_to_the_criterion_that_still_separates_the_group():
     # every member is correct (no spread); only "river" separates them, so it takes all the weight
     criteria = [{**CORRECT, "params": {"reference_key": "answer"}}, {"name": "river", "use": "text.contains", "params": {"reference_key": "river"}}]

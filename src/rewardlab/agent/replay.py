@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from rewardlab.agent.state import _Sandboxed, json_state_hash
 from rewardlab.agent.tool_calls import trajectory_of
+from rewardlab.core.jsontext import utf8_text
 from rewardlab.core.result import RewardResult
 from rewardlab.core.sample import Sample
 from rewardlab.core.trajectory import Trajectory
@@ -87,7 +88,11 @@ class StateReplay(_Sandboxed):
 
     def _tools(self, tools: Any) -> str:
         if isinstance(tools, Mapping) and set(tools) == {"file"}:
-            return self._file(tools["file"], "reference.tools.file").read_text(encoding="utf-8")
+            path = self._file(tools["file"], "reference.tools.file")
+            try:
+                return utf8_text(path.read_bytes())
+            except ValueError as exc:
+                raise ScoringError("invalid_input", f"{path.name}: {exc}") from None
         if not isinstance(tools, str):
             raise ScoringError("invalid_input", "reference.tools must be Python source (a string) or {'file': name}")
         return tools
@@ -121,8 +126,8 @@ class StateReplay(_Sandboxed):
 @functools.lru_cache(maxsize=8)
 def _read_text(path: str, mtime: float) -> str:
     """A JSON state file's text, checked to be JSON once (keyed by its modification time)."""
-    text = Path(path).read_text(encoding="utf-8")
     try:
+        text = utf8_text(Path(path).read_bytes())
         json.loads(text)
     except ValueError as exc:
         raise ScoringError("invalid_input", f"{Path(path).name} is not JSON: {exc}") from None

@@ -258,11 +258,12 @@ def load_authored(spec: str | Path, pool: SandboxPool | None = None) -> tuple[Fi
     import tomllib
 
     from rewardlab.author.tasks import task_by_name
+    from rewardlab.core.jsontext import read_utf8
     from rewardlab.errors import InputError
 
     path = Path(spec)
-    data = tomllib.loads(path.read_text(encoding="utf-8"))["reward"]
-    code = (path.parent / data["code"]).read_text(encoding="utf-8")
+    data = tomllib.loads(read_utf8(path))["reward"]
+    code = read_utf8(path.parent / data["code"])
     if hashlib.sha256(code.encode()).hexdigest() != data["sha256"]:
         raise InputError(f"{data['code']} changed since it was authored (sha256 differs); re-run the loop or fix the file",
                          source=str(path))  # fmt: skip

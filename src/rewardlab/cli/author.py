@@ -132,12 +132,13 @@ def check_command(
         train_on_table,
     )
     from rewardlab.cli._render import console
+    from rewardlab.core.jsontext import read_utf8
     from rewardlab.errors import RewardCodeError
     from rewardlab.sandbox import SandboxPool
 
     config = _train_config(settings, seed)
     finite = task_by_name(task)
-    source = code.read_text(encoding="utf-8")
+    source = read_utf8(code)
     try:
         check_code(source)
         with SandboxPool(size=1) as pool:

@@ -53,13 +53,26 @@ def extract_command(
     """Print the extracted answer and where it was found, as JSON. Exit code 1 when none."""
     from rewardlab.verify.math import extract_answer
 
-    text = file.read_text() if file is not None else sys.stdin.read()
+    text = _response_text(file)
     found = extract_answer(text, strict=strict)
     shown: dict[str, object] = {"answer": found.answer, "source": found.source}
     if found.candidates:  # several boxes in the final answer section: a hedge unless all equal
         shown["candidates"] = list(found.candidates)
     typer.echo(json.dumps(shown, ensure_ascii=False))
     return 0 if found.answer is not None else 1
+
+
+def _response_text(file: Path | None) -> str:
+    """The response in `file` (or stdin) as UTF-8 text; other bytes are an `InputError`."""
+    from rewardlab.core.jsontext import read_utf8, utf8_text
+    from rewardlab.errors import InputError
+
+    if file is not None:
+        return read_utf8(file)
+    try:
+        return utf8_text(sys.stdin.buffer.read())
+    except ValueError as exc:
+        raise InputError(str(exc), source="<stdin>") from None
 
 
 def register(app: typer.Typer) -> None:

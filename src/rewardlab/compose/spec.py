@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rewardlab.core import JSON, Reward
+from rewardlab.core.jsontext import utf8_text
 from rewardlab.core.registry import Registry, registry
 from rewardlab.errors import DependencyError, SpecError, SpecProblem
 
@@ -144,7 +145,10 @@ def read_spec_source(
         path = Path(source)
         if not _is_file(str(path)):
             raise SpecError(_not_found(str(source), registry_ or registry))
-        text = path.read_text(encoding="utf-8-sig")
+        try:
+            text = utf8_text(path.read_bytes()).removeprefix("\ufeff")  # TOML is UTF-8; a BOM is dropped
+        except ValueError as exc:
+            raise SpecError([SpecProblem("", str(exc))], source=str(path)) from None
     else:
         text = str(source)
     try:

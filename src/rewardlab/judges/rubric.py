@@ -58,6 +58,7 @@ from rewardlab.core import (
     registry,
 )
 from rewardlab.core.choices import check_choice, check_choices
+from rewardlab.core.jsontext import utf8_text
 from rewardlab.errors import ConfigError
 
 __all__ = ["Criterion", "Rubric"]
@@ -299,7 +300,9 @@ def _parse_rubric(text: str, where: str) -> dict[str, Any]:
 
 def _read_rubric(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = utf8_text(path.read_bytes())
     except OSError as exc:
         raise ConfigError(f"cannot read rubric file {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"cannot read rubric file {path}: {exc}") from None
     return _parse_rubric(text, str(path))

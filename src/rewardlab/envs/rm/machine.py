@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rewardlab.core.jsontext import utf8_text
 from rewardlab.envs.rm.guard import Guard, parse_guard, satisfiable_together
 from rewardlab.errors import InputError, NoTransitionError, SpecError, SpecProblem
 
@@ -304,9 +305,11 @@ class RewardMachine:
         """Load a `.toml` or `.json` machine, or a `.txt` file in the original text format."""
         path = Path(path)
         try:
-            text = path.read_text()
+            text = utf8_text(path.read_bytes())
         except OSError as exc:
             raise InputError(f"cannot read reward machine: {exc.strerror}", source=str(path)) from exc
+        except ValueError as exc:
+            raise InputError(f"cannot read reward machine: {exc}", source=str(path)) from None
         if path.suffix == ".txt":
             from rewardlab.envs.rm.text import parse_text_rm
 
