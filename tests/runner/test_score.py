@@ -1,5 +1,7 @@
 import threading
 
+import pytest
+
 import rewardlab
 from rewardlab.core import ErrorKind, Sample, Status
 
@@ -91,23 +93,31 @@ def test_score_prepared_keeps_the_rows_that_could_not_be_read_in_their_place():
     assert score_prepared([bad], batch) == [bad] and calls == [2]  # nothing valid: no call
 
 
-def test_rows_nested_too_deep_are_invalid_input_rows_naming_the_line_and_the_rest_are_scored(tmp_path):
-    """A JSON line nested deeper than the parser allows is an `invalid_input` row naming the file
-    and line, in place, in process and in the worker pool; a deep line the parser reads (too deep
-    to pickle as a Sample: workers get the line's text) is the reward's to judge, alike in both."""
+@pytest.mark.parametrize("output", ["out.jsonl", "out.parquet"])
+def test_rows_nested_too_deep_are_invalid_input_rows_naming_the_line_and_the_rest_are_scored(tmp_path, output):
+    """A JSON line nested deeper than the parser allows, or deeper than a row may nest (so that
+    Parquet readers take the output: a row nested 1,020 deep crashed the whole run in the JSONL
+    writer, and killed the workers and wrote an unreadable file with Parquet output), is an `invalid_input`
+    row naming the file and line, in place, in process and in the worker pool; a row at the
+    limit is scored and written."""
+    import pyarrow.parquet as pq
+
     from rewardlab.runner import ScoreFileOptions, score_file
+    from rewardlab.runner.io import MAX_ROW_DEPTH
 
     too_deep_to_parse = '{"response": "a", "reference": ' + "[" * 3000 + "]" * 3000 + "}"
-    deep = '{"response": "a", "reference": ' + "[" * 600 + '"a"' + "]" * 600 + "}"
+    too_deep_to_write = '{"response": "a", "meta": {"m": ' + "[" * 1020 + '"a"' + "]" * 1020 + "}}"
+    deep = '{"response": "a", "reference": "a", "meta": {"m": ' + "[" * (MAX_ROW_DEPTH - 2) + "1" + "]" * (MAX_ROW_DEPTH - 2) + "}}"
     data = tmp_path / "data.jsonl"
-    data.write_text("\n".join(['{"response": "a", "reference": "a"}', too_deep_to_parse, deep, '{"response": "b", "reference": "b"}']) + "\n")
+    lines = ['{"response": "a", "reference": "a"}', too_deep_to_parse, too_deep_to_write, deep, '{"response": "b", "reference": "b"}']
+    data.write_text("\n".join(lines) + "\n")
     spec = tmp_path / "exact.toml"
     spec.write_text(SPEC)
     for workers in (0, 2):
-        out = tmp_path / f"out{workers}.jsonl"
+        out = tmp_path / f"{workers}-{output}"
         summary = score_file(spec, data, out, ScoreFileOptions(workers=workers, timeout=30))
-        rows = _rows(out)
-        assert summary.rows == 4 and [r["reward_status"] for r in rows] == ["ok", "error", "error", "ok"]
-        assert rows[1]["reward_error_kind"] == "invalid_input"
+        rows = pq.read_table(out).to_pylist() if output.endswith(".parquet") else _rows(out)
+        assert summary.rows == 5 and [r["reward_status"] for r in rows] == ["ok", "error", "error", "ok", "ok"]
+        assert rows[1]["reward_error_kind"] == rows[2]["reward_error_kind"] == "invalid_input"
         assert "data.jsonl:2" in rows[1]["reward_error"] and "nested too deeply" in rows[1]["reward_error"]
-        assert rows[2]["reward_error_kind"] == "component" and "reference must be a string" in rows[2]["reward_error"]
+        assert "data.jsonl:3" in rows[2]["reward_error"] and f"1022 levels deep; at most {MAX_ROW_DEPTH}" in rows[2]["reward_error"]

@@ -277,8 +277,16 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=True, default=str).encode()
 
 
+#: Levels of arrays and objects a data-file row may nest (the row itself is one). A Parquet
+#: reader takes 100 schema levels and an array takes two there, so an output row of 48 levels
+#: stays readable; pickle (rows cross to the workers) and the JSON writers go deeper. A deeper
+#: row is refused when read: it could be scored but not written back.
+MAX_ROW_DEPTH = 48
+
+
 def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -> dict[str, Any]:
-    """A raw row as a dict; raises InputError naming file and line."""
+    """A raw row as a dict; raises InputError naming file and line (also for a row nested
+    deeper than `MAX_ROW_DEPTH`)."""
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, InputError):
@@ -291,7 +299,31 @@ def decode_row(raw: str | dict[str, Any] | InputError, source: str, line: int) -
         raise InputError(f"unreadable JSON: {exc}", source=source, line=line) from exc
     if not isinstance(row, dict):
         raise InputError(f"expected a JSON object, got {type(row).__name__}", source=source, line=line)
+    if _opening_brackets(raw) > MAX_ROW_DEPTH and (depth := nesting_depth(row)) > MAX_ROW_DEPTH:
+        raise InputError(f"the row nests arrays and objects {depth} levels deep; at most {MAX_ROW_DEPTH} "
+                         "(flatten the field, or send a deep structure as a string)", source=source, line=line)  # fmt: skip
     return row
+
+
+def _opening_brackets(raw: str | bytes) -> int:
+    """Opening brackets in JSON text, counted at C speed: a bound on its nesting depth, so most
+    rows are never walked."""
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{")
+    return raw.count(b"[") + raw.count(b"{")
+
+
+def nesting_depth(value: Any) -> int:
+    """Levels of arrays and objects in a JSON value (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 #: (line, the input fields to keep, the row's Sample or the `invalid_input` result saying why not)
