@@ -153,3 +153,34 @@ def test_xml_entity_bomb_is_rejected_not_expanded():
     )
     result = score(XMLWellFormed(), bomb)
     assert result.status is Status.OK and result.score == 0.0
+
+
+def test_xml_with_a_lone_surrogate_is_not_well_formed_not_a_crash():
+    # XML's Char production excludes the surrogate block; expat gets UTF-8, which has no code for one.
+    result = score(XMLWellFormed(), "<a>cut \ud83d</a>")
+    assert result.status is Status.OK and result.score == 0.0
+    assert result.info["reason"] == "not well-formed: a lone surrogate (U+D83D at position 7) is not an XML character"
+
+
+@pytest.mark.parametrize("locate", ["whole", "anywhere"])
+def test_json_nested_deeper_than_the_parser_goes_is_not_a_crash(locate):
+    bomb = "[" * 5000 + "]" * 5000  # RFC 8259, 9: a parser may limit the depth; Python's json does
+    result = score(JSONValid(locate=locate), bomb)
+    assert result.status is Status.OK
+    if locate == "whole":
+        assert result.score == 0.0 and result.info["reason"] == "the JSON is nested too deeply to parse"
+    else:  # a complete value starts at an inner bracket
+        assert result.score == 1.0
+
+
+@pytest.mark.parametrize("response", ["[1," * 100_000, '{"a":' * 100_000, "[" * 100_000 + "]" * 100_000])
+def test_the_anywhere_search_gives_up_within_its_budget_as_an_error(response):
+    # Each start of an unclosed bracket is parsed to the end of the text: n^2 work without a budget
+    # (a 300 KB response took 12 s, a 3 MB one about 20 minutes).
+    result = score(JSONValid(locate="anywhere"), response)
+    assert result.status is Status.ERROR and result.error.kind == "unsupported"
+    assert "search budget" in result.error.message
+
+
+def test_the_anywhere_search_still_finds_a_value_after_unclosed_brackets():
+    assert score(JSONValid(locate="anywhere"), "[1," * 2000 + ' so {"ok": 1}').score == 1.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -35,25 +36,49 @@ def find_json(text: str, *, locate: Locate = "anywhere") -> Any:
     """
     stripped = text.strip()
     if locate == "whole":
-        return json.loads(stripped)
+        return _parse(stripped)
     fences = _FENCE.findall(text)
     if locate == "fenced":
         if not fences:
             raise ValueError("no ```json fenced block in the response")
-        return json.loads(fences[-1])
+        return _parse(fences[-1])
     for candidate in (stripped, *reversed(fences)):
         try:
-            return json.loads(candidate)
+            return _parse(candidate)
         except ValueError:
             continue
     decoder = json.JSONDecoder()
+    # Each failed start costs the characters read before the error: unclosed brackets nested
+    # `n` deep (`[1,[1,[1,...`) would cost n^2. The search stops at a budget: a fixed part (well
+    # under a second) and a part linear in the text.
+    budget, spent = _SEARCH_BUDGET_PER_CHAR * len(text) + _SEARCH_BUDGET, 0
     for match in re.finditer(r"[\[{]", text):
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, _ = _parse(text, decoder, match.start())
             return value
-        except ValueError:
-            continue
+        except json.JSONDecodeError as exc:
+            spent += exc.pos - match.start() + 1
+        except ValueError:  # nested too deeply: read about as many characters as the depth it reached
+            spent += sys.getrecursionlimit()
+        if spent > budget:
+            raise ScoringError("unsupported", f"no JSON value found before the search budget ran out ({budget:,} "
+                               "characters read by failed parses: brackets that never close, nested deeply)")  # fmt: skip
     raise ValueError("no JSON object or array found in the response")
+
+
+#: characters the `anywhere` search may read in failed parses: a fixed part (json reads ~10 M
+#: characters a second of such input: about a second) and a part per character of the response
+_SEARCH_BUDGET, _SEARCH_BUDGET_PER_CHAR = 10_000_000, 4
+
+
+def _parse(text: str, decoder: json.JSONDecoder | None = None, start: int = 0) -> Any:
+    """`json.loads(text)`, or with `decoder` the value at `start` and where it ends. A value
+    nested deeper than the parser's recursion allows is a `ValueError` too (RFC 8259, 9: a
+    parser may limit the depth): no JSON reader in Python would take it."""
+    try:
+        return json.loads(text) if decoder is None else decoder.raw_decode(text, start)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to parse") from None
 
 
 class JSONValid(BaseReward):
@@ -252,6 +277,9 @@ class XMLWellFormed(BaseReward):
             element = ET.fromstring(document)
         except ET.ParseError as exc:
             return RewardResult.ok(0.0, info={"reason": f"not well-formed: {exc}"})
+        except UnicodeEncodeError as exc:  # a lone surrogate, which XML's Char production excludes
+            where = f"U+{ord(document[exc.start]):04X} at position {exc.start}"
+            return RewardResult.ok(0.0, info={"reason": f"not well-formed: a lone surrogate ({where}) is not an XML character"})
         if self._root is not None and element.tag != self._root:
             return RewardResult.ok(0.0, info={"reason": f"root element is <{element.tag}>, expected <{self._root}>"})
         return RewardResult.ok(1.0, info={"root": element.tag})
