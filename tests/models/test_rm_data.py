@@ -106,7 +106,7 @@ def graded_pairs_row_at_a_time(rows: list[dict], on_error) -> list:
     """The reading `graded_pairs` stands for: the prompt, then `parse_candidate_row` item by
     item, row by row; every (right, wrong) pair of each row."""
     from candidate_files import item_by_item
-    from rewardlab.core.sample import text_of
+    from rewardlab.core.sample import is_text, text_of
     from rewardlab.models.data import PreferencePair
     from rewardlab.runner.candidate_rows import CandidateColumns, file_columns, parse_candidate_row
 
@@ -119,6 +119,9 @@ def graded_pairs_row_at_a_time(rows: list[dict], on_error) -> list:
             try:
                 if "question" not in row:
                     raise InputError("missing field(s) ['question']", source="x.jsonl", line=line)
+                if not is_text(row["question"]):
+                    raise InputError("field 'question' must be a string or a list of chat messages ({'role': ..., "
+                                     f"'content': ...}}), got {type(row['question']).__name__}", source="x.jsonl", line=line)
                 checked = parse_candidate_row(line, row, columns, present, "x.jsonl")
             except InputError as exc:
                 if on_error is None:
@@ -145,7 +148,7 @@ _CHAT = [{"role": "user", "content": "q"}]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(candidate_files.rows(prompts=st.sampled_from(["q", None, _CHAT]), calm=2, plain={"score": st.sampled_from([True, False, None])}))
+@given(candidate_files.rows(prompts=st.sampled_from(["q", None, _CHAT, {"role": "user"}, 5, ["q"]]), calm=2, plain={"score": st.sampled_from([True, False, None])}))
 def test_graded_pairs_agree_with_the_row_at_a_time_reading(rows):
     """On hostile rows (wrong types, missing columns and prompts, NaN/inf, huge numbers, nested
     junk, booleans where numbers go; unknown labels among the usual ones), the column-at-a-time `graded_pairs` gives the same pairs
@@ -157,6 +160,18 @@ def test_graded_pairs_agree_with_the_row_at_a_time_reading(rows):
     assert got == want
     strict_got = pairs_outcome(lambda r, note: graded_pairs(r, source="x.jsonl"), rows)
     assert strict_got == pairs_outcome(lambda r, note: graded_pairs_row_at_a_time(r, None), rows)
+
+
+def test_a_prompt_that_is_not_text_is_that_rows_error_not_a_crash():
+    from rewardlab.models.data import graded_pairs
+
+    rows = [{"question": {"x": 1}, "code": ["a", "b"], "score": [True, False]},  # a KeyError before
+            {"question": "q2", "code": ["c", "d"], "score": [True, False]}]  # fmt: skip
+    errors: list[InputError] = []
+    pairs = graded_pairs(rows, source="x.jsonl", on_error=errors.append)
+    assert [(p.prompt, p.chosen, p.rejected) for p in pairs] == [("q2", "c", "d")]
+    assert [str(e) for e in errors] == ["x.jsonl:1: field 'question' must be a string or a list of chat messages "
+                                        "({'role': ..., 'content': ...}), got dict"]  # fmt: skip
 
 
 def test_a_row_without_the_prompt_gets_that_error_before_its_bad_labels():

@@ -67,6 +67,11 @@ def sample_digest(sample: Sample) -> bytes:
     return cached
 
 
+def is_text(value: object) -> bool:
+    """A string, or a list of chat messages (mappings with a `content`): a text field's shape."""
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value))
+
+
 def text_of(value: Text | None) -> str:
     """Plain text of a string or of a chat message list (the last message's content)."""
     if value is None:
@@ -316,11 +321,9 @@ def _check_text(
             )
             raise _field_error(f"missing field {column!r}{hint}", column, where)
         return
+    if is_text(values[name]):
+        return
     value = values[name]
-    if isinstance(value, str):
-        return
-    if isinstance(value, list) and all(isinstance(m, Mapping) and "content" in m for m in value):
-        return
     raise _field_error(
         f"field {column!r} must be a string or a list of chat messages "
         f"({{'role': ..., 'content': ...}}), got {type(value).__name__}",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rewardlab.core import Sample
 from rewardlab.core.jsontext import escape_lone_surrogates
 from rewardlab.core.numbers import json_float
-from rewardlab.core.sample import text_of
+from rewardlab.core.sample import is_text, text_of
 from rewardlab.errors import ConfigError, InputError
 from rewardlab.runner.candidate_rows import CandidateColumns
 from rewardlab.runner.io import read_objects
@@ -204,21 +204,27 @@ def graded_pairs(rows: Iterable[Mapping[str, Any]], *, prompt_key: str = "questi
         found: list[InputError] = []
         batch, _ = parse_candidate_batch(numbered, columns, where, on_error=found.append, required=("responses", "labels"))
         no_prompt = [line for line, row in numbered if prompt_key not in row]
-        errors = _in_file_order(found, no_prompt, prompt_key, where)
+        bad_prompt = [line for line, row in numbered if prompt_key in row and not is_text(row[prompt_key])]
+        errors = _in_file_order(found, no_prompt, bad_prompt, numbered, prompt_key, where)
         if errors and on_error is None:
             raise errors[0]
         for exc in errors:
             if on_error is not None:
                 on_error(exc)
-        return _right_wrong_pairs(batch, numbered, set(no_prompt), prompt_key, group_key)
+        return _right_wrong_pairs(batch, numbered, {*no_prompt, *bad_prompt}, prompt_key, group_key)
 
 
-def _in_file_order(found: list[InputError], no_prompt: list[int], prompt_key: str, where: str) -> list[InputError]:
+def _in_file_order(found: list[InputError], no_prompt: list[int], bad_prompt: list[int],
+                   numbered: list[tuple[int, dict[str, Any]]], prompt_key: str, where: str) -> list[InputError]:
     """The errors of the rows, one per bad row in line order, as the row-at-a-time reading gives
-    them: a row without the prompt gets that error, whatever else is wrong with it."""
-    skip = set(no_prompt)
+    them: a row without the prompt, or whose prompt is not text, gets that error, whatever else
+    is wrong with it."""
+    skip = {*no_prompt, *bad_prompt}
     missing = [InputError(f"missing field(s) [{prompt_key!r}]", source=where, line=line) for line in no_prompt]
-    return sorted([*missing, *(e for e in found if e.line not in skip)], key=lambda e: e.line or 0)
+    not_text = [InputError(f"field {prompt_key!r} must be a string or a list of chat messages ({{'role': ..., "
+                           f"'content': ...}}), got {type(numbered[line - 1][1][prompt_key]).__name__}", source=where, line=line)
+                for line in bad_prompt]  # fmt: skip
+    return sorted([*missing, *not_text, *(e for e in found if e.line not in skip)], key=lambda e: e.line or 0)
 
 
 def _right_wrong_pairs(
