@@ -25,6 +25,15 @@ def test_zscore_matches_definition_with_unbiased_std():
     np.testing.assert_allclose(zscore(r), expected)
 
 
+@pytest.mark.parametrize("big", [1e300, 1e308, -1e308])
+def test_zscore_of_rewards_near_the_float_limit_is_the_scaled_groups(big):
+    # Squares (and sums) of such rewards overflow: the std was inf and every advantage 0, silently.
+    r = np.array([[0.1, big, 0.175], [big, big / 2, -big]])
+    x = r / abs(big)  # the same groups at a scale numpy computes without overflow
+    expected = (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, ddof=1, keepdims=True)  # eps is nothing here
+    np.testing.assert_allclose(zscore(r), expected, rtol=1e-12)
+
+
 def test_zscore_population_std_with_ddof_zero():
     r = np.array([[3.0, 1.0, 2.0]])
     np.testing.assert_allclose(zscore(r, ddof=0, eps=0.0), (r - 2.0) / r.std())

@@ -131,15 +131,24 @@ class GroupStats:
 def group_stats(values: F64, mask: Bool, *, ddof: int = 1) -> GroupStats:
     """Masked mean, std and constancy per row of a `(groups, samples)` array."""
     count = mask.sum(axis=1, keepdims=True)
-    safe = np.where(mask, values, 0.0)
-    mean = safe.sum(axis=1, keepdims=True) / np.maximum(count, 1)
-    dev = np.where(mask, values - mean, 0.0)
-    var = (dev * dev).sum(axis=1, keepdims=True) / np.maximum(count - ddof, 1)
-    std = np.where(count > ddof, np.sqrt(var), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowed row is done again below
+        mean, std = _mean_std(values, mask, count, ddof)
+    overflowed = ~(np.isfinite(mean) & np.isfinite(std)).ravel()
+    if overflowed.any():  # finite rewards whose sum or squares pass the float limit (~1e154 and up)
+        scale = np.abs(np.where(mask[overflowed], values[overflowed], 0.0)).max(axis=1, keepdims=True)
+        scaled_mean, scaled_std = _mean_std(values[overflowed] / scale, mask[overflowed], count[overflowed], ddof)
+        mean[overflowed], std[overflowed] = scaled_mean * scale, scaled_std * scale
     hi = np.where(mask, values, -np.inf).max(axis=1, keepdims=True)
     lo = np.where(mask, values, np.inf).min(axis=1, keepdims=True)
     constant = (count < 2) | (hi == lo)
     return GroupStats(mean=mean, std=std, count=count, constant=constant)
+
+
+def _mean_std(values: F64, mask: Bool, count: NDArray[np.int64], ddof: int) -> tuple[F64, F64]:
+    mean = np.where(mask, values, 0.0).sum(axis=1, keepdims=True) / np.maximum(count, 1)
+    dev = np.where(mask, values - mean, 0.0)
+    var = (dev * dev).sum(axis=1, keepdims=True) / np.maximum(count - ddof, 1)
+    return mean, np.where(count > ddof, np.sqrt(var), 0.0)
 
 
 def grouped(rewards: Any, mask: Any, *, name: str = "rewards") -> tuple[F64, Bool]:
