@@ -51,6 +51,14 @@ def test_cache_stats_and_clear(tmp_path, capsys):
         assert store.stats().rows == 0
 
 
+@pytest.mark.parametrize("command", ["stats", "clear"])
+def test_cache_commands_on_a_missing_file_say_so_and_create_nothing(tmp_path, capsys, command):
+    missing = tmp_path / "typo.sqlite"
+    assert main(["cache", command, "--cache", str(missing)]) == 1
+    assert "typo.sqlite: no cache file here" in capsys.readouterr().err
+    assert not missing.exists()  # it reported an empty cache and left a new file behind
+
+
 def test_serve_with_an_invalid_option_is_a_usage_error(tmp_path):
     spec = tmp_path / "exact.toml"
     spec.write_text(EXACT_SPEC)

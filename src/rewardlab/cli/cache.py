@@ -13,10 +13,17 @@ _PATH = typer.Option(None, "--cache", help="Cache file (default: $REWARDLAB_CACH
 
 
 def _open(path: Path | None):  # type: ignore[no-untyped-def]
+    """The store at `path`, which must exist: opening it would create an empty one, so a
+    mistyped path would report an empty cache (and leave a new file behind)."""
+    from rewardlab.errors import InputError
     from rewardlab.store import ResultStore
     from rewardlab.store.sqlite import default_cache_path
 
-    return ResultStore(path or default_cache_path())
+    path = path or default_cache_path()
+    if not Path(path).is_file():
+        raise InputError("no cache file here (one is made by `rewardlab score --cache` or `rewardlab serve --cache`)",
+                         source=str(path))  # fmt: skip
+    return ResultStore(path)
 
 
 @cache_app.command("stats")
