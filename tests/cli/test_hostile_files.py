@@ -54,6 +54,17 @@ def scored_rows(rng: random.Random, n: int = 40) -> list[dict]:
     return rows
 
 
+def pair_rows(rng: random.Random, n: int = 40) -> list[dict]:
+    """Preference pairs, some with a bad field."""
+    rows = []
+    for i in range(n):
+        row = {"prompt": f"p{i // 2}", "chosen": "a good answer " * 3, "rejected": "bad", "margin": 1.0}
+        if i % 4 == 0:
+            row[rng.choice(["prompt", "chosen", "rejected", "margin"])] = rng.choice(WEIRD)
+        rows.append(row)
+    return rows
+
+
 def write(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{broken\n[1, 2]\n\"a string\"\n")
     return path
@@ -68,18 +79,20 @@ COMMANDS = [
     ["audit", "{spec}", "-d", "{scored}", "-o", "{out}/audit", "--label-field", "label", "--group-by", "level"],
     ["score", "{spec}", "{scored}", "-o", "{out}/scored.jsonl"],
     ["advantages", "{scored}", "--group-by", "group", "--score-column", "reward", "-o", "{out}/adv.jsonl"],
+    ["eval", "{spec}", "--data", "{pairs}", "--out", "{out}/eval3"],
+    ["train", "rm", "{pairs}", "--out", "{out}/rm", "--epochs", "1", "--backbone", "hashing"],
 ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: " ".join(a for a in argv[:2] if not a.startswith("{")))
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: " ".join(argv[:4]).replace("{", "").replace("}", ""))
 def test_a_command_on_hostile_rows_finishes_or_names_the_line(tmp_path, capfd, argv, seed):
     rng = random.Random(seed)
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     paths = {"spec": spec, "out": tmp_path / "out", "candidates": write(tmp_path / "cands.jsonl", candidate_rows(rng)),
-             "scored": write(tmp_path / "scored.jsonl", scored_rows(rng))}  # fmt: skip
+             "scored": write(tmp_path / "scored.jsonl", scored_rows(rng)), "pairs": write(tmp_path / "pairs.jsonl", pair_rows(rng))}  # fmt: skip
     code = main([a.format(**paths) for a in argv])
     printed = capfd.readouterr()
     said = printed.out + printed.err
