@@ -90,8 +90,8 @@ def test_cache_in_the_sqlite_store_avoids_repeat_requests(server, tmp_path):
 
 
 def test_a_lone_surrogate_is_sent_as_the_replacement_character_and_cached(server, tmp_path):
-    # A response cut inside a surrogate pair: a request is UTF-8, which has no code for it (the
-    # request and the cache key raised UnicodeEncodeError before).
+    # A response cut inside a surrogate pair: a request and the cache key are UTF-8, which has
+    # no code for it.
     samples = [Sample(prompt="q \ud83d", response="GOOD \udc00"), Sample(prompt="q", response="BAD")]
     results = judge(server, cache=str(tmp_path / "judge.sqlite")).score_batch(samples)
     assert [r.status for r in results] == [Status.OK, Status.OK]

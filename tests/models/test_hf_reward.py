@@ -160,7 +160,7 @@ def test_empty_response_is_an_error_and_the_rest_is_scored(dirs):
 @pytest.mark.parametrize("template", [True, False])
 def test_a_lone_surrogate_is_scored_as_the_replacement_character_and_the_batch_is_scored(dirs, arch, template):
     # A text cut inside a surrogate pair (JSON's "\ud800" escape): the tokenizers refuse such a
-    # string, and before, one such row made every row of its batch an error.
+    # string, and the batch is tokenized together, so one such row must not fail the others.
     cut = [Sample(prompt="w1 \ud83d w2", response="w3 \udc00 w4"), Sample(prompt="w1", response="w5 w6")]
     shown = [Sample(prompt="w1 \ufffd w2", response="w3 \ufffd w4"), Sample(prompt="w1", response="w5 w6")]
     got = spec_results(dirs[arch], cut, chat_template=template)

@@ -165,7 +165,7 @@ def test_graded_pairs_agree_with_the_row_at_a_time_reading(rows):
 def test_a_prompt_that_is_not_text_is_that_rows_error_not_a_crash():
     from rewardlab.models.data import graded_pairs
 
-    rows = [{"question": {"x": 1}, "code": ["a", "b"], "score": [True, False]},  # a KeyError before
+    rows = [{"question": {"x": 1}, "code": ["a", "b"], "score": [True, False]},  # text_of would index it
             {"question": "q2", "code": ["c", "d"], "score": [True, False]}]  # fmt: skip
     errors: list[InputError] = []
     pairs = graded_pairs(rows, source="x.jsonl", on_error=errors.append)

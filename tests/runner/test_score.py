@@ -95,9 +95,9 @@ def test_score_prepared_keeps_the_rows_that_could_not_be_read_in_their_place():
 
 @pytest.mark.parametrize("output", ["out.jsonl", "out.parquet"])
 def test_rows_nested_too_deep_are_invalid_input_rows_naming_the_line_and_the_rest_are_scored(tmp_path, output):
-    """A JSON line nested deeper than the parser allows, or deeper than a row may nest (so that
-    Parquet readers take the output: a row nested 1,020 deep crashed the whole run in the JSONL
-    writer, and killed the workers and wrote an unreadable file with Parquet output), is an `invalid_input`
+    """A JSON line nested deeper than the parser allows, or deeper than a row may nest (the JSON
+    writers overflow the stack before the reader's 1,024 levels, and Parquet readers refuse
+    more than 100 schema levels), is an `invalid_input`
     row naming the file and line, in place, in process and in the worker pool; a row at the
     limit is scored and written."""
     import pyarrow.parquet as pq
