@@ -63,6 +63,7 @@ def test_serve_with_an_invalid_option_is_a_usage_error(tmp_path):
     spec = tmp_path / "exact.toml"
     spec.write_text(EXACT_SPEC)
     assert main(["serve", str(spec), "--workers", "-1", "--no-cache"]) == 2
+    assert main(["serve", str(spec), "--port", "99999", "--no-cache"]) == 2  # not a traceback from bind()
 
 
 def test_serve_with_a_malformed_or_unserved_override_is_a_usage_error(tmp_path):

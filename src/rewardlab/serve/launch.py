@@ -71,6 +71,8 @@ def run_server(
         log: log reward statistics per computed batch to tensorboard:DIR or wandb:PROJECT
             (`rewardlab.runner.reward_log`; pip install 'rewardlab[log]').
     """
+    if not 0 <= port <= 65535:  # uvicorn would fail with a traceback from socket.bind
+        raise UsageError(f"--port must be 0-65535, got {port}")
     require("uvicorn", needed_by="rewardlab serve")
     import uvicorn
 
