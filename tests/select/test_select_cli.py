@@ -67,6 +67,13 @@ def test_simulate_refuses_an_empty_budget():
     assert main(["select", "simulate", "--budget", "0"]) == 2
 
 
+@pytest.mark.parametrize(("option", "value"), [("--max-n", "-2"), ("--max-subsets", "0")])
+def test_curves_checks_its_options_as_curve_options_does(tmp_path, capsys, option, value):
+    # the command builds CurveOptions from its values, so it refuses what the class refuses
+    assert main(["select", "curves", str(_file(tmp_path)), "-o", str(tmp_path / "c"), option, value]) == 2
+    assert f"invalid option: {option[2:].replace('-', '_')}" in capsys.readouterr().err
+
+
 MATH_SPEC = '[reward]\nname = "maths"\n[[reward.components]]\nname = "answer"\nuse = "math.answer"\n'
 
 

@@ -175,17 +175,18 @@ def curves_command(
     from rewardlab.select.curves import METHODS, selection_curves
     from rewardlab.select.report import write_curves
 
-    equivalence, weights, max_n = settings["equivalence"], settings["weights"], settings["max_n"]
+    equivalence, weights = settings["equivalence"], settings["weights"]
+    curve = _options(CurveOptions, CURVES, settings)
     _check_choice("--equivalence", equivalence, Equivalence)
     _check_choice("--weights", weights, WeightMap)
     chosen = [m.strip() for m in methods.split(",") if m.strip()] or None
     _start_math_workers(equivalence, votes=chosen is None or any(METHODS.get(m, (False,))[0] for m in chosen))
     loaded, unreadable = _load(data, candidate_columns(COLUMNS, settings))
     candidates, source = _rescored(loaded, reward, progress)
-    ns = list(range(1, max_n + 1)) if max_n > 0 else None
+    ns = list(range(1, curve.max_n + 1)) if curve.max_n > 0 else None
     with progress_bar(progress, f"curves of {candidates.n_problems:,} problems", unit="problems") as (advance, set_total):
         curves = selection_curves(candidates, methods=chosen, ns=ns, equivalence=equivalence, weights=weights,
-                                  max_subsets=settings["max_subsets"], seed=settings["seed"], score_source=source,
+                                  max_subsets=curve.max_subsets, seed=curve.seed, score_source=source,
                                   unreadable=unreadable, progress=advance, on_total=set_total)  # fmt: skip
     html, json_path = write_curves(curves, out)
     from rich.table import Table
