@@ -10,6 +10,7 @@ the CLI reads it at start-up.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,6 +45,11 @@ def _at_least_one(owner: object, *names: str) -> None:
     low = [name for name in names if getattr(owner, name) < 1]
     if low:
         raise ArrayError(low[0], f"{', '.join(low)} must be >= 1, got {', '.join(str(getattr(owner, n)) for n in low)}")
+
+
+def _check_seed(seed: int) -> None:
+    if seed < 0:  # numpy's generators take non-negative seeds only
+        raise ArrayError("seed", f"must be >= 0, got {seed}")
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ class CurveOptions:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_subsets", "n_resamples")
+        _check_seed(self.seed)
         if self.max_n < 0:
             raise ArrayError("max_n", f"must be >= 0 (0: the default budgets), got {self.max_n}")
         if not 0 < self.confidence < 1:
@@ -174,6 +181,7 @@ class SimulationOptions:
 
     def __post_init__(self) -> None:
         _at_least_one(self, "problems", "budget", "width", "expand")
+        _check_seed(self.seed)
 
 
 @dataclass(frozen=True)
@@ -209,5 +217,8 @@ class SimulatorConfig:
             raise ArrayError("step_accuracy", f"Beta parameters must be > 0, got {self.step_accuracy}")
         if not 1 <= self.steps[0] <= self.steps[1]:
             raise ArrayError("steps", f"need 1 <= low <= high, got {self.steps}")
-        if self.distractors < 1 or self.tokens_per_step <= 0 or self.prm_separation < 0 or not 0 <= self.recovery <= 1:
-            raise ArrayError("config", "need distractors >= 1, tokens_per_step > 0, prm_separation >= 0, 0 <= recovery <= 1")
+        # written so that NaN fails each comparison
+        if not (self.distractors >= 1 and self.tokens_per_step > 0 and 0 <= self.prm_separation < math.inf
+                and 0 <= self.recovery <= 1 and 0 <= self.detour < math.inf):  # fmt: skip
+            raise ArrayError("config", "need distractors >= 1, tokens_per_step > 0, finite prm_separation >= 0, "
+                             "0 <= recovery <= 1, finite detour >= 0")  # fmt: skip
