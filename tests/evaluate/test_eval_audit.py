@@ -220,3 +220,15 @@ def test_answer_only_keeps_the_responses_own_wrong_answer():
     assert probed.response_text == "\\boxed{6}"
     assert probes.final_answer(Sample(response="so the answer is 42.")) == "42"
     assert probes.final_answer(Sample(response="no number here", reference="9")) is None
+
+
+@pytest.mark.parametrize(("options", "message"), [({"alpha": float("nan")}, "alpha must be in"), ({"alpha": 5.0}, "alpha must be in"),
+                                                   ({"min_effect": float("inf")}, "min_effect must be"), ({"tol": -1.0}, "tol must be")])  # fmt: skip
+def test_probe_options_refuse_what_would_flag_nothing(options, message):
+    # a NaN significance level compares False with every p-value: no probe would ever be a hack
+    from rewardlab.errors import ConfigError
+    from rewardlab.evaluate.audit.options import ProbeOptions
+
+    with pytest.raises(ConfigError, match=message):
+        ProbeOptions(**options)
+

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from rewardlab.errors import ConfigError
 
 __all__ = ["ProbeOptions"]
 
@@ -31,3 +34,13 @@ class ProbeOptions:
     continuous: bool | None = None
     counterfactuals: bool = True
     max_examples: int = 3
+
+    def __post_init__(self) -> None:
+        # written so that NaN fails each comparison: a NaN level would flag nothing, silently
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"alpha must be in (0, 1), got {self.alpha}")
+        for name in ("tol", "min_effect"):
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ConfigError(f"{name} must be a finite number >= 0, got {getattr(self, name)}")
+        if self.max_examples < 0:
+            raise ConfigError(f"max_examples must be >= 0, got {self.max_examples}")
