@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.errors import ConfigError
 
 __all__ = ["LEARNERS", "Learner", "TrainConfig"]
@@ -59,6 +60,7 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         if self.learner not in LEARNERS:
             raise ConfigError(f"TrainConfig.learner must be one of {', '.join(LEARNERS)}; got {self.learner!r}")
         if self.steps < self.checkpoints or self.seeds < 1 or self.checkpoints < 1 or self.eval_episodes < 1:

@@ -32,6 +32,7 @@ from rewardlab.author.execute import DEFAULT_LIMITS, evaluate_candidate
 from rewardlab.author.probes import PreferencePairs, preference_pairs, run_checks
 from rewardlab.author.tasks import FiniteTask
 from rewardlab.author.train import merit, rank, train_on_table
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.errors import ConfigError, RewardCodeError
 from rewardlab.sandbox import Limits, SandboxPool
 
@@ -69,6 +70,7 @@ class LoopConfig:
     validation: TrainConfig | None = None
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         if self.candidates < 1 or self.rounds < 1 or self.preference_pairs < 0:
             raise ConfigError(f"need candidates >= 1, rounds >= 1, preference_pairs >= 0; got {self}")
         if self.validation is not None and self.validation.learner != self.train.learner:

@@ -1,4 +1,5 @@
-"""Numbers read from JSON or returned by user code, converted without surprises.
+"""Numbers read from JSON or returned by user code, converted without surprises, and the NaN
+check of every options class.
 
 Python's `json` reads integers of any size, and `float()` of one beyond float's range raises
 `OverflowError` (`float(10**400)`). A reader that calls `float()` on a file's value would then
@@ -7,9 +8,12 @@ stop at one hostile number instead of reporting that row.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-__all__ = ["json_float"]
+from rewardlab.errors import ConfigError
+
+__all__ = ["json_float", "refuse_nan"]
 
 
 def json_float(value: object) -> float | None:
@@ -28,3 +32,16 @@ def json_float(value: object) -> float | None:
         return float(value)
     except OverflowError:  # an int too large for a float
         return math.inf if value > 0 else -math.inf
+
+
+def refuse_nan(options: object) -> None:
+    """Raise `ConfigError` naming the first float field of the dataclass `options` that is NaN.
+
+    NaN passes every check written as `if value < 0: raise` (each comparison with it is False)
+    and then spoils what it configures, silently: options classes call this first in their
+    `__post_init__`.
+    """
+    for field in dataclasses.fields(options):  # type: ignore[arg-type]
+        value = getattr(options, field.name)
+        if isinstance(value, float) and math.isnan(value):
+            raise ConfigError(f"{field.name} must be a number, got NaN")

@@ -31,6 +31,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
 
     reraise_missing(exc, __name__)
 
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.credit.diffusion import (
     backward_credit,
     backward_stage,
@@ -76,6 +77,7 @@ class DDPOConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         for name in ("iterations", "groups", "group_size", "inner_epochs"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -26,6 +26,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.diffusion.toy import Rollout, ToyDiffusion, _time_embedding
 from rewardlab.errors import ConfigError, TrainingError
 
@@ -47,6 +48,7 @@ class NoisyRMConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         for name in ("hidden", "pool", "iters", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -54,6 +54,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.credit.trajectory import DenoisingTrajectory
 from rewardlab.diffusion.scene import SCENE_CLASSES, SceneDenoiser, make_scene
 from rewardlab.errors import ConfigError
@@ -83,6 +84,7 @@ class ToyDiffusionConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         if self.data not in ("ring", "image", "scene"):
             raise ConfigError(f"data must be 'ring', 'image' or 'scene', got {self.data!r}")
         if self.kind not in ("ddpm", "flow"):

@@ -29,6 +29,7 @@ except ImportError as exc:  # an extra is missing: say which one to install
     reraise_missing(exc, __name__)
 
 from rewardlab._seeding import torch_seeded
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.envs.persist import load_state, module_arrays, save_state, set_module_arrays
 from rewardlab.errors import SpecError
 
@@ -70,6 +71,7 @@ class TeacherConfig:
     equal: float = 0.0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         if not (self.beta > 0 and 0 < self.gamma <= 1 and 0 <= self.eps <= 1 and self.equal >= 0):
             raise SpecError(f"invalid teacher {self}: need beta > 0, 0 < gamma <= 1, 0 <= eps <= 1, equal >= 0")
 

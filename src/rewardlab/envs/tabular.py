@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.envs.rm.machine import RewardMachine
 from rewardlab.envs.rm.shaping import rm_potentials
 from rewardlab.errors import SpecError
@@ -119,6 +120,9 @@ class LearnerConfig:
     r_min: float = 0.0  # HRM: bonus for an option that ends elsewhere
     max_episode_steps: int = 1000
     window: int = 10  # episodes in the running mean of the normalised reward per step
+
+    def __post_init__(self) -> None:
+        refuse_nan(self)
 
 
 @dataclass

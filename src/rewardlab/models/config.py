@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
 from rewardlab.core.choices import check_choices
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.errors import ConfigError
 
 __all__ = [
@@ -188,6 +189,7 @@ class LoopOptions(Protocol):
 
 def check_loop_options(options: LoopOptions) -> None:
     """Refuse settings `train.fit_epochs` cannot run with (`ConfigError` naming the setting)."""
+    refuse_nan(options)
     check_choices(type(options), mode=options.mode)
     if options.epochs < 1 or options.batch_size < 1:
         raise ConfigError("epochs and batch_size must be >= 1")

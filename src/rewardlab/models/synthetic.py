@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from rewardlab.core import Sample
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.errors import ConfigError
 from rewardlab.models.data import PreferencePair
 
@@ -60,6 +61,9 @@ class SyntheticConfig:
     bias: float = 0.7
     max_filler: int = 6
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        refuse_nan(self)
 
 
 def gold_reward(response: str) -> float:

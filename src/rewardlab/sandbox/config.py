@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rewardlab.core.choices import check_choice
+from rewardlab.core.numbers import refuse_nan
 from rewardlab.errors import ConfigError
 
 _MIB = 1 << 20
@@ -57,6 +58,7 @@ class Limits:
     stack_bytes: int | None = None
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         for name, value in asdict(self).items():
             if value is None and name in ("address_space_bytes", "stack_bytes"):
                 continue
@@ -95,6 +97,7 @@ class SandboxConfig:
     start_timeout: float = 20.0
 
     def __post_init__(self) -> None:
+        refuse_nan(self)
         check_choice("isolation", self.isolation, Isolation)
 
     def interpreter(self) -> str:

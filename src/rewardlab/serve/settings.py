@@ -84,7 +84,8 @@ class ServeSettings(BaseModel):
     # request is retried, logged without its body and the sample left without a reward, which
     # fails the step later), so what an unscorable row becomes must be chosen up front.
     openrlhf_error_reward: float | None = Field(
-        default=None, description="reward sent to OpenRLHF for rows without a score (counted in extra_logs); None refuses /get_reward"
+        default=None, allow_inf_nan=False,  # a NaN or inf reward would poison the trainer's step
+        description="reward sent to OpenRLHF for rows without a score (counted in extra_logs); None refuses /get_reward",
     )
     openrlhf_special_tokens: tuple[str, ...] | None = Field(
         default=None, description="removed from /get_reward queries; None: the common chat-template tokens, (): none"
