@@ -1,7 +1,9 @@
+import re
+
 import pytest
 
 from rewardlab.core import Sample, registry, reward
-from rewardlab.core.registry import Registry
+from rewardlab.core.registry import Registry, check_params
 from rewardlab.errors import RegistryError, SpecError, UnknownRewardError
 
 
@@ -120,3 +122,25 @@ def test_the_registration_files_are_the_registry_and_listing_imports_no_package(
             f"print(len(names), sorted(m for m in sys.modules if m.split('.')[1:2] in {[[o] for o in owners]!r}))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(maxsplit=1)
     assert int(out[0]) >= 44 and out[1].strip() == "[]"
+
+
+def _number_params(name: str) -> list[str]:
+    """The parameters `rewardlab list` shows as a number (`float`, `int | None`...)."""
+    from rewardlab.core.registry import param_infos
+
+    number = re.compile(r"(int|float)( \| (int|float|None))*")
+    return [p.name for p in param_infos(registry.factory(name)) if number.fullmatch(p.annotation)]
+
+
+NUMBER_PARAMS = [(name, param) for name in registry.names() for param in _number_params(name)]
+
+
+def test_every_numeric_parameter_of_every_reward_is_checked_below():
+    assert len(NUMBER_PARAMS) >= 30
+
+
+@pytest.mark.parametrize(("name", "param"), NUMBER_PARAMS, ids=[f"{n}.{p}" for n, p in NUMBER_PARAMS])
+def test_a_nan_number_parameter_is_a_spec_problem(name, param):
+    # TOML writes `nan`; pydantic takes it for a float, and it passes every `x < 0` check after
+    problems = check_params(registry.factory(name), {param: float("nan")}, location="c")
+    assert any(p.location == f"c.params.{param}" and "got nan" in p.message for p in problems), problems

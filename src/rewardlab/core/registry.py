@@ -21,6 +21,7 @@ import difflib
 import functools
 import importlib
 import inspect
+import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -343,6 +344,10 @@ def check_params(factory: Any, params: Mapping[str, JSON], *, location: str = ""
         hint = hints.get(key)
         if hint is None:
             continue
+        if isinstance(value, float) and math.isnan(value) and _numeric(hint):
+            # pydantic takes NaN for a float, and NaN passes every `if x < 0: raise` check
+            problems.append(SpecProblem(f"{where}.{key}", "must be a number, got nan"))
+            continue
         try:
             TypeAdapter(hint).validate_python(value, strict=False)
         except ValidationError as exc:
@@ -354,6 +359,12 @@ def check_params(factory: Any, params: Mapping[str, JSON], *, location: str = ""
         if p.default is p.empty and p.name not in params and p.name not in preset:
             problems.append(SpecProblem(f"{where}.{p.name}", "required parameter is missing"))
     return problems
+
+
+def _numeric(hint: Any) -> bool:
+    """A parameter type that is a number: `float`, `int | float`, `float | None`..."""
+    members = set(typing.get_args(hint)) or {hint}
+    return bool(members - {type(None)}) and members - {type(None)} <= {int, float}
 
 
 #: The process-wide registry that specs and the CLI use.
