@@ -16,14 +16,8 @@ from pathlib import Path
 import pytest
 
 from rewardlab.cli.main import main
+from serve._rewards import EXACT_SPEC as SPEC
 
-SPEC = """
-[reward]
-name = "exact"
-[[reward.components]]
-name = "exact"
-use = "text.exact"
-"""
 WEIRD = [None, 1, 1.5, True, [], {}, ["a", None], {"x": 1}, "", "\ud800 cut", "x" * 100_000, float("nan"), -1e308, 10**30]
 
 

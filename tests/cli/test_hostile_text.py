@@ -16,14 +16,7 @@ from pathlib import Path
 import pytest
 
 from rewardlab.cli.main import main
-
-SPEC = """
-[reward]
-name = "exact"
-[[reward.components]]
-name = "exact"
-use = "text.exact"
-"""
+from serve._rewards import EXACT_SPEC as SPEC
 
 
 def test_an_audit_of_rows_with_lone_surrogates_writes_both_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
