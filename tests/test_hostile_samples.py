@@ -71,6 +71,12 @@ HOSTILE = {
     "markup bomb": {"response": "<" * 50_000 + "answer" + "<" * 50_000, "reference": "4"},
     "boxed bomb": {"response": "\\boxed{" * 20_000 + "4" + "}" * 20_000, "reference": "4"},
     "other digits": {"response": "\u0664\uff14 \u0664", "reference": "4"},
+    "meta numbers NaN": {"response": "4", "reference": "4",
+                         "meta": {"num_tokens": float("nan"), "objective_weights": [float("nan"), 1.0], "correct": float("nan")}},
+    "meta numbers of the wrong type": {"response": "4", "reference": "4",
+                                       "meta": {"num_tokens": "ten", "completion_ids": "abc", "objective_weights": {"a": "x"}, "correct": "yes"}},
+    "meta numbers huge": {"response": "4", "reference": "4", "meta": {"num_tokens": 10**30, "completion_ids": list(range(200_000))}},
+    "meta numbers negative": {"response": "4", "reference": "4", "meta": {"num_tokens": -5, "completion_ids": [-1, -2]}},
 }  # fmt: skip
 ORDINARY = {"prompt": "What is 2+2?", "response": "<think>ok</think><answer>4</answer> \\boxed{4}", "reference": "4"}
 
