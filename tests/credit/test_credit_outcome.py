@@ -213,3 +213,8 @@ def test_token_weighted_reinforce_pp_is_whitening_of_the_token_level_advantages(
     expected = (r - per_token.mean()) / per_token.std()
     np.testing.assert_allclose(out[mask], expected[mask], rtol=1e-9, atol=1e-9)
     assert np.all(out[~mask] == 0.0)
+
+
+@pytest.mark.parametrize("estimator", [grpo, dr_grpo, rloo, reinforce_pp])
+def test_groups_of_no_samples_give_no_advantages_not_a_numpy_error(estimator):
+    assert estimator(np.zeros((2, 0))).shape == (2, 0)

@@ -168,3 +168,9 @@ def test_torch_bfloat16_is_computed_in_float64_and_returned_as_bfloat16():
     out = center(r)
     assert out.dtype == torch.bfloat16
     np.testing.assert_allclose(out.float().numpy(), [[0.5, -0.5, 0.0]], atol=1e-2)
+
+
+@pytest.mark.parametrize("normalize", [zscore, center, rank, minmax])
+def test_groups_of_no_samples_give_an_empty_result_not_a_numpy_error(normalize):
+    # a batch cut to (groups, 0): numpy's max of nothing raised "zero-size array to reduction"
+    assert normalize(np.zeros((3, 0))).shape == (3, 0)

@@ -120,12 +120,15 @@ class GroupStats:
         constant: True when the group carries no signal: fewer than 2 valid entries, or all
             valid entries exactly equal (checked with max == min, not with std, because the
             float mean of n copies of 0.1 is not exactly 0.1).
+        low, high: smallest and largest valid entry (inf and -inf for a group with none).
     """
 
     mean: F64
     std: F64
     count: NDArray[np.int64]
     constant: Bool
+    low: F64
+    high: F64
 
 
 def group_stats(values: F64, mask: Bool, *, ddof: int = 1) -> GroupStats:
@@ -138,10 +141,11 @@ def group_stats(values: F64, mask: Bool, *, ddof: int = 1) -> GroupStats:
         scale = np.abs(np.where(mask[overflowed], values[overflowed], 0.0)).max(axis=1, keepdims=True)
         scaled_mean, scaled_std = _mean_std(values[overflowed] / scale, mask[overflowed], count[overflowed], ddof)
         mean[overflowed], std[overflowed] = scaled_mean * scale, scaled_std * scale
-    hi = np.where(mask, values, -np.inf).max(axis=1, keepdims=True)
-    lo = np.where(mask, values, np.inf).min(axis=1, keepdims=True)
+    # `initial`: a group of no samples (shape (groups, 0)) has no max; it is constant
+    hi = np.where(mask, values, -np.inf).max(axis=1, keepdims=True, initial=-np.inf)
+    lo = np.where(mask, values, np.inf).min(axis=1, keepdims=True, initial=np.inf)
     constant = (count < 2) | (hi == lo)
-    return GroupStats(mean=mean, std=std, count=count, constant=constant)
+    return GroupStats(mean=mean, std=std, count=count, constant=constant, low=lo, high=hi)
 
 
 def _mean_std(values: F64, mask: Bool, count: NDArray[np.int64], ddof: int) -> tuple[F64, F64]:

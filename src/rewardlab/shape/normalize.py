@@ -84,9 +84,8 @@ def minmax(rewards: Any, mask: Any = None) -> Any:
 
 
 def _minmax(values: F64, valid: np.ndarray) -> F64:
-    lo = np.where(valid, values, np.inf).min(axis=1, keepdims=True)
-    hi = np.where(valid, values, -np.inf).max(axis=1, keepdims=True)
-    span = hi - lo
+    stats = group_stats(values, valid)
+    lo, span = stats.low, stats.high - stats.low
     degenerate = ~(span > 0)  # also covers groups with no valid entry (inf - inf = nan)
     out = np.where(degenerate, 0.5, (values - np.where(degenerate, 0.0, lo)) / np.where(degenerate, 1.0, span))
     return np.where(valid, out, 0.0)

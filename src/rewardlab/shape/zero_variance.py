@@ -52,9 +52,7 @@ def _zero_variance(values: F64, valid: Bool, atol: float) -> Bool:
     if atol < 0:
         raise ArrayError("atol", f"must be >= 0, got {atol}")
     stats = group_stats(values, valid)
-    hi = np.where(valid, values, -np.inf).max(axis=1)
-    lo = np.where(valid, values, np.inf).min(axis=1)
-    flat: Bool = stats.constant[:, 0] | ((hi - lo) <= atol)
+    flat: Bool = (stats.constant | ((stats.high - stats.low) <= atol))[:, 0]
     return flat
 
 
