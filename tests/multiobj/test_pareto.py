@@ -180,3 +180,8 @@ def test_without_the_multiobj_extra_sorting_names_it(tmp_path: Path) -> None:
     )
     done = run_python(code, tmp_path, blocked=["moocore"])
     assert "pip install 'rewardlab[multiobj]'" in done.stdout, done.stderr
+
+
+def test_hypervolume_of_points_without_objectives_is_an_array_error() -> None:
+    with pytest.raises(ArrayError, match="at least one objective"):  # moocore would raise a bare ValueError
+        hypervolume(np.zeros((3, 0)), np.zeros(0))

@@ -230,6 +230,8 @@ def group_hypervolumes(vectors: Any, ref: Any, mask: Any = None) -> np.ndarray:
 
 
 def _reference(ref: Any, objectives: int) -> F64:
+    if objectives == 0:
+        raise ArrayError("points", "need at least one objective: a volume has a dimension per objective")
     reference = to_numpy(ref, "ref", ndim=1)
     if reference.shape != (objectives,):
         raise ArrayError("ref", f"needs one coordinate per objective ({objectives}), got {reference.shape[0]}")
